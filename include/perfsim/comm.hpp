@@ -1,0 +1,56 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfsim/dtype.hpp"
+#include "perfsim/units.hpp"
+
+namespace perfsim {
+
+enum class CollectiveKind : std::uint8_t {
+  kAllReduce,
+  kAllToAll,   // equal splits
+  kAllToAllv,  // per-peer split sizes
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kBarrier,
+  kSend,
+  kRecv,
+};
+
+std::string_view collective_name(CollectiveKind kind);
+// Accepts trace spellings: "allreduce", "all_reduce", "nccl:all_reduce", "all_to_all",
+// "alltoall_base", "all_to_allv", "allgather", "_allgather_base", "reduce_scatter", "broadcast",
+// "send", "recv", "barrier", ...
+std::optional<CollectiveKind> parse_collective(std::string_view name);
+bool is_point_to_point(CollectiveKind kind);
+
+// A process group of the traced job: its name as the trace spells it and its global ranks.
+struct ProcessGroup {
+  std::string name;         // "0", "default_pg", or a generator's "tp/3"
+  std::vector<int> ranks;   // global ranks, ascending; empty = whole world
+  std::string description;  // pg_desc when the trace has it
+};
+
+// What a communication op moves, per rank (seed 001 Sec. IV-A).
+struct CommInfo {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  std::string process_group;  // ProcessGroup::name; "" = world
+  int group_size = 0;         // 0 = unknown (taken from the group)
+  DType dtype = DType::kUnknown;
+  Bytes bytes_in = 0;   // bytes this rank sends / contributes
+  Bytes bytes_out = 0;  // bytes this rank receives / ends with
+  // all-to-allv split sizes in elements, one per peer, as the trace gives them.
+  std::vector<std::int64_t> in_split_elements;
+  std::vector<std::int64_t> out_split_elements;
+  int peer_rank = -1;  // send/recv: the other side (global rank)
+  int root_rank = -1;  // broadcast/reduce root (global rank) when known
+  std::int64_t tag = 0;
+};
+
+}  // namespace perfsim

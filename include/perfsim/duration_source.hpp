@@ -1,0 +1,41 @@
+#pragma once
+// Where the engine gets kernel and communication durations from. Implementations: measured
+// (from a profiler trace of the same run), and the model-based sources of src/ and
+// collectives/.
+#include <string>
+#include <string_view>
+
+#include "perfsim/comm.hpp"
+#include "perfsim/trace.hpp"
+#include "perfsim/units.hpp"
+
+namespace perfsim {
+
+class KernelDurationSource {
+ public:
+  virtual ~KernelDurationSource() = default;
+  // Predicted duration of kernel `kernel` launched by `op`. Throws InputError when the
+  // source cannot give one (a measured source on a kernel without a measurement).
+  virtual DurationUs kernel_duration_us(const Op& op, const Kernel& kernel) const = 0;
+  virtual std::string_view name() const = 0;
+};
+
+// One collective as the engine sees it: which group, its position among that group's
+// collectives on this rank, and what it moves.
+struct CollectiveCall {
+  std::string group;  // ProcessGroup::name, "" = world
+  int group_size = 0;
+  std::size_t index_in_group = 0;
+  const CommInfo* comm = nullptr;
+  const Op* op = nullptr;
+};
+
+class CommDurationSource {
+ public:
+  virtual ~CommDurationSource() = default;
+  // Duration of the collective once every member has arrived (the same on every member).
+  virtual DurationUs collective_duration_us(const CollectiveCall& call) const = 0;
+  virtual std::string_view name() const = 0;
+};
+
+}  // namespace perfsim

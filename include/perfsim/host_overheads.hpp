@@ -1,0 +1,81 @@
+#pragma once
+// Host-side overheads T1..T5 of seed 000 Sec. 4.3.3 (Fig. 4.6), per op name, as statistics
+// extracted from profiler traces. Shared across workloads (seed 000 Sec. 4.4.2).
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "perfsim/units.hpp"
+
+namespace perfsim {
+
+struct OverheadStats {
+  double mean_us = 0.0;
+  double stddev_us = 0.0;
+  std::int64_t count = 0;  // samples kept after 1.5 IQR outlier removal
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(mean_us, stddev_us, count);
+  }
+};
+
+// T1: gap between two top-level ops. T2: op start to its first launch. T3: end of its last
+// launch to op end. T5: gap between two launches of one op (and the whole CPU time of an op
+// that launches nothing). T4 (runtime call duration) is per runtime API, see below.
+struct OpOverheads {
+  OverheadStats t1, t2, t3, t5;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(t1, t2, t3, t5);
+  }
+};
+
+// The parameters Algorithm 3 hard-codes, with the original values as defaults.
+struct LaunchParameters {
+  // A kernel starts no earlier than the previous kernel on its stream ends plus this gap
+  // (Algorithm 3 line 11: gpu_time + 1).
+  DurationUs kernel_gap_us = 1.0;
+  // A kernel can start this fraction of T4 after its launch call begins (Algorithm 3: T4/2).
+  double launch_fraction_of_t4 = 0.5;
+  // Profiler overhead subtracted from recorded events (seed 000 Sec. 4.3.3: 4 us GPU, 2 us CPU).
+  DurationUs profiler_cpu_overhead_us = 2.0;
+  DurationUs profiler_gpu_overhead_us = 4.0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(kernel_gap_us, launch_fraction_of_t4, profiler_cpu_overhead_us, profiler_gpu_overhead_us);
+  }
+};
+
+struct HostOverheads {
+  std::map<std::string, OpOverheads> per_op;            // by op name
+  std::map<std::string, OverheadStats> t4_per_runtime;  // by runtime API name
+  OpOverheads all_ops;   // pooled over every op: the fallback for unseen op names
+  OverheadStats t4_all;  // pooled T4: the fallback for unseen runtime APIs
+  LaunchParameters launch;
+  std::int64_t source_traces = 0;  // how many traces were merged into this set
+
+  DurationUs t1_us(const std::string& op) const { return pick(op).t1.mean_us; }
+  DurationUs t2_us(const std::string& op) const { return pick(op).t2.mean_us; }
+  DurationUs t3_us(const std::string& op) const { return pick(op).t3.mean_us; }
+  DurationUs t5_us(const std::string& op) const { return pick(op).t5.mean_us; }
+  DurationUs t4_us(const std::string& runtime_api) const {
+    auto it = t4_per_runtime.find(runtime_api);
+    return it != t4_per_runtime.end() && it->second.count > 0 ? it->second.mean_us : t4_all.mean_us;
+  }
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(per_op, t4_per_runtime, all_ops, t4_all, launch, source_traces);
+  }
+
+ private:
+  const OpOverheads& pick(const std::string& op) const {
+    auto it = per_op.find(op);
+    return it != per_op.end() ? it->second : all_ops;
+  }
+};
+
+}  // namespace perfsim

@@ -1,0 +1,85 @@
+#include "mpi_sim/cli/command_line.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+constexpr int kExitInputError = 2;
+constexpr int kExitFailure = 3;
+
+// Ends the run after an error seen on one process: with several processes the others may be
+// blocked in a collective, so only MPI_Abort is safe; alone, a normal finalize keeps the exit
+// code clean.
+[[noreturn]] void fail_all(const CommandContext& context, int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (context.mpi_size > 1)
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+  MPI_Finalize();
+  std::exit(exit_code);
+}
+
+int run_action(const CommandRegistry::Entry& entry, const CommandContext& context) {
+  try {
+    return entry.action(context);
+  } catch (const InputError& error) {
+    std::cerr << "perfsim: error: " << error.what() << "\n";
+    fail_all(context, kExitInputError);
+  } catch (const std::exception& error) {
+    std::cerr << "perfsim: error: " << error.what() << "\n";
+    fail_all(context, kExitFailure);
+  }
+}
+
+}  // namespace
+
+int run_perfsim(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  CommandContext context;
+  MPI_Comm_rank(MPI_COMM_WORLD, &context.mpi_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &context.mpi_size);
+
+  CLI::App app{
+      "perfsim: predicts per-iteration training time and per-GPU memory of ML workloads on "
+      "multi-GPU clusters. Run one MPI process per simulated rank (or several ranks per "
+      "process), e.g. `mpirun -n 8 perfsim simulate ...`.",
+      "perfsim"};
+  app.require_subcommand(0, 1);
+  CommandRegistry registry;
+  add_simulate_command(app, registry);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    int code = 0;
+    if (context.mpi_rank == 0)
+      code = app.exit(error);
+    MPI_Finalize();
+    return code;
+  }
+
+  int exit_code = 0;
+  bool ran = false;
+  for (const auto& entry : registry.entries()) {
+    if (!entry.subcommand->parsed())
+      continue;
+    ran = true;
+    if (entry.scope == RankScope::kAllRanks || context.mpi_rank == 0) {
+      exit_code = run_action(entry, context);
+    }
+  }
+  if (!ran && context.mpi_rank == 0)
+    std::cout << app.help();
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return exit_code;
+}
+
+}  // namespace perfsim::cli

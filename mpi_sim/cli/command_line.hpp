@@ -1,0 +1,43 @@
+#pragma once
+// The perfsim command line: one CLI11 app, one file per subcommand (add_*_command), wired
+// together in command_line.cpp.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace perfsim::cli {
+
+// Who runs a command: rank 0 alone (file tools), or every MPI process (the simulator).
+enum class RankScope { kRankZeroOnly, kAllRanks };
+
+struct CommandContext {
+  int mpi_rank = 0;
+  int mpi_size = 1;
+};
+
+using CommandAction = std::function<int(const CommandContext&)>;
+
+class CommandRegistry {
+ public:
+  void add(CLI::App* subcommand, RankScope scope, CommandAction action) {
+    entries_.push_back({subcommand, scope, std::move(action)});
+  }
+  struct Entry {
+    CLI::App* subcommand;
+    RankScope scope;
+    CommandAction action;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+// Subcommands. Each adds itself to `app` and registers its action.
+void add_simulate_command(CLI::App& app, CommandRegistry& registry);
+
+int run_perfsim(int argc, char** argv);
+
+}  // namespace perfsim::cli

@@ -1,0 +1,38 @@
+#pragma once
+// A table in HDF5 as one group with one 1-D dataset per column (float64, int64 or
+// variable-length UTF-8 string), all of the same length, plus string attributes. h5py reads it
+// as `{k: g[k][()] for k in g}`, pandas as pd.DataFrame of that. Each column may carry a
+// "units" attribute ("us", "bytes", "GBps").
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace perfsim::h5 {
+
+using Column =
+    std::variant<std::vector<double>, std::vector<std::int64_t>, std::vector<std::string>>;
+
+struct ColumnTable {
+  std::vector<std::string> column_order;  // order columns were added
+  std::map<std::string, Column> columns;
+  std::map<std::string, std::string> units;       // column -> unit
+  std::map<std::string, std::string> attributes;  // table-level metadata
+
+  void add(const std::string& name, Column column, const std::string& unit = "");
+  std::size_t rows() const;  // throws RuntimeFailure when columns differ in length
+  const std::vector<double>& doubles(const std::string& name) const;
+  const std::vector<std::int64_t>& integers(const std::string& name) const;
+  const std::vector<std::string>& strings(const std::string& name) const;
+};
+
+// Writes `table` as group `group_path` (parents created; an existing group is replaced).
+void write_table(const std::string& file_path, const std::string& group_path,
+                 const ColumnTable& table, bool truncate_file = false);
+ColumnTable read_table(const std::string& file_path, const std::string& group_path);
+// Names of the direct subgroups of `group_path` ("/" for the root), sorted.
+std::vector<std::string> list_groups(const std::string& file_path, const std::string& group_path);
+bool group_exists(const std::string& file_path, const std::string& group_path);
+
+}  // namespace perfsim::h5

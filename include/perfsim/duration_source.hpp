@@ -2,6 +2,7 @@
 // Where the engine gets kernel and communication durations from. Implementations: measured
 // (from a profiler trace of the same run), and the model-based sources of src/ and
 // collectives/.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,9 @@ struct CollectiveCall {
   std::size_t index_in_group = 0;
   const CommInfo* comm = nullptr;
   const Op* op = nullptr;
+  // Summed measured duration of the collective's communication kernels on this rank, when
+  // the trace recorded them (Kineto).
+  std::optional<DurationUs> measured_kernel_time_us;
 };
 
 class CommDurationSource {

@@ -1,0 +1,52 @@
+#pragma once
+// How simulated ranks agree on when a collective happens (seed 001 Sec. IV-B, inter-rank
+// synchronization): a collective starts when the last member is ready and ends `duration`
+// later on every member. Implementations: InProcessClockSync (every member in this process)
+// and MpiClockSync (mpi_sim/mpi/, members spread over MPI processes). Both resolve the same
+// posts to bit-identical timings: start = max(ready), duration = min(candidates), both exact.
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "perfsim/units.hpp"
+
+namespace perfsim::engine {
+
+struct CollectiveHandle {
+  std::size_t id = 0;
+  bool operator==(const CollectiveHandle&) const = default;
+};
+
+// One member's contribution to one collective.
+struct CollectivePost {
+  int sim_rank = 0;
+  std::string group;  // process group key ("" = world; "p2p:a->b" for a send/recv channel)
+  std::size_t index_in_group = 0;
+  std::span<const int> members;  // global simulated ranks of the group, ascending
+  TimestampUs ready_us = 0;      // when this member's stream could start it
+  // This member's view of the duration. The resolved duration is the minimum over members:
+  // for a measured source the last rank to arrive waits least, so its kernel time is the
+  // transfer itself; for a model every member gives the same figure.
+  DurationUs duration_us = 0;
+};
+
+struct CollectiveTiming {
+  TimestampUs start_us = 0;
+  TimestampUs end_us = 0;
+};
+
+class ClockSync {
+ public:
+  virtual ~ClockSync() = default;
+  // Registers a post; never blocks (real execution does not block at the launch either).
+  virtual CollectiveHandle post(const CollectivePost& post) = 0;
+  // The timing once every member has posted, without blocking.
+  virtual std::optional<CollectiveTiming> poll(CollectiveHandle handle) = 0;
+  // Waits until some outstanding collective of this process may have resolved. Returns false
+  // when nothing can ever resolve (every outstanding collective waits for a member of this
+  // process that is itself blocked): the caller reports a deadlock instead of hanging.
+  virtual bool make_progress() = 0;
+};
+
+}  // namespace perfsim::engine

@@ -1,0 +1,50 @@
+#pragma once
+// Aggregates the posts of the members of each collective that live in this process. Used by
+// both ClockSync implementations: in-process it is the whole resolution; under MPI it yields
+// the per-process contribution that one MPI reduction combines across processes.
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mpi_sim/engine/clock_sync.hpp"
+
+namespace perfsim::engine {
+
+class LocalCollectiveTable {
+ public:
+  // `is_local(rank)` says whether a simulated rank lives in this process.
+  template <class IsLocal>
+  explicit LocalCollectiveTable(IsLocal is_local) : is_local_(std::move(is_local)) {}
+
+  struct Aggregate {
+    std::string group;
+    std::size_t index_in_group = 0;
+    std::vector<int> members;
+    int local_members = 0;
+    int posted = 0;
+    TimestampUs max_ready_us = 0;
+    DurationUs min_duration_us = 0;
+    std::optional<CollectiveTiming> timing;
+    bool complete_locally() const { return posted == local_members; }
+    bool all_members_local() const { return local_members == static_cast<int>(members.size()); }
+  };
+
+  // Adds a post; returns the handle and whether this post completed the local aggregate.
+  std::pair<CollectiveHandle, bool> add(const CollectivePost& post);
+  Aggregate& at(CollectiveHandle handle) { return aggregates_.at(handle.id); }
+  const Aggregate& at(CollectiveHandle handle) const { return aggregates_.at(handle.id); }
+  std::size_t size() const { return aggregates_.size(); }
+  // Aggregates still waiting for posts of local members (used for deadlock reports).
+  std::vector<const Aggregate*> incomplete() const;
+
+ private:
+  std::function<bool(int)> is_local_;
+  std::vector<Aggregate> aggregates_;
+  std::map<std::pair<std::string, std::size_t>, std::size_t> by_key_;
+};
+
+}  // namespace perfsim::engine

@@ -1,0 +1,44 @@
+#include "mpi_sim/engine/local_scheduler.hpp"
+
+#include <string>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::engine {
+
+void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync) {
+  while (true) {
+    bool all_finished = true;
+    bool moved = false;
+    for (RankSimulator& simulator : simulators) {
+      if (simulator.finished())
+        continue;
+      const std::size_t before = simulator.progress_count();
+      simulator.advance();
+      moved = moved || simulator.finished() || simulator.progress_count() != before;
+      all_finished = all_finished && simulator.finished();
+    }
+    if (all_finished)
+      return;
+    if (moved)
+      continue;
+    if (sync.make_progress())
+      continue;
+    std::string blocked;
+    std::size_t listed = 0;
+    for (const RankSimulator& simulator : simulators) {
+      if (simulator.finished())
+        continue;
+      if (listed++ < 8)
+        blocked += "\n  " + simulator.blocked_on();
+    }
+    if (listed > 8)
+      blocked += "\n  ... and " + std::to_string(listed - 8) + " more ranks";
+    throw RuntimeFailure(
+        "simulation deadlock: no simulated rank can proceed (a collective waits for a member "
+        "that never posts it; check the traces' collective order and process groups):" +
+        blocked);
+  }
+}
+
+}  // namespace perfsim::engine

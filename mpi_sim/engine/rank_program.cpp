@@ -1,0 +1,251 @@
+#include "mpi_sim/engine/rank_program.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::engine {
+namespace {
+
+bool contains_wait(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("wait") != std::string::npos;
+}
+
+// The op of the subtree rooted at `position` that owns the collective, if any (depth first).
+const Op* find_comm_op(const Trace& trace, std::size_t position) {
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    if (op.comm)
+      return &op;
+    for (auto child = op.child_ids.rbegin(); child != op.child_ids.rend(); ++child) {
+      std::ptrdiff_t child_position = trace.position_of(*child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return nullptr;
+}
+
+// A wait on communication: c10d/aten wait ops, "..._Wait" ops of torchrec, and chakra
+// record_param_comms records whose collective_name is "wait".
+bool is_wait_op(const Trace& trace, std::size_t position) {
+  const Op& op = trace.ops[position];
+  if (contains_wait(op.name))
+    return true;
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& current = trace.ops[stack.back()];
+    stack.pop_back();
+    if (const Attribute* name = current.find_attribute("collective_name")) {
+      if (const auto* text = std::get_if<std::string>(&name->value); text && *text == "wait") {
+        return true;
+      }
+    }
+    for (std::int64_t child : current.child_ids) {
+      std::ptrdiff_t child_position = trace.position_of(child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return false;
+}
+
+std::vector<int> world_members(int world_size) {
+  std::vector<int> members(static_cast<std::size_t>(world_size));
+  std::iota(members.begin(), members.end(), 0);
+  return members;
+}
+
+std::vector<std::int64_t> produced_buffers(const Op& comm_op) {
+  std::vector<std::int64_t> ids;
+  for (const TensorRef& tensor : comm_op.outputs)
+    ids.push_back(tensor.tensor_id);
+  const CollectiveKind kind = comm_op.comm->kind;
+  const bool in_place = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kBroadcast ||
+                        kind == CollectiveKind::kReduce || kind == CollectiveKind::kRecv;
+  if (in_place) {
+    for (const TensorRef& tensor : comm_op.inputs)
+      ids.push_back(tensor.tensor_id);
+  } else if (comm_op.inputs.size() >= 2) {
+    ids.push_back(comm_op.inputs.front().tensor_id);  // c10d puts the output buffer first
+  }
+  std::erase(ids, -1);
+  return ids;
+}
+
+}  // namespace
+
+RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
+                               const ProgramSources& sources) {
+  if (sources.kernels == nullptr || sources.communication == nullptr) {
+    throw RuntimeFailure("build_rank_program: kernel and communication sources are required");
+  }
+  RankProgram program;
+  program.sim_rank = sim_rank;
+  program.world_size = world_size;
+  program.source = trace.source;
+  std::map<std::string, std::size_t> next_index_in_group;
+  const std::vector<int> world = world_members(world_size);
+
+  for (std::size_t position : trace.top_level_positions()) {
+    const Op& op = trace.ops[position];
+    SimOp sim_op;
+    sim_op.trace_position = position;
+    sim_op.name = op.name;
+    sim_op.waits_for_communication = is_wait_op(trace, position);
+    for (const TensorRef& tensor : op.inputs) {
+      if (tensor.tensor_id >= 0)
+        sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
+    }
+
+    std::vector<const Kernel*> kernels = trace.kernels_under(position);
+    std::vector<Kernel> expanded;
+    if (kernels.empty() && sources.expand_kernels) {
+      expanded = sources.expand_kernels(trace, position);
+      for (const Kernel& kernel : expanded)
+        kernels.push_back(&kernel);
+    }
+
+    const Op* comm_op = find_comm_op(trace, position);
+    std::optional<SimCollective> collective;
+    if (comm_op != nullptr) {
+      SimCollective sim_collective;
+      sim_collective.comm = *comm_op->comm;
+      const CommInfo& comm = sim_collective.comm;
+      if (is_point_to_point(comm.kind)) {
+        if (comm.peer_rank < 0 || comm.peer_rank >= world_size) {
+          throw InputError(trace.source, "node " + std::to_string(comm_op->id),
+                           "send/recv peer rank " + std::to_string(comm.peer_rank) +
+                               " is outside the world of " + std::to_string(world_size));
+        }
+        const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
+        const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
+        sim_collective.group = "p2p:" + std::to_string(from) + "->" + std::to_string(to);
+        sim_collective.members = {std::min(from, to), std::max(from, to)};
+      } else {
+        sim_collective.group = comm.process_group;
+        sim_collective.members = world;
+        auto group = std::find_if(
+            trace.process_groups.begin(), trace.process_groups.end(),
+            [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
+        if (group != trace.process_groups.end() && !group->ranks.empty()) {
+          sim_collective.members = group->ranks;
+          std::sort(sim_collective.members.begin(), sim_collective.members.end());
+        }
+        if (group == trace.process_groups.end() || group->ranks.empty()) {
+          // The trace's default group spans the whole job.
+          sim_collective.group = "";
+        }
+        if (!std::binary_search(sim_collective.members.begin(), sim_collective.members.end(),
+                                sim_rank)) {
+          throw InputError(trace.source, "node " + std::to_string(comm_op->id),
+                           "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
+                               comm.process_group + "' that it is not a member of");
+        }
+      }
+      sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
+      sim_collective.produced_tensor_ids = produced_buffers(*comm_op);
+
+      DurationUs measured_us = 0;
+      bool has_measured = false;
+      for (const Kernel* kernel : kernels) {
+        if (kernel->category != KernelCategory::kCommunication)
+          continue;
+        sim_collective.stream = kernel->stream;
+        if (kernel->measured_duration_us) {
+          measured_us += *kernel->measured_duration_us;
+          has_measured = true;
+        }
+      }
+      CollectiveCall call;
+      call.group = sim_collective.group;
+      call.group_size = static_cast<int>(sim_collective.members.size());
+      call.index_in_group = sim_collective.index_in_group;
+      call.comm = &sim_collective.comm;
+      call.op = comm_op;
+      if (has_measured)
+        call.measured_kernel_time_us = measured_us;
+      sim_collective.duration_us = sources.communication->collective_duration_us(call);
+      collective = std::move(sim_collective);
+      ++program.coverage.collectives;
+    }
+
+    bool slot_placed = false;
+    for (const Kernel* kernel : kernels) {
+      const bool is_comm_kernel = kernel->category == KernelCategory::kCommunication;
+      if (is_comm_kernel && collective) {
+        if (slot_placed)
+          continue;  // grouped kernels of one collective share its slot
+        SimKernel slot;
+        slot.name = kernel->name;
+        slot.stream = collective->stream;
+        slot.category = KernelCategory::kCommunication;
+        slot.duration_us = collective->duration_us;
+        slot.launch_api = kernel->launch_api.empty() ? "cudaLaunchKernel" : kernel->launch_api;
+        slot.is_collective = true;
+        sim_op.kernels.push_back(std::move(slot));
+        slot_placed = true;
+        continue;
+      }
+      SimKernel sim_kernel;
+      sim_kernel.name = kernel->name;
+      sim_kernel.stream = kernel->stream;
+      sim_kernel.category = kernel->category;
+      sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
+      if (!kernel->launch_api.empty())
+        sim_kernel.launch_api = kernel->launch_api;
+      sim_op.kernels.push_back(std::move(sim_kernel));
+    }
+    if (collective && !slot_placed) {
+      // No recorded kernel (execution trace): the collective runs on the communication stream.
+      SimKernel slot;
+      slot.name = std::string("nccl:") + std::string(collective_name(collective->comm.kind));
+      slot.stream = collective->stream;
+      slot.category = KernelCategory::kCommunication;
+      slot.duration_us = collective->duration_us;
+      slot.is_collective = true;
+      sim_op.kernels.push_back(std::move(slot));
+    }
+    sim_op.collective = std::move(collective);
+
+    ++program.coverage.top_level_ops;
+    program.coverage.kernels += sim_op.kernels.size();
+    if (sim_op.kernels.empty())
+      ++program.coverage.ops_without_kernels;
+    program.ops.push_back(std::move(sim_op));
+  }
+  return program;
+}
+
+std::vector<CollectiveSignature> collective_signatures(const RankProgram& program) {
+  std::vector<CollectiveSignature> signatures;
+  for (std::size_t i = 0; i < program.ops.size(); ++i) {
+    const SimOp& op = program.ops[i];
+    if (!op.collective)
+      continue;
+    const CommInfo& comm = op.collective->comm;
+    CollectiveSignature signature;
+    signature.group = op.collective->group;
+    signature.index_in_group = op.collective->index_in_group;
+    signature.kind = comm.kind;
+    // All-to-all(v) and point-to-point sizes legitimately differ per member.
+    const bool size_must_match =
+        comm.kind == CollectiveKind::kAllReduce || comm.kind == CollectiveKind::kBroadcast ||
+        comm.kind == CollectiveKind::kReduce || comm.kind == CollectiveKind::kAllGather ||
+        comm.kind == CollectiveKind::kReduceScatter;
+    signature.bytes = size_must_match ? comm.bytes_in : 0;
+    signature.op_position = op.trace_position;
+    signature.op_name = op.name;
+    signatures.push_back(std::move(signature));
+  }
+  return signatures;
+}
+
+}  // namespace perfsim::engine

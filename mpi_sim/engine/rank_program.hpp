@@ -1,0 +1,89 @@
+#pragma once
+// A rank's trace flattened for traversal: the top-level ops in execution order, each with the
+// kernels it launches and their durations already chosen by the duration sources, its
+// collective (group, index in group, members), whether it waits on communication, and the
+// tensors it consumes. Building this once keeps the traversal loop free of lookups and lets
+// collectives be checked across ranks before anything is simulated.
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfsim/duration_source.hpp"
+#include "perfsim/trace.hpp"
+
+namespace perfsim::engine {
+
+struct SimKernel {
+  std::string name;
+  StreamId stream = kDefaultComputeStream;
+  KernelCategory category = KernelCategory::kOther;
+  DurationUs duration_us = 0;
+  std::string launch_api = "cudaLaunchKernel";
+  bool is_collective = false;  // the slot where the op's collective runs
+};
+
+struct SimCollective {
+  CommInfo comm;
+  std::string group;  // key: ProcessGroup name, "" = world, "p2p:a->b" for send/recv
+  std::size_t index_in_group = 0;
+  std::vector<int> members;    // global simulated ranks, ascending
+  DurationUs duration_us = 0;  // this rank's candidate (see CollectivePost)
+  StreamId stream = kDefaultCommStream;
+  std::vector<std::int64_t> produced_tensor_ids;  // buffers valid only after it ends
+};
+
+struct SimOp {
+  std::size_t trace_position = 0;  // into Trace::ops
+  std::string name;
+  std::vector<SimKernel> kernels;  // launch order; a collective appears as one slot
+  std::optional<SimCollective> collective;
+  bool waits_for_communication = false;  // c10d wait / Work.wait(): joins the last collective
+  std::vector<std::int64_t> consumed_tensor_ids;
+};
+
+// Counts of what the program builder could not model, for the coverage report.
+struct ProgramCoverage {
+  std::size_t top_level_ops = 0;
+  std::size_t ops_without_kernels = 0;
+  std::size_t kernels = 0;
+  std::size_t collectives = 0;
+  std::map<std::string, std::size_t> unmodelled_ops;  // op name -> count
+};
+
+struct RankProgram {
+  int sim_rank = 0;
+  int world_size = 1;
+  std::string source;
+  std::vector<SimOp> ops;
+  ProgramCoverage coverage;
+};
+
+// Kernels for a top-level op that carries none (execution traces without a profiler trace).
+// Returns an empty list when the op launches nothing or is unknown (then counted).
+using KernelExpander = std::function<std::vector<Kernel>(const Trace&, std::size_t position)>;
+
+struct ProgramSources {
+  const KernelDurationSource* kernels = nullptr;      // required
+  const CommDurationSource* communication = nullptr;  // required
+  KernelExpander expand_kernels;                      // optional
+};
+
+// `sim_rank` is the rank this trace plays; `world_size` the number of simulated ranks.
+RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
+                               const ProgramSources& sources);
+
+// A collective's identity for cross-rank matching: order, kind and size within its group.
+struct CollectiveSignature {
+  std::string group;
+  std::size_t index_in_group = 0;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  Bytes bytes = 0;  // compared for kinds whose size must agree on every member
+  std::size_t op_position = 0;
+  std::string op_name;
+};
+std::vector<CollectiveSignature> collective_signatures(const RankProgram& program);
+
+}  // namespace perfsim::engine

@@ -1,0 +1,218 @@
+#include "mpi_sim/engine/rank_simulator.hpp"
+
+#include <algorithm>
+
+namespace perfsim::engine {
+namespace {
+
+std::size_t category_index(KernelCategory category) {
+  return static_cast<std::size_t>(category);
+}
+
+std::string collective_key(const std::string& group, std::size_t index) {
+  return (group.empty() ? std::string("world") : group) + "#" + std::to_string(index);
+}
+
+}  // namespace
+
+RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& overheads,
+                             ClockSync& sync, bool record_timeline)
+    : program_(program), overheads_(overheads), sync_(sync), record_timeline_(record_timeline) {
+  result_.sim_rank = program.sim_rank;
+}
+
+bool RankSimulator::resolved(std::size_t posted_index) {
+  Posted& posted = posted_[posted_index];
+  if (posted.timing)
+    return true;
+  posted.timing = sync_.poll(posted.handle);
+  if (!posted.timing)
+    return false;
+  ++resolved_count_;
+  const CollectiveTiming timing = *posted.timing;
+  StreamState& stream = streams_[posted.stream];
+  if (stream.pending == posted_index) {
+    stream.clock_us = std::max(stream.clock_us, timing.end_us);
+    stream.pending.reset();
+  }
+  add_busy(posted.stream, timing.start_us, timing.end_us - timing.start_us,
+           KernelCategory::kCommunication, posted.op_name,
+           collective_key(posted.group, posted.index_in_group));
+  result_.groups[posted.group].time_us += timing.end_us - timing.start_us;
+  return true;
+}
+
+std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
+  std::vector<std::size_t> needed;
+  if (op.waits_for_communication && last_collective_)
+    needed.push_back(*last_collective_);
+  for (std::int64_t tensor : op.consumed_tensor_ids) {
+    if (auto producer = tensor_producer_.find(tensor); producer != tensor_producer_.end()) {
+      needed.push_back(producer->second);
+    }
+  }
+  for (const SimKernel& kernel : op.kernels) {
+    if (auto stream = streams_.find(kernel.stream);
+        stream != streams_.end() && stream->second.pending) {
+      needed.push_back(*stream->second.pending);
+    }
+  }
+  return needed;
+}
+
+void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
+  const Posted& posted = posted_[posted_index];
+  StreamState& stream = streams_[stream_id];
+  const TimestampUs end = posted.timing->end_us;
+  if (end > stream.clock_us) {
+    result_.groups[posted.group].exposed_us += end - stream.clock_us;
+    stream.clock_us = end;
+  }
+}
+
+void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationUs duration_us,
+                             KernelCategory category, const std::string& name,
+                             const std::string& key) {
+  StreamState& stream = streams_[stream_id];
+  stream.busy_us += duration_us;
+  stream.by_category_us[category_index(category)] += duration_us;
+  result_.by_category_us[category_index(category)] += duration_us;
+  result_.kernel_time_us += duration_us;
+  busy_intervals_.emplace_back(start_us, start_us + duration_us);
+  if (record_timeline_) {
+    result_.timeline.push_back({name, stream_id, start_us, duration_us, category, key});
+  }
+}
+
+void RankSimulator::run_op(const SimOp& op) {
+  const LaunchParameters& launch = overheads_.launch;
+  const TimestampUs cpu_start = cpu_us_;
+  cpu_us_ += overheads_.t1_us(op.name);
+  if (op.kernels.empty()) {
+    cpu_us_ += overheads_.t5_us(op.name);
+  } else {
+    cpu_us_ += overheads_.t2_us(op.name);
+    for (std::size_t i = 0; i < op.kernels.size(); ++i) {
+      const SimKernel& kernel = op.kernels[i];
+      const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
+      const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
+      StreamState& stream = streams_[kernel.stream];
+      if (kernel.is_collective) {
+        const SimCollective& collective = *op.collective;
+        // The communication stream waits for the work queued before it on the compute stream
+        // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
+        const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
+                                            streams_[compute_stream_].clock_us});
+        CollectivePost post;
+        post.sim_rank = program_.sim_rank;
+        post.group = collective.group;
+        post.index_in_group = collective.index_in_group;
+        post.members = collective.members;
+        post.ready_us = ready;
+        post.duration_us = collective.duration_us;
+        Posted posted;
+        posted.handle = sync_.post(post);
+        posted.stream = kernel.stream;
+        posted.group = collective.group;
+        posted.index_in_group = collective.index_in_group;
+        posted.op_name = kernel.name;
+        const std::size_t index = posted_.size();
+        posted_.push_back(std::move(posted));
+        streams_[kernel.stream].pending = index;
+        last_collective_ = index;
+        for (std::int64_t tensor : collective.produced_tensor_ids)
+          tensor_producer_[tensor] = index;
+        GroupTraffic& traffic = result_.groups[collective.group];
+        ++traffic.collectives;
+        traffic.bytes += collective.comm.bytes_in;
+        resolved(index);  // in-process groups may resolve at once
+      } else {
+        const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
+        stream.clock_us = start + kernel.duration_us;
+        add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
+        if (kernel.category != KernelCategory::kCommunication)
+          compute_stream_ = kernel.stream;
+      }
+      ++result_.kernels;
+      cpu_us_ += t4;
+      if (i + 1 < op.kernels.size())
+        cpu_us_ += overheads_.t5_us(op.name);
+    }
+    cpu_us_ += overheads_.t3_us(op.name);
+  }
+  ++result_.ops;
+  if (record_timeline_) {
+    result_.timeline.push_back(
+        {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
+  }
+}
+
+RankSimulator::Progress RankSimulator::advance() {
+  if (finished_)
+    return Progress::kFinished;
+  while (next_op_ < program_.ops.size()) {
+    const SimOp& op = program_.ops[next_op_];
+    std::vector<std::size_t> needed = requirements(op);
+    for (std::size_t index : needed) {
+      if (!resolved(index)) {
+        blocked_posted_ = index;
+        return Progress::kBlocked;
+      }
+    }
+    // Intra-rank synchronization: the compute stream joins what this op waits for.
+    if (op.waits_for_communication && last_collective_) {
+      wait_on_stream(compute_stream_, *last_collective_);
+      last_collective_.reset();
+    }
+    for (std::int64_t tensor : op.consumed_tensor_ids) {
+      auto producer = tensor_producer_.find(tensor);
+      if (producer == tensor_producer_.end())
+        continue;
+      wait_on_stream(compute_stream_, producer->second);
+      tensor_producer_.erase(producer);
+    }
+    run_op(op);
+    ++next_op_;
+  }
+  for (std::size_t index = 0; index < posted_.size(); ++index) {
+    if (!resolved(index)) {
+      blocked_posted_ = index;
+      return Progress::kBlocked;
+    }
+  }
+  blocked_posted_.reset();
+  finished_ = true;
+
+  result_.cpu_us = cpu_us_;
+  result_.iteration_us = cpu_us_;
+  for (const auto& [id, stream] : streams_) {
+    result_.iteration_us = std::max(result_.iteration_us, stream.clock_us);
+    result_.streams.push_back({id, stream.busy_us, stream.by_category_us});
+  }
+  std::sort(busy_intervals_.begin(), busy_intervals_.end());
+  DurationUs busy = 0;
+  TimestampUs covered_until = 0;
+  for (const auto& [start, end] : busy_intervals_) {
+    const TimestampUs from = std::max(start, covered_until);
+    if (end > from)
+      busy += end - from;
+    covered_until = std::max(covered_until, end);
+  }
+  result_.gpu_busy_us = busy;
+  result_.gpu_idle_us = result_.iteration_us - busy;
+  return Progress::kFinished;
+}
+
+std::string RankSimulator::blocked_on() const {
+  if (!blocked_posted_)
+    return "";
+  const Posted& posted = posted_[*blocked_posted_];
+  return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
+         collective_key(posted.group, posted.index_in_group) + " (" + posted.op_name + ")";
+}
+
+RankResult RankSimulator::result() const {
+  return result_;
+}
+
+}  // namespace perfsim::engine

@@ -1,0 +1,82 @@
+#pragma once
+// The per-rank critical-path traversal: seed 000 Algorithm 3 (single GPU, host overheads
+// T1..T5) extended as in seed 001 Algorithm 1 / seed 000 Algorithm 4 to one clock per stream,
+// intra-rank synchronization (waits and tensors produced by collectives) and inter-rank
+// synchronization through ClockSync. The traversal is resumable: advance() runs until the
+// next op needs a collective that has not resolved yet, so many simulated ranks can share one
+// thread and no rank blocks on a collective it does not need yet.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "mpi_sim/engine/clock_sync.hpp"
+#include "mpi_sim/engine/rank_program.hpp"
+#include "mpi_sim/engine/rank_result.hpp"
+#include "perfsim/host_overheads.hpp"
+
+namespace perfsim::engine {
+
+class RankSimulator {
+ public:
+  RankSimulator(const RankProgram& program, const HostOverheads& overheads, ClockSync& sync,
+                bool record_timeline = false);
+
+  enum class Progress { kBlocked, kFinished };
+  // Runs until finished or blocked on an unresolved collective.
+  Progress advance();
+  bool finished() const { return finished_; }
+  // Grows whenever the traversal moves (an op ran or a collective resolved).
+  std::size_t progress_count() const { return next_op_ + resolved_count_; }
+  // Which collective blocks this rank (for deadlock reports).
+  std::string blocked_on() const;
+  // Valid once finished().
+  RankResult result() const;
+
+ private:
+  struct Posted {
+    CollectiveHandle handle;
+    StreamId stream = 0;
+    std::string group;
+    std::size_t index_in_group = 0;
+    std::string op_name;
+    std::optional<CollectiveTiming> timing;
+  };
+  struct StreamState {
+    TimestampUs clock_us = 0;
+    std::optional<std::size_t> pending;  // posted collective the stream waits on
+    DurationUs busy_us = 0;
+    CategoryTimes by_category_us{};
+  };
+
+  bool resolved(std::size_t posted_index);
+  // The posted collectives op `op` needs before it may run.
+  std::vector<std::size_t> requirements(const SimOp& op) const;
+  void run_op(const SimOp& op);
+  void wait_on_stream(StreamId stream, std::size_t posted_index);
+  void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
+                KernelCategory category, const std::string& name, const std::string& key);
+
+  const RankProgram& program_;
+  const HostOverheads& overheads_;
+  ClockSync& sync_;
+  bool record_timeline_;
+
+  std::size_t next_op_ = 0;
+  bool finished_ = false;
+  std::optional<std::size_t> blocked_posted_;
+  std::size_t resolved_count_ = 0;
+  TimestampUs cpu_us_ = 0;
+  StreamId compute_stream_ = kDefaultComputeStream;
+  std::map<StreamId, StreamState> streams_;
+  std::vector<Posted> posted_;
+  std::optional<std::size_t> last_collective_;
+  std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
+  std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  RankResult result_;
+};
+
+}  // namespace perfsim::engine

@@ -15,7 +15,7 @@
 
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
-#include "mpi_sim/engine/rank_result.hpp"
+#include "perfsim/rank_result.hpp"
 #include "perfsim/host_overheads.hpp"
 
 namespace perfsim::engine {

@@ -9,7 +9,7 @@
 #include "perfsim/trace.hpp"
 #include "perfsim/units.hpp"
 
-namespace perfsim::engine {
+namespace perfsim {
 
 inline constexpr std::size_t kCategoryCount = 5;  // KernelCategory values
 using CategoryTimes = std::array<DurationUs, kCategoryCount>;
@@ -52,4 +52,4 @@ struct RankResult {
   std::vector<TimelineSlice> timeline;
 };
 
-}  // namespace perfsim::engine
+}  // namespace perfsim

@@ -1,0 +1,135 @@
+#include "mpi_sim/mpi/distributed_run.hpp"
+
+#include <cereal/archives/binary.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "mpi_sim/engine/collective_matching.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "mpi_sim/engine/rank_simulator.hpp"
+#include "perfsim/rank_result_serialization.hpp"
+#include "mpi_sim/mpi/mpi_clock_sync.hpp"
+
+namespace perfsim::mpi {
+namespace {
+
+// Gathers each process's bytes on process 0 (in process order).
+std::vector<std::string> gather_bytes(MPI_Comm world, const std::string& local) {
+  int size = 0, me = 0;
+  MPI_Comm_size(world, &size);
+  MPI_Comm_rank(world, &me);
+  int length = static_cast<int>(local.size());
+  std::vector<int> lengths(me == 0 ? size : 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world);
+  std::vector<int> offsets(lengths.size(), 0);
+  std::string all;
+  if (me == 0) {
+    long total = 0;
+    for (int i = 0; i < size; ++i) {
+      offsets[i] = static_cast<int>(total);
+      total += lengths[i];
+    }
+    if (total > 2'000'000'000L) throw RuntimeFailure("result gather exceeds 2 GB");
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(local.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(), MPI_BYTE,
+              0, world);
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    parts.push_back(all.substr(static_cast<std::size_t>(offsets[i]),
+                               static_cast<std::size_t>(lengths[i])));
+  }
+  return parts;
+}
+
+std::string broadcast_text(MPI_Comm world, std::string text) {
+  int length = static_cast<int>(text.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, world);
+  text.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(text.data(), length, MPI_CHAR, 0, world);
+  return text;
+}
+
+}  // namespace
+
+std::vector<int> block_placement(int world_size, int ranks_per_process) {
+  std::vector<int> placement(static_cast<std::size_t>(world_size));
+  for (int rank = 0; rank < world_size; ++rank) placement[rank] = rank / ranks_per_process;
+  return placement;
+}
+
+void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> local_programs,
+                       int world_size) {
+  std::vector<engine::RankSignatures> local;
+  for (const engine::RankProgram& program : local_programs) {
+    local.push_back(engine::rank_signatures(program));
+  }
+  std::vector<std::string> parts = gather_bytes(world, engine::serialize_signatures(local));
+  int me = 0;
+  MPI_Comm_rank(world, &me);
+  std::string verdict;
+  if (me == 0) {
+    std::vector<engine::RankSignatures> all;
+    for (const std::string& part : parts) {
+      for (auto& rank : engine::deserialize_signatures(part)) all.push_back(std::move(rank));
+    }
+    verdict = engine::find_collective_mismatch(all, world_size).value_or("");
+  }
+  verdict = broadcast_text(world, verdict);
+  if (!verdict.empty()) throw AllRanksError("", "collective check", verdict);
+}
+
+std::vector<RankResult> run_distributed(MPI_Comm world,
+                                                std::span<const engine::RankProgram> local_programs,
+                                                const std::vector<int>& process_of_rank,
+                                                const HostOverheads& overheads,
+                                                const DistributedOptions& options,
+                                                DistributedStats* stats) {
+  std::map<std::string, std::vector<int>> groups;
+  for (const engine::RankProgram& program : local_programs) {
+    for (const engine::SimOp& op : program.ops) {
+      if (op.collective) groups.emplace(op.collective->group, op.collective->members);
+    }
+  }
+  MpiClockSync sync(world, process_of_rank,
+                    std::vector<std::pair<std::string, std::vector<int>>>(groups.begin(),
+                                                                          groups.end()),
+                    options.stall_timeout);
+  std::vector<engine::RankSimulator> simulators;
+  simulators.reserve(local_programs.size());
+  for (const engine::RankProgram& program : local_programs) {
+    simulators.emplace_back(program, overheads, sync, options.record_timeline);
+  }
+  engine::run_to_completion(simulators, sync);
+  if (stats) {
+    stats->communicators = sync.communicators();
+    stats->reductions = sync.reductions();
+  }
+
+  std::vector<RankResult> local_results;
+  for (const engine::RankSimulator& simulator : simulators) {
+    local_results.push_back(simulator.result());
+  }
+  std::ostringstream stream;
+  {
+    cereal::BinaryOutputArchive archive(stream);
+    archive(local_results);
+  }
+  std::vector<std::string> parts = gather_bytes(world, std::move(stream).str());
+  std::vector<RankResult> all;
+  for (const std::string& part : parts) {
+    std::istringstream input(part);
+    cereal::BinaryInputArchive archive(input);
+    std::vector<RankResult> results;
+    archive(results);
+    for (auto& result : results) all.push_back(std::move(result));
+  }
+  std::sort(all.begin(), all.end(), [](const RankResult& a, const RankResult& b) {
+    return a.sim_rank < b.sim_rank;
+  });
+  return all;
+}
+
+}  // namespace perfsim::mpi

@@ -1,0 +1,52 @@
+#pragma once
+// Runs the simulated ranks of every MPI process: checks that collectives match across ranks,
+// builds the group communicators, traverses the local ranks and gathers every rank's result
+// on process 0.
+#include <mpi.h>
+
+#include <chrono>
+#include <span>
+#include <vector>
+
+#include "mpi_sim/engine/rank_program.hpp"
+#include "perfsim/rank_result.hpp"
+#include "perfsim/error.hpp"
+#include "perfsim/host_overheads.hpp"
+
+namespace perfsim::mpi {
+
+// An error every process raises identically (so only process 0 needs to print it and no
+// process needs to abort the others).
+class AllRanksError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// Which MPI process simulates each rank: K consecutive ranks per process.
+std::vector<int> block_placement(int world_size, int ranks_per_process);
+
+// Verifies that collectives match across all simulated ranks (any process layout). Throws
+// AllRanksError on every process with the first mismatch.
+void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> local_programs,
+                       int world_size);
+
+struct DistributedOptions {
+  bool record_timeline = false;
+  std::chrono::seconds stall_timeout{120};
+};
+
+struct DistributedStats {
+  std::size_t communicators = 0;  // on this process
+  std::size_t reductions = 0;     // MPI reductions this process started
+};
+
+// Traverses the local programs; returns all ranks' results (by rank) on process 0 and an
+// empty vector elsewhere.
+std::vector<RankResult> run_distributed(MPI_Comm world,
+                                                std::span<const engine::RankProgram> local_programs,
+                                                const std::vector<int>& process_of_rank,
+                                                const HostOverheads& overheads,
+                                                const DistributedOptions& options,
+                                                DistributedStats* stats = nullptr);
+
+}  // namespace perfsim::mpi

@@ -1,11 +1,157 @@
+// perfsim simulate: load or generate one trace per simulated rank, check collectives across
+// ranks, traverse every rank with MPI clock synchronization, report on process 0.
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "generators/synthetic_workload.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "mpi_sim/engine/rank_simulator.hpp"
+#include "mpi_sim/mpi/distributed_run.hpp"
 #include "perfsim/error.hpp"
+#include "results/perfetto_timeline.hpp"
+#include "results/results_file.hpp"
+#include "results/run_summary.hpp"
 
 namespace perfsim::cli {
-void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
-  CLI::App* sub = app.add_subcommand("simulate", "Simulate one iteration");
-  registry.add(sub, RankScope::kAllRanks, [](const CommandContext&) -> int {
-    throw RuntimeFailure("simulate: under construction");
-  });
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+void report_results(const SimulateOptions& options, const SimulationInputs& inputs,
+                    std::span<const RankResult> results, double wall_s) {
+  results::SummaryNotes notes;
+  for (const std::string& line : inputs.notes) notes.lines.push_back(line);
+  std::cout << results::format_summary(results, notes);
+  std::cout << "\nsimulated in " << wall_s << " s wall\n";
+  if (!options.results_path.empty()) {
+    std::map<std::string, std::string> attributes = inputs.attributes;
+    attributes["perfsim_version"] = PERFSIM_VERSION_STRING;
+    results::write_run_results(options.results_path, options.run_name, results, attributes);
+    std::cout << "results: " << options.results_path << " (group /runs/" << options.run_name
+              << ")\n";
+  }
+  if (!options.timeline_path.empty()) {
+    results::write_perfetto_timeline(options.timeline_path, results);
+    std::cout << "timeline: " << options.timeline_path << " (open in ui.perfetto.dev)\n";
+  }
+}
+
+int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
+  if (context.mpi_rank != 0) return 0;
+  const auto start = Clock::now();
+  SimulationInputs inputs = load_simulation_inputs(
+      options, simulated_world_size(options, context.mpi_size), {options.single_rank});
+  inputs.notes.push_back(
+      "note: single-rank run: communication is NOT synchronized across ranks; each collective "
+      "starts when this rank is ready and lasts its own measured/modelled time");
+  engine::UnsynchronizedClockSync sync;
+  std::vector<engine::RankSimulator> simulators;
+  simulators.emplace_back(inputs.programs.front(), inputs.overheads, sync,
+                          !options.timeline_path.empty());
+  engine::run_to_completion(simulators, sync);
+  std::vector<RankResult> results{simulators.front().result()};
+  report_results(options, inputs, results, seconds_since(start));
+  return 0;
+}
+
+int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
+  const auto start = Clock::now();
+  const int world_size = simulated_world_size(options, context.mpi_size);
+  int ranks_per_process = options.ranks_per_process;
+  if (ranks_per_process <= 0) {
+    ranks_per_process = (world_size + context.mpi_size - 1) / context.mpi_size;
+  }
+  if (static_cast<long>(ranks_per_process) * context.mpi_size < world_size) {
+    throw mpi::AllRanksError("", "--ranks-per-process",
+                             std::to_string(context.mpi_size) + " processes x " +
+                                 std::to_string(ranks_per_process) + " ranks per process cannot "
+                                 "hold " + std::to_string(world_size) + " simulated ranks");
+  }
+  const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
+  std::vector<int> local_ranks;
+  for (int rank = 0; rank < world_size; ++rank) {
+    if (placement[rank] == context.mpi_rank) local_ranks.push_back(rank);
+  }
+  if (context.mpi_rank == 0) {
+    std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.mpi_size
+              << " MPI processes (" << ranks_per_process << " per process)\n";
+  }
+  SimulationInputs inputs = load_simulation_inputs(options, world_size, local_ranks);
+  mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
+  if (context.mpi_rank == 0) std::cerr << "perfsim: collectives match across ranks\n";
+  mpi::DistributedOptions distributed;
+  distributed.record_timeline = !options.timeline_path.empty();
+  distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  std::vector<RankResult> results = mpi::run_distributed(
+      MPI_COMM_WORLD, inputs.programs, placement, inputs.overheads, distributed);
+  if (context.mpi_rank == 0) report_results(options, inputs, results, seconds_since(start));
+  return 0;
+}
+
+}  // namespace
+
+void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
+  sub.add_option("--kineto", options.kineto_specs,
+                 "Kineto traces, one per rank: files, archive members (a.tar.gz:member), or a "
+                 "whole .tar.gz holding one trace per rank");
+  sub.add_option("--overheads", options.overheads_path,
+                 "host-overhead asset (JSON from `perfsim overheads extract`); default: "
+                 "extracted from the given Kineto traces");
+  sub.add_option("--single-rank", options.single_rank,
+                 "simulate only this rank, without cross-rank synchronization")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--ranks", options.synthetic.ranks,
+                 "synthetic workload: simulated ranks (default: one per MPI process)");
+  sub.add_option("--repetitions", options.synthetic.repetitions,
+                 "synthetic workload: (compute, collective) repetitions per rank")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--compute-us", options.synthetic.compute_us,
+                 "synthetic workload: compute kernel duration, us")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--bytes", options.synthetic.collective_bytes,
+                 "synthetic workload: bytes per collective")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--group-size", options.synthetic.group_size,
+                 "synthetic workload: collective group size (0 = whole world)");
+  sub.add_option("--group-layout", options.group_layout,
+                 "synthetic workload: consecutive (TP-like) or strided (DP-like) groups")
+      ->check(CLI::IsMember({"consecutive", "strided"}));
+  sub.add_option("--ranks-per-process", options.ranks_per_process,
+                 "simulated ranks per MPI process (default: ranks / processes, rounded up)");
+  sub.add_option("--results", options.results_path, "results HDF5 file (\"\" to skip)");
+  sub.add_option("--run-name", options.run_name, "group name of this run in the results file");
+  sub.add_option("--timeline", options.timeline_path,
+                 "write a Chrome/Perfetto timeline JSON of the iteration");
+  sub.add_option("--stall-timeout-s", options.stall_timeout_s,
+                 "fail when no cross-process collective completes for this long")
+      ->check(CLI::PositiveNumber);
+}
+
+int run_simulate(const SimulateOptions& options, const CommandContext& context) {
+  if (options.single_rank >= 0) return run_single_rank(options, context);
+  return run_all_ranks(options, context);
+}
+
+void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "simulate",
+      "Simulate one training iteration: one trace per simulated rank (Kineto traces of a real "
+      "run, or the synthetic workload when no trace is given).");
+  add_simulate_options(*sub, *options);
+  registry.add(sub, RankScope::kAllRanks,
+               [options](const CommandContext& context) { return run_simulate(*options, context); });
+}
+
 }  // namespace perfsim::cli

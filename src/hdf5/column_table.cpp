@@ -59,6 +59,24 @@ H5::Group ensure_group(H5::H5File& file, const std::string& path) {
   return file.openGroup(current.empty() ? "/" : current);
 }
 
+// H5Lexists fails (rather than answering no) when an intermediate group is missing, so walk
+// the path one level at a time.
+bool link_exists(H5::H5File& file, const std::string& path) {
+  std::string current;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end > start) {
+      current.push_back('/');
+      current.append(path, start, end - start);
+      if (!file.nameExists(current)) return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
 std::string normalize(const std::string& group_path) {
   return group_path.empty() || group_path[0] != '/' ? "/" + group_path : group_path;
 }
@@ -106,7 +124,7 @@ void write_table(const std::string& file_path, const std::string& group_path,
     H5::Exception::dontPrint();
     bool exists = std::filesystem::exists(file_path);
     H5::H5File file(file_path, truncate_file || !exists ? H5F_ACC_TRUNC : H5F_ACC_RDWR);
-    if (path != "/" && file.nameExists(path))
+    if (path != "/" && link_exists(file, path))
       H5Ldelete(file.getId(), path.c_str(), H5P_DEFAULT);
     H5::Group group = ensure_group(file, path);
     for (const auto& [key, value] : table.attributes)
@@ -167,7 +185,7 @@ ColumnTable read_table(const std::string& file_path, const std::string& group_pa
   try {
     H5::Exception::dontPrint();
     H5::H5File file(file_path, H5F_ACC_RDONLY);
-    if (!file.nameExists(path))
+    if (!link_exists(file, path))
       throw InputError(file_path, path, "no such group");
     H5::Group group = file.openGroup(path);
     std::vector<std::string> order;
@@ -266,7 +284,7 @@ bool group_exists(const std::string& file_path, const std::string& group_path) {
   try {
     H5::Exception::dontPrint();
     H5::H5File file(file_path, H5F_ACC_RDONLY);
-    return file.nameExists(normalize(group_path));
+    return link_exists(file, normalize(group_path));
   } catch (const H5::Exception&) {
     return false;
   }

@@ -1,0 +1,46 @@
+#pragma once
+// What `perfsim simulate` reads or generates before traversal: the options, and for the ranks
+// this process simulates, their programs (traces with durations chosen) and the overheads.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "generators/synthetic_workload.hpp"
+#include "mpi_sim/engine/rank_program.hpp"
+#include "perfsim/duration_source.hpp"
+#include "perfsim/host_overheads.hpp"
+
+namespace perfsim::cli {
+
+struct SimulateOptions {
+  std::vector<std::string> kineto_specs;
+  std::string overheads_path;
+  int single_rank = -1;
+  generators::SyntheticWorkload synthetic{.ranks = 0};  // 0 ranks: one per MPI process
+  std::string group_layout = "consecutive";
+  int ranks_per_process = 0;
+  std::string results_path = "perfsim-results.h5";
+  std::string run_name = "simulate";
+  std::string timeline_path;
+  int stall_timeout_s = 120;
+};
+
+struct SimulationInputs {
+  std::vector<engine::RankProgram> programs;  // this process's ranks, ascending
+  HostOverheads overheads;
+  std::vector<std::string> notes;                   // printed above the summary
+  std::map<std::string, std::string> attributes;    // stored with the results
+  std::unique_ptr<KernelDurationSource> kernel_source;
+  std::unique_ptr<CommDurationSource> comm_source;
+};
+
+// Simulated ranks: the Kineto trace count, or the synthetic rank count (default: one per
+// MPI process).
+int simulated_world_size(const SimulateOptions& options, int mpi_size);
+
+// `world_size` from simulated_world_size(); `local_ranks` the ranks this process simulates.
+SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
+                                        const std::vector<int>& local_ranks);
+
+}  // namespace perfsim::cli

@@ -1,0 +1,123 @@
+#include "results/run_summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <numeric>
+
+namespace perfsim::results {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), pattern, value);
+  return buffer;
+}
+
+std::string pad(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (bytes >= 1000 && unit < 4) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return format("%.1f ", bytes) + units[unit];
+}
+
+}  // namespace
+
+RunSummary summarize(std::span<const RankResult> results) {
+  RunSummary summary;
+  summary.ranks = static_cast<int>(results.size());
+  double total = 0;
+  for (const RankResult& result : results) {
+    if (result.iteration_us > summary.iteration_us) {
+      summary.iteration_us = result.iteration_us;
+      summary.slowest_rank = result.sim_rank;
+    }
+    total += result.iteration_us;
+    summary.max_gpu_busy_us = std::max(summary.max_gpu_busy_us, result.gpu_busy_us);
+    summary.max_kernel_time_us = std::max(summary.max_kernel_time_us, result.kernel_time_us);
+  }
+  summary.mean_iteration_us = results.empty() ? 0 : total / static_cast<double>(results.size());
+  return summary;
+}
+
+std::string format_summary(std::span<const RankResult> results, const SummaryNotes& notes,
+                           std::size_t max_rank_rows) {
+  std::string out;
+  for (const std::string& line : notes.lines) out += line + "\n";
+  const RunSummary summary = summarize(results);
+  out += "predicted iteration time: " + format("%.1f us", summary.iteration_us) + " (" +
+         format("%.3f ms", summary.iteration_us / 1000.0) + "), slowest rank " +
+         std::to_string(summary.slowest_rank) + ", " + std::to_string(summary.ranks) +
+         " ranks\n\n";
+
+  std::vector<std::size_t> rows(results.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  if (rows.size() > max_rank_rows) {
+    // Keep the slowest and the fastest ranks, in rank order.
+    std::sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+      return results[a].iteration_us > results[b].iteration_us;
+    });
+    std::vector<std::size_t> kept(rows.begin(), rows.begin() + max_rank_rows / 2);
+    kept.insert(kept.end(), rows.end() - (max_rank_rows - max_rank_rows / 2), rows.end());
+    std::sort(kept.begin(), kept.end());
+    rows = kept;
+  }
+  const char* headers[] = {"rank",  "iter_us", "cpu_us", "gpu_busy", "gpu_idle", "emb_lookup",
+                           "gemm",  "memory",  "other",  "comm"};
+  for (const char* header : headers) out += pad(header, 11);
+  out += "\n";
+  for (std::size_t row : rows) {
+    const RankResult& r = results[row];
+    out += pad(std::to_string(r.sim_rank), 11);
+    for (double value : {r.iteration_us, r.cpu_us, r.gpu_busy_us, r.gpu_idle_us}) {
+      out += pad(format("%.1f", value), 11);
+    }
+    for (double value : r.by_category_us) out += pad(format("%.1f", value), 11);
+    out += "\n";
+  }
+  if (rows.size() < results.size()) {
+    out += "(" + std::to_string(results.size() - rows.size()) +
+           " ranks not shown; every rank is in the results file)\n";
+  }
+  out += "times in us; breakdown columns are summed kernel time per category over all streams "
+         "(seed 001 Fig. 2); gpu_idle = iteration - time any stream is busy\n";
+
+  std::map<std::string, GroupTraffic> groups;
+  for (const RankResult& result : results) {
+    for (const auto& [name, traffic] : result.groups) {
+      GroupTraffic& total = groups[name];
+      total.collectives += traffic.collectives;
+      total.bytes += traffic.bytes;
+      total.time_us += traffic.time_us;
+      total.exposed_us = std::max(total.exposed_us, traffic.exposed_us);
+    }
+  }
+  if (!groups.empty()) {
+    out += "\ncommunication per process group (summed over member ranks; exposed = the most any "
+           "rank's compute waited for it):\n";
+    out += pad("group", 24) + pad("collectives", 13) + pad("bytes", 12) + pad("time_us", 13) +
+           pad("exposed_us", 13) + "\n";
+    std::size_t shown = 0;
+    for (const auto& [name, traffic] : groups) {
+      if (++shown > 24) {
+        out += "(" + std::to_string(groups.size() - 24) + " more groups in the results file)\n";
+        break;
+      }
+      out += pad(name.empty() ? "world" : name, 24) +
+             pad(std::to_string(traffic.collectives), 13) +
+             pad(human_bytes(static_cast<double>(traffic.bytes)), 12) +
+             pad(format("%.1f", traffic.time_us), 13) + pad(format("%.1f", traffic.exposed_us), 13) +
+             "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace perfsim::results

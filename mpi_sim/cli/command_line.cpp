@@ -75,8 +75,13 @@ int run_perfsim(int argc, char** argv) {
       exit_code = run_action(entry, context);
     }
   }
-  if (!ran && context.mpi_rank == 0)
-    std::cout << app.help();
+  if (!ran) {
+    if (registry.default_action()) {
+      exit_code = run_action({&app, RankScope::kAllRanks, registry.default_action()}, context);
+    } else if (context.mpi_rank == 0) {
+      std::cout << app.help();
+    }
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return exit_code;

@@ -30,9 +30,13 @@ class CommandRegistry {
     CommandAction action;
   };
   const std::vector<Entry>& entries() const { return entries_; }
+  // What `perfsim` with no subcommand runs (on every rank).
+  void set_default(CommandAction action) { default_action_ = std::move(action); }
+  const CommandAction& default_action() const { return default_action_; }
 
  private:
   std::vector<Entry> entries_;
+  CommandAction default_action_;
 };
 
 // Subcommands. Each adds itself to `app` and registers its action.

@@ -99,6 +99,15 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   return 0;
 }
 
+// The embedded default scenario: one simulated rank per MPI process, data-parallel synthetic
+// steps (200 us of compute, then a 64 MB all-reduce over all ranks).
+SimulateOptions default_scenario_options() {
+  SimulateOptions options;
+  options.synthetic.repetitions = 20;
+  options.run_name = "default";
+  return options;
+}
+
 }  // namespace
 
 void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
@@ -152,6 +161,13 @@ void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
   add_simulate_options(*sub, *options);
   registry.add(sub, RankScope::kAllRanks,
                [options](const CommandContext& context) { return run_simulate(*options, context); });
+  registry.set_default([](const CommandContext& context) {
+    if (context.mpi_rank == 0) {
+      std::cout << "perfsim: no subcommand given; running the embedded default scenario "
+                   "(`perfsim --help` lists the commands)\n";
+    }
+    return run_simulate(default_scenario_options(), context);
+  });
 }
 
 }  // namespace perfsim::cli

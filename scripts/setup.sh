@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (root) or an existing checkout:
+#   scripts/setup.sh run    install what is missing, build Release, run `mpirun -n 64 perfsim`
+#   scripts/setup.sh test   install what is missing, build, run the whole CTest suite, then the
+#                           unit and loader suites again under ASan+UBSan
+#   scripts/setup.sh build  install what is missing and build only
+# Re-running on a machine that has everything installs nothing and rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-run}"
+jobs="$(nproc)"
+
+# Exactly the Debian packages perfsim needs to build, run and test.
+packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
+          libeigen3-dev libcereal-dev libgtest-dev libsimdjson-dev nlohmann-json3-dev
+          libcli11-dev zlib1g-dev)
+if [ "$mode" = test ]; then
+  # Python readers used by tests that check files the way users open them.
+  packages+=(python3 python3-h5py python3-numpy)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: need root to install packages (or install them yourself)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Open MPI as root, oversubscribed, without busy-spinning idle ranks.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+
+case "$mode" in
+  build) ;;
+  run)
+    ulimit -n 4096 2>/dev/null || true
+    mpirun --oversubscribe -n 64 build/mpi_sim/perfsim
+    ;;
+  test)
+    ctest --test-dir build --output-on-failure -j"$jobs"
+    # Sanitizers: the unit and loader suites again with ASan and UBSan.
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFSIM_SANITIZE=ON \
+          -DPERFSIM_BUILD_MICROBENCH=OFF >/dev/null
+    cmake --build build-asan -j"$jobs"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|loaders"
+    ;;
+  *)
+    echo "usage: scripts/setup.sh run|test|build" >&2
+    exit 2
+    ;;
+esac

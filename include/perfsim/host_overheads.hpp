@@ -57,10 +57,12 @@ struct HostOverheads {
   LaunchParameters launch;
   std::int64_t source_traces = 0;  // how many traces were merged into this set
 
-  DurationUs t1_us(const std::string& op) const { return pick(op).t1.mean_us; }
-  DurationUs t2_us(const std::string& op) const { return pick(op).t2.mean_us; }
-  DurationUs t3_us(const std::string& op) const { return pick(op).t3.mean_us; }
-  DurationUs t5_us(const std::string& op) const { return pick(op).t5.mean_us; }
+  // Mean of the op's samples of that type; the pooled mean when the op was never seen or
+  // has no sample of that type (e.g. no T1 for the first op of a thread).
+  DurationUs t1_us(const std::string& op) const { return pick(op, &OpOverheads::t1); }
+  DurationUs t2_us(const std::string& op) const { return pick(op, &OpOverheads::t2); }
+  DurationUs t3_us(const std::string& op) const { return pick(op, &OpOverheads::t3); }
+  DurationUs t5_us(const std::string& op) const { return pick(op, &OpOverheads::t5); }
   DurationUs t4_us(const std::string& runtime_api) const {
     auto it = t4_per_runtime.find(runtime_api);
     return it != t4_per_runtime.end() && it->second.count > 0 ? it->second.mean_us : t4_all.mean_us;
@@ -72,9 +74,11 @@ struct HostOverheads {
   }
 
  private:
-  const OpOverheads& pick(const std::string& op) const {
+  DurationUs pick(const std::string& op, OverheadStats OpOverheads::*type) const {
     auto it = per_op.find(op);
-    return it != per_op.end() ? it->second : all_ops;
+    if (it != per_op.end() && (it->second.*type).count > 0)
+      return (it->second.*type).mean_us;
+    return (all_ops.*type).mean_us;
   }
 };
 

@@ -45,6 +45,16 @@ struct Kernel {
   std::optional<DurationUs> measured_launch_us;  // T4 as recorded
 };
 
+// A CUDA runtime (or driver) call recorded on the host: a launch (its Kernel carries the same
+// correlation_id) or a call that launches nothing (cudaStreamWaitEvent, cudaStreamSynchronize,
+// cudaEventQuery, ...).
+struct RuntimeCall {
+  std::string name;
+  TimestampUs start_us = 0;
+  DurationUs duration_us = 0;
+  std::int64_t correlation_id = -1;
+};
+
 struct Attribute {
   std::string name;
   std::variant<std::int64_t, double, std::string> value;
@@ -63,6 +73,9 @@ struct Op {
   std::optional<CommInfo> comm;  // set on the op that owns the communication kernel
   // GPU activities launched directly by this op (not by its children), in launch order.
   std::vector<Kernel> kernels;
+  // Runtime calls issued directly by this op (not by its children), in call order; launches
+  // included (a Kernel's correlation_id names its call). Empty when the source has none (ET).
+  std::vector<RuntimeCall> runtime_calls;
   std::optional<TimestampUs> measured_start_us;
   std::optional<DurationUs> measured_duration_us;
 
@@ -85,6 +98,9 @@ struct Trace {
   std::vector<ProcessGroup> process_groups;
   std::optional<MeasuredStep> measured_step;
   std::string device_name;  // when recorded (Kineto deviceProperties)
+  // GPU activities whose launching call is not in the trace (Kineto: queued before profiling
+  // began). They ran on the device but belong to no op; the engine does not walk them.
+  std::vector<Kernel> unattributed_kernels;
 
   // Position of op `id` in ops, or -1. The id index is rebuilt when ops changed size; call
   // reindex() after editing ids in place. Not safe to call concurrently on one Trace.

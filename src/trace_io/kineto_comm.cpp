@@ -1,0 +1,222 @@
+#include "trace_io/kineto_comm.hpp"
+
+#include <charconv>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "perfsim/dtype.hpp"
+
+namespace perfsim::trace_io {
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool is_collective_op_name(std::string_view name) {
+  return starts_with(name, "nccl:") || starts_with(name, "c10d::") || name == "record_param_comms";
+}
+
+// The ops of one collective's chain, innermost first.
+struct CollectiveChain {
+  std::vector<Op*> ops;
+  Op* annotation = nullptr;  // nccl:*
+  Op* c10d = nullptr;        // c10d::*
+  Op* record = nullptr;      // record_param_comms
+};
+
+CollectiveChain chain_of(Trace& trace, Op& launcher) {
+  CollectiveChain chain;
+  Op* current = &launcher;
+  while (current != nullptr) {
+    chain.ops.push_back(current);
+    if (starts_with(current->name, "nccl:") && chain.annotation == nullptr)
+      chain.annotation = current;
+    else if (starts_with(current->name, "c10d::") && chain.c10d == nullptr)
+      chain.c10d = current;
+    else if (current->name == "record_param_comms" && chain.record == nullptr)
+      chain.record = current;
+    if (current->parent_id == kNoParent)
+      break;
+    Op* parent = &trace.ops[static_cast<std::size_t>(trace.position_of(current->parent_id))];
+    if (!is_collective_op_name(parent->name))
+      break;
+    current = parent;
+  }
+  return chain;
+}
+
+// Where the CommInfo goes: the top-most working op of the chain, else the nearest working op
+// enclosing the chain.
+Op* holder_of(Trace& trace, const CollectiveChain& chain) {
+  for (auto it = chain.ops.rbegin(); it != chain.ops.rend(); ++it) {
+    if (!(*it)->is_annotation)
+      return *it;
+  }
+  for (std::int64_t parent = chain.ops.back()->parent_id; parent != kNoParent;) {
+    Op& op = trace.ops[static_cast<std::size_t>(trace.position_of(parent))];
+    if (!op.is_annotation)
+      return &op;
+    parent = op.parent_id;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> string_attribute(const Op* op, std::string_view name) {
+  if (op == nullptr)
+    return std::nullopt;
+  const Attribute* attribute = op->find_attribute(name);
+  if (attribute == nullptr)
+    return std::nullopt;
+  if (const auto* text = std::get_if<std::string>(&attribute->value))
+    return *text;
+  if (const auto* number = std::get_if<std::int64_t>(&attribute->value))
+    return std::to_string(*number);
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> integer_attribute(const Op* op, std::string_view name) {
+  std::optional<std::string> text = string_attribute(op, name);
+  if (!text)
+    return std::nullopt;
+  std::string_view digits = *text;
+  if (!digits.empty() && digits.front() == '"')
+    digits = digits.substr(1, digits.size() >= 2 ? digits.size() - 2 : 0);
+  std::int64_t value = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error != std::errc() || end != digits.data() + digits.size())
+    return std::nullopt;
+  return value;
+}
+
+// "[1, 2, 3]" as newer profilers write split sizes.
+std::vector<std::int64_t> integer_list(const std::optional<std::string>& text) {
+  std::vector<std::int64_t> values;
+  if (!text)
+    return values;
+  const char* cursor = text->data();
+  const char* end = text->data() + text->size();
+  while (cursor < end) {
+    if ((*cursor >= '0' && *cursor <= '9') || *cursor == '-') {
+      std::int64_t value = 0;
+      auto result = std::from_chars(cursor, end, value);
+      values.push_back(value);
+      cursor = result.ptr;
+    } else {
+      ++cursor;
+    }
+  }
+  return values;
+}
+
+std::optional<CollectiveKind> kind_from_kernel(std::string_view kernel_name) {
+  // ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL
+  std::size_t underscore = kernel_name.find('_');
+  if (underscore == std::string_view::npos)
+    return std::nullopt;
+  std::string_view rest = kernel_name.substr(underscore + 1);
+  return parse_collective(rest.substr(0, rest.find('_')));
+}
+
+std::optional<CollectiveKind> kind_of(const CollectiveChain& chain, const Kernel& kernel) {
+  if (std::optional<std::string> name = string_attribute(chain.record, "Collective name")) {
+    if (auto kind = parse_collective(*name))
+      return kind;
+  }
+  if (chain.annotation != nullptr) {
+    if (auto kind = parse_collective(chain.annotation->name))
+      return kind;
+  }
+  if (chain.c10d != nullptr) {
+    if (auto kind = parse_collective(chain.c10d->name))
+      return kind;
+  }
+  return kind_from_kernel(kernel.name);
+}
+
+// Element count and dtype of the first input of `op` that is a tensor.
+std::optional<TensorRef> first_tensor(const Op* op, std::size_t skip = 0) {
+  if (op == nullptr || op->inputs.size() <= skip)
+    return std::nullopt;
+  return op->inputs[skip];
+}
+
+CommInfo comm_info_of(const Trace& trace, const CollectiveChain& chain, CollectiveKind kind) {
+  CommInfo comm;
+  comm.kind = kind;
+  comm.group_size =
+      static_cast<int>(integer_attribute(chain.record, "Group size").value_or(trace.world_size));
+  comm.process_group = string_attribute(chain.record, "Process Group Name").value_or("");
+
+  // The c10d all-to-all takes (output, input, ...); other c10d ops take tensor lists, which
+  // Kineto does not size. The nccl annotation and record_param_comms size the input.
+  std::optional<TensorRef> input = first_tensor(chain.annotation);
+  if (!input)
+    input = first_tensor(chain.record);
+  std::optional<TensorRef> output;
+  if (kind == CollectiveKind::kAllToAll && chain.c10d != nullptr &&
+      chain.c10d->inputs.size() >= 2) {
+    output = chain.c10d->inputs[0];
+    if (!input)
+      input = chain.c10d->inputs[1];
+  }
+  if (std::optional<std::string> dtype_name = string_attribute(chain.record, "dtype")) {
+    if (auto dtype = parse_dtype(*dtype_name))
+      comm.dtype = *dtype;
+  }
+  if (comm.dtype == DType::kUnknown && input)
+    comm.dtype = input->dtype;
+  std::int64_t element_size = element_bytes(comm.dtype);
+
+  std::optional<std::int64_t> in_elements = integer_attribute(chain.record, "In msg nelems");
+  std::optional<std::int64_t> out_elements = integer_attribute(chain.record, "Out msg nelems");
+  if (!in_elements && input)
+    in_elements = input->numel;
+  if (!out_elements && output)
+    out_elements = output->numel;
+  if (!out_elements && in_elements) {
+    if (kind == CollectiveKind::kAllGather)
+      out_elements = *in_elements * comm.group_size;
+    else if (kind == CollectiveKind::kReduceScatter && comm.group_size > 0)
+      out_elements = *in_elements / comm.group_size;
+    else
+      out_elements = in_elements;
+  }
+  comm.bytes_in = in_elements.value_or(0) * element_size;
+  comm.bytes_out = out_elements.value_or(0) * element_size;
+
+  comm.in_split_elements = integer_list(string_attribute(chain.record, "In split size"));
+  comm.out_split_elements = integer_list(string_attribute(chain.record, "Out split size"));
+  bool has_splits = !comm.in_split_elements.empty() || !comm.out_split_elements.empty();
+  if (comm.kind == CollectiveKind::kAllToAll && (has_splits || comm.bytes_in != comm.bytes_out))
+    comm.kind = CollectiveKind::kAllToAllv;
+  return comm;
+}
+
+}  // namespace
+
+CollectiveAttribution attach_collectives(Trace& trace) {
+  CollectiveAttribution result;
+  trace.reindex();
+  for (Op& op : trace.ops) {
+    for (const Kernel& kernel : op.kernels) {
+      if (kernel.category != KernelCategory::kCommunication)
+        continue;
+      CollectiveChain chain = chain_of(trace, op);
+      Op* holder = holder_of(trace, chain);
+      if (holder == nullptr || holder->comm)
+        continue;  // one CommInfo per collective, however many kernels it launched
+      std::optional<CollectiveKind> kind = kind_of(chain, kernel);
+      if (!kind) {
+        ++result.unidentified;
+        continue;
+      }
+      holder->comm = comm_info_of(trace, chain, *kind);
+      ++result.attached;
+    }
+  }
+  return result;
+}
+
+}  // namespace perfsim::trace_io

@@ -2,8 +2,12 @@
 
 #include <cstdio>
 
+#include "io/input_file.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
+#include "overheads/overhead_asset.hpp"
+#include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
+#include "trace_io/kineto_loader.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -27,17 +31,103 @@ std::string decimal(double value) {
   return buffer;
 }
 
+// Every Kineto trace named: a whole archive expands to one trace per rank (ordered by
+// distributedInfo.rank); files and archive members are taken in the order given.
+std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
+  std::vector<Trace> traces;
+  for (const std::string& spec : specs) {
+    if (io::is_archive_path(spec)) {
+      for (Trace& trace : trace_io::load_kineto_archive(spec)) traces.push_back(std::move(trace));
+    } else {
+      traces.push_back(trace_io::load_kineto_trace_file(spec));
+    }
+  }
+  for (std::size_t rank = 0; rank < traces.size(); ++rank) {
+    if (traces.size() > 1 && traces[rank].rank != static_cast<int>(rank)) {
+      throw InputError(traces[rank].source, "distributedInfo.rank",
+                       "trace is rank " + std::to_string(traces[rank].rank) + " but is given as "
+                       "trace number " + std::to_string(rank) + "; give one trace per rank, in "
+                       "rank order");
+    }
+  }
+  return traces;
+}
+
 }  // namespace
 
 int simulated_world_size(const SimulateOptions& options, int mpi_size) {
   if (!options.kineto_specs.empty()) {
-    throw InputError("--kineto", "", "Kineto input is not wired into simulate yet");
+    // Counting needs the files; they are small next to the simulation, and every process
+    // needs them all anyway for the shared overhead set.
+    return static_cast<int>(load_kineto_traces(options.kineto_specs).size());
   }
   return options.synthetic.ranks > 0 ? options.synthetic.ranks : mpi_size;
 }
 
+namespace {
+
+SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_size,
+                                    const std::vector<int>& local_ranks) {
+  SimulationInputs inputs;
+  inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
+  inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
+  const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
+  std::vector<Trace> traces = load_kineto_traces(options.kineto_specs);
+  const bool single_rank = options.single_rank >= 0;
+  if (single_rank && options.single_rank >= static_cast<int>(traces.size())) {
+    throw InputError("--single-rank", "", "rank " + std::to_string(options.single_rank) +
+                                              " is not among the " +
+                                              std::to_string(traces.size()) + " traces given");
+  }
+  // Overheads: one set for every rank (the same on every process, so results do not depend
+  // on the process layout), from the asset or extracted from all given traces.
+  if (!options.overheads_path.empty()) {
+    inputs.overheads = overheads::load_host_overheads(options.overheads_path);
+    inputs.notes.push_back("host overheads: " + options.overheads_path);
+  } else {
+    std::vector<HostOverheads> sets;
+    if (single_rank) {
+      sets.push_back(overheads::extract_host_overheads(traces[options.single_rank]));
+    } else {
+      for (const Trace& trace : traces) sets.push_back(overheads::extract_host_overheads(trace));
+    }
+    inputs.overheads = overheads::merge_host_overheads(sets);
+    inputs.notes.push_back("host overheads: extracted from the " + std::to_string(sets.size()) +
+                           " input trace(s) (T1 mean " +
+                           decimal(inputs.overheads.all_ops.t1.mean_us) + " us, T4 mean " +
+                           decimal(inputs.overheads.t4_all.mean_us) + " us)");
+  }
+  for (int rank : local_ranks) {
+    const int program_world = single_rank ? traces[rank].world_size : world_size;
+    inputs.programs.push_back(
+        engine::build_rank_program(traces[rank], rank, program_world, sources));
+  }
+  inputs.notes.insert(inputs.notes.begin(),
+                      "workload: " + std::to_string(traces.size()) + " Kineto trace(s), " +
+                          (traces.empty() ? std::string() : traces.front().source) +
+                          (traces.size() > 1 ? " ..." : ""));
+  inputs.notes.push_back(
+      "durations: measured (kernels as recorded; each collective takes the minimum over ranks "
+      "of its NCCL kernel time)");
+  for (const Trace& trace : traces) {
+    if (!trace.measured_step) continue;
+    if (single_rank && trace.rank != options.single_rank) continue;
+    inputs.measured_steps.emplace_back(trace.rank, trace.measured_step->duration_us);
+  }
+  inputs.attributes["workload"] = "kineto";
+  inputs.attributes["kernel_durations"] = "measured";
+  inputs.attributes["comm_durations"] = "measured";
+  std::string sources_list;
+  for (const std::string& spec : options.kineto_specs) sources_list += spec + ";";
+  inputs.attributes["inputs"] = sources_list;
+  return inputs;
+}
+
+}  // namespace
+
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
+  if (!options.kineto_specs.empty()) return load_kineto_inputs(options, world_size, local_ranks);
   SimulationInputs inputs;
   inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();

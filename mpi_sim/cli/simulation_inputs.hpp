@@ -31,6 +31,8 @@ struct SimulationInputs {
   HostOverheads overheads;
   std::vector<std::string> notes;                   // printed above the summary
   std::map<std::string, std::string> attributes;    // stored with the results
+  // (rank, measured step duration) when the traces recorded one, for the error table.
+  std::vector<std::pair<int, DurationUs>> measured_steps;
   std::unique_ptr<KernelDurationSource> kernel_source;
   std::unique_ptr<CommDurationSource> comm_source;
 };

@@ -57,6 +57,34 @@ bool is_wait_op(const Trace& trace, std::size_t position) {
   return false;
 }
 
+// The strongest blocking synchronization among the runtime calls of the op's subtree.
+HostSync host_sync_of(const Trace& trace, std::size_t position) {
+  HostSync sync = HostSync::kNone;
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    for (const RuntimeCall& call : op.runtime_calls) {
+      if (call.name == "cudaDeviceSynchronize") return HostSync::kDevice;
+      if (call.name == "cudaStreamSynchronize" || call.name == "cudaEventSynchronize") {
+        sync = HostSync::kStream;
+      }
+    }
+    for (std::int64_t child : op.child_ids) {
+      std::ptrdiff_t child_position = trace.position_of(child);
+      if (child_position >= 0) stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return sync;
+}
+
+// A copy into pageable host memory returns only when the copy is done (CUDA semantics of
+// cudaMemcpyAsync with pageable memory).
+bool host_waits_for(const Kernel& kernel) {
+  return kernel.name.find("DtoH") != std::string::npos &&
+         kernel.name.find("Pageable") != std::string::npos;
+}
+
 std::vector<int> world_members(int world_size) {
   std::vector<int> members(static_cast<std::size_t>(world_size));
   std::iota(members.begin(), members.end(), 0);
@@ -83,7 +111,7 @@ std::vector<std::int64_t> produced_buffers(const Op& comm_op) {
 }  // namespace
 
 RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
-                               const ProgramSources& sources) {
+                               const ProgramSources& sources, const ProgramOptions& options) {
   if (sources.kernels == nullptr || sources.communication == nullptr) {
     throw RuntimeFailure("build_rank_program: kernel and communication sources are required");
   }
@@ -94,12 +122,20 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
   std::map<std::string, std::size_t> next_index_in_group;
   const std::vector<int> world = world_members(world_size);
 
+  const std::optional<MeasuredStep>& step = trace.measured_step;
   for (std::size_t position : trace.top_level_positions()) {
     const Op& op = trace.ops[position];
+    if (options.measured_step_only && step && op.measured_start_us &&
+        (*op.measured_start_us < step->start_us ||
+         *op.measured_start_us >= step->start_us + step->duration_us)) {
+      continue;
+    }
     SimOp sim_op;
     sim_op.trace_position = position;
     sim_op.name = op.name;
+    sim_op.measured_start_us = op.measured_start_us.value_or(0);
     sim_op.waits_for_communication = is_wait_op(trace, position);
+    sim_op.host_sync = host_sync_of(trace, position);
     for (const TensorRef& tensor : op.inputs) {
       if (tensor.tensor_id >= 0)
         sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
@@ -199,6 +235,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       sim_kernel.stream = kernel->stream;
       sim_kernel.category = kernel->category;
       sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
+      sim_kernel.host_waits = host_waits_for(*kernel);
       if (!kernel->launch_api.empty())
         sim_kernel.launch_api = kernel->launch_api;
       sim_op.kernels.push_back(std::move(sim_kernel));

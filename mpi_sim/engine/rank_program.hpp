@@ -23,7 +23,11 @@ struct SimKernel {
   DurationUs duration_us = 0;
   std::string launch_api = "cudaLaunchKernel";
   bool is_collective = false;  // the slot where the op's collective runs
+  bool host_waits = false;     // the CPU blocks until it ends (copy to pageable host memory)
 };
+
+// A blocking synchronization the op's host code performs after its launches.
+enum class HostSync { kNone, kStream, kDevice };
 
 struct SimCollective {
   CommInfo comm;
@@ -41,6 +45,8 @@ struct SimOp {
   std::vector<SimKernel> kernels;  // launch order; a collective appears as one slot
   std::optional<SimCollective> collective;
   bool waits_for_communication = false;  // c10d wait / Work.wait(): joins the last collective
+  HostSync host_sync = HostSync::kNone;  // cudaStreamSynchronize / cudaDeviceSynchronize
+  TimestampUs measured_start_us = 0;     // when the trace recorded it (0 when unknown)
   std::vector<std::int64_t> consumed_tensor_ids;
 };
 
@@ -55,6 +61,8 @@ struct ProgramCoverage {
 
 struct RankProgram {
   int sim_rank = 0;
+  // Where this rank's clocks start: 0, or its measured start skew for validation runs.
+  TimestampUs start_us = 0;
   int world_size = 1;
   std::string source;
   std::vector<SimOp> ops;
@@ -71,9 +79,15 @@ struct ProgramSources {
   KernelExpander expand_kernels;                      // optional
 };
 
+struct ProgramOptions {
+  // Walk only the top-level ops inside the trace's measured step (ProfilerStep window) when
+  // it has one; ops outside belong to other iterations.
+  bool measured_step_only = true;
+};
+
 // `sim_rank` is the rank this trace plays; `world_size` the number of simulated ranks.
 RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
-                               const ProgramSources& sources);
+                               const ProgramSources& sources, const ProgramOptions& options = {});
 
 // A collective's identity for cross-rank matching: order, kind and size within its group.
 struct CollectiveSignature {

@@ -19,6 +19,13 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
                              ClockSync& sync, bool record_timeline)
     : program_(program), overheads_(overheads), sync_(sync), record_timeline_(record_timeline) {
   result_.sim_rank = program.sim_rank;
+  cpu_us_ = program.start_us;
+}
+
+RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
+  auto [it, inserted] = streams_.try_emplace(id);
+  if (inserted) it->second.clock_us = program_.start_us;
+  return it->second;
 }
 
 bool RankSimulator::resolved(std::size_t posted_index) {
@@ -30,7 +37,7 @@ bool RankSimulator::resolved(std::size_t posted_index) {
     return false;
   ++resolved_count_;
   const CollectiveTiming timing = *posted.timing;
-  StreamState& stream = streams_[posted.stream];
+  StreamState& stream = stream_state(posted.stream);
   if (stream.pending == posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
     stream.pending.reset();
@@ -51,6 +58,12 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
       needed.push_back(producer->second);
     }
   }
+  if (op.host_sync == HostSync::kDevice) {
+    // The host waits for every stream, communication included.
+    for (std::size_t index = 0; index < posted_.size(); ++index) {
+      if (!posted_[index].timing) needed.push_back(index);
+    }
+  }
   for (const SimKernel& kernel : op.kernels) {
     if (auto stream = streams_.find(kernel.stream);
         stream != streams_.end() && stream->second.pending) {
@@ -62,7 +75,7 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
 
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
   const Posted& posted = posted_[posted_index];
-  StreamState& stream = streams_[stream_id];
+  StreamState& stream = stream_state(stream_id);
   const TimestampUs end = posted.timing->end_us;
   if (end > stream.clock_us) {
     result_.groups[posted.group].exposed_us += end - stream.clock_us;
@@ -73,7 +86,7 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
 void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationUs duration_us,
                              KernelCategory category, const std::string& name,
                              const std::string& key) {
-  StreamState& stream = streams_[stream_id];
+  StreamState& stream = stream_state(stream_id);
   stream.busy_us += duration_us;
   stream.by_category_us[category_index(category)] += duration_us;
   result_.by_category_us[category_index(category)] += duration_us;
@@ -84,11 +97,25 @@ void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationU
   }
 }
 
+void RankSimulator::apply_host_sync(const SimOp& op) {
+  switch (op.host_sync) {
+    case HostSync::kNone:
+      return;
+    case HostSync::kStream:
+      cpu_us_ = std::max(cpu_us_, stream_state(compute_stream_).clock_us);
+      return;
+    case HostSync::kDevice:
+      for (const auto& [id, state] : streams_) cpu_us_ = std::max(cpu_us_, state.clock_us);
+      return;
+  }
+}
+
 void RankSimulator::run_op(const SimOp& op) {
   const LaunchParameters& launch = overheads_.launch;
   const TimestampUs cpu_start = cpu_us_;
   cpu_us_ += overheads_.t1_us(op.name);
   if (op.kernels.empty()) {
+    apply_host_sync(op);
     cpu_us_ += overheads_.t5_us(op.name);
   } else {
     cpu_us_ += overheads_.t2_us(op.name);
@@ -96,13 +123,13 @@ void RankSimulator::run_op(const SimOp& op) {
       const SimKernel& kernel = op.kernels[i];
       const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
       const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
-      StreamState& stream = streams_[kernel.stream];
+      StreamState& stream = stream_state(kernel.stream);
       if (kernel.is_collective) {
         const SimCollective& collective = *op.collective;
         // The communication stream waits for the work queued before it on the compute stream
         // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
         const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
-                                            streams_[compute_stream_].clock_us});
+                                            stream_state(compute_stream_).clock_us});
         CollectivePost post;
         post.sim_rank = program_.sim_rank;
         post.group = collective.group;
@@ -118,7 +145,7 @@ void RankSimulator::run_op(const SimOp& op) {
         posted.op_name = kernel.name;
         const std::size_t index = posted_.size();
         posted_.push_back(std::move(posted));
-        streams_[kernel.stream].pending = index;
+        stream_state(kernel.stream).pending = index;
         last_collective_ = index;
         for (std::int64_t tensor : collective.produced_tensor_ids)
           tensor_producer_[tensor] = index;
@@ -135,9 +162,10 @@ void RankSimulator::run_op(const SimOp& op) {
       }
       ++result_.kernels;
       cpu_us_ += t4;
-      if (i + 1 < op.kernels.size())
-        cpu_us_ += overheads_.t5_us(op.name);
+      if (kernel.host_waits) cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
+      if (i + 1 < op.kernels.size()) cpu_us_ += overheads_.t5_us(op.name);
     }
+    apply_host_sync(op);
     cpu_us_ += overheads_.t3_us(op.name);
   }
   ++result_.ops;

@@ -56,7 +56,9 @@ class RankSimulator {
   // The posted collectives op `op` needs before it may run.
   std::vector<std::size_t> requirements(const SimOp& op) const;
   void run_op(const SimOp& op);
+  void apply_host_sync(const SimOp& op);
   void wait_on_stream(StreamId stream, std::size_t posted_index);
+  StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
                 KernelCategory category, const std::string& name, const std::string& key);
 

@@ -10,7 +10,7 @@
 
 #include "trace_io/kineto_loader.hpp"
 
-namespace perfsim::trace_io {
+namespace perfsim {
 namespace {
 
 const std::string kArchive =
@@ -270,4 +270,4 @@ TEST(KinetoLoader, ReportCountsWhatWasNotUsed) {
 }
 
 }  // namespace
-}  // namespace perfsim::trace_io
+}  // namespace perfsim

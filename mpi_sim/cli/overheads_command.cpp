@@ -37,7 +37,7 @@ int extract(const ExtractOptions& options) {
   std::vector<HostOverheads> sets;
   for (const std::string& spec : options.inputs) {
     for (const io::InputBytes& input : read_traces(spec)) {
-      Trace trace = load_kineto_trace(input);
+      Trace trace = trace_io::load_kineto_trace(input);
       sets.push_back(overheads::extract_host_overheads(trace, launch));
       std::cout << "extracted " << input.source << " (rank " << trace.rank << ")\n";
     }

@@ -12,7 +12,7 @@
 namespace perfsim::cli {
 namespace {
 
-void print_kineto_notes(const KinetoLoadReport& report) {
+void print_kineto_notes(const trace_io::KinetoLoadReport& report) {
   std::cout << "kineto events: " << report.cpu_ops << " cpu_op, " << report.annotations
             << " user_annotation, " << report.runtime_calls << " runtime calls, "
             << report.gpu_activities << " GPU activities\n";
@@ -52,12 +52,13 @@ void add_trace_command(CLI::App& app, CommandRegistry& registry) {
   summary->add_option("FILE", *file, "trace: .json, .json.gz or archive.tar.gz:member")->required();
   registry.add(summary, RankScope::kRankZeroOnly, [file](const CommandContext&) -> int {
     io::InputBytes input = io::read_input(*file);
-    if (detect_trace_format(input) == TraceFormat::kKineto) {
-      KinetoLoad load = load_kineto_trace_with_report(input);
-      std::cout << format_trace_summary(summarize_trace(load.trace));
+    if (trace_io::detect_trace_format(input) == trace_io::TraceFormat::kKineto) {
+      trace_io::KinetoLoad load = trace_io::load_kineto_trace_with_report(input);
+      std::cout << trace_io::format_trace_summary(trace_io::summarize_trace(load.trace));
       print_kineto_notes(load.report);
     } else {
-      std::cout << format_trace_summary(summarize_trace(load_trace(input)));
+      std::cout << trace_io::format_trace_summary(
+          trace_io::summarize_trace(trace_io::load_trace(input)));
     }
     return 0;
   });

@@ -7,7 +7,7 @@
 
 #include "perfsim/dtype.hpp"
 
-namespace perfsim::kineto {
+namespace perfsim::trace_io {
 namespace {
 
 bool starts_with(std::string_view text, std::string_view prefix) {
@@ -219,4 +219,4 @@ CollectiveAttribution attach_collectives(Trace& trace) {
   return result;
 }
 
-}  // namespace perfsim::kineto
+}  // namespace perfsim::trace_io

@@ -16,7 +16,7 @@
 
 #include "perfsim/trace.hpp"
 
-namespace perfsim::kineto {
+namespace perfsim::trace_io {
 
 struct CollectiveAttribution {
   std::int64_t attached = 0;      // ops given a CommInfo
@@ -27,4 +27,4 @@ struct CollectiveAttribution {
 // trace.world_size unless the trace says otherwise).
 CollectiveAttribution attach_collectives(Trace& trace);
 
-}  // namespace perfsim::kineto
+}  // namespace perfsim::trace_io

@@ -9,7 +9,7 @@
 
 #include "perfsim/error.hpp"
 
-namespace perfsim::kineto {
+namespace perfsim::trace_io {
 namespace {
 
 using simdjson::dom::element;
@@ -290,4 +290,4 @@ KinetoDocument parse_kineto_document(const io::InputBytes& input) {
   return document;
 }
 
-}  // namespace perfsim::kineto
+}  // namespace perfsim::trace_io

@@ -11,7 +11,7 @@
 #include "io/input_file.hpp"
 #include "perfsim/units.hpp"
 
-namespace perfsim::kineto {
+namespace perfsim::trace_io {
 
 enum class KinetoEventKind : std::uint8_t {
   kCpuOp,        // cat "cpu_op" (and "operator" of older profilers)
@@ -62,4 +62,4 @@ struct KinetoDocument {
 // calls.
 KinetoDocument parse_kineto_document(const io::InputBytes& input);
 
-}  // namespace perfsim::kineto
+}  // namespace perfsim::trace_io

@@ -10,12 +10,8 @@
 #include "trace_io/kineto_comm.hpp"
 #include "trace_io/kineto_events.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 namespace {
-
-using kineto::KinetoDocument;
-using kineto::KinetoEvent;
-using kineto::KinetoEventKind;
 
 // Execution order of host events: by start; a longer event first (it encloses the shorter
 // one); an op before a runtime call (runtime calls are leaves); then file order, since the
@@ -237,7 +233,7 @@ void promote_launching_annotations(Trace& trace, KinetoLoadReport& report) {
 }  // namespace
 
 KinetoLoad load_kineto_trace_with_report(const io::InputBytes& input) {
-  KinetoDocument document = kineto::parse_kineto_document(input);
+  KinetoDocument document = parse_kineto_document(input);
   KinetoLoad load;
   Trace& trace = load.trace;
   trace.source = input.source;
@@ -250,7 +246,7 @@ KinetoLoad load_kineto_trace_with_report(const io::InputBytes& input) {
   TreeBuilder(document, trace, load.report).build();
   set_measured_step(trace, load.report);
   promote_launching_annotations(trace, load.report);
-  kineto::CollectiveAttribution collectives = kineto::attach_collectives(trace);
+  CollectiveAttribution collectives = attach_collectives(trace);
   load.report.collectives = collectives.attached;
   load.report.unidentified_collectives = collectives.unidentified;
   trace.reindex();
@@ -283,4 +279,4 @@ std::vector<Trace> load_kineto_archive(const std::string& archive_path) {
   return traces;
 }
 
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

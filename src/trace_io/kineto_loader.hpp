@@ -27,7 +27,7 @@
 #include "io/input_file.hpp"
 #include "perfsim/trace.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 
 // What the loader noticed without failing.
 struct KinetoLoadReport {
@@ -62,4 +62,4 @@ Trace load_kineto_trace_file(const std::string& spec);
 // InputError naming the archive when two members claim the same rank or none is a trace.
 std::vector<Trace> load_kineto_archive(const std::string& archive_path);
 
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

@@ -15,7 +15,7 @@
 #define PERFSIM_HAS_EXECUTION_TRACE_LOADER 0
 #endif
 
-namespace perfsim {
+namespace perfsim::trace_io {
 
 std::string_view trace_format_name(TraceFormat format) {
   switch (format) {
@@ -71,4 +71,4 @@ Trace load_trace(const std::string& spec) {
   return load_trace(io::read_input(spec));
 }
 
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

@@ -7,7 +7,7 @@
 #include "io/input_file.hpp"
 #include "perfsim/trace.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 
 enum class TraceFormat { kKineto, kExecutionTrace };
 
@@ -22,4 +22,4 @@ TraceFormat detect_trace_format(const io::InputBytes& input);
 Trace load_trace(const std::string& spec);
 Trace load_trace(const io::InputBytes& input);
 
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-namespace perfsim {
+namespace perfsim::trace_io {
 namespace {
 
 void tally(KernelTally& into, const Kernel& kernel) {
@@ -88,4 +88,4 @@ std::string format_trace_summary(const TraceSummary& summary) {
   return out.str();
 }
 
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

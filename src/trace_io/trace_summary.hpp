@@ -7,7 +7,7 @@
 
 #include "perfsim/trace.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 
 struct KernelTally {
   std::int64_t count = 0;
@@ -41,4 +41,4 @@ struct TraceSummary {
 TraceSummary summarize_trace(const Trace& trace);
 std::string format_trace_summary(const TraceSummary& summary);
 
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

@@ -10,7 +10,7 @@
 
 #include "trace_io/kineto_loader.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 namespace {
 
 const std::string kArchive =
@@ -270,4 +270,4 @@ TEST(KinetoLoader, ReportCountsWhatWasNotUsed) {
 }
 
 }  // namespace
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

@@ -9,7 +9,7 @@
 #include "perfsim/error.hpp"
 #include "trace_io/kineto_loader.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 namespace {
 
 struct MalformedCase {
@@ -91,4 +91,4 @@ TEST(KinetoAllowed, KernelWithoutItsLaunchIsKeptUnattributed) {
 }
 
 }  // namespace
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

@@ -24,7 +24,7 @@ void print(const char* label, const OverheadStats& stats) {
 
 TEST(OverheadsDlrm, Rank0PooledMeansArePlausible) {
   ASSERT_TRUE(std::filesystem::exists(kArchive)) << "fixture missing: " << kArchive;
-  Trace trace = load_kineto_trace_file(kRank0);
+  Trace trace = trace_io::load_kineto_trace_file(kRank0);
   HostOverheads overheads = extract_host_overheads(trace);
   std::cout << "rank 0 pooled host overheads (profiler overhead "
             << overheads.launch.profiler_cpu_overhead_us << " us per event removed):\n";
@@ -54,7 +54,7 @@ TEST(OverheadsDlrm, Rank0PooledMeansArePlausible) {
 TEST(OverheadsDlrm, AllRanksMergeIntoOneSharedSet) {
   ASSERT_TRUE(std::filesystem::exists(kArchive)) << "fixture missing: " << kArchive;
   std::vector<HostOverheads> sets;
-  for (const Trace& trace : load_kineto_archive(kArchive))
+  for (const Trace& trace : trace_io::load_kineto_archive(kArchive))
     sets.push_back(extract_host_overheads(trace));
   HostOverheads shared = merge_host_overheads(sets);
   std::int64_t t1_count = 0;

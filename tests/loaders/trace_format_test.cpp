@@ -9,7 +9,7 @@
 #include "trace_io/trace_format.hpp"
 #include "trace_io/trace_summary.hpp"
 
-namespace perfsim {
+namespace perfsim::trace_io {
 namespace {
 
 const std::string kArchive =
@@ -62,4 +62,4 @@ TEST(TraceSummary, Rank0CountsByStreamCategoryAndCollective) {
 }
 
 }  // namespace
-}  // namespace perfsim
+}  // namespace perfsim::trace_io

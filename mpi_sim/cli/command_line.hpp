@@ -41,6 +41,8 @@ class CommandRegistry {
 
 // Subcommands. Each adds itself to `app` and registers its action.
 void add_simulate_command(CLI::App& app, CommandRegistry& registry);
+void add_trace_command(CLI::App& app, CommandRegistry& registry);
+void add_overheads_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

@@ -120,6 +120,29 @@ TEST(KinetoLoader, KernelCountsAndSpanPerRank) {
   }
 }
 
+TEST(KinetoLoader, SummedKernelTimePerRank) {
+  // Not in the README table; computed from the files with
+  //   jq '[.traceEvents[] | select(.cat == "kernel") | .dur] | add' worker<r>_*.json
+  // and, adding gpu_memcpy / gpu_memset, the GPU activity sums. The engine's measured-duration
+  // active time is checked against these.
+  constexpr std::array<double, 8> kKernelUs{6832, 12582, 4560, 11014, 7713, 7292, 4609, 2805};
+  constexpr std::array<double, 8> kActivityUs{6851, 12601, 4579, 11042, 7739, 7311, 4628, 2825};
+  const auto& traces = fixture();
+  ASSERT_EQ(traces.size(), 8u);
+  for (int rank = 0; rank < 8; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    double kernel_us = 0;
+    double activity_us = 0;
+    for (const Kernel* kernel : all_activities(traces[rank])) {
+      activity_us += *kernel->measured_duration_us;
+      if (!is_copy_or_set(*kernel))
+        kernel_us += *kernel->measured_duration_us;
+    }
+    EXPECT_EQ(kernel_us, kKernelUs[rank]);
+    EXPECT_EQ(activity_us, kActivityUs[rank]);
+  }
+}
+
 TEST(KinetoLoader, UnattributedKernelsOnlyWhereLaunchesPrecedeTheProfiler) {
   // Ranks 1 and 3 hold 64 optimizer kernels whose cudaLaunchKernel was recorded before the
   // profiler window (correlation ids below every runtime call's); the others have none.

@@ -1,0 +1,25 @@
+#pragma once
+// Which trace format a file holds, decided by its content, and one entry point that loads
+// either.
+#include <string>
+#include <string_view>
+
+#include "io/input_file.hpp"
+#include "perfsim/trace.hpp"
+
+namespace perfsim::trace_io {
+
+enum class TraceFormat { kKineto, kExecutionTrace };
+
+std::string_view trace_format_name(TraceFormat format);
+
+// A Kineto trace is a JSON object with a top-level "traceEvents" key; a PyTorch execution
+// trace has "nodes". Only the top-level keys are read. Throws InputError naming the source
+// when the content is not JSON, not an object, or has neither key.
+TraceFormat detect_trace_format(const io::InputBytes& input);
+
+// `spec`: a .json / .json.gz file or "archive.tar.gz:member", either format.
+Trace load_trace(const std::string& spec);
+Trace load_trace(const io::InputBytes& input);
+
+}  // namespace perfsim::trace_io

@@ -122,6 +122,23 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
   std::map<std::string, std::size_t> next_index_in_group;
   const std::vector<int> world = world_members(world_size);
 
+  if (!trace.unattributed_kernels.empty()) {
+    SimOp queued;
+    queued.name = "(kernels queued before the trace)";
+    queued.queued_before_trace = true;
+    Op placeholder;
+    placeholder.name = queued.name;
+    for (const Kernel& kernel : trace.unattributed_kernels) {
+      SimKernel sim_kernel;
+      sim_kernel.name = kernel.name;
+      sim_kernel.stream = kernel.stream;
+      sim_kernel.category = kernel.category;
+      sim_kernel.duration_us = sources.kernels->kernel_duration_us(placeholder, kernel);
+      queued.kernels.push_back(std::move(sim_kernel));
+    }
+    program.coverage.kernels += queued.kernels.size();
+    program.ops.push_back(std::move(queued));
+  }
   const std::optional<MeasuredStep>& step = trace.measured_step;
   for (std::size_t position : trace.top_level_positions()) {
     const Op& op = trace.ops[position];

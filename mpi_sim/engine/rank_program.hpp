@@ -46,6 +46,9 @@ struct SimOp {
   std::optional<SimCollective> collective;
   bool waits_for_communication = false;  // c10d wait / Work.wait(): joins the last collective
   HostSync host_sync = HostSync::kNone;  // cudaStreamSynchronize / cudaDeviceSynchronize
+  // Kernels the host queued before the trace began (Kineto: launched before profiling); they
+  // occupy their streams from the start and cost the simulated CPU nothing.
+  bool queued_before_trace = false;
   TimestampUs measured_start_us = 0;     // when the trace recorded it (0 when unknown)
   std::vector<std::int64_t> consumed_tensor_ids;
 };

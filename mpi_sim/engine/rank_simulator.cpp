@@ -112,6 +112,16 @@ void RankSimulator::apply_host_sync(const SimOp& op) {
 
 void RankSimulator::run_op(const SimOp& op) {
   const LaunchParameters& launch = overheads_.launch;
+  if (op.queued_before_trace) {
+    for (const SimKernel& kernel : op.kernels) {
+      StreamState& stream = stream_state(kernel.stream);
+      const TimestampUs start = stream.clock_us;
+      stream.clock_us = start + kernel.duration_us;
+      add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
+      ++result_.kernels;
+    }
+    return;
+  }
   const TimestampUs cpu_start = cpu_us_;
   cpu_us_ += overheads_.t1_us(op.name);
   if (op.kernels.empty()) {

@@ -21,8 +21,7 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
     groups_[group.name] = std::move(group.ranks);
 }
 
-const FittedCurve& CollectiveModel::curve_for(const std::string& link_class,
-                                              CollectiveKind kind) const {
+FittedCurve CollectiveModel::curve_for(const std::string& link_class, CollectiveKind kind) const {
   const auto& definition = topology_.link_class(link_class);
   // A send is timed like its matching recv and vice versa.
   auto it = definition.curves.find(kind);
@@ -35,7 +34,7 @@ const FittedCurve& CollectiveModel::curve_for(const std::string& link_class,
     throw InputError(topology_.source, definition.json_pointer + "/curves",
                      "missing curve: link class '" + link_class + "' names no curve for " +
                          std::string(collective_name(kind)));
-  return curves_.at(it->second.asset);
+  return scaled_bandwidth(curves_.at(it->second.asset), it->second.bandwidth_scale);
 }
 
 CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
@@ -47,27 +46,30 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
     return prediction;
   if (route.algorithm == topology::GroupAlgorithm::kFlat) {
     const std::string& link_class = route.n_nodes > 1 ? route.inter_class : route.intra_class;
-    const FittedCurve& curve = curve_for(link_class, kind);
+    const FittedCurve curve = curve_for(link_class, kind);
     if (route.n_nodes > 1) {  // one rank per node: the NIC phase alone
       prediction.inter_curve = curve.name;
       prediction.phases = hierarchical_duration(kind, bytes, {route.n_nodes, 1, 1}, nullptr, curve,
                                                 topology_.node.nics->count);
       prediction.duration_us = prediction.phases.total_us;
+      prediction.region = prediction.phases.region;
     } else {
       prediction.intra_curve = curve.name;
-      prediction.duration_us =
-          curve.curve.duration_us(static_cast<double>(bytes) * bus_factor(kind, route.n_ranks));
+      const double bus_bytes = static_cast<double>(bytes) * bus_factor(kind, route.n_ranks);
+      prediction.duration_us = curve.curve.duration_us(bus_bytes);
+      prediction.region = curve.curve.region(bus_bytes);
     }
     return prediction;
   }
-  const FittedCurve& intra = curve_for(route.intra_class, kind);
-  const FittedCurve& inter = curve_for(route.inter_class, kind);
+  const FittedCurve intra = curve_for(route.intra_class, kind);
+  const FittedCurve inter = curve_for(route.inter_class, kind);
   prediction.intra_curve = intra.name;
   prediction.inter_curve = inter.name;
   prediction.phases = hierarchical_duration(
       kind, bytes, {route.n_nodes, route.ranks_per_node, route.nics_per_node}, &intra, inter,
       std::min(topology_.node.nics->count, inter.n_ranks / inter.n_nodes));
   prediction.duration_us = prediction.phases.total_us;
+  prediction.region = prediction.phases.region;
   return prediction;
 }
 
@@ -90,6 +92,25 @@ DurationUs CollectiveModel::collective_duration_us(const CollectiveCall& call) c
                          "' carries no CommInfo");
   const std::vector<int> ranks = ranks_of(call);
   return predict(call.comm->kind, model_message_bytes(*call.comm), ranks).duration_us;
+}
+
+std::vector<PredictionPoint> predict_sweep(const CollectiveModel& model,
+                                           const CollectiveSweep& sweep) {
+  std::vector<int> ranks(sweep.n_ranks);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const auto route = topology::resolve_group(model.topology(), ranks);
+  if (route.n_nodes != sweep.n_nodes)
+    throw InputError(model.topology().source, "/nodes",
+                     "ranks 0.." + std::to_string(sweep.n_ranks - 1) + " span " +
+                         std::to_string(route.n_nodes) + " node(s) here but '" + sweep.name +
+                         "' was measured on " + std::to_string(sweep.n_nodes));
+  std::vector<PredictionPoint> points;
+  for (const auto& sample : sweep.samples) {
+    const auto prediction = model.predict(sweep.kind, sample.bytes, ranks);
+    points.push_back(
+        {sample.bytes, sample.in_place, sample.time_us, prediction.duration_us, prediction.region});
+  }
+  return points;
 }
 
 DurationUs collective_duration_us(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,

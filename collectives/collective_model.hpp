@@ -20,7 +20,8 @@ struct CollectivePrediction {
   topology::GroupRoute route;
   std::string intra_curve;  // asset names used ("" when none)
   std::string inter_curve;
-  HierarchicalEstimate phases;  // hierarchical groups only
+  HierarchicalEstimate phases;                 // groups spanning nodes only
+  CurveRegion region = CurveRegion::kLatency;  // region of the curve that set the duration
 };
 
 class CollectiveModel final : public CommDurationSource {
@@ -44,13 +45,19 @@ class CollectiveModel final : public CommDurationSource {
   const topology::Topology& topology() const { return topology_; }
 
  private:
-  const FittedCurve& curve_for(const std::string& link_class, CollectiveKind kind) const;
+  FittedCurve curve_for(const std::string& link_class, CollectiveKind kind) const;
   std::vector<int> ranks_of(const CollectiveCall& call) const;
 
   topology::Topology topology_;
   CurveSet curves_;
   std::map<std::string, std::vector<int>> groups_;
 };
+
+// Predicts every sample of a measured sweep on ranks 0..n_ranks-1 of the model's topology.
+// Throws InputError when the topology places those ranks on a different number of nodes than
+// the sweep was measured on.
+std::vector<PredictionPoint> predict_sweep(const CollectiveModel& model,
+                                           const CollectiveSweep& sweep);
 
 // Free-function form of CollectiveModel::predict(...).duration_us.
 DurationUs collective_duration_us(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,

@@ -13,6 +13,7 @@ namespace perfsim::collectives {
 namespace {
 
 constexpr double kBusBytesPerGBpsUs = kBytesPerGB / kUsPerSecond;
+constexpr double kCentreMarginOctaves = 8.0;
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -33,6 +34,10 @@ std::optional<PiecewiseSigmoidModel> build(const Eigen::VectorXd& p, double x1, 
     x2 = p[5];
   }
   if (!(x2 > x1) || !std::isfinite(x1) || !std::isfinite(x2))
+    return std::nullopt;
+  // A sigmoid centred far outside the middle region only uses its exponential tail, with
+  // L and b growing huge and cancelling; keep the centre within reach of the region.
+  if (p[2] < x1 - kCentreMarginOctaves || p[2] > x2 + kCentreMarginOctaves)
     return std::nullopt;
   try {
     return PiecewiseSigmoidModel::from_free_parameters(std::exp2(x1), std::exp2(x2), std::exp(p[0]),

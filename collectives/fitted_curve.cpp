@@ -3,6 +3,8 @@
 #include "collectives/bus_factor.hpp"
 #include "collectives/curve_fit.hpp"
 
+#include <cmath>
+
 namespace perfsim::collectives {
 
 RegionErrors summarize_by_region(const std::vector<PredictionPoint>& points) {
@@ -34,6 +36,17 @@ std::vector<PredictionPoint> predict_with_curve(const FittedCurve& curve,
                       curve.curve.duration_us(bus_bytes), curve.curve.region(bus_bytes)});
   }
   return points;
+}
+
+FittedCurve scaled_bandwidth(const FittedCurve& curve, double bandwidth_scale) {
+  if (bandwidth_scale == 1.0)
+    return curve;
+  const auto& p = curve.curve.parameters();
+  FittedCurve scaled = curve;
+  scaled.curve = PiecewiseSigmoidModel::from_free_parameters(
+      p.m1_bus_bytes * bandwidth_scale, p.m2_bus_bytes * bandwidth_scale, p.ts_us,
+      p.bwmax_GBps * bandwidth_scale, p.x0 + std::log2(bandwidth_scale), p.k);
+  return scaled;
 }
 
 FittedCurve fit_sweep(const CollectiveSweep& sweep) {

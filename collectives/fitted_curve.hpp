@@ -25,6 +25,10 @@ struct FittedCurve {
 
 using CurveSet = std::map<std::string, FittedCurve>;
 
+// The same curve on a link `bandwidth_scale` times as fast (latency unchanged): the duration of
+// B bus bytes is the original's duration of B / scale.
+FittedCurve scaled_bandwidth(const FittedCurve& curve, double bandwidth_scale);
+
 // Per-point comparison of a prediction with a measurement.
 struct PredictionPoint {
   Bytes bytes = 0;

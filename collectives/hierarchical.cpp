@@ -75,6 +75,10 @@ HierarchicalEstimate hierarchical_duration(CollectiveKind kind, Bytes bytes,
   estimate.inter_us =
       std::max(inter.curve.duration_us(reference_bus_bytes) + step_us * extra_steps, step_us);
   estimate.total_us = std::max(estimate.intra_us, estimate.inter_us);
+  estimate.region = estimate.inter_us >= estimate.intra_us
+                        ? inter.curve.region(reference_bus_bytes)
+                        : intra->curve.region(static_cast<double>(bytes) *
+                                              bus_factor(kind, shape.ranks_per_node));
   return estimate;
 }
 

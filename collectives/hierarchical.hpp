@@ -34,6 +34,7 @@ struct HierarchicalEstimate {
   DurationUs intra_us = 0;  // 0 with one rank per node
   DurationUs inter_us = 0;
   DurationUs total_us = 0;
+  CurveRegion region = CurveRegion::kLatency;  // of the phase that set total_us
 };
 
 // `inter` must come from a multi-node sweep (n_nodes >= 2), else RuntimeFailure; `intra` may be

@@ -18,7 +18,11 @@ namespace perfsim::topology {
 enum class IntraNodeFabric { kNvSwitch, kNvLinkMesh, kPcie };
 
 struct CurveReference {
-  std::string asset;         // FittedCurve::name in the model assets
+  std::string asset;  // FittedCurve::name in the model assets
+  // A curve measured on another link used as a stand-in: its bandwidth is multiplied by this
+  // (latency unchanged), e.g. 0.5 for a 200G NIC described by a 400G sweep.
+  double bandwidth_scale = 1.0;
+  std::string note;          // why the stand-in is acceptable
   std::string json_pointer;  // where the topology names it, for errors
 };
 

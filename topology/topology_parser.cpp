@@ -250,9 +250,23 @@ LinkClass read_link_class(const ObjectReader& reader, const std::string& name) {
     const auto kind = parse_collective(key);
     if (!kind)
       curves.fail(curves.at(key), "unknown collective '" + key + "'");
-    if (!value.is_string() || value.get<std::string>().empty())
-      curves.fail(curves.at(key), "expected the name of a fitted curve in the model assets");
-    link_class.curves[*kind] = {value.get<std::string>(), curves.at(key)};
+    CurveReference reference;
+    reference.json_pointer = curves.at(key);
+    if (value.is_object()) {
+      const ObjectReader entry = curves.child(key);
+      entry.allow_only({"asset", "bandwidth_scale", "note"});
+      reference.asset = entry.text("asset");
+      reference.bandwidth_scale = entry.number("bandwidth_scale", 1.0);
+      reference.note = entry.text("note", "");
+      if (!(reference.bandwidth_scale > 0.0))
+        curves.fail(entry.at("bandwidth_scale"), "must be positive");
+    } else if (value.is_string()) {
+      reference.asset = value.get<std::string>();
+    }
+    if (reference.asset.empty())
+      curves.fail(curves.at(key),
+                  "expected the name of a fitted curve in the model assets, or {\"asset\": ...}");
+    link_class.curves[*kind] = std::move(reference);
   }
   if (link_class.curves.empty())
     reader.fail(curves.pointer(), "missing curve: link class '" + name + "' names no curve");

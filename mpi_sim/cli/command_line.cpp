@@ -54,6 +54,9 @@ int run_perfsim(int argc, char** argv) {
   app.require_subcommand(0, 1);
   CommandRegistry registry;
   add_simulate_command(app, registry);
+  add_import_command(app, registry);
+  add_fit_command(app, registry);
+  add_validate_command(app, registry);
 
   try {
     app.parse(argc, argv);

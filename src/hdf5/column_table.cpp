@@ -98,6 +98,19 @@ const std::vector<std::string>& ColumnTable::strings(const std::string& name) co
   return column_as<std::string>(*this, name, "string");
 }
 
+namespace {
+// H5Lexists fails (rather than returning false) when an intermediate group is missing, so
+// check each prefix of "/a/b/c" in turn.
+bool link_path_exists(const H5::H5File& file, const std::string& path) {
+  std::size_t position = 0;
+  while ((position = path.find('/', position + 1)) != std::string::npos) {
+    if (!file.nameExists(path.substr(0, position)))
+      return false;
+  }
+  return file.nameExists(path);
+}
+}  // namespace
+
 void write_table(const std::string& file_path, const std::string& group_path,
                  const ColumnTable& table, bool truncate_file) {
   table.rows();  // validates equal lengths before anything is written
@@ -106,7 +119,7 @@ void write_table(const std::string& file_path, const std::string& group_path,
     H5::Exception::dontPrint();
     bool exists = std::filesystem::exists(file_path);
     H5::H5File file(file_path, truncate_file || !exists ? H5F_ACC_TRUNC : H5F_ACC_RDWR);
-    if (path != "/" && file.nameExists(path))
+    if (path != "/" && link_path_exists(file, path))
       H5Ldelete(file.getId(), path.c_str(), H5P_DEFAULT);
     H5::Group group = ensure_group(file, path);
     for (const auto& [key, value] : table.attributes)

@@ -71,13 +71,14 @@ PiecewiseSigmoidModel PiecewiseSigmoidModel::from_free_parameters(double m1_bus_
 }
 
 PiecewiseSigmoidModel PiecewiseSigmoidModel::from_stored(const SigmoidCurveParameters& stored,
-                                                         const std::string& where) {
+                                                         const std::string& file,
+                                                         const std::string& location) {
   PiecewiseSigmoidModel rebuilt = [&] {
     try {
       return from_free_parameters(stored.m1_bus_bytes, stored.m2_bus_bytes, stored.ts_us,
                                   stored.bwmax_GBps, stored.x0, stored.k);
     } catch (const InputError& error) {
-      throw InputError(where, error.location(), error.problem());
+      throw InputError(file, location + ": " + error.location(), error.problem());
     }
   }();
   const auto close = [](double a, double b) {
@@ -85,7 +86,7 @@ PiecewiseSigmoidModel PiecewiseSigmoidModel::from_stored(const SigmoidCurveParam
   };
   if (!close(rebuilt.parameters_.L, stored.L) || !close(rebuilt.parameters_.b, stored.b))
     throw InputError(
-        where, "L/b",
+        file, location + ": L/b",
         "stored sigmoid (L=" + number(stored.L) + ", b=" + number(stored.b) +
             ") is not continuous with ts and BWmax (expected L=" + number(rebuilt.parameters_.L) +
             ", b=" + number(rebuilt.parameters_.b) + ")");

@@ -40,10 +40,11 @@ class PiecewiseSigmoidModel {
   static PiecewiseSigmoidModel from_free_parameters(double m1_bus_bytes, double m2_bus_bytes,
                                                     DurationUs ts_us, BandwidthGBps bwmax_GBps,
                                                     double x0, double k);
-  // Reads back stored parameters; `where` names the source for errors ("assets.h5:/x/curve").
-  // Throws InputError when L and b break continuity by more than a relative 1e-6.
+  // Reads back stored parameters; `file` and `location` ("/collectives/curves row 3") name the
+  // source in errors. Throws InputError when L and b break continuity by more than a relative
+  // 1e-6, or when the free parameters are invalid (location then adds the parameter).
   static PiecewiseSigmoidModel from_stored(const SigmoidCurveParameters& stored,
-                                           const std::string& where);
+                                           const std::string& file, const std::string& location);
 
   DurationUs duration_us(double bus_bytes) const;
   BandwidthGBps bus_bandwidth_GBps(double bus_bytes) const;

@@ -80,8 +80,8 @@ collectives::CurveSet read_collective_curves(const std::string& file_path) {
   const auto& name = table.strings("name");
   const auto& collective = table.strings("collective");
   for (std::size_t row = 0; row < table.rows(); ++row) {
-    const std::string where = file_path + ":" + kCollectiveCurvesTable + " row " +
-                              std::to_string(row) + " ('" + name[row] + "')";
+    const std::string where = std::string(kCollectiveCurvesTable) + " row " + std::to_string(row) +
+                              " ('" + name[row] + "')";
     const auto kind = parse_collective(collective[row]);
     if (!kind)
       throw InputError(file_path, where, "unknown collective '" + collective[row] + "'");
@@ -94,13 +94,14 @@ collectives::CurveSet read_collective_curves(const std::string& file_path) {
     p.m2_bus_bytes = table.doubles("m2_bus_bytes")[row];
     p.ts_us = table.doubles("ts_us")[row];
     p.bwmax_GBps = table.doubles("bwmax_GBps")[row];
-    collectives::FittedCurve curve{name[row],
-                                   *kind,
-                                   static_cast<int>(table.integers("n_ranks")[row]),
-                                   static_cast<int>(table.integers("n_nodes")[row]),
-                                   table.strings("source_file")[row],
-                                   collectives::PiecewiseSigmoidModel::from_stored(p, where),
-                                   {}};
+    collectives::FittedCurve curve{
+        name[row],
+        *kind,
+        static_cast<int>(table.integers("n_ranks")[row]),
+        static_cast<int>(table.integers("n_nodes")[row]),
+        table.strings("source_file")[row],
+        collectives::PiecewiseSigmoidModel::from_stored(p, file_path, where),
+        {}};
     curve.fit_error.gmae = table.doubles("gmae")[row];
     curve.fit_error.mape = table.doubles("mape")[row];
     curve.fit_error.stddev = table.doubles("stddev")[row];

@@ -43,13 +43,15 @@ TEST(PiecewiseSigmoid, ContinuousAtBothBounds) {
 
 TEST(PiecewiseSigmoid, StoredParametersMustBeContinuous) {
   auto stored = example().parameters();
-  EXPECT_NO_THROW(PiecewiseSigmoidModel::from_stored(stored, "assets.h5:/collectives/curves"));
+  EXPECT_NO_THROW(
+      PiecewiseSigmoidModel::from_stored(stored, "assets.h5", "/collectives/curves row 0"));
   stored.b += 0.1;  // the original code's jump
   try {
-    PiecewiseSigmoidModel::from_stored(stored, "assets.h5:/collectives/curves");
+    PiecewiseSigmoidModel::from_stored(stored, "assets.h5", "/collectives/curves row 0");
     FAIL() << "a discontinuous curve was accepted";
   } catch (const InputError& error) {
-    EXPECT_EQ(error.location(), "L/b");
+    EXPECT_EQ(error.file(), "assets.h5");
+    EXPECT_EQ(error.location(), "/collectives/curves row 0: L/b");
     EXPECT_NE(std::string(error.what()).find("not continuous"), std::string::npos);
   }
 }

@@ -78,7 +78,8 @@ std::vector<int> CollectiveModel::ranks_of(const CollectiveCall& call) const {
   if (it != groups_.end() && !it->second.empty())
     return it->second;
   if (call.group.empty() || it != groups_.end()) {
-    std::vector<int> world(topology_.world_size());
+    // The world: the traced job's ranks when the call says how many, else the whole cluster.
+    std::vector<int> world(call.group_size > 0 ? call.group_size : topology_.world_size());
     std::iota(world.begin(), world.end(), 0);
     return world;
   }

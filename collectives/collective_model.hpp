@@ -28,7 +28,8 @@ class CollectiveModel final : public CommDurationSource {
  public:
   // Checks that every curve the topology names is in `curves` (InputError naming the topology
   // file and the JSON pointer of the reference otherwise). `groups` maps the trace's process
-  // group names to global ranks; "" (or a group with no ranks) is the whole cluster.
+  // group names to global ranks; "" (or a group listed without ranks) is the world: ranks
+  // 0..call.group_size-1, or the whole cluster when group_size is 0.
   CollectiveModel(topology::Topology topology, CurveSet curves,
                   std::vector<ProcessGroup> groups = {});
 

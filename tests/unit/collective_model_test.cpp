@@ -126,3 +126,38 @@ TEST(CollectiveModel, MissingAssetNamesTheTopologyReference) {
 
 }  // namespace
 }  // namespace perfsim::collectives
+
+namespace perfsim::collectives {
+namespace {
+
+TEST(Hierarchical, BytesPerNicAndLatencySteps) {
+  // 2 nodes x 8 GPUs, one NIC per GPU: an all-reduce puts 2(2-1)/2 / 8 of the message on a NIC.
+  EXPECT_DOUBLE_EQ(bytes_per_nic_share(CollectiveKind::kAllReduce, {2, 8, 8}), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(bytes_per_nic_share(CollectiveKind::kAllReduce, {4, 8, 8}), 1.5 / 8);
+  EXPECT_DOUBLE_EQ(bytes_per_nic_share(CollectiveKind::kAllGather, {4, 8, 8}), 0.75 / 8);
+  // All-to-all: every rank's off-node bytes leave through the node's NICs.
+  EXPECT_DOUBLE_EQ(bytes_per_nic_share(CollectiveKind::kAllToAll, {4, 8, 4}), 0.75 * 8 / 4);
+  // Fewer ranks than NICs on a node: only the ranks' own NICs carry traffic.
+  EXPECT_DOUBLE_EQ(bytes_per_nic_share(CollectiveKind::kAllReduce, {2, 2, 8}), 1.0 / 2);
+  // All-reduce: min(ring 2(N-1), tree 2 ceil(log2 N)); ring steps N-1 otherwise.
+  EXPECT_EQ(inter_node_latency_steps(CollectiveKind::kAllReduce, 2), 2);
+  EXPECT_EQ(inter_node_latency_steps(CollectiveKind::kAllReduce, 4), 4);
+  EXPECT_EQ(inter_node_latency_steps(CollectiveKind::kAllReduce, 32), 10);
+  EXPECT_EQ(inter_node_latency_steps(CollectiveKind::kAllGather, 32), 31);
+  EXPECT_EQ(inter_node_latency_steps(CollectiveKind::kSend, 2), 1);
+  EXPECT_EQ(inter_node_latency_steps(CollectiveKind::kAllReduce, 1), 0);
+}
+
+TEST(Hierarchical, InterCurveMustComeFromSeveralNodes) {
+  const FittedCurve one_node{
+      "one", CollectiveKind::kAllReduce,
+      8,     1,
+      "",    PiecewiseSigmoidModel::from_free_parameters(1e4, 1e8, 20, 100, 20, 1),
+      {}};
+  EXPECT_THROW(
+      hierarchical_duration(CollectiveKind::kAllReduce, 1024, {2, 8, 8}, nullptr, one_node, 8),
+      RuntimeFailure);
+}
+
+}  // namespace
+}  // namespace perfsim::collectives

@@ -161,9 +161,9 @@ void read_comment(std::string_view body, HeaderFacts& facts, int line,
   }
   if (text.rfind("Out of bounds values", 0) == 0) {
     const auto colon = text.find(':');
-    const auto value = colon == std::string::npos
-                           ? std::nullopt
-                           : to_integer(split_words(text.substr(colon + 1)).front());
+    const auto words = colon == std::string::npos ? std::vector<std::string>{}
+                                                  : split_words(text.substr(colon + 1));
+    const auto value = words.empty() ? std::nullopt : to_integer(words.front());
     if (value && *value > 0)
       warnings.push_back(source + ": " + line_at(line) + ": " + std::to_string(*value) +
                          " out-of-bounds values reported by nccl-tests");

@@ -119,6 +119,7 @@ TEST(NcclTestsLog, RawLogWithRankLines) {
       "20.00    0.00    0.00      0\n"
       "          16             4     float     sum      -1    20.00    0.00    0.00      0    "
       "20.00    0.00    0.00    N/A\n"
+      "# Out of bounds values : 2 FAILED\n"
       "# Avg bus bandwidth    : 0.00\n";
   const auto log = parse_nccl_tests_log(text, "all_reduce_perf.log");
   EXPECT_EQ(log.sweep.n_ranks, 2);
@@ -126,6 +127,8 @@ TEST(NcclTestsLog, RawLogWithRankLines) {
   EXPECT_EQ(log.sweep.kind, CollectiveKind::kAllReduce);  // from the file name
   EXPECT_EQ(log.sweep.metadata.at("device"), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(log.sweep.samples.size(), 4u);
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_NE(log.warnings.front().find("2 out-of-bounds values"), std::string::npos);
 }
 
 }  // namespace

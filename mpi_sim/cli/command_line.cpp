@@ -56,6 +56,9 @@ int run_perfsim(int argc, char** argv) {
   add_simulate_command(app, registry);
   add_trace_command(app, registry);
   add_overheads_command(app, registry);
+  add_import_command(app, registry);
+  add_fit_command(app, registry);
+  add_validate_command(app, registry);
 
   try {
     app.parse(argc, argv);

@@ -43,6 +43,9 @@ class CommandRegistry {
 void add_simulate_command(CLI::App& app, CommandRegistry& registry);
 void add_trace_command(CLI::App& app, CommandRegistry& registry);
 void add_overheads_command(CLI::App& app, CommandRegistry& registry);
+void add_import_command(CLI::App& app, CommandRegistry& registry);
+void add_fit_command(CLI::App& app, CommandRegistry& registry);
+void add_validate_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

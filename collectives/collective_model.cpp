@@ -1,0 +1,122 @@
+#include "collectives/collective_model.hpp"
+
+#include <numeric>
+
+#include "collectives/bus_factor.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::collectives {
+
+CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
+                                 std::vector<ProcessGroup> groups)
+    : topology_(std::move(topology)), curves_(std::move(curves)) {
+  for (const auto& [class_name, link_class] : topology_.link_classes) {
+    for (const auto& [kind, reference] : link_class.curves) {
+      if (!curves_.count(reference.asset))
+        throw InputError(topology_.source, reference.json_pointer,
+                         "curve '" + reference.asset + "' is not in the model assets");
+    }
+  }
+  for (auto& group : groups)
+    groups_[group.name] = std::move(group.ranks);
+}
+
+FittedCurve CollectiveModel::curve_for(const std::string& link_class, CollectiveKind kind) const {
+  const auto& definition = topology_.link_class(link_class);
+  // A send is timed like its matching recv and vice versa.
+  auto it = definition.curves.find(kind);
+  if (it == definition.curves.end() && is_point_to_point(kind))
+    it = definition.curves.find(kind == CollectiveKind::kSend ? CollectiveKind::kRecv
+                                                              : CollectiveKind::kSend);
+  if (it == definition.curves.end() && kind == CollectiveKind::kAllToAllv)
+    it = definition.curves.find(CollectiveKind::kAllToAll);
+  if (it == definition.curves.end())
+    throw InputError(topology_.source, definition.json_pointer + "/curves",
+                     "missing curve: link class '" + link_class + "' names no curve for " +
+                         std::string(collective_name(kind)));
+  return scaled_bandwidth(curves_.at(it->second.asset), it->second.bandwidth_scale);
+}
+
+CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
+                                              std::span<const int> global_ranks) const {
+  CollectivePrediction prediction;
+  prediction.route = topology::resolve_group(topology_, global_ranks);
+  const auto& route = prediction.route;
+  if (route.algorithm == topology::GroupAlgorithm::kLocal)
+    return prediction;
+  if (route.algorithm == topology::GroupAlgorithm::kFlat) {
+    const std::string& link_class = route.n_nodes > 1 ? route.inter_class : route.intra_class;
+    const FittedCurve curve = curve_for(link_class, kind);
+    if (route.n_nodes > 1) {  // one rank per node: the NIC phase alone
+      prediction.inter_curve = curve.name;
+      prediction.phases = hierarchical_duration(kind, bytes, {route.n_nodes, 1, 1}, nullptr, curve,
+                                                topology_.node.nics->count);
+      prediction.duration_us = prediction.phases.total_us;
+      prediction.region = prediction.phases.region;
+    } else {
+      prediction.intra_curve = curve.name;
+      const double bus_bytes = static_cast<double>(bytes) * bus_factor(kind, route.n_ranks);
+      prediction.duration_us = curve.curve.duration_us(bus_bytes);
+      prediction.region = curve.curve.region(bus_bytes);
+    }
+    return prediction;
+  }
+  const FittedCurve intra = curve_for(route.intra_class, kind);
+  const FittedCurve inter = curve_for(route.inter_class, kind);
+  prediction.intra_curve = intra.name;
+  prediction.inter_curve = inter.name;
+  prediction.phases = hierarchical_duration(
+      kind, bytes, {route.n_nodes, route.ranks_per_node, route.nics_per_node}, &intra, inter,
+      std::min(topology_.node.nics->count, inter.n_ranks / inter.n_nodes));
+  prediction.duration_us = prediction.phases.total_us;
+  prediction.region = prediction.phases.region;
+  return prediction;
+}
+
+std::vector<int> CollectiveModel::ranks_of(const CollectiveCall& call) const {
+  auto it = groups_.find(call.group);
+  if (it != groups_.end() && !it->second.empty())
+    return it->second;
+  if (call.group.empty() || it != groups_.end()) {
+    // The world: the traced job's ranks when the call says how many, else the whole cluster.
+    std::vector<int> world(call.group_size > 0 ? call.group_size : topology_.world_size());
+    std::iota(world.begin(), world.end(), 0);
+    return world;
+  }
+  throw InputError(topology_.source, "process group '" + call.group + "'",
+                   "the collective model was not told this group's ranks");
+}
+
+DurationUs CollectiveModel::collective_duration_us(const CollectiveCall& call) const {
+  if (!call.comm)
+    throw RuntimeFailure("collective_duration_us: call on group '" + call.group +
+                         "' carries no CommInfo");
+  const std::vector<int> ranks = ranks_of(call);
+  return predict(call.comm->kind, model_message_bytes(*call.comm), ranks).duration_us;
+}
+
+std::vector<PredictionPoint> predict_sweep(const CollectiveModel& model,
+                                           const CollectiveSweep& sweep) {
+  std::vector<int> ranks(sweep.n_ranks);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const auto route = topology::resolve_group(model.topology(), ranks);
+  if (route.n_nodes != sweep.n_nodes)
+    throw InputError(model.topology().source, "/nodes",
+                     "ranks 0.." + std::to_string(sweep.n_ranks - 1) + " span " +
+                         std::to_string(route.n_nodes) + " node(s) here but '" + sweep.name +
+                         "' was measured on " + std::to_string(sweep.n_nodes));
+  std::vector<PredictionPoint> points;
+  for (const auto& sample : sweep.samples) {
+    const auto prediction = model.predict(sweep.kind, sample.bytes, ranks);
+    points.push_back(
+        {sample.bytes, sample.in_place, sample.time_us, prediction.duration_us, prediction.region});
+  }
+  return points;
+}
+
+DurationUs collective_duration_us(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                                  std::span<const int> global_ranks) {
+  return model.predict(kind, bytes, global_ranks).duration_us;
+}
+
+}  // namespace perfsim::collectives

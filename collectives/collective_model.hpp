@@ -1,0 +1,67 @@
+#pragma once
+// The collective cost model the engine calls: a topology plus fitted curves (model assets).
+// For a group it resolves the link classes (topology/group_route.hpp), picks each class's curve
+// for the collective, and evaluates it flat or hierarchically (hierarchical.hpp).
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/fitted_curve.hpp"
+#include "collectives/hierarchical.hpp"
+#include "perfsim/duration_source.hpp"
+#include "topology/group_route.hpp"
+#include "topology/topology.hpp"
+
+namespace perfsim::collectives {
+
+struct CollectivePrediction {
+  DurationUs duration_us = 0;
+  topology::GroupRoute route;
+  std::string intra_curve;  // asset names used ("" when none)
+  std::string inter_curve;
+  HierarchicalEstimate phases;                 // groups spanning nodes only
+  CurveRegion region = CurveRegion::kLatency;  // region of the curve that set the duration
+};
+
+class CollectiveModel final : public CommDurationSource {
+ public:
+  // Checks that every curve the topology names is in `curves` (InputError naming the topology
+  // file and the JSON pointer of the reference otherwise). `groups` maps the trace's process
+  // group names to global ranks; "" (or a group listed without ranks) is the world: ranks
+  // 0..call.group_size-1, or the whole cluster when group_size is 0.
+  CollectiveModel(topology::Topology topology, CurveSet curves,
+                  std::vector<ProcessGroup> groups = {});
+
+  // The duration on every member of call.group. The size is model_message_bytes(*call.comm)
+  // of the calling rank: for all-to-allv the engine should pass the group-wide maximum
+  // (seed 001 Sec. IV-A) so that every member computes the same duration. Throws InputError
+  // for an unknown group and when the topology names no curve for the collective.
+  DurationUs collective_duration_us(const CollectiveCall& call) const override;
+  std::string_view name() const override { return "collective-model"; }
+
+  // Direct query: a collective of `bytes` (nccl-tests size convention) over global ranks.
+  CollectivePrediction predict(CollectiveKind kind, Bytes bytes,
+                               std::span<const int> global_ranks) const;
+  const topology::Topology& topology() const { return topology_; }
+
+ private:
+  FittedCurve curve_for(const std::string& link_class, CollectiveKind kind) const;
+  std::vector<int> ranks_of(const CollectiveCall& call) const;
+
+  topology::Topology topology_;
+  CurveSet curves_;
+  std::map<std::string, std::vector<int>> groups_;
+};
+
+// Predicts every sample of a measured sweep on ranks 0..n_ranks-1 of the model's topology.
+// Throws InputError when the topology places those ranks on a different number of nodes than
+// the sweep was measured on.
+std::vector<PredictionPoint> predict_sweep(const CollectiveModel& model,
+                                           const CollectiveSweep& sweep);
+
+// Free-function form of CollectiveModel::predict(...).duration_us.
+DurationUs collective_duration_us(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                                  std::span<const int> global_ranks);
+
+}  // namespace perfsim::collectives

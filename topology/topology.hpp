@@ -1,0 +1,91 @@
+#pragma once
+// A cluster topology as configs/topologies/*.json describes it: identical nodes of GPUs, the
+// intra-node fabric (NVSwitch, an NVLink mesh with per-pair link counts, or PCIe only), PCIe
+// switches, NICs with their rails, the inter-node network, and link classes that name the
+// fitted collective curves (model-assets HDF5) used for traffic crossing them.
+//
+// Global rank r lives on node r / gpus_per_node as local GPU r % gpus_per_node.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfsim/comm.hpp"
+
+namespace perfsim::topology {
+
+enum class IntraNodeFabric { kNvSwitch, kNvLinkMesh, kPcie };
+
+struct CurveReference {
+  std::string asset;  // FittedCurve::name in the model assets
+  // A curve measured on another link used as a stand-in: its bandwidth is multiplied by this
+  // (latency unchanged), e.g. 0.5 for a 200G NIC described by a 400G sweep.
+  double bandwidth_scale = 1.0;
+  std::string note;          // why the stand-in is acceptable
+  std::string json_pointer;  // where the topology names it, for errors
+};
+
+struct LinkClass {
+  std::string name;
+  std::string medium;           // "nvlink4-nvswitch", "nvlink2", "pcie3", "infiniband-ndr", ...
+  double bandwidth_GBps = 0.0;  // nominal per-GPU, per direction; documentation only
+  std::map<CollectiveKind, CurveReference> curves;
+  std::string json_pointer;
+};
+
+struct PcieSwitch {
+  std::string name;
+  std::vector<int> gpus;
+  std::string host_bridge;  // CPU socket / root complex it hangs off
+};
+
+struct NicSet {
+  int count = 0;
+  double rate_Gbps = 0.0;
+  std::vector<std::vector<int>> rails;  // per NIC: the local GPUs it serves
+  std::string link_class;
+};
+
+struct NodeSpec {
+  int gpus = 0;
+  std::string gpu_model;
+  IntraNodeFabric fabric = IntraNodeFabric::kPcie;
+  std::string nvswitch_link_class;
+  int nvlinks_per_gpu = 0;
+  std::vector<std::vector<int>> nvlink_matrix;   // mesh: links between local GPUs i and j
+  std::map<int, std::string> ring_link_classes;  // mesh: thinnest ring link count -> class
+  std::string pcie_link_class;
+  int pcie_generation = 0;
+  std::vector<PcieSwitch> pcie_switches;
+  std::optional<NicSet> nics;
+};
+
+struct Topology {
+  std::string source;  // file path, named in errors
+  std::string name;
+  std::string description;
+  int nodes = 1;
+  NodeSpec node;
+  std::string network;  // inter-node fabric, e.g. "infiniband rail-optimized fat tree"
+  std::map<std::string, LinkClass> link_classes;
+
+  int world_size() const { return nodes * node.gpus; }
+  int node_of(int global_rank) const { return global_rank / node.gpus; }
+  int local_gpu_of(int global_rank) const { return global_rank % node.gpus; }
+  // The NIC serving local GPU `gpu` (index into nics->rails), or -1.
+  int nic_of(int local_gpu) const;
+  const LinkClass& link_class(const std::string& name) const;  // RuntimeFailure when unknown
+};
+
+// Parses and checks a topology. Throws InputError(source, JSON pointer, problem) for invalid
+// JSON, unknown or missing fields, wrong types, unknown GPU ids, an asymmetric NVLink matrix,
+// GPUs served by no NIC on a multi-node cluster, a link class that is referenced but not
+// defined, a link class without curves, and unknown collective names.
+Topology parse_topology(std::string_view json_text, const std::string& source);
+Topology load_topology(const std::string& path);
+
+// The same cluster with `nodes` nodes (configs ship one-node files; N-node clusters reuse them).
+Topology with_node_count(Topology topology, int nodes);
+
+}  // namespace perfsim::topology

@@ -1,0 +1,384 @@
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "perfsim/error.hpp"
+#include "topology/topology.hpp"
+
+namespace perfsim::topology {
+namespace {
+
+using nlohmann::json;
+
+// Reads fields of one JSON object; every problem becomes InputError(file, JSON pointer, ...).
+class ObjectReader {
+ public:
+  ObjectReader(const json& object, std::string pointer, std::string source)
+      : object_(object), pointer_(std::move(pointer)), source_(std::move(source)) {
+    if (!object_.is_object())
+      fail(pointer_.empty() ? "/" : pointer_,
+           "expected an object, got " + std::string(object_.type_name()));
+  }
+
+  ObjectReader child(const std::string& key) const { return {get(key), at(key), source_}; }
+
+  // Every key must be one of `known`: a typo is an error, not a silently ignored field.
+  void allow_only(std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, value] : object_.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        fail(at(key), "unknown field '" + key + "'");
+    }
+  }
+  bool has(const std::string& key) const { return object_.contains(key); }
+  const json& get(const std::string& key) const {
+    if (!object_.contains(key))
+      fail(at(key), "missing required field");
+    return object_.at(key);
+  }
+  const json& object() const { return object_; }
+  std::size_t array_size(const std::string& key) const {
+    const json& value = get(key);
+    if (!value.is_array())
+      fail(at(key), "expected an array, got " + std::string(value.type_name()));
+    return value.size();
+  }
+  ObjectReader element(const std::string& key, std::size_t index) const {
+    return {get(key).at(index), at(key) + "/" + std::to_string(index), source_};
+  }
+  // A sub-reader over an array element that is itself an array (rails).
+  const json& array_element(const std::string& key, std::size_t index) const {
+    return get(key).at(index);
+  }
+  std::string text(const std::string& key, std::optional<std::string> fallback = {}) const {
+    if (!has(key) && fallback)
+      return *fallback;
+    const json& value = get(key);
+    if (!value.is_string())
+      fail(at(key), "expected a string, got " + std::string(value.type_name()));
+    return value.get<std::string>();
+  }
+  int integer(const std::string& key, int minimum, std::optional<int> fallback = {}) const {
+    if (!has(key) && fallback)
+      return *fallback;
+    const json& value = get(key);
+    if (!value.is_number_integer())
+      fail(at(key), "expected an integer, got " + std::string(value.type_name()));
+    const auto result = value.get<long long>();
+    if (result < minimum)
+      fail(at(key),
+           "must be at least " + std::to_string(minimum) + ", got " + std::to_string(result));
+    return static_cast<int>(result);
+  }
+  double number(const std::string& key, std::optional<double> fallback = {}) const {
+    if (!has(key) && fallback)
+      return *fallback;
+    const json& value = get(key);
+    if (!value.is_number() || !(value.get<double>() >= 0.0))
+      fail(at(key), "expected a non-negative number");
+    return value.get<double>();
+  }
+  std::string at(const std::string& key) const { return pointer_ + "/" + key; }
+  const std::string& pointer() const { return pointer_; }
+  [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
+    throw InputError(source_, where, problem);
+  }
+
+ private:
+  const json& object_;
+  std::string pointer_;
+  std::string source_;
+};
+
+// GPU ids under `key`, or under element `index` of the array `key` when given.
+std::vector<int> gpu_list(const ObjectReader& reader, const std::string& key, int gpus,
+                          std::optional<std::size_t> index = std::nullopt) {
+  const json& value = index ? reader.array_element(key, *index) : reader.get(key);
+  const std::string pointer = reader.at(key) + (index ? "/" + std::to_string(*index) : "");
+  if (!value.is_array())
+    reader.fail(pointer, "expected an array of GPU ids");
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string where = pointer + "/" + std::to_string(i);
+    if (!value[i].is_number_integer())
+      reader.fail(where, "expected a GPU id (integer)");
+    const int id = value[i].get<int>();
+    if (id < 0 || id >= gpus)
+      reader.fail(where, "unknown GPU id " + std::to_string(id) + " (the node has GPUs 0.." +
+                             std::to_string(gpus - 1) + ")");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+void read_mesh(const ObjectReader& fabric, NodeSpec& node) {
+  const json& matrix = fabric.get("nvlink_matrix");
+  const std::string pointer = fabric.at("nvlink_matrix");
+  if (!matrix.is_array() || static_cast<int>(matrix.size()) != node.gpus)
+    fabric.fail(pointer, "expected " + std::to_string(node.gpus) + " rows, one per GPU");
+  node.nvlink_matrix.assign(node.gpus, std::vector<int>(node.gpus, 0));
+  for (int i = 0; i < node.gpus; ++i) {
+    const std::string row = pointer + "/" + std::to_string(i);
+    if (!matrix[i].is_array() || static_cast<int>(matrix[i].size()) != node.gpus)
+      fabric.fail(row, "expected " + std::to_string(node.gpus) + " link counts");
+    for (int j = 0; j < node.gpus; ++j) {
+      const json& cell = matrix[i][j];
+      if (!cell.is_number_integer() || cell.get<int>() < 0)
+        fabric.fail(row + "/" + std::to_string(j), "expected a non-negative NVLink count");
+      node.nvlink_matrix[i][j] = cell.get<int>();
+    }
+    if (node.nvlink_matrix[i][i] != 0)
+      fabric.fail(row + "/" + std::to_string(i), "a GPU has no NVLink to itself: use 0");
+  }
+  for (int i = 0; i < node.gpus; ++i) {
+    for (int j = i + 1; j < node.gpus; ++j) {
+      if (node.nvlink_matrix[i][j] != node.nvlink_matrix[j][i])
+        fabric.fail(pointer + "/" + std::to_string(i) + "/" + std::to_string(j),
+                    "asymmetric link: GPU" + std::to_string(i) + "->GPU" + std::to_string(j) +
+                        " has " + std::to_string(node.nvlink_matrix[i][j]) + " NVLinks but GPU" +
+                        std::to_string(j) + "->GPU" + std::to_string(i) + " has " +
+                        std::to_string(node.nvlink_matrix[j][i]));
+    }
+  }
+  const ObjectReader ring_classes = fabric.child("ring_link_classes");
+  for (const auto& [key, value] : ring_classes.object().items()) {
+    const std::string where = ring_classes.at(key);
+    int links = 0;
+    try {
+      links = std::stoi(key);
+    } catch (const std::exception&) {
+      fabric.fail(where, "key must be an NVLink count");
+    }
+    if (!value.is_string())
+      fabric.fail(where, "expected a link class name");
+    node.ring_link_classes[links] = value.get<std::string>();
+  }
+  std::set<int> counts;
+  for (const auto& row : node.nvlink_matrix) {
+    for (int links : row) {
+      if (links > 0)
+        counts.insert(links);
+    }
+  }
+  for (int links : counts) {
+    if (!node.ring_link_classes.count(links))
+      fabric.fail(ring_classes.pointer(), "no link class for rings whose thinnest link has " +
+                                              std::to_string(links) +
+                                              " NVLinks (the matrix uses that count)");
+  }
+}
+
+void read_fabric(const ObjectReader& fabric, NodeSpec& node) {
+  const std::string type = fabric.text("type");
+  if (type == "nvswitch") {
+    fabric.allow_only({"type", "nvlinks_per_gpu", "link_class"});
+    node.fabric = IntraNodeFabric::kNvSwitch;
+    node.nvlinks_per_gpu = fabric.integer("nvlinks_per_gpu", 1);
+    node.nvswitch_link_class = fabric.text("link_class");
+  } else if (type == "nvlink_mesh") {
+    fabric.allow_only({"type", "nvlink_matrix", "ring_link_classes"});
+    node.fabric = IntraNodeFabric::kNvLinkMesh;
+    read_mesh(fabric, node);
+  } else if (type == "pcie") {
+    fabric.allow_only({"type"});
+    node.fabric = IntraNodeFabric::kPcie;
+  } else {
+    fabric.fail(fabric.at("type"),
+                "unknown fabric '" + type + "' (expected nvswitch, nvlink_mesh or pcie)");
+  }
+}
+
+void read_pcie(const ObjectReader& pcie, NodeSpec& node) {
+  pcie.allow_only({"generation", "link_class", "switches"});
+  node.pcie_generation = pcie.integer("generation", 1, 0);
+  node.pcie_link_class = pcie.text("link_class");
+  if (!pcie.has("switches"))
+    return;
+  std::set<int> seen;
+  const std::size_t count = pcie.array_size("switches");
+  for (std::size_t i = 0; i < count; ++i) {
+    const ObjectReader entry = pcie.element("switches", i);
+    entry.allow_only({"name", "gpus", "host_bridge"});
+    PcieSwitch pcie_switch;
+    pcie_switch.name = entry.text("name");
+    pcie_switch.host_bridge = entry.text("host_bridge", "");
+    pcie_switch.gpus = gpu_list(entry, "gpus", node.gpus);
+    for (int gpu : pcie_switch.gpus) {
+      if (!seen.insert(gpu).second)
+        entry.fail(entry.at("gpus"),
+                   "GPU " + std::to_string(gpu) + " sits under two PCIe switches");
+    }
+    node.pcie_switches.push_back(std::move(pcie_switch));
+  }
+}
+
+void read_nics(const ObjectReader& nics, NodeSpec& node) {
+  nics.allow_only({"count", "rate_Gbps", "rails", "link_class"});
+  NicSet set;
+  set.count = nics.integer("count", 1);
+  set.rate_Gbps = nics.number("rate_Gbps");
+  set.link_class = nics.text("link_class");
+  const std::size_t rails = nics.array_size("rails");
+  if (static_cast<int>(rails) != set.count)
+    nics.fail(nics.at("rails"), "expected one GPU list per NIC (" + std::to_string(set.count) +
+                                    "), got " + std::to_string(rails));
+  std::set<int> served;
+  for (std::size_t i = 0; i < rails; ++i) {
+    const std::string key = "rails/" + std::to_string(i);
+    std::vector<int> gpus = gpu_list(nics, "rails", node.gpus, i);
+    for (int gpu : gpus) {
+      if (!served.insert(gpu).second)
+        nics.fail(nics.at(key), "GPU " + std::to_string(gpu) + " is served by two NICs");
+    }
+    set.rails.push_back(std::move(gpus));
+  }
+  node.nics = std::move(set);
+}
+
+LinkClass read_link_class(const ObjectReader& reader, const std::string& name) {
+  reader.allow_only({"medium", "bandwidth_GBps", "curves", "note"});
+  LinkClass link_class;
+  link_class.name = name;
+  link_class.json_pointer = reader.pointer();
+  link_class.medium = reader.text("medium");
+  link_class.bandwidth_GBps = reader.number("bandwidth_GBps", 0.0);
+  const ObjectReader curves = reader.child("curves");
+  for (const auto& [key, value] : curves.object().items()) {
+    const auto kind = parse_collective(key);
+    if (!kind)
+      curves.fail(curves.at(key), "unknown collective '" + key + "'");
+    CurveReference reference;
+    reference.json_pointer = curves.at(key);
+    if (value.is_object()) {
+      const ObjectReader entry = curves.child(key);
+      entry.allow_only({"asset", "bandwidth_scale", "note"});
+      reference.asset = entry.text("asset");
+      reference.bandwidth_scale = entry.number("bandwidth_scale", 1.0);
+      reference.note = entry.text("note", "");
+      if (!(reference.bandwidth_scale > 0.0))
+        curves.fail(entry.at("bandwidth_scale"), "must be positive");
+    } else if (value.is_string()) {
+      reference.asset = value.get<std::string>();
+    }
+    if (reference.asset.empty())
+      curves.fail(curves.at(key),
+                  "expected the name of a fitted curve in the model assets, or {\"asset\": ...}");
+    link_class.curves[*kind] = std::move(reference);
+  }
+  if (link_class.curves.empty())
+    reader.fail(curves.pointer(), "missing curve: link class '" + name + "' names no curve");
+  return link_class;
+}
+
+void check_class_defined(const Topology& topology, const std::string& name,
+                         const std::string& pointer) {
+  if (!topology.link_classes.count(name))
+    throw InputError(topology.source, pointer,
+                     "link class '" + name + "' is not defined under /link_classes");
+}
+
+}  // namespace
+
+int Topology::nic_of(int local_gpu) const {
+  if (!node.nics)
+    return -1;
+  for (std::size_t nic = 0; nic < node.nics->rails.size(); ++nic) {
+    const auto& rail = node.nics->rails[nic];
+    if (std::find(rail.begin(), rail.end(), local_gpu) != rail.end())
+      return static_cast<int>(nic);
+  }
+  return -1;
+}
+
+const LinkClass& Topology::link_class(const std::string& class_name) const {
+  auto it = link_classes.find(class_name);
+  if (it == link_classes.end())
+    throw RuntimeFailure(source + ": link class '" + class_name + "' is not defined");
+  return it->second;
+}
+
+Topology parse_topology(std::string_view json_text, const std::string& source) {
+  json document;
+  try {
+    document = json::parse(json_text);
+  } catch (const json::parse_error& error) {
+    throw InputError(source, "byte " + std::to_string(error.byte),
+                     std::string("invalid JSON: ") + error.what());
+  }
+  const ObjectReader root(document, "", source);
+  root.allow_only({"name", "description", "nodes", "node", "network", "link_classes"});
+  Topology topology;
+  topology.source = source;
+  topology.name = root.text("name");
+  topology.description = root.text("description", "");
+  topology.nodes = root.integer("nodes", 1, 1);
+  topology.network = root.text("network", "");
+
+  const ObjectReader node = root.child("node");
+  topology.node = [&] {
+    node.allow_only({"gpus", "gpu_model", "fabric", "pcie", "nics"});
+    NodeSpec spec;
+    spec.gpus = node.integer("gpus", 1);
+    spec.gpu_model = node.text("gpu_model", "");
+    read_fabric(node.child("fabric"), spec);
+    read_pcie(node.child("pcie"), spec);
+    if (node.has("nics"))
+      read_nics(node.child("nics"), spec);
+    return spec;
+  }();
+
+  const ObjectReader classes = root.child("link_classes");
+  for (const auto& [name, value] : classes.object().items())
+    topology.link_classes.emplace(name, read_link_class(classes.child(name), name));
+
+  const NodeSpec& spec = topology.node;
+  if (spec.fabric == IntraNodeFabric::kNvSwitch)
+    check_class_defined(topology, spec.nvswitch_link_class, "/node/fabric/link_class");
+  for (const auto& [links, name] : spec.ring_link_classes)
+    check_class_defined(topology, name, "/node/fabric/ring_link_classes/" + std::to_string(links));
+  check_class_defined(topology, spec.pcie_link_class, "/node/pcie/link_class");
+  if (spec.nics)
+    check_class_defined(topology, spec.nics->link_class, "/node/nics/link_class");
+  if (topology.nodes > 1) {
+    if (!spec.nics)
+      throw InputError(source, "/node/nics",
+                       "a cluster of " + std::to_string(topology.nodes) + " nodes needs NICs");
+    for (int gpu = 0; gpu < spec.gpus; ++gpu) {
+      if (topology.nic_of(gpu) < 0)
+        throw InputError(source, "/node/nics/rails",
+                         "GPU " + std::to_string(gpu) + " is served by no NIC");
+    }
+  }
+  return topology;
+}
+
+Topology load_topology(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, "", "cannot open topology file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_topology(text.str(), path);
+}
+
+Topology with_node_count(Topology topology, int nodes) {
+  if (nodes < 1)
+    throw InputError(topology.source, "/nodes", "node count must be at least 1");
+  if (nodes > 1 && !topology.node.nics)
+    throw InputError(topology.source, "/node/nics",
+                     "cannot make a " + std::to_string(nodes) + "-node cluster: no NICs");
+  if (nodes > 1) {
+    for (int gpu = 0; gpu < topology.node.gpus; ++gpu) {
+      if (topology.nic_of(gpu) < 0)
+        throw InputError(topology.source, "/node/nics/rails",
+                         "GPU " + std::to_string(gpu) + " is served by no NIC");
+    }
+  }
+  topology.nodes = nodes;
+  return topology;
+}
+
+}  // namespace perfsim::topology

@@ -102,7 +102,7 @@ TEST(CollectiveModel, ServesTheEngineThroughCommDurationSource) {
   comm.kind = CollectiveKind::kAllToAllv;
   comm.bytes_in = 1 << 20;
   comm.bytes_out = 3 << 20;  // received more than sent: the larger counts
-  CollectiveCall call{"tp/0", 8, 0, &comm, nullptr};
+  CollectiveCall call{"tp/0", 8, 0, &comm, nullptr, std::nullopt};
   EXPECT_DOUBLE_EQ(source.collective_duration_us(call),
                    curves.at(kIntra).curve.duration_us((3 << 20) * 0.875));
   comm.kind = CollectiveKind::kAllReduce;

@@ -34,9 +34,16 @@ struct CollectiveCall {
   std::optional<DurationUs> measured_kernel_time_us;
 };
 
+// How members' durations for one collective combine. A model gives each member the duration
+// of the collective as that member sees it (all-to-allv: its own sent/received bytes), so the
+// collective takes the longest. A measured source gives each member its own kernel time, which
+// includes waiting for late peers, so the collective takes the shortest.
+enum class DurationCombine { kLongest, kShortest };
+
 class CommDurationSource {
  public:
   virtual ~CommDurationSource() = default;
+  virtual DurationCombine combine() const { return DurationCombine::kLongest; }
   // Duration of the collective once every member has arrived (the same on every member).
   virtual DurationUs collective_duration_us(const CollectiveCall& call) const = 0;
   virtual std::string_view name() const = 0;

@@ -32,6 +32,10 @@ enum class KernelCategory : std::uint8_t {
 std::string_view kernel_category_name(KernelCategory category);
 KernelCategory classify_kernel(std::string_view kernel_name);
 
+// A runtime call during which the host waits for the device (cudaStreamSynchronize,
+// cudaDeviceSynchronize, cudaEventSynchronize).
+bool is_blocking_runtime_call(std::string_view call_name);
+
 // A GPU activity an op launched (kernel, memcpy, memset).
 struct Kernel {
   std::string name;
@@ -43,6 +47,11 @@ struct Kernel {
   // The runtime call that launched it (cudaLaunchKernel, cudaMemcpyAsync, ...).
   std::string launch_api;
   std::optional<DurationUs> measured_launch_us;  // T4 as recorded
+
+  // A copy into pageable host memory: its launch call returns only when the copy is done.
+  bool blocks_host() const {
+    return name.find("DtoH") != std::string::npos && name.find("Pageable") != std::string::npos;
+  }
 };
 
 // A CUDA runtime (or driver) call recorded on the host: a launch (its Kernel carries the same

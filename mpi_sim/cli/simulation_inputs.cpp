@@ -85,22 +85,55 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
     inputs.overheads = overheads::load_host_overheads(options.overheads_path);
     inputs.notes.push_back("host overheads: " + options.overheads_path);
   } else {
+    LaunchParameters extraction;
+    if (options.overhead_extraction == "replay") {
+      extraction.profiler_cpu_overhead_us = 0;
+      extraction.profiler_gpu_overhead_us = 0;
+      extraction.remove_iqr_outliers = false;
+    }
     std::vector<HostOverheads> sets;
     if (single_rank) {
-      sets.push_back(overheads::extract_host_overheads(traces[options.single_rank]));
+      sets.push_back(overheads::extract_host_overheads(traces[options.single_rank], extraction));
     } else {
-      for (const Trace& trace : traces) sets.push_back(overheads::extract_host_overheads(trace));
+      for (const Trace& trace : traces) {
+        sets.push_back(overheads::extract_host_overheads(trace, extraction));
+      }
     }
     inputs.overheads = overheads::merge_host_overheads(sets);
-    inputs.notes.push_back("host overheads: extracted from the " + std::to_string(sets.size()) +
+    inputs.notes.push_back("host overheads: extracted (" + options.overhead_extraction +
+                           ") from the " + std::to_string(sets.size()) +
                            " input trace(s) (T1 mean " +
                            decimal(inputs.overheads.all_ops.t1.mean_us) + " us, T4 mean " +
                            decimal(inputs.overheads.t4_all.mean_us) + " us)");
   }
+  // Measured step windows relative to the earliest start among the simulated ranks.
+  TimestampUs earliest_start = 0;
+  bool any_step = false;
+  for (const Trace& trace : traces) {
+    if (!trace.measured_step || (single_rank && trace.rank != options.single_rank)) continue;
+    earliest_start = any_step ? std::min(earliest_start, trace.measured_step->start_us)
+                              : trace.measured_step->start_us;
+    any_step = true;
+  }
+  for (const Trace& trace : traces) {
+    if (!trace.measured_step || (single_rank && trace.rank != options.single_rank)) continue;
+    const TimestampUs start = trace.measured_step->start_us - earliest_start;
+    inputs.measured_steps.push_back(
+        {trace.rank, start, start + trace.measured_step->duration_us});
+  }
   for (int rank : local_ranks) {
     const int program_world = single_rank ? traces[rank].world_size : world_size;
-    inputs.programs.push_back(
-        engine::build_rank_program(traces[rank], rank, program_world, sources));
+    engine::RankProgram program =
+        engine::build_rank_program(traces[rank], rank, program_world, sources);
+    if (options.start_skew == "measured" && traces[rank].measured_step) {
+      program.start_us = traces[rank].measured_step->start_us - earliest_start;
+    }
+    inputs.programs.push_back(std::move(program));
+  }
+  if (options.start_skew == "measured" && any_step) {
+    inputs.notes.push_back(
+        "start skew: each rank starts at its measured ProfilerStep start relative to the "
+        "earliest rank (--start-skew zero starts all at 0)");
   }
   inputs.notes.insert(inputs.notes.begin(),
                       "workload: " + std::to_string(traces.size()) + " Kineto trace(s), " +
@@ -109,11 +142,6 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
   inputs.notes.push_back(
       "durations: measured (kernels as recorded; each collective takes the minimum over ranks "
       "of its NCCL kernel time)");
-  for (const Trace& trace : traces) {
-    if (!trace.measured_step) continue;
-    if (single_rank && trace.rank != options.single_rank) continue;
-    inputs.measured_steps.emplace_back(trace.rank, trace.measured_step->duration_us);
-  }
   inputs.attributes["workload"] = "kineto";
   inputs.attributes["kernel_durations"] = "measured";
   inputs.attributes["comm_durations"] = "measured";

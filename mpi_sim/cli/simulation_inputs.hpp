@@ -23,6 +23,14 @@ struct SimulateOptions {
   std::string results_path = "perfsim-results.h5";
   std::string run_name = "simulate";
   std::string timeline_path;
+  // Where each rank's clocks start: "measured" (its ProfilerStep start relative to the
+  // earliest rank, so predicted step ends compare with measured ones) or "zero".
+  std::string start_skew = "measured";
+  // How overheads are extracted from the input traces when no asset is given: "replay" keeps
+  // every sample and the profiler's own cost (the prediction is of the profiled run, e.g. to
+  // validate against its step times); "paper" removes 1.5 IQR outliers and 2 us of profiler
+  // cost per event (seed 000 Sec. 4.3.3/4.4.2: predicts the run without the profiler).
+  std::string overhead_extraction = "replay";
   int stall_timeout_s = 120;
 };
 
@@ -31,8 +39,14 @@ struct SimulationInputs {
   HostOverheads overheads;
   std::vector<std::string> notes;                   // printed above the summary
   std::map<std::string, std::string> attributes;    // stored with the results
-  // (rank, measured step duration) when the traces recorded one, for the error table.
-  std::vector<std::pair<int, DurationUs>> measured_steps;
+  // Measured steps (ProfilerStep windows) relative to the earliest rank's step start, for the
+  // validation table; empty when the traces recorded none.
+  struct MeasuredRankStep {
+    int rank = 0;
+    TimestampUs start_us = 0;
+    TimestampUs end_us = 0;
+  };
+  std::vector<MeasuredRankStep> measured_steps;
   std::unique_ptr<KernelDurationSource> kernel_source;
   std::unique_ptr<CommDurationSource> comm_source;
 };

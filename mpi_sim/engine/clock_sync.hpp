@@ -3,12 +3,14 @@
 // synchronization): a collective starts when the last member is ready and ends `duration`
 // later on every member. Implementations: InProcessClockSync (every member in this process)
 // and MpiClockSync (mpi_sim/mpi/, members spread over MPI processes). Both resolve the same
-// posts to bit-identical timings: start = max(ready), duration = min(candidates), both exact.
+// posts to bit-identical timings: start = max(ready), duration = min or max of the members'
+// candidates, all exact operations.
 #include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "perfsim/duration_source.hpp"
 #include "perfsim/units.hpp"
 
 namespace perfsim::engine {
@@ -25,10 +27,12 @@ struct CollectivePost {
   std::size_t index_in_group = 0;
   std::span<const int> members;  // global simulated ranks of the group, ascending
   TimestampUs ready_us = 0;      // when this member's stream could start it
-  // This member's view of the duration. The resolved duration is the minimum over members:
-  // for a measured source the last rank to arrive waits least, so its kernel time is the
-  // transfer itself; for a model every member gives the same figure.
+  // This member's view of the duration, combined over members as `combine` says (the same on
+  // every member): the shortest for measured kernel times (the last rank to arrive waits
+  // least, so its kernel time is the transfer itself), the longest for a model (all-to-allv
+  // members see different sizes; the largest decides).
   DurationUs duration_us = 0;
+  DurationCombine combine = DurationCombine::kLongest;
 };
 
 struct CollectiveTiming {

@@ -7,7 +7,7 @@ CollectiveHandle InProcessClockSync::post(const CollectivePost& post) {
   if (complete) {
     auto& aggregate = table_.at(handle);
     aggregate.timing = CollectiveTiming{aggregate.max_ready_us,
-                                        aggregate.max_ready_us + aggregate.min_duration_us};
+                                        aggregate.max_ready_us + aggregate.duration_us};
   }
   return handle;
 }

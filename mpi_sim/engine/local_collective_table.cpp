@@ -19,7 +19,8 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
     aggregate.local_members = static_cast<int>(
         std::count_if(aggregate.members.begin(), aggregate.members.end(), is_local_));
     aggregate.max_ready_us = post.ready_us;
-    aggregate.min_duration_us = post.duration_us;
+    aggregate.duration_us = post.duration_us;
+    aggregate.combine = post.combine;
     aggregates_.push_back(std::move(aggregate));
     by_key_.emplace(std::move(key), id);
   } else {
@@ -32,7 +33,13 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
                            " names other group members than an earlier member");
     }
     aggregate.max_ready_us = std::max(aggregate.max_ready_us, post.ready_us);
-    aggregate.min_duration_us = std::min(aggregate.min_duration_us, post.duration_us);
+    if (aggregate.combine != post.combine) {
+      throw RuntimeFailure("collective " + post.group + "#" + std::to_string(post.index_in_group) +
+                           ": members use different duration sources");
+    }
+    aggregate.duration_us = aggregate.combine == DurationCombine::kShortest
+                                ? std::min(aggregate.duration_us, post.duration_us)
+                                : std::max(aggregate.duration_us, post.duration_us);
   }
   Aggregate& aggregate = aggregates_[id];
   ++aggregate.posted;

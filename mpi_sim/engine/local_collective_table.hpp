@@ -27,7 +27,8 @@ class LocalCollectiveTable {
     int local_members = 0;
     int posted = 0;
     TimestampUs max_ready_us = 0;
-    DurationUs min_duration_us = 0;
+    DurationUs duration_us = 0;  // combined over the posts so far
+    DurationCombine combine = DurationCombine::kLongest;
     std::optional<CollectiveTiming> timing;
     bool complete_locally() const { return posted == local_members; }
     bool all_members_local() const { return local_members == static_cast<int>(members.size()); }

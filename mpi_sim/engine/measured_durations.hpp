@@ -17,6 +17,7 @@ class MeasuredKernelDurations final : public KernelDurationSource {
 class MeasuredCommDurations final : public CommDurationSource {
  public:
   DurationUs collective_duration_us(const CollectiveCall& call) const override;
+  DurationCombine combine() const override { return DurationCombine::kShortest; }
   std::string_view name() const override { return "measured (min over ranks of NCCL kernel time)"; }
 };
 

@@ -66,9 +66,7 @@ HostSync host_sync_of(const Trace& trace, std::size_t position) {
     stack.pop_back();
     for (const RuntimeCall& call : op.runtime_calls) {
       if (call.name == "cudaDeviceSynchronize") return HostSync::kDevice;
-      if (call.name == "cudaStreamSynchronize" || call.name == "cudaEventSynchronize") {
-        sync = HostSync::kStream;
-      }
+      if (is_blocking_runtime_call(call.name)) sync = HostSync::kStream;
     }
     for (std::int64_t child : op.child_ids) {
       std::ptrdiff_t child_position = trace.position_of(child);
@@ -78,12 +76,6 @@ HostSync host_sync_of(const Trace& trace, std::size_t position) {
   return sync;
 }
 
-// A copy into pageable host memory returns only when the copy is done (CUDA semantics of
-// cudaMemcpyAsync with pageable memory).
-bool host_waits_for(const Kernel& kernel) {
-  return kernel.name.find("DtoH") != std::string::npos &&
-         kernel.name.find("Pageable") != std::string::npos;
-}
 
 std::vector<int> world_members(int world_size) {
   std::vector<int> members(static_cast<std::size_t>(world_size));
@@ -226,6 +218,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       if (has_measured)
         call.measured_kernel_time_us = measured_us;
       sim_collective.duration_us = sources.communication->collective_duration_us(call);
+      sim_collective.combine = sources.communication->combine();
       collective = std::move(sim_collective);
       ++program.coverage.collectives;
     }
@@ -252,7 +245,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       sim_kernel.stream = kernel->stream;
       sim_kernel.category = kernel->category;
       sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
-      sim_kernel.host_waits = host_waits_for(*kernel);
+      sim_kernel.host_waits = kernel->blocks_host();
       if (!kernel->launch_api.empty())
         sim_kernel.launch_api = kernel->launch_api;
       sim_op.kernels.push_back(std::move(sim_kernel));

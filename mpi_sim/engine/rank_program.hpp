@@ -35,6 +35,7 @@ struct SimCollective {
   std::size_t index_in_group = 0;
   std::vector<int> members;    // global simulated ranks, ascending
   DurationUs duration_us = 0;  // this rank's candidate (see CollectivePost)
+  DurationCombine combine = DurationCombine::kLongest;
   StreamId stream = kDefaultCommStream;
   std::vector<std::int64_t> produced_tensor_ids;  // buffers valid only after it ends
 };

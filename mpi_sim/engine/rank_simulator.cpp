@@ -147,6 +147,7 @@ void RankSimulator::run_op(const SimOp& op) {
         post.members = collective.members;
         post.ready_us = ready;
         post.duration_us = collective.duration_us;
+        post.combine = collective.combine;
         Posted posted;
         posted.handle = sync_.post(post);
         posted.stream = kernel.stream;

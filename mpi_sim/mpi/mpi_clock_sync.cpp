@@ -49,7 +49,7 @@ engine::CollectiveHandle MpiClockSync::post(const engine::CollectivePost& post) 
     auto& aggregate = table_.at(handle);
     if (aggregate.all_members_local()) {
       aggregate.timing = engine::CollectiveTiming{
-          aggregate.max_ready_us, aggregate.max_ready_us + aggregate.min_duration_us};
+          aggregate.max_ready_us, aggregate.max_ready_us + aggregate.duration_us};
     } else {
       start_reduction(handle.id);
     }
@@ -67,7 +67,10 @@ void MpiClockSync::start_reduction(std::size_t aggregate_id) {
   InFlight& in_flight = in_flight_.emplace_back();
   in_flight.aggregate = aggregate_id;
   in_flight.send[0] = aggregate.max_ready_us;
-  in_flight.send[1] = -aggregate.min_duration_us;  // MAX of negated = MIN
+  // One MAX reduction serves both: the negated duration's maximum is the minimum.
+  in_flight.send[1] = aggregate.combine == DurationCombine::kShortest ? -aggregate.duration_us
+                                                                      : aggregate.duration_us;
+  in_flight.shortest = aggregate.combine == DurationCombine::kShortest;
   MPI_Iallreduce(in_flight.send, in_flight.receive, 2, MPI_DOUBLE, MPI_MAX, communicator->second,
                  &in_flight.request);
   in_flight_of_aggregate_[aggregate_id] = in_flight_.size() - 1;
@@ -79,7 +82,7 @@ void MpiClockSync::complete(InFlight& in_flight) {
   in_flight.done = true;
   auto& aggregate = table_.at(engine::CollectiveHandle{in_flight.aggregate});
   const double start = in_flight.receive[0];
-  const double duration = -in_flight.receive[1];
+  const double duration = in_flight.shortest ? -in_flight.receive[1] : in_flight.receive[1];
   aggregate.timing = engine::CollectiveTiming{start, start + duration};
 }
 

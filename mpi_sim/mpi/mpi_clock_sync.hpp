@@ -44,6 +44,7 @@ class MpiClockSync final : public engine::ClockSync {
     double receive[2] = {0, 0};
     std::size_t aggregate = 0;
     bool done = false;
+    bool shortest = false;  // the duration was negated for a MIN
   };
   void start_reduction(std::size_t aggregate_id);
   void complete(InFlight& in_flight);

@@ -56,11 +56,13 @@ struct LaunchRecord {
   double launch_fraction_of_t4 = 0;
   double profiler_cpu_overhead_us = 0;
   double profiler_gpu_overhead_us = 0;
+  bool remove_iqr_outliers = true;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(CEREAL_NVP(kernel_gap_us), CEREAL_NVP(launch_fraction_of_t4),
-       CEREAL_NVP(profiler_cpu_overhead_us), CEREAL_NVP(profiler_gpu_overhead_us));
+       CEREAL_NVP(profiler_cpu_overhead_us), CEREAL_NVP(profiler_gpu_overhead_us),
+       CEREAL_NVP(remove_iqr_outliers));
   }
 };
 
@@ -99,7 +101,8 @@ AssetRecord to_record(const HostOverheads& overheads) {
   record.source_traces = overheads.source_traces;
   const LaunchParameters& launch = overheads.launch;
   record.launch = {launch.kernel_gap_us, launch.launch_fraction_of_t4,
-                   launch.profiler_cpu_overhead_us, launch.profiler_gpu_overhead_us};
+                   launch.profiler_cpu_overhead_us, launch.profiler_gpu_overhead_us,
+                   launch.remove_iqr_outliers};
   const OpOverheads& pooled = overheads.all_ops;
   record.all_ops = {to_record(pooled.t1), to_record(pooled.t2), to_record(pooled.t3),
                     to_record(pooled.t5)};
@@ -143,7 +146,8 @@ HostOverheads from_record(const AssetRecord& record, const std::string& source) 
   overheads.source_traces = record.source_traces;
   overheads.launch = {record.launch.kernel_gap_us, record.launch.launch_fraction_of_t4,
                       record.launch.profiler_cpu_overhead_us,
-                      record.launch.profiler_gpu_overhead_us};
+                      record.launch.profiler_gpu_overhead_us,
+                      record.launch.remove_iqr_outliers};
   const PooledRecord& pooled = record.all_ops;
   overheads.all_ops =
       from_record(pooled.t1, pooled.t2, pooled.t3, pooled.t5, source, "host_overheads.all_ops");

@@ -11,7 +11,8 @@ namespace {
 bool same_parameters(const LaunchParameters& a, const LaunchParameters& b) {
   return a.kernel_gap_us == b.kernel_gap_us && a.launch_fraction_of_t4 == b.launch_fraction_of_t4 &&
          a.profiler_cpu_overhead_us == b.profiler_cpu_overhead_us &&
-         a.profiler_gpu_overhead_us == b.profiler_gpu_overhead_us;
+         a.profiler_gpu_overhead_us == b.profiler_gpu_overhead_us &&
+         a.remove_iqr_outliers == b.remove_iqr_outliers;
 }
 
 void pool_into(OpOverheads& into, const OpOverheads& from) {

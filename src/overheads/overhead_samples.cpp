@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +17,9 @@ struct HostEvent {
   DurationUs duration_us = 0;
   bool is_launch = false;
   const RuntimeCall* call = nullptr;
+  // The host waits for the device during this call (a synchronize, or the launch of a copy
+  // into pageable memory): the engine models that wait itself, so it is not overhead.
+  bool blocking = false;
 };
 
 class SubtreeWalker {
@@ -40,8 +44,12 @@ class SubtreeWalker {
 
   void append_children(const Op& op, std::vector<HostEvent>& events) const {
     std::unordered_set<std::int64_t> launched;
-    for (const Kernel& kernel : op.kernels)
+    std::unordered_set<std::int64_t> blocking_launches;
+    for (const Kernel& kernel : op.kernels) {
       launched.insert(kernel.correlation_id);
+      if (kernel.blocks_host())
+        blocking_launches.insert(kernel.correlation_id);
+    }
     std::vector<Item> items;
     for (std::int64_t child_id : op.child_ids) {
       const Op* child = trace_.find(child_id);
@@ -59,10 +67,12 @@ class SubtreeWalker {
     });
     for (const Item& item : items) {
       if (item.call != nullptr) {
+        const bool blocking = is_blocking_runtime_call(item.call->name) ||
+                              blocking_launches.count(item.call->correlation_id) > 0;
         events.push_back({item.start_us, item.duration_us,
-                          launched.count(item.call->correlation_id) > 0, item.call});
+                          launched.count(item.call->correlation_id) > 0, item.call, blocking});
       } else {
-        events.push_back({item.start_us, item.duration_us, false, nullptr});
+        events.push_back({item.start_us, item.duration_us, false, nullptr, false});
         append_children(*item.op, events);
       }
     }
@@ -111,7 +121,9 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[below] + (sorted[above] - sorted[below]) * fraction;
 }
 
-OverheadStats filtered_stats(std::span<const double> samples) {
+OverheadStats filtered_stats(std::span<const double> samples, const LaunchParameters& launch) {
+  if (!launch.remove_iqr_outliers)
+    return stats_of(samples);
   std::vector<double> kept = remove_outliers_iqr(samples);
   return stats_of(kept);
 }
@@ -131,8 +143,15 @@ OverheadSamples collect_overhead_samples(const Trace& trace, const LaunchParamet
     window_end = trace.measured_step->start_us + trace.measured_step->duration_us;
   }
   auto starts = event_starts_by_thread(trace);
+  std::vector<TimestampUs> all_starts;
+  for (const auto& [thread, list] : starts)
+    all_starts.insert(all_starts.end(), list.begin(), list.end());
+  std::sort(all_starts.begin(), all_starts.end());
   SubtreeWalker walker(trace);
-  std::unordered_map<std::int64_t, const Op*> previous_on_thread;
+  // T1 is the gap the engine's single CPU clock sees: from the end of everything before (on
+  // any thread: the autograd thread runs while the main thread waits in backward()) to this
+  // op's start; overlapping ops give no gap.
+  std::optional<TimestampUs> busy_until;
 
   for (std::size_t position : trace.top_level_positions()) {
     const Op& op = trace.ops[position];
@@ -144,38 +163,57 @@ OverheadSamples collect_overhead_samples(const Trace& trace, const LaunchParamet
       continue;
     OpSamples& own = samples.per_op[op.name];
 
-    if (auto previous = previous_on_thread.find(op.thread_id);
-        previous != previous_on_thread.end()) {
-      const Op& before = *previous->second;
-      TimestampUs gap_from = *before.measured_start_us + *before.measured_duration_us;
-      std::size_t inside = count_strictly_inside(starts[op.thread_id], gap_from, start);
+    if (busy_until) {
+      const TimestampUs gap_from = std::min(*busy_until, start);
+      std::size_t inside = count_strictly_inside(all_starts, gap_from, start);
       own.t1_us.push_back(corrected(start - gap_from, inside + 1, launch));
     }
-    previous_on_thread[op.thread_id] = &op;
+    busy_until = std::max(busy_until.value_or(end), end);
 
     std::vector<HostEvent> events = walker.events_under(op);
+    // Time the host spent blocked in events strictly between positions `from` and `to`.
+    auto blocked_between = [&events](std::ptrdiff_t from, std::ptrdiff_t to) {
+      DurationUs blocked = 0;
+      for (std::ptrdiff_t i = from + 1; i < to; ++i) {
+        if (events[static_cast<std::size_t>(i)].blocking) {
+          blocked += events[static_cast<std::size_t>(i)].duration_us;
+        }
+      }
+      return blocked;
+    };
+    const auto event_count = static_cast<std::ptrdiff_t>(events.size());
     std::vector<std::size_t> launches;
     for (std::size_t i = 0; i < events.size(); ++i) {
       if (events[i].is_launch)
         launches.push_back(i);
     }
     if (launches.empty()) {
-      own.t5_us.push_back(corrected(*op.measured_duration_us, events.size(), launch));
+      own.t5_us.push_back(corrected(*op.measured_duration_us - blocked_between(-1, event_count),
+                                    events.size(), launch));
       continue;
     }
     const HostEvent& first = events[launches.front()];
     const HostEvent& last = events[launches.back()];
-    own.t2_us.push_back(corrected(first.start_us - start, launches.front(), launch));
-    own.t3_us.push_back(corrected(end - (last.start_us + last.duration_us),
-                                  events.size() - 1 - launches.back(), launch));
+    const auto first_index = static_cast<std::ptrdiff_t>(launches.front());
+    const auto last_index = static_cast<std::ptrdiff_t>(launches.back());
+    own.t2_us.push_back(corrected(first.start_us - start - blocked_between(-1, first_index),
+                                  launches.front(), launch));
+    own.t3_us.push_back(corrected(
+        end - (last.start_us + last.duration_us) - blocked_between(last_index, event_count),
+        events.size() - 1 - launches.back(), launch));
     for (std::size_t k = 1; k < launches.size(); ++k) {
       const HostEvent& previous = events[launches[k - 1]];
       const HostEvent& next = events[launches[k]];
-      own.t5_us.push_back(corrected(next.start_us - (previous.start_us + previous.duration_us),
-                                    launches[k] - launches[k - 1] - 1, launch));
+      const DurationUs blocked = blocked_between(static_cast<std::ptrdiff_t>(launches[k - 1]),
+                                                 static_cast<std::ptrdiff_t>(launches[k]));
+      own.t5_us.push_back(
+          corrected(next.start_us - (previous.start_us + previous.duration_us) - blocked,
+                    launches[k] - launches[k - 1] - 1, launch));
     }
     for (std::size_t index : launches) {
       const HostEvent& call = events[index];
+      if (call.blocking)
+        continue;  // the engine waits for the copy itself
       samples.t4_per_runtime_us[call.call->name].push_back(corrected(call.duration_us, 1, launch));
     }
   }
@@ -222,26 +260,26 @@ HostOverheads summarize_overheads(const OverheadSamples& samples, const LaunchPa
   OpSamples pooled;
   for (const auto& [name, op] : samples.per_op) {
     OpOverheads& stats = result.per_op[name];
-    stats.t1 = filtered_stats(op.t1_us);
-    stats.t2 = filtered_stats(op.t2_us);
-    stats.t3 = filtered_stats(op.t3_us);
-    stats.t5 = filtered_stats(op.t5_us);
+    stats.t1 = filtered_stats(op.t1_us, launch);
+    stats.t2 = filtered_stats(op.t2_us, launch);
+    stats.t3 = filtered_stats(op.t3_us, launch);
+    stats.t5 = filtered_stats(op.t5_us, launch);
     append(pooled.t1_us, op.t1_us);
     append(pooled.t2_us, op.t2_us);
     append(pooled.t3_us, op.t3_us);
     append(pooled.t5_us, op.t5_us);
   }
-  result.all_ops.t1 = filtered_stats(pooled.t1_us);
-  result.all_ops.t2 = filtered_stats(pooled.t2_us);
-  result.all_ops.t3 = filtered_stats(pooled.t3_us);
-  result.all_ops.t5 = filtered_stats(pooled.t5_us);
+  result.all_ops.t1 = filtered_stats(pooled.t1_us, launch);
+  result.all_ops.t2 = filtered_stats(pooled.t2_us, launch);
+  result.all_ops.t3 = filtered_stats(pooled.t3_us, launch);
+  result.all_ops.t5 = filtered_stats(pooled.t5_us, launch);
 
   std::vector<double> pooled_t4;
   for (const auto& [api, durations] : samples.t4_per_runtime_us) {
-    result.t4_per_runtime[api] = filtered_stats(durations);
+    result.t4_per_runtime[api] = filtered_stats(durations, launch);
     append(pooled_t4, durations);
   }
-  result.t4_all = filtered_stats(pooled_t4);
+  result.t4_all = filtered_stats(pooled_t4, launch);
   return result;
 }
 

@@ -51,6 +51,11 @@ KernelCategory classify_kernel(std::string_view name) {
   return KernelCategory::kOther;
 }
 
+bool is_blocking_runtime_call(std::string_view call_name) {
+  return call_name == "cudaStreamSynchronize" || call_name == "cudaDeviceSynchronize" ||
+         call_name == "cudaEventSynchronize";
+}
+
 const Attribute* Op::find_attribute(std::string_view attr_name) const {
   for (const Attribute& attribute : attributes) {
     if (attribute.name == attr_name)

@@ -1,0 +1,41 @@
+#pragma once
+// PyTorch execution traces (ET): schema 1.0.x (flat node fields: parent, inputs, input_shapes,
+// input_types, ...) and 1.1.x-chakra (ctrl_deps, inputs{values,shapes,types}, attrs list).
+//
+// What the loader fills in a Trace:
+// - ops sorted by node id (the execution order of an ET), parent_id / child_ids, thread_id
+//   (tid), tensors of inputs/outputs with shape and dtype (lists of tensors flattened), and
+//   attributes rf_id, seq_id, scope, op_schema, fw_parent, fw_tid plus every chakra attr.
+// - is_annotation: the process and thread roots, "## name ##" and ProfilerStep#N ranges, and
+//   every other user-scope record_function range (scope 7, e.g. "DistributedDataParallel.
+//   forward", "Optimizer.step#SGD.step"): they do no work themselves.
+// - CommInfo on exactly one op per collective: the c10d:: op (c10d::allreduce_,
+//   c10d::alltoall_base_, ...) when it is the parent of the record_param_comms record, else the
+//   record itself. nccl:* nodes never carry it. Attribute "comm_seq" holds the collective's
+//   sequence number on that op.
+// - Wait records (record_param_comms with collective "wait") carry no CommInfo; they get the
+//   attributes "comm_wait" = 1 and "comm_seq" = the sequence number of the collective waited on.
+// - rank: the caller's, else the rank recorded in record_param_comms, else 0 (a device
+//   "cuda:N" is not a rank). world_size: the default group's size (chakra process_group:init
+//   record, pg_size) or, in 1.0.x, the number of all-to-allv split sizes; else 1.
+// - process_groups: from the "## process_group:init ##" record in chakra files; otherwise one
+//   group named "" (the world).
+// Unknown op names are kept as they are.
+#include <optional>
+#include <string>
+
+#include "io/input_file.hpp"
+#include "perfsim/trace.hpp"
+
+namespace perfsim {
+
+// Throws InputError naming the file, the node id and the field for invalid JSON (with the
+// byte offset), a missing "schema" or "nodes", an unsupported schema, a node without id or
+// name, duplicate ids, a dangling parent, a parent cycle, malformed tensors, argument lists of
+// different lengths, an unknown collective, or split sizes that disagree with the group size.
+Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank = std::nullopt);
+
+// `spec`: "x.json", "x.json.gz" or "archive.tar.gz:member".
+Trace load_execution_trace_file(const std::string& spec, std::optional<int> rank = std::nullopt);
+
+}  // namespace perfsim

@@ -57,9 +57,12 @@ void link_op_tree(std::vector<Op>& ops, const std::string& file, const std::stri
       current = parent_position[static_cast<std::size_t>(current)];
     }
     if (current >= 0 && marks[static_cast<std::size_t>(current)] == Mark::kOnPath) {
-      NodeLocation{file, ops[static_cast<std::size_t>(current)].id}.fail(
-          parent_field, "parent cycle through node " +
-                            std::to_string(ops[static_cast<std::size_t>(current)].parent_id));
+      auto first = std::find(path.begin(), path.end(), static_cast<std::size_t>(current));
+      std::string cycle;
+      for (auto it = first; it != path.end(); ++it)
+        cycle += std::to_string(ops[*it].id) + " -> ";
+      cycle += std::to_string(ops[*first].id);
+      NodeLocation{file, ops[*first].id}.fail(parent_field, "parent cycle " + cycle);
     }
     for (std::size_t position : path)
       marks[position] = Mark::kDone;

@@ -46,6 +46,30 @@ std::vector<std::string_view> element_types(std::string_view type) {
   return result;
 }
 
+// "inputs[2][0]", built only when an error is reported: most arguments are fine, and
+// formatting a name for each of them would cost more than parsing them.
+class FieldPath {
+ public:
+  explicit FieldPath(std::string_view base) : base_(base) {}
+  void push(std::size_t index) { indices_[depth_++] = index; }
+  void pop() { --depth_; }
+  int depth() const { return depth_; }
+  std::string str() const {
+    std::string text(base_);
+    for (int i = 0; i < depth_; ++i) {
+      text.push_back('[');
+      text.append(std::to_string(indices_[static_cast<std::size_t>(i)]));
+      text.push_back(']');
+    }
+    return text;
+  }
+
+ private:
+  std::string_view base_;
+  std::array<std::size_t, kMaxListDepth + 2> indices_{};
+  int depth_ = 0;
+};
+
 bool is_tensor_type(std::string_view type) {
   return type.starts_with("Tensor(");
 }
@@ -60,16 +84,17 @@ class ArgumentReader {
 
   // Appends the tensors found in `value` (of trace type `type`) to `out`.
   void collect(dom::element value, std::string_view type, std::optional<dom::element> shape,
-               const std::string& field, int depth, std::vector<TensorRef>& out) const {
-    if (depth > kMaxListDepth)
-      where_.fail(field, "argument lists nested deeper than " + std::to_string(kMaxListDepth));
+               FieldPath& field, std::vector<TensorRef>& out) const {
+    if (field.depth() > kMaxListDepth)
+      where_.fail(field.str(),
+                  "argument lists nested deeper than " + std::to_string(kMaxListDepth));
     if (is_tensor_type(type)) {
       if (value.is_string()) {
         std::string_view text = value.get_string().value_unsafe();
         if (text.starts_with("<"))  // "<None>": an optional tensor that was not given
           return;
-        where_.fail(field, "expected a tensor entry for type " + std::string(type) + ", got \"" +
-                               std::string(text) + "\"");
+        where_.fail(field.str(), "expected a tensor entry for type " + std::string(type) +
+                                     ", got \"" + std::string(text) + "\"");
       }
       out.push_back(read_tensor(value, type, shape, field));
       return;
@@ -89,24 +114,26 @@ class ArgumentReader {
         ++shape_it;
       }
       std::string_view element_type = index < types.size() ? types[index] : std::string_view{};
-      collect(element, element_type, element_shape, field + "[" + std::to_string(index) + "]",
-              depth + 1, out);
+      field.push(index);
+      collect(element, element_type, element_shape, field, out);
+      field.pop();
       ++index;
     }
   }
 
  private:
   TensorRef read_tensor(dom::element value, std::string_view type,
-                        std::optional<dom::element> shape, const std::string& field) const {
+                        std::optional<dom::element> shape, const FieldPath& path) const {
+    auto field = [&path] { return path.str(); };
     dom::array entry;
     if (value.get_array().get(entry))
-      where_.fail(field,
+      where_.fail(field(),
                   "malformed tensor entry: expected [tensor_id, storage_id, offset, numel, "
                   "element_bytes, device]");
     if (entry.size() != kTensorArity)
-      where_.fail(field, "malformed tensor entry: " + std::to_string(entry.size()) +
-                             " elements, expected 6 [tensor_id, storage_id, offset, numel, "
-                             "element_bytes, device]");
+      where_.fail(field(), "malformed tensor entry: " + std::to_string(entry.size()) +
+                               " elements, expected 6 [tensor_id, storage_id, offset, numel, "
+                               "element_bytes, device]");
     std::array<std::int64_t, kTensorArity - 1> numbers{};
     std::size_t slot = 0;
     std::string_view device;
@@ -114,11 +141,11 @@ class ArgumentReader {
       if (slot < numbers.size()) {
         std::optional<std::int64_t> number = integer_of(part);
         if (!number)
-          where_.fail(field, "malformed tensor entry: element " + std::to_string(slot) +
-                                 " is not an integer");
+          where_.fail(field(), "malformed tensor entry: element " + std::to_string(slot) +
+                                   " is not an integer");
         numbers[slot] = *number;
       } else if (part.get_string().get(device)) {
-        where_.fail(field, "malformed tensor entry: element 5 (device) is not a string");
+        where_.fail(field(), "malformed tensor entry: element 5 (device) is not a string");
       }
       ++slot;
     }
@@ -128,26 +155,27 @@ class ArgumentReader {
     tensor.offset_elements = numbers[2];
     tensor.numel = numbers[3];
     if (tensor.numel < 0)
-      where_.fail(field, "negative numel " + std::to_string(tensor.numel));
+      where_.fail(field(), "negative numel " + std::to_string(tensor.numel));
     if (numbers[4] < 0 || numbers[4] > 64)
-      where_.fail(field, "element size " + std::to_string(numbers[4]) + " bytes is out of range");
+      where_.fail(field(), "element size " + std::to_string(numbers[4]) + " bytes is out of range");
     tensor.element_bytes = static_cast<int>(numbers[4]);
     tensor.device = std::string(device);
     tensor.dtype = parse_dtype(type).value_or(DType::kUnknown);
     if (shape)
-      tensor.shape = read_shape(*shape, field);
+      tensor.shape = read_shape(*shape, path);
     return tensor;
   }
 
-  std::vector<std::int64_t> read_shape(dom::element shape, const std::string& field) const {
+  std::vector<std::int64_t> read_shape(dom::element shape, const FieldPath& path) const {
+    auto field = [&path] { return path.str(); };
     std::vector<std::int64_t> dims;
     dom::array array;
     if (shape.get_array().get(array))
-      where_.fail(field, "tensor shape is not a list of integers");
+      where_.fail(field(), "tensor shape is not a list of integers");
     for (dom::element dim : array) {
       std::optional<std::int64_t> size = integer_of(dim);
       if (!size)
-        where_.fail(field, "tensor shape is not a list of integers");
+        where_.fail(field(), "tensor shape is not a list of integers");
       dims.push_back(*size);
     }
     return dims;
@@ -201,9 +229,10 @@ ParsedArguments read_arguments(const ArgumentLists& lists, const ArgumentFieldNa
     if ((*type_it).get_string().get(type))
       where.fail(std::string(names.types) + "[" + std::to_string(index) + "]",
                  "type is not a string");
-    std::string field = std::string(names.values) + "[" + std::to_string(index) + "]";
+    FieldPath field(names.values);
+    field.push(index);
     std::size_t first_tensor = parsed.tensors.size();
-    reader.collect(value, type, *shape_it, field, 0, parsed.tensors);
+    reader.collect(value, type, *shape_it, field, parsed.tensors);
     if (keep_raw) {
       RawArgument raw = raw_argument(value, type);
       raw.tensors.assign(parsed.tensors.begin() + static_cast<std::ptrdiff_t>(first_tensor),

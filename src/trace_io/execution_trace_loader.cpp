@@ -285,8 +285,13 @@ Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank)
   std::size_t index = 0;
   for (dom::element node : nodes)
     records.push_back(reader.read(node, index++));
-  std::stable_sort(records.begin(), records.end(),
-                   [](const NodeRecord& a, const NodeRecord& b) { return a.op.id < b.op.id; });
+  // Execution order is id order; sort positions, then move each record once.
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&records](std::size_t a, std::size_t b) {
+    return records[a].op.id < records[b].op.id;
+  });
 
   Trace trace;
   trace.source = file;
@@ -294,9 +299,9 @@ Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank)
   trace.ops.reserve(records.size());
   std::vector<std::vector<RawArgument>> raw_inputs;
   raw_inputs.reserve(records.size());
-  for (NodeRecord& record : records) {
-    trace.ops.push_back(std::move(record.op));
-    raw_inputs.push_back(std::move(record.raw_inputs));
+  for (std::size_t position : order) {
+    trace.ops.push_back(std::move(records[position].op));
+    raw_inputs.push_back(std::move(records[position].raw_inputs));
   }
   trace_io::link_op_tree(trace.ops, file, *layout == Layout::kFlat ? "parent" : "ctrl_deps");
   for (Op& op : trace.ops)

@@ -42,14 +42,35 @@ SourceParts split_spec(const std::string& spec) {
   return {spec, ""};
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
+std::optional<std::string> try_read_whole_file(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary | std::ios::ate);
   if (!stream)
-    throw InputError(path, "", "cannot open file");
-  std::ostringstream buffer;
-  buffer << stream.rdbuf();
-  return std::move(buffer).str();
+    return std::nullopt;
+  std::streamoff size = stream.tellg();
+  if (size < 0)
+    return std::nullopt;
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  stream.seekg(0);
+  if (!stream.read(bytes.data(), size))
+    return std::nullopt;
+  return bytes;
 }
+
+std::string read_whole_file(const std::string& path) {
+  std::optional<std::string> bytes = try_read_whole_file(path);
+  if (!bytes)
+    throw InputError(path, "", "cannot read file");
+  return std::move(*bytes);
+}
+
+// Lets cereal read the payload in place instead of through a copy in a stringstream.
+class MemoryBuffer : public std::streambuf {
+ public:
+  explicit MemoryBuffer(std::string_view bytes) {
+    char* begin = const_cast<char*>(bytes.data());  // the get area is only read
+    setg(begin, begin, begin + bytes.size());
+  }
+};
 
 void put_u64(std::string& out, std::uint64_t value) {
   for (int i = 0; i < 8; ++i)
@@ -65,12 +86,10 @@ std::uint64_t get_u64(const char* in) {
 
 // The cached Trace, or nullopt when the file is absent or not a valid cache file.
 std::optional<Trace> read_cache_file(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream)
+  std::optional<std::string> file_bytes = try_read_whole_file(path);
+  if (!file_bytes)
     return std::nullopt;
-  std::ostringstream buffer;
-  buffer << stream.rdbuf();
-  std::string bytes = std::move(buffer).str();
+  const std::string& bytes = *file_bytes;
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     return std::nullopt;
   std::uint64_t payload_size = get_u64(bytes.data() + 8);
@@ -81,7 +100,8 @@ std::optional<Trace> read_cache_file(const std::string& path) {
   if (trace_io::hash_bytes(payload, kPayloadSeed) != payload_hash)
     return std::nullopt;
   try {
-    std::istringstream input{std::string(payload)};
+    MemoryBuffer buffer(payload);
+    std::istream input(&buffer);
     cereal::BinaryInputArchive archive(input);
     Trace trace;
     archive(trace);

@@ -10,6 +10,7 @@
 #include "trace_io/et_communication.hpp"
 #include "trace_io/et_node_location.hpp"
 #include "trace_io/et_structure.hpp"
+#include "trace_io/et_tensor_order.hpp"
 #include "trace_io/json_error_location.hpp"
 
 namespace perfsim {
@@ -312,6 +313,7 @@ Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank)
   trace.world_size = std::max(1, comms.world_size);
   trace.process_groups = std::move(comms.process_groups);
   trace.reindex();
+  trace_io::check_communication_tensor_order(trace, file);
   return trace;
 }
 

@@ -32,7 +32,9 @@ namespace perfsim {
 // Throws InputError naming the file, the node id and the field for invalid JSON (with the
 // byte offset), a missing "schema" or "nodes", an unsupported schema, a node without id or
 // name, duplicate ids, a dangling parent, a parent cycle, malformed tensors, argument lists of
-// different lengths, an unknown collective, or split sizes that disagree with the group size.
+// different lengths, an unknown collective, split sizes that disagree with the group size, or a
+// GPU tensor consumed before the communication op that first produces it (et_tensor_order.hpp;
+// other tensors may be consumed before any producer: parameters and inputs made before tracing).
 Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank = std::nullopt);
 
 // `spec`: "x.json", "x.json.gz" or "archive.tar.gz:member".

@@ -62,6 +62,8 @@ constexpr MalformedCase kCases[] = {
      "node 3, field inputs: record_param_comms without a collective name"},
     {"et_chakra_missing_ctrl_deps.json", "node 3, field ctrl_deps: missing field"},
     {"et_chakra_inputs_without_shapes.json", "node 3, field inputs.shapes: missing field"},
+    {"et_tensor_consumed_before_comm.json",
+     "node 3, field inputs: tensor 20 is consumed before node 5 (record_param_comms) produces it"},
     {"et_process_group_init_not_json.json",
      "node 3, field inputs[0]: process-group description is not a JSON list"},
 };

@@ -8,18 +8,21 @@
 //   attributes rf_id, seq_id, scope, op_schema, fw_parent, fw_tid plus every chakra attr.
 // - is_annotation: the process and thread roots, "## name ##" and ProfilerStep#N ranges, and
 //   every other user-scope record_function range (scope 7, e.g. "DistributedDataParallel.
-//   forward", "Optimizer.step#SGD.step"): they do no work themselves.
+//   forward", "Optimizer.step#SGD.step"): they do no work themselves. nccl:* nodes (also scope
+//   7) are not annotations.
 // - CommInfo on exactly one op per collective: the c10d:: op (c10d::allreduce_,
 //   c10d::alltoall_base_, ...) when it is the parent of the record_param_comms record, else the
-//   record itself. nccl:* nodes never carry it. Attribute "comm_seq" holds the collective's
-//   sequence number on that op.
+//   record itself; a c10d::alltoall_base_ or c10d::allreduce_ with no record below it takes
+//   CommInfo from its own arguments. nccl:* nodes never carry it. Attribute "comm_seq" (and
+//   CommInfo::tag) hold the collective's sequence number. All-to-all with empty split lists is
+//   kAllToAll, with split lists kAllToAllv; bytes_in/out = input/output elements x dtype size.
 // - Wait records (record_param_comms with collective "wait") carry no CommInfo; they get the
 //   attributes "comm_wait" = 1 and "comm_seq" = the sequence number of the collective waited on.
 // - rank: the caller's, else the rank recorded in record_param_comms, else 0 (a device
 //   "cuda:N" is not a rank). world_size: the default group's size (chakra process_group:init
 //   record, pg_size) or, in 1.0.x, the number of all-to-allv split sizes; else 1.
-// - process_groups: from the "## process_group:init ##" record in chakra files; otherwise one
-//   group named "" (the world).
+// - process_groups: from the "## process_group:init ##" record in chakra files plus any other
+//   pg_name a record names; otherwise one group named "" (the world, as in 1.0.x files).
 // Unknown op names are kept as they are.
 #include <optional>
 #include <string>

@@ -68,12 +68,29 @@ FileFigures bench_file(const std::string& spec, int repeats, const std::string& 
   return figures;
 }
 
+// Removes the temporary cache directory however the benchmark ends (a bad file throws).
+class RemoveOnExit {
+ public:
+  explicit RemoveOnExit(std::filesystem::path path) : path_(std::move(path)) {}
+  RemoveOnExit(const RemoveOnExit&) = delete;
+  RemoveOnExit& operator=(const RemoveOnExit&) = delete;
+  ~RemoveOnExit() {
+    std::error_code ignored;
+    if (!path_.empty())
+      std::filesystem::remove_all(path_, ignored);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
 int run_bench_parse(const BenchParseOptions& options) {
   namespace fs = std::filesystem;
   fs::path cache_dir = options.cache_dir;
   bool temporary = cache_dir.empty();
   if (temporary)
     cache_dir = fs::temp_directory_path() / ("perfsim-bench-parse-" + std::to_string(::getpid()));
+  RemoveOnExit cleanup(temporary ? cache_dir : fs::path{});
   std::printf("best of %d repeats; MB = 1e6 bytes; cache in %s\n", options.repeats,
               cache_dir.string().c_str());
   std::printf("%-70s %10s %7s %9s %9s %8s %10s %8s\n", "file", "json_bytes", "ops", "read_ms",
@@ -87,10 +104,6 @@ int run_bench_parse(const BenchParseOptions& options) {
                 f.ops, f.read_ms, f.parse_ms, mb_per_s, f.cached_ms, speedup);
   }
   std::printf("speedup = (read_ms + parse_ms) / cached_ms; read = file I/O + gunzip + tar\n");
-  if (temporary) {
-    std::error_code ignored;
-    fs::remove_all(cache_dir, ignored);
-  }
   return 0;
 }
 

@@ -70,6 +70,16 @@ class MemoryBuffer : public std::streambuf {
     char* begin = const_cast<char*>(bytes.data());  // the get area is only read
     setg(begin, begin, begin + bytes.size());
   }
+
+ protected:
+  // cereal reads field by field; one bounded memcpy per read beats the generic loop.
+  std::streamsize xsgetn(char* out, std::streamsize count) override {
+    std::streamsize available = egptr() - gptr();
+    std::streamsize taken = count < available ? count : available;
+    std::memcpy(out, gptr(), static_cast<std::size_t>(taken));
+    setg(eback(), gptr() + taken, egptr());
+    return taken;
+  }
 };
 
 void put_u64(std::string& out, std::uint64_t value) {

@@ -23,9 +23,11 @@ std::string dlrm_member(int rank) {
   return kDlrmArchive + ":dlrm_pytorch_et/dlrm_eg_" + std::to_string(rank) + ".json";
 }
 
-void require_fixture(const std::string& path) {
-  ASSERT_TRUE(std::filesystem::exists(path))
-      << "fixture missing: " << path << " (set PERFSIM_SHARED_DATA_DIR to the shared data)";
+::testing::AssertionResult fixture_exists(const std::string& path) {
+  if (std::filesystem::exists(path))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "fixture missing: " << path << " (configure PERFSIM_SHARED_DATA_DIR)";
 }
 
 std::vector<const Op*> ops_with_comm(const Trace& trace, CollectiveKind kind) {
@@ -60,7 +62,7 @@ void expect_one_comm_per_subtree(const Trace& trace) {
 }
 
 TEST(ExecutionTraceLoader, DlrmEveryRankHas1675NodesFiveAllToAllThreeAllReduce) {
-  require_fixture(kDlrmArchive);
+  ASSERT_TRUE(fixture_exists(kDlrmArchive));
   for (int rank = 0; rank < 8; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     Trace trace = load_execution_trace_file(dlrm_member(rank));
@@ -87,7 +89,7 @@ TEST(ExecutionTraceLoader, DlrmEveryRankHas1675NodesFiveAllToAllThreeAllReduce) 
 }
 
 TEST(ExecutionTraceLoader, DlrmRankZeroAllReduceSizesAndAllToAllSplits) {
-  require_fixture(kDlrmArchive);
+  ASSERT_TRUE(fixture_exists(kDlrmArchive));
   Trace trace = load_execution_trace_file(dlrm_member(0));
   std::vector<std::int64_t> elements;
   for (const Op* op : ops_with_comm(trace, CollectiveKind::kAllReduce)) {
@@ -128,7 +130,7 @@ TEST(ExecutionTraceLoader, DlrmRankZeroAllReduceSizesAndAllToAllSplits) {
 }
 
 TEST(ExecutionTraceLoader, DlrmTreeTensorsAndAnnotations) {
-  require_fixture(kDlrmArchive);
+  ASSERT_TRUE(fixture_exists(kDlrmArchive));
   Trace trace = load_execution_trace_file(dlrm_member(0));
   EXPECT_TRUE(std::is_sorted(trace.ops.begin(), trace.ops.end(),
                              [](const Op& a, const Op& b) { return a.id < b.id; }));
@@ -180,7 +182,7 @@ TEST(ExecutionTraceLoader, DlrmTreeTensorsAndAnnotations) {
 }
 
 TEST(ExecutionTraceLoader, ResnetChakraHas14392NodesAnd27CommRecords) {
-  require_fixture(kResnetFile);
+  ASSERT_TRUE(fixture_exists(kResnetFile));
   Trace trace = load_execution_trace_file(kResnetFile);
   EXPECT_EQ(trace.ops.size(), 14392u);
   EXPECT_EQ(trace.format, "pytorch-et/1.1.0-chakra.0.0.4");
@@ -243,7 +245,7 @@ TEST(ExecutionTraceLoader, ResnetChakraHas14392NodesAnd27CommRecords) {
 }
 
 TEST(ExecutionTraceLoader, ResnetHasThreeProfilerSteps) {
-  require_fixture(kResnetFile);
+  ASSERT_TRUE(fixture_exists(kResnetFile));
   Trace trace = load_execution_trace_file(kResnetFile);
   std::vector<std::int64_t> step_ids;
   for (const Op& op : trace.ops) {
@@ -266,7 +268,7 @@ TEST(ExecutionTraceLoader, ResnetHasThreeProfilerSteps) {
 }
 
 TEST(ExecutionTraceLoader, CallerRankOverridesTheRecordedRank) {
-  require_fixture(kDlrmArchive);
+  ASSERT_TRUE(fixture_exists(kDlrmArchive));
   Trace trace = load_execution_trace_file(dlrm_member(3), 5);
   EXPECT_EQ(trace.rank, 5);
 }

@@ -192,6 +192,7 @@ CachedTraceLoad load_trace_with_cache(const std::string& spec, const std::string
     return result;
   }
   result.trace = parser(io::read_input(spec));
+  result.trace.source = spec;  // as on a cache hit, whatever path wrote the cache file
   std::error_code error;
   fs::create_directories(cache_dir, error);
   if (error) {

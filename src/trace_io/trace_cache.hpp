@@ -29,6 +29,7 @@ struct CachedTraceLoad {
 };
 
 // `parser_name` distinguishes parsers of the same bytes ("pytorch-et", "kineto", ...).
+// The returned trace's source is `spec`, from the cache or not.
 // Parse errors of the source propagate as InputError.
 CachedTraceLoad load_trace_with_cache(const std::string& spec, const std::string& cache_dir,
                                       std::string_view parser_name, const TraceParser& parser);

@@ -180,6 +180,7 @@ CachedTraceLoad load_trace_with_cache(const std::string& spec, const std::string
   if (cache_dir.empty()) {
     result.warnings.push_back("no trace cache directory (set PERFSIM_CACHE_DIR or HOME)");
     result.trace = parser(io::read_input(spec));
+    result.trace.source = spec;
     return result;
   }
   SourceParts parts = split_spec(spec);

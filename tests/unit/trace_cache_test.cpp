@@ -259,6 +259,34 @@ TEST(TraceCache, CorruptCacheFileIsIgnoredAndRewritten) {
   EXPECT_TRUE(load_et(kDlrmRank3, cache.path()).cache_hit);
 }
 
+std::string tiny_trace(int ops) {
+  std::string nodes =
+      R"({"name": "[pytorch|profiler|execution_graph|process]", "id": 1, "parent": 1,)"
+      R"( "inputs": [], "input_shapes": [], "input_types": [], "outputs": [],)"
+      R"( "output_shapes": [], "output_types": []})";
+  for (int id = 2; id < ops + 1; ++id) {
+    nodes += R"(, {"name": "aten::relu", "id": )" + std::to_string(id) +
+             R"(, "parent": 1, "inputs": [], "input_shapes": [], "input_types": [],)"
+             R"( "outputs": [], "output_shapes": [], "output_types": []})";
+  }
+  return R"({"schema": "1.0.1", "nodes": [)" + nodes + "]}";
+}
+
+TEST(TraceCache, ChangedSourceBytesMissTheCache) {
+  TemporaryDirectory cache;
+  fs::path source = cache.path() / "tiny.json";
+  std::ofstream(source) << tiny_trace(2);
+  EXPECT_FALSE(load_et(source.string(), cache.path() / "c").cache_hit);
+  CachedTraceLoad hit = load_et(source.string(), cache.path() / "c");
+  EXPECT_TRUE(hit.cache_hit);
+  EXPECT_EQ(hit.trace.ops.size(), 2u);
+  std::ofstream(source, std::ios::trunc) << tiny_trace(3);
+  CachedTraceLoad changed = load_et(source.string(), cache.path() / "c");
+  EXPECT_FALSE(changed.cache_hit);
+  EXPECT_EQ(changed.trace.ops.size(), 3u);
+  EXPECT_NE(changed.cache_file, hit.cache_file);
+}
+
 TEST(TraceCache, UnusableCacheDirectoryIsAWarning) {
   TemporaryDirectory cache;
   fs::path blocker = cache.path() / "a_file";

@@ -1,13 +1,12 @@
 #include "trace_io/et_communication.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
-#include <simdjson.h>
-
 #include "perfsim/dtype.hpp"
+#include "trace_io/et_comm_record.hpp"
 #include "trace_io/et_node_location.hpp"
+#include "trace_io/et_process_groups.hpp"
 
 namespace perfsim::trace_io {
 namespace {
@@ -15,24 +14,6 @@ namespace {
 constexpr std::string_view kCommRecord = "record_param_comms";
 constexpr std::string_view kProcessGroupInit = "## process_group:init ##";
 constexpr std::string_view kWait = "wait";
-
-std::optional<std::int64_t> int_attribute(const Op& op, std::string_view name) {
-  const Attribute* attribute = op.find_attribute(name);
-  if (attribute == nullptr)
-    return std::nullopt;
-  if (const auto* value = std::get_if<std::int64_t>(&attribute->value))
-    return *value;
-  return std::nullopt;
-}
-
-std::optional<std::string> text_attribute(const Op& op, std::string_view name) {
-  const Attribute* attribute = op.find_attribute(name);
-  if (attribute == nullptr)
-    return std::nullopt;
-  if (const auto* value = std::get_if<std::string>(&attribute->value))
-    return *value;
-  return std::nullopt;
-}
 
 void set_attribute(Op& op, std::string name, std::int64_t value) {
   for (Attribute& attribute : op.attributes) {
@@ -44,36 +25,6 @@ void set_attribute(Op& op, std::string name, std::int64_t value) {
   op.attributes.push_back({std::move(name), value});
 }
 
-// Chakra writes split sizes as a string: "[]" or "[96, 224, 288]".
-std::vector<std::int64_t> parse_split_list(std::string_view text, const NodeLocation& where,
-                                           std::string_view field) {
-  std::vector<std::int64_t> sizes;
-  auto fail = [&] { where.fail(field, "malformed split size list \"" + std::string(text) + "\""); };
-  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
-    fail();
-  std::string_view inner = text.substr(1, text.size() - 2);
-  while (!inner.empty()) {
-    while (!inner.empty() && (inner.front() == ' ' || inner.front() == ','))
-      inner.remove_prefix(1);
-    if (inner.empty())
-      break;
-    std::int64_t value = 0;
-    auto [end, error] = std::from_chars(inner.data(), inner.data() + inner.size(), value);
-    if (error != std::errc{})
-      fail();
-    sizes.push_back(value);
-    inner.remove_prefix(static_cast<std::size_t>(end - inner.data()));
-  }
-  return sizes;
-}
-
-std::int64_t total_numel(const std::vector<TensorRef>& tensors) {
-  std::int64_t total = 0;
-  for (const TensorRef& tensor : tensors)
-    total += tensor.numel;
-  return total;
-}
-
 bool is_all_to_all(CollectiveKind kind) {
   return kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllToAllv;
 }
@@ -82,135 +33,15 @@ bool has_root(CollectiveKind kind) {
   return kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
 }
 
-// What one record_param_comms says, from its positional inputs and (chakra) its attrs.
-// Positional layout, relative to the collective-name string at index p:
-//   [input tensors (p-4)], seq (p-3), process group (p-2), rank/root/peer (p-1), name (p),
-//   input split sizes (p+1), output split sizes (p+2).
-struct CommRecord {
-  std::string collective;
-  std::string collective_field;
-  std::optional<std::int64_t> seq;
-  std::optional<std::int64_t> rank_argument;
-  std::vector<std::int64_t> in_split;
-  std::vector<std::int64_t> out_split;
-  std::string split_field;
-  std::string group_name;
-  std::string group_description;
-  std::optional<std::int64_t> group_key;  // 1.0.x: the process-group object's address
-  int group_size = 0;
-  std::optional<std::int64_t> global_rank_start;
-  std::optional<std::int64_t> global_rank_stride;
-  DType dtype = DType::kUnknown;
-  std::int64_t in_elements = 0;
-  std::int64_t out_elements = 0;
-  int fallback_element_bytes = 0;
-};
-
-CommRecord read_comm_record(const Op& op, const std::vector<RawArgument>& raw,
-                            const NodeLocation& where) {
-  CommRecord record;
-  std::optional<std::size_t> name_index;
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i].type == "String" && raw[i].text) {
-      name_index = i;
-      break;
-    }
-  }
-  std::vector<TensorRef> input_tensors;
-  if (name_index) {
-    std::size_t p = *name_index;
-    record.collective = *raw[p].text;
-    record.collective_field = "inputs[" + std::to_string(p) + "]";
-    if (p >= 3)
-      record.seq = raw[p - 3].integer;
-    if (p >= 2) {
-      const RawArgument& group = raw[p - 2];
-      if (group.texts.size() == 2) {
-        record.group_name = group.texts[0];
-        record.group_description = group.texts[1];
-      }
-      record.group_key = group.integer;
-    }
-    if (p >= 1)
-      record.rank_argument = raw[p - 1].integer;
-    if (p + 1 < raw.size())
-      record.in_split = raw[p + 1].integers;
-    if (p + 2 < raw.size())
-      record.out_split = raw[p + 2].integers;
-    record.split_field = "inputs[" + std::to_string(p + 1) + "]";
-    if (p >= 4)
-      input_tensors = raw[p - 4].tensors;
-  }
-  if (auto name = text_attribute(op, "collective_name")) {
-    record.collective = *name;
-    record.collective_field = "attrs.collective_name";
-  }
-  if (record.collective.empty())
-    where.fail("inputs", "record_param_comms without a collective name");
-  if (auto text = text_attribute(op, "in_split_size")) {
-    record.in_split = parse_split_list(*text, where, "attrs.in_split_size");
-    record.split_field = "attrs.in_split_size";
-  }
-  if (auto text = text_attribute(op, "out_split_size"))
-    record.out_split = parse_split_list(*text, where, "attrs.out_split_size");
-  if (auto name = text_attribute(op, "pg_name"))
-    record.group_name = *name;
-  if (auto description = text_attribute(op, "pg_desc"))
-    record.group_description = *description;
-  if (auto size = int_attribute(op, "pg_size"))
-    record.group_size = static_cast<int>(*size);
-  record.global_rank_start = int_attribute(op, "global_rank_start");
-  record.global_rank_stride = int_attribute(op, "global_rank_stride");
-
-  const std::vector<TensorRef>& first_tensors = input_tensors.empty() ? op.inputs : input_tensors;
-  if (!first_tensors.empty()) {
-    record.dtype = first_tensors.front().dtype;
-    record.fallback_element_bytes = first_tensors.front().element_bytes;
-  }
-  if (auto dtype_name = text_attribute(op, "dtype"))
-    record.dtype = parse_dtype(*dtype_name).value_or(record.dtype);
-  record.in_elements = int_attribute(op, "in_msg_nelems").value_or(total_numel(input_tensors));
-  record.out_elements = int_attribute(op, "out_msg_nelems").value_or(total_numel(op.outputs));
-  return record;
-}
-
 class CommunicationBuilder {
  public:
   CommunicationBuilder(std::vector<Op>& ops, const std::string& file) : ops_(ops), file_(file) {}
 
   void read_process_groups(const Op& op, const std::vector<RawArgument>& raw) {
-    NodeLocation where{file_, op.id};
-    if (raw.empty() || !raw.front().text)
-      where.fail("inputs[0]", "process_group:init record without its JSON description");
-    simdjson::dom::parser parser;
-    simdjson::padded_string json(*raw.front().text);
-    simdjson::dom::array groups;
-    if (parser.parse(json).get_array().get(groups))
-      where.fail("inputs[0]", "process-group description is not a JSON list");
-    for (simdjson::dom::element entry : groups) {
-      ProcessGroup group;
-      std::string_view text;
-      if (entry["pg_name"].get_string().get(text))
-        where.fail("inputs[0]", "process group without pg_name");
-      group.name = std::string(text);
-      if (!entry["pg_desc"].get_string().get(text))
-        group.description = std::string(text);
-      simdjson::dom::array ranks;
-      if (!entry["ranks"].get_array().get(ranks)) {
-        for (simdjson::dom::element rank : ranks) {
-          std::int64_t value = 0;
-          if (rank.get_int64().get(value))
-            where.fail("inputs[0]", "process group " + group.name + ": rank is not an integer");
-          group.ranks.push_back(static_cast<int>(value));
-        }
-      }
-      std::sort(group.ranks.begin(), group.ranks.end());
-      std::int64_t size = 0;
-      if (!entry["group_size"].get_int64().get(size) &&
-          (group.ranks.empty() || group.description == "default_pg"))
-        summary_.world_size = std::max(summary_.world_size, static_cast<int>(size));
+    ProcessGroupInit init = read_process_group_init(op, raw, file_);
+    summary_.world_size = std::max(summary_.world_size, init.world_size);
+    for (ProcessGroup& group : init.groups)
       add_group(std::move(group));
-    }
   }
 
   void read_record(std::size_t position, const std::vector<RawArgument>& raw) {

@@ -41,9 +41,10 @@ double best_ms(int repeats, const std::function<void()>& work) {
 struct FileFigures {
   std::size_t json_bytes = 0;
   std::size_t ops = 0;
-  double read_ms = 0;    // file I/O, gunzip, tar
-  double parse_ms = 0;   // JSON to Trace
-  double cached_ms = 0;  // hash source, read and deserialize the cache file
+  double read_ms = 0;        // file I/O, gunzip, tar
+  double parse_ms = 0;       // JSON to Trace, as one load_execution_trace call
+  double warm_parse_ms = 0;  // the same with a JSON parser reused from the previous load
+  double cached_ms = 0;      // hash source, read and deserialize the cache file
 };
 
 FileFigures bench_file(const std::string& spec, int repeats, const std::string& cache_dir) {
@@ -98,16 +99,18 @@ int run_bench_parse(const BenchParseOptions& options) {
   for (const std::string& spec : options.files) {
     FileFigures f = bench_file(spec, options.repeats, cache_dir.string());
     double mb_per_s = static_cast<double>(f.json_bytes) / 1e6 / (f.parse_ms / 1e3);
+    double warm_mb_per_s = static_cast<double>(f.json_bytes) / 1e6 / (f.warm_parse_ms / 1e3);
     double speedup = (f.read_ms + f.parse_ms) / f.cached_ms;
     double speedup_vs_parse = f.parse_ms / f.cached_ms;
     std::string name = spec.size() > 70 ? "..." + spec.substr(spec.size() - 67) : spec;
-    std::printf("%-70s %10zu %7zu %9.3f %9.3f %8.1f %10.3f %7.1fx %8.1fx\n", name.c_str(),
-                f.json_bytes, f.ops, f.read_ms, f.parse_ms, mb_per_s, f.cached_ms, speedup,
-                speedup_vs_parse);
+    std::printf("%-70s %10zu %6zu %8.2f %9.2f %7.1f %8.2f %9.1f %9.2f %7.1fx %7.1fx\n",
+                name.c_str(), f.json_bytes, f.ops, f.read_ms, f.parse_ms, mb_per_s, f.warm_parse_ms,
+                warm_mb_per_s, f.cached_ms, speedup, speedup_vs_parse);
   }
   std::printf(
       "speedup = (read_ms + parse_ms) / cached_ms, vs_parse = parse_ms / cached_ms; read = file "
-      "I/O + gunzip + tar; cached = hash the source file + read and deserialize the cache\n");
+      "I/O + gunzip + tar; warm = JSON parser reused across loads (ExecutionTraceReader); "
+      "cached = hash the source file + read and deserialize the cache\n");
   return 0;
 }
 

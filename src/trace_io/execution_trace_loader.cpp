@@ -27,12 +27,10 @@ dom::element require_top_level_field(dom::object top, std::string_view key,
   return value;
 }
 
-}  // namespace
-
-Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank) {
+Trace parse_execution_trace(dom::parser& parser, const io::InputBytes& input,
+                            std::optional<int> rank) {
   const std::string& file = input.source;
   simdjson::padded_string json(input.bytes);
-  dom::parser parser;
   dom::element root;
   if (auto error = parser.parse(json).get(root)) {
     std::size_t offset = trace_io::locate_json_error(json);
@@ -91,6 +89,25 @@ Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank)
   trace.reindex();
   trace_io::check_communication_tensor_order(trace, file);
   return trace;
+}
+
+}  // namespace
+
+struct ExecutionTraceReader::Parser {
+  dom::parser json;
+};
+
+ExecutionTraceReader::ExecutionTraceReader() : parser_(std::make_unique<Parser>()) {}
+ExecutionTraceReader::~ExecutionTraceReader() = default;
+ExecutionTraceReader::ExecutionTraceReader(ExecutionTraceReader&&) noexcept = default;
+ExecutionTraceReader& ExecutionTraceReader::operator=(ExecutionTraceReader&&) noexcept = default;
+
+Trace ExecutionTraceReader::load(const io::InputBytes& input, std::optional<int> rank) {
+  return parse_execution_trace(parser_->json, input, rank);
+}
+
+Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank) {
+  return ExecutionTraceReader().load(input, rank);
 }
 
 Trace load_execution_trace_file(const std::string& spec, std::optional<int> rank) {

@@ -24,6 +24,7 @@
 // - process_groups: from the "## process_group:init ##" record in chakra files plus any other
 //   pg_name a record names; otherwise one group named "" (the world, as in 1.0.x files).
 // Unknown op names are kept as they are.
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,23 @@ namespace perfsim {
 // GPU tensor consumed before the communication op that first produces it (et_tensor_order.hpp;
 // other tensors may be consumed before any producer: parameters and inputs made before tracing).
 Trace load_execution_trace(const io::InputBytes& input, std::optional<int> rank = std::nullopt);
+
+// Loads several traces with one JSON parser whose buffers are kept between loads: cheaper than
+// load_execution_trace per file when one process reads many (all ranks of a job, benchmarks).
+class ExecutionTraceReader {
+ public:
+  ExecutionTraceReader();
+  ~ExecutionTraceReader();
+  ExecutionTraceReader(ExecutionTraceReader&&) noexcept;
+  ExecutionTraceReader& operator=(ExecutionTraceReader&&) noexcept;
+
+  // As load_execution_trace.
+  Trace load(const io::InputBytes& input, std::optional<int> rank = std::nullopt);
+
+ private:
+  struct Parser;
+  std::unique_ptr<Parser> parser_;
+};
 
 // `spec`: "x.json", "x.json.gz" or "archive.tar.gz:member".
 Trace load_execution_trace_file(const std::string& spec, std::optional<int> rank = std::nullopt);

@@ -267,6 +267,24 @@ TEST(ExecutionTraceLoader, ResnetHasThreeProfilerSteps) {
   EXPECT_EQ(view->inputs[0].shape, std::vector<std::int64_t>{64});
 }
 
+TEST(ExecutionTraceLoader, OneReaderLoadsSeveralTraces) {
+  ASSERT_TRUE(fixture_exists(kDlrmArchive));
+  ASSERT_TRUE(fixture_exists(kResnetFile));
+  ExecutionTraceReader reader;
+  Trace small = reader.load(io::read_input(dlrm_member(2)));
+  Trace large = reader.load(io::read_input(kResnetFile));
+  Trace small_again = reader.load(io::read_input(dlrm_member(2)));
+  EXPECT_EQ(small.ops.size(), 1675u);
+  EXPECT_EQ(large.ops.size(), 14392u);
+  ASSERT_EQ(small_again.ops.size(), small.ops.size());
+  for (std::size_t i = 0; i < small.ops.size(); ++i) {
+    EXPECT_EQ(small_again.ops[i].id, small.ops[i].id);
+    EXPECT_EQ(small_again.ops[i].name, small.ops[i].name);
+    EXPECT_EQ(small_again.ops[i].inputs.size(), small.ops[i].inputs.size());
+  }
+  EXPECT_EQ(small_again.rank, 2);
+}
+
 TEST(ExecutionTraceLoader, CallerRankOverridesTheRecordedRank) {
   ASSERT_TRUE(fixture_exists(kDlrmArchive));
   Trace trace = load_execution_trace_file(dlrm_member(3), 5);

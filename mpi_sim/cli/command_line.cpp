@@ -59,6 +59,7 @@ int run_perfsim(int argc, char** argv) {
   add_import_command(app, registry);
   add_fit_command(app, registry);
   add_validate_command(app, registry);
+  add_bench_parse_command(app, registry);
 
   try {
     app.parse(argc, argv);

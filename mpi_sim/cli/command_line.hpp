@@ -46,6 +46,7 @@ void add_overheads_command(CLI::App& app, CommandRegistry& registry);
 void add_import_command(CLI::App& app, CommandRegistry& registry);
 void add_fit_command(CLI::App& app, CommandRegistry& registry);
 void add_validate_command(CLI::App& app, CommandRegistry& registry);
+void add_bench_parse_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

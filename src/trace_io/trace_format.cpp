@@ -3,17 +3,8 @@
 #include <simdjson.h>
 
 #include "perfsim/error.hpp"
-#include "trace_io/kineto_loader.hpp"
-
-// The execution-trace loader is written on another branch. Until both are merged this file
-// builds without it and says so at run time; once the header is present it is used.
-// (Lead: drop the fallback branch after the merge.)
-#if __has_include("trace_io/execution_trace_loader.hpp")
 #include "trace_io/execution_trace_loader.hpp"
-#define PERFSIM_HAS_EXECUTION_TRACE_LOADER 1
-#else
-#define PERFSIM_HAS_EXECUTION_TRACE_LOADER 0
-#endif
+#include "trace_io/kineto_loader.hpp"
 
 namespace perfsim::trace_io {
 
@@ -57,12 +48,7 @@ Trace load_trace(const io::InputBytes& input) {
     case TraceFormat::kKineto:
       return load_kineto_trace(input);
     case TraceFormat::kExecutionTrace:
-#if PERFSIM_HAS_EXECUTION_TRACE_LOADER
       return load_execution_trace(input);
-#else
-      throw InputError(input.source, "",
-                       "is a PyTorch execution trace; this build has no execution-trace loader");
-#endif
   }
   throw InputError(input.source, "", "unknown trace format");
 }

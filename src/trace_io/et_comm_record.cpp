@@ -1,0 +1,125 @@
+#include "trace_io/et_comm_record.hpp"
+
+#include <charconv>
+
+namespace perfsim::trace_io {
+namespace {
+
+std::optional<std::int64_t> int_attribute(const Op& op, std::string_view name) {
+  const Attribute* attribute = op.find_attribute(name);
+  if (attribute == nullptr)
+    return std::nullopt;
+  if (const auto* value = std::get_if<std::int64_t>(&attribute->value))
+    return *value;
+  return std::nullopt;
+}
+
+std::optional<std::string> text_attribute(const Op& op, std::string_view name) {
+  const Attribute* attribute = op.find_attribute(name);
+  if (attribute == nullptr)
+    return std::nullopt;
+  if (const auto* value = std::get_if<std::string>(&attribute->value))
+    return *value;
+  return std::nullopt;
+}
+
+// Chakra writes split sizes as a string: "[]" or "[96, 224, 288]".
+std::vector<std::int64_t> parse_split_list(std::string_view text, const NodeLocation& where,
+                                           std::string_view field) {
+  std::vector<std::int64_t> sizes;
+  auto fail = [&] { where.fail(field, "malformed split size list \"" + std::string(text) + "\""); };
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+    fail();
+  std::string_view inner = text.substr(1, text.size() - 2);
+  while (!inner.empty()) {
+    while (!inner.empty() && (inner.front() == ' ' || inner.front() == ','))
+      inner.remove_prefix(1);
+    if (inner.empty())
+      break;
+    std::int64_t value = 0;
+    auto [end, error] = std::from_chars(inner.data(), inner.data() + inner.size(), value);
+    if (error != std::errc{})
+      fail();
+    sizes.push_back(value);
+    inner.remove_prefix(static_cast<std::size_t>(end - inner.data()));
+  }
+  return sizes;
+}
+
+std::int64_t total_numel(const std::vector<TensorRef>& tensors) {
+  std::int64_t total = 0;
+  for (const TensorRef& tensor : tensors)
+    total += tensor.numel;
+  return total;
+}
+}  // namespace
+
+CommRecord read_comm_record(const Op& op, const std::vector<RawArgument>& raw,
+                            const NodeLocation& where) {
+  CommRecord record;
+  std::optional<std::size_t> name_index;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i].type == "String" && raw[i].text) {
+      name_index = i;
+      break;
+    }
+  }
+  std::vector<TensorRef> input_tensors;
+  if (name_index) {
+    std::size_t p = *name_index;
+    record.collective = *raw[p].text;
+    record.collective_field = "inputs[" + std::to_string(p) + "]";
+    if (p >= 3)
+      record.seq = raw[p - 3].integer;
+    if (p >= 2) {
+      const RawArgument& group = raw[p - 2];
+      if (group.texts.size() == 2) {
+        record.group_name = group.texts[0];
+        record.group_description = group.texts[1];
+      }
+      record.group_key = group.integer;
+    }
+    if (p >= 1)
+      record.rank_argument = raw[p - 1].integer;
+    if (p + 1 < raw.size())
+      record.in_split = raw[p + 1].integers;
+    if (p + 2 < raw.size())
+      record.out_split = raw[p + 2].integers;
+    record.split_field = "inputs[" + std::to_string(p + 1) + "]";
+    if (p >= 4)
+      input_tensors = raw[p - 4].tensors;
+  }
+  if (auto name = text_attribute(op, "collective_name")) {
+    record.collective = *name;
+    record.collective_field = "attrs.collective_name";
+  }
+  if (record.collective.empty())
+    where.fail("inputs", "record_param_comms without a collective name");
+  if (auto text = text_attribute(op, "in_split_size")) {
+    record.in_split = parse_split_list(*text, where, "attrs.in_split_size");
+    record.split_field = "attrs.in_split_size";
+  }
+  if (auto text = text_attribute(op, "out_split_size"))
+    record.out_split = parse_split_list(*text, where, "attrs.out_split_size");
+  if (auto name = text_attribute(op, "pg_name"))
+    record.group_name = *name;
+  if (auto description = text_attribute(op, "pg_desc"))
+    record.group_description = *description;
+  if (auto size = int_attribute(op, "pg_size"))
+    record.group_size = static_cast<int>(*size);
+  record.global_rank_start = int_attribute(op, "global_rank_start");
+  record.global_rank_stride = int_attribute(op, "global_rank_stride");
+
+  const std::vector<TensorRef>& first_tensors = input_tensors.empty() ? op.inputs : input_tensors;
+  if (!first_tensors.empty()) {
+    record.dtype = first_tensors.front().dtype;
+    record.fallback_element_bytes = first_tensors.front().element_bytes;
+  }
+  if (auto dtype_name = text_attribute(op, "dtype"))
+    record.dtype = parse_dtype(*dtype_name).value_or(record.dtype);
+  record.in_elements = int_attribute(op, "in_msg_nelems").value_or(total_numel(input_tensors));
+  record.out_elements = int_attribute(op, "out_msg_nelems").value_or(total_numel(op.outputs));
+  return record;
+}
+
+}  // namespace perfsim::trace_io

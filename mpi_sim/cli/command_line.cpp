@@ -6,6 +6,7 @@
 #include <exception>
 #include <iostream>
 
+#include "mpi_sim/mpi/distributed_run.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -29,6 +30,11 @@ constexpr int kExitFailure = 3;
 int run_action(const CommandRegistry::Entry& entry, const CommandContext& context) {
   try {
     return entry.action(context);
+  } catch (const mpi::AllRanksError& error) {
+    // Raised identically on every process: one message, and a clean collective exit.
+    if (context.mpi_rank == 0)
+      std::cerr << "perfsim: error: " << error.what() << "\n";
+    return kExitInputError;
   } catch (const InputError& error) {
     std::cerr << "perfsim: error: " << error.what() << "\n";
     fail_all(context, kExitInputError);

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -44,7 +44,8 @@ std::string format_validation(const SimulationInputs& inputs, std::span<const Ra
   for (const auto& step : inputs.measured_steps) {
     auto result = std::find_if(results.begin(), results.end(),
                                [&](const RankResult& r) { return r.sim_rank == step.rank; });
-    if (result == results.end()) continue;
+    if (result == results.end())
+      continue;
     const double error = (result->iteration_us - step.end_us) / step.end_us;
     sum_abs_error += std::abs(error);
     ++compared;
@@ -69,9 +70,11 @@ std::string format_validation(const SimulationInputs& inputs, std::span<const Ra
 void report_results(const SimulateOptions& options, const SimulationInputs& inputs,
                     std::span<const RankResult> results, double wall_s) {
   results::SummaryNotes notes;
-  for (const std::string& line : inputs.notes) notes.lines.push_back(line);
+  for (const std::string& line : inputs.notes)
+    notes.lines.push_back(line);
   std::cout << results::format_summary(results, notes);
-  if (!inputs.measured_steps.empty()) std::cout << "\n" << format_validation(inputs, results);
+  if (!inputs.measured_steps.empty())
+    std::cout << "\n" << format_validation(inputs, results);
   std::cout << "\nsimulated in " << wall_s << " s wall\n";
   if (!options.results_path.empty()) {
     std::map<std::string, std::string> attributes = inputs.attributes;
@@ -87,7 +90,8 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
 }
 
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
-  if (context.mpi_rank != 0) return 0;
+  if (context.mpi_rank != 0)
+    return 0;
   const auto start = Clock::now();
   SimulationInputs inputs = load_simulation_inputs(
       options, simulated_world_size(options, context.mpi_size), {options.single_rank});
@@ -114,13 +118,16 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   if (static_cast<long>(ranks_per_process) * context.mpi_size < world_size) {
     throw mpi::AllRanksError("", "--ranks-per-process",
                              std::to_string(context.mpi_size) + " processes x " +
-                                 std::to_string(ranks_per_process) + " ranks per process cannot "
-                                 "hold " + std::to_string(world_size) + " simulated ranks");
+                                 std::to_string(ranks_per_process) +
+                                 " ranks per process cannot "
+                                 "hold " +
+                                 std::to_string(world_size) + " simulated ranks");
   }
   const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
   std::vector<int> local_ranks;
   for (int rank = 0; rank < world_size; ++rank) {
-    if (placement[rank] == context.mpi_rank) local_ranks.push_back(rank);
+    if (placement[rank] == context.mpi_rank)
+      local_ranks.push_back(rank);
   }
   if (context.mpi_rank == 0) {
     std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.mpi_size
@@ -128,13 +135,15 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   }
   SimulationInputs inputs = load_simulation_inputs(options, world_size, local_ranks);
   mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
-  if (context.mpi_rank == 0) std::cerr << "perfsim: collectives match across ranks\n";
+  if (context.mpi_rank == 0)
+    std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
-  std::vector<RankResult> results = mpi::run_distributed(
-      MPI_COMM_WORLD, inputs.programs, placement, inputs.overheads, distributed);
-  if (context.mpi_rank == 0) report_results(options, inputs, results, seconds_since(start));
+  std::vector<RankResult> results = mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
+                                                         inputs.overheads, distributed);
+  if (context.mpi_rank == 0)
+    report_results(options, inputs, results, seconds_since(start));
   return 0;
 }
 
@@ -195,7 +204,8 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
 }
 
 int run_simulate(const SimulateOptions& options, const CommandContext& context) {
-  if (options.single_rank >= 0) return run_single_rank(options, context);
+  if (options.single_rank >= 0)
+    return run_single_rank(options, context);
   return run_all_ranks(options, context);
 }
 
@@ -206,8 +216,9 @@ void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
       "Simulate one training iteration: one trace per simulated rank (Kineto traces of a real "
       "run, or the synthetic workload when no trace is given).");
   add_simulate_options(*sub, *options);
-  registry.add(sub, RankScope::kAllRanks,
-               [options](const CommandContext& context) { return run_simulate(*options, context); });
+  registry.add(sub, RankScope::kAllRanks, [options](const CommandContext& context) {
+    return run_simulate(*options, context);
+  });
   registry.set_default([](const CommandContext& context) {
     if (context.mpi_rank == 0) {
       std::cout << "perfsim: no subcommand given; running the embedded default scenario "

@@ -37,7 +37,8 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
   std::vector<Trace> traces;
   for (const std::string& spec : specs) {
     if (io::is_archive_path(spec)) {
-      for (Trace& trace : trace_io::load_kineto_archive(spec)) traces.push_back(std::move(trace));
+      for (Trace& trace : trace_io::load_kineto_archive(spec))
+        traces.push_back(std::move(trace));
     } else {
       traces.push_back(trace_io::load_kineto_trace_file(spec));
     }
@@ -45,9 +46,12 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
   for (std::size_t rank = 0; rank < traces.size(); ++rank) {
     if (traces.size() > 1 && traces[rank].rank != static_cast<int>(rank)) {
       throw InputError(traces[rank].source, "distributedInfo.rank",
-                       "trace is rank " + std::to_string(traces[rank].rank) + " but is given as "
-                       "trace number " + std::to_string(rank) + "; give one trace per rank, in "
-                       "rank order");
+                       "trace is rank " + std::to_string(traces[rank].rank) +
+                           " but is given as "
+                           "trace number " +
+                           std::to_string(rank) +
+                           "; give one trace per rank, in "
+                           "rank order");
     }
   }
   return traces;
@@ -75,9 +79,9 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
   std::vector<Trace> traces = load_kineto_traces(options.kineto_specs);
   const bool single_rank = options.single_rank >= 0;
   if (single_rank && options.single_rank >= static_cast<int>(traces.size())) {
-    throw InputError("--single-rank", "", "rank " + std::to_string(options.single_rank) +
-                                              " is not among the " +
-                                              std::to_string(traces.size()) + " traces given");
+    throw InputError("--single-rank", "",
+                     "rank " + std::to_string(options.single_rank) + " is not among the " +
+                         std::to_string(traces.size()) + " traces given");
   }
   // Overheads: one set for every rank (the same on every process, so results do not depend
   // on the process layout), from the asset or extracted from all given traces.
@@ -110,16 +114,17 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
   TimestampUs earliest_start = 0;
   bool any_step = false;
   for (const Trace& trace : traces) {
-    if (!trace.measured_step || (single_rank && trace.rank != options.single_rank)) continue;
+    if (!trace.measured_step || (single_rank && trace.rank != options.single_rank))
+      continue;
     earliest_start = any_step ? std::min(earliest_start, trace.measured_step->start_us)
                               : trace.measured_step->start_us;
     any_step = true;
   }
   for (const Trace& trace : traces) {
-    if (!trace.measured_step || (single_rank && trace.rank != options.single_rank)) continue;
+    if (!trace.measured_step || (single_rank && trace.rank != options.single_rank))
+      continue;
     const TimestampUs start = trace.measured_step->start_us - earliest_start;
-    inputs.measured_steps.push_back(
-        {trace.rank, start, start + trace.measured_step->duration_us});
+    inputs.measured_steps.push_back({trace.rank, start, start + trace.measured_step->duration_us});
   }
   for (int rank : local_ranks) {
     const int program_world = single_rank ? traces[rank].world_size : world_size;
@@ -146,7 +151,8 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
   inputs.attributes["kernel_durations"] = "measured";
   inputs.attributes["comm_durations"] = "measured";
   std::string sources_list;
-  for (const std::string& spec : options.kineto_specs) sources_list += spec + ";";
+  for (const std::string& spec : options.kineto_specs)
+    sources_list += spec + ";";
   inputs.attributes["inputs"] = sources_list;
   return inputs;
 }
@@ -155,7 +161,8 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
 
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
-  if (!options.kineto_specs.empty()) return load_kineto_inputs(options, world_size, local_ranks);
+  if (!options.kineto_specs.empty())
+    return load_kineto_inputs(options, world_size, local_ranks);
   SimulationInputs inputs;
   inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
@@ -167,15 +174,15 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
     inputs.programs.push_back(engine::build_rank_program(trace, rank, workload.ranks, sources));
   }
   inputs.overheads.launch.kernel_gap_us = 0;
-  inputs.notes.push_back(
-      "workload: synthetic, " + std::to_string(workload.ranks) + " ranks x " +
-      std::to_string(workload.repetitions) + " x (" + decimal(workload.compute_us) +
-      " us compute, " + std::string(collective_name(workload.collective)) + " of " +
-      std::to_string(workload.collective_bytes) + " bytes over " +
-      (workload.layout == generators::GroupLayout::kWorld
-           ? std::string("the world")
-           : "groups of " + std::to_string(workload.group_size)) +
-      ")");
+  inputs.notes.push_back("workload: synthetic, " + std::to_string(workload.ranks) + " ranks x " +
+                         std::to_string(workload.repetitions) + " x (" +
+                         decimal(workload.compute_us) + " us compute, " +
+                         std::string(collective_name(workload.collective)) + " of " +
+                         std::to_string(workload.collective_bytes) + " bytes over " +
+                         (workload.layout == generators::GroupLayout::kWorld
+                              ? std::string("the world")
+                              : "groups of " + std::to_string(workload.group_size)) +
+                         ")");
   inputs.notes.push_back("durations: given by the synthetic workload (collective = " +
                          decimal(generators::synthetic_collective_us(workload)) +
                          " us: latency + bus bytes / bus bandwidth); host overheads: none");

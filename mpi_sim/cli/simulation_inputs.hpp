@@ -37,8 +37,8 @@ struct SimulateOptions {
 struct SimulationInputs {
   std::vector<engine::RankProgram> programs;  // this process's ranks, ascending
   HostOverheads overheads;
-  std::vector<std::string> notes;                   // printed above the summary
-  std::map<std::string, std::string> attributes;    // stored with the results
+  std::vector<std::string> notes;                 // printed above the summary
+  std::map<std::string, std::string> attributes;  // stored with the results
   // Measured steps (ProfilerStep windows) relative to the earliest rank's step start, for the
   // validation table; empty when the traces recorded none.
   struct MeasuredRankStep {

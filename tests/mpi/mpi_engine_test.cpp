@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include "generators/synthetic_workload.hpp"
+#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
@@ -39,10 +40,12 @@ std::vector<RankResult> run_in_process(int world_size, const TraceFactory& make)
   engine::InProcessClockSync sync;
   std::vector<engine::RankSimulator> simulators;
   const HostOverheads overheads;
-  for (const auto& program : programs) simulators.emplace_back(program, overheads, sync);
+  for (const auto& program : programs)
+    simulators.emplace_back(program, overheads, sync);
   engine::run_to_completion(simulators, sync);
   std::vector<RankResult> results;
-  for (const auto& simulator : simulators) results.push_back(simulator.result());
+  for (const auto& simulator : simulators)
+    results.push_back(simulator.result());
   return results;
 }
 
@@ -50,7 +53,8 @@ std::vector<RankResult> run_mpi(int world_size, int ranks_per_process, const Tra
   const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
   std::vector<engine::RankProgram> programs;
   for (int rank = 0; rank < world_size; ++rank) {
-    if (placement[rank] != mpi_rank()) continue;
+    if (placement[rank] != mpi_rank())
+      continue;
     programs.push_back(
         engine::build_rank_program(make(rank), rank, world_size, {&kKernels, &kComm, {}}));
   }
@@ -106,7 +110,8 @@ TEST(MpiEngine, SeveralRanksPerProcessMatchInProcess) {
     const auto expected = run_in_process(world, make);
     expect_identical(expected, run_mpi(world, 4, make));
     // The same ranks spread differently: layout must not change a single bit.
-    if (mpi_size() > 1) expect_identical(expected, run_mpi(world, 8, make));
+    if (mpi_size() > 1)
+      expect_identical(expected, run_mpi(world, 8, make));
   }
 }
 
@@ -118,7 +123,8 @@ TEST(MpiEngine, HandBuiltTwoRankTraceMatchesHandClocks) {
     testing::TraceBuilder builder(rank, 2);
     builder.op("compute", {rank == 0 ? 100.0 : 300.0})
         .collective(CollectiveKind::kAllReduce, 4096, rank == 0 ? 70.0 : 50.0, 42);
-    if (rank == 0) builder.op("E", {40});
+    if (rank == 0)
+      builder.op("E", {40});
     builder.op("D", {10}, kDefaultComputeStream, {42});
     return builder.build();
   };
@@ -153,6 +159,38 @@ TEST(MpiEngine, MismatchIsReportedOnEveryProcess) {
         << message;
     EXPECT_NE(message.find("rank 0 runs all_reduce of 1024 bytes"), std::string::npos) << message;
   }
+}
+
+// The real DLRM fixture: MPI across processes gives the same numbers as in-process.
+TEST(MpiEngine, DlrmFixtureMatchesInProcess) {
+  const int world = 8;
+  cli::SimulateOptions options;
+  options.kineto_specs = {std::string(PERFSIM_SHARED_DATA_DIR) +
+                          "/traces/param-dlrm-8xV100/dlrm_kineto.tar.gz"};
+  std::vector<RankResult> expected;
+  if (mpi_rank() == 0) {
+    cli::SimulationInputs all =
+        cli::load_simulation_inputs(options, world, {0, 1, 2, 3, 4, 5, 6, 7});
+    engine::InProcessClockSync sync;
+    std::vector<engine::RankSimulator> simulators;
+    for (const auto& program : all.programs)
+      simulators.emplace_back(program, all.overheads, sync);
+    engine::run_to_completion(simulators, sync);
+    for (const auto& simulator : simulators)
+      expected.push_back(simulator.result());
+  }
+  const int per_process = (world + mpi_size() - 1) / mpi_size();
+  const std::vector<int> placement = mpi::block_placement(world, per_process);
+  std::vector<int> local;
+  for (int rank = 0; rank < world; ++rank) {
+    if (placement[rank] == mpi_rank())
+      local.push_back(rank);
+  }
+  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, world, local);
+  mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world);
+  auto actual =
+      mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement, inputs.overheads, {});
+  expect_identical(expected, actual);
 }
 
 }  // namespace

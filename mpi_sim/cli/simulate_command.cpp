@@ -75,7 +75,15 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
   std::cout << results::format_summary(results, notes);
   if (!inputs.measured_steps.empty())
     std::cout << "\n" << format_validation(inputs, results);
-  std::cout << "\nsimulated in " << wall_s << " s wall\n";
+  std::size_t ops = 0;
+  for (const RankResult& result : results) ops += result.ops;
+  char speed[200];
+  std::snprintf(speed, sizeof(speed),
+                "\nsimulated %zu ops on %zu ranks in %.3f s wall (%.0f ops/s per rank)\n", ops,
+                results.size(), wall_s,
+                wall_s > 0 ? static_cast<double>(ops) / wall_s / static_cast<double>(results.size())
+                           : 0.0);
+  std::cout << speed;
   if (!options.results_path.empty()) {
     std::map<std::string, std::string> attributes = inputs.attributes;
     attributes["perfsim_version"] = PERFSIM_VERSION_STRING;

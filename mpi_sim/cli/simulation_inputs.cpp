@@ -1,12 +1,15 @@
 #include "mpi_sim/cli/simulation_inputs.hpp"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "io/input_file.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
+#include "trace_io/content_hash.hpp"
 #include "trace_io/kineto_loader.hpp"
 
 namespace perfsim::cli {
@@ -23,6 +26,14 @@ generators::SyntheticWorkload synthetic_workload(const SimulateOptions& options,
   }
   generators::validate(workload);
   return workload;
+}
+
+std::string read_raw_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return std::move(bytes).str();
 }
 
 std::string decimal(double value) {
@@ -151,9 +162,16 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
   inputs.attributes["kernel_durations"] = "measured";
   inputs.attributes["comm_durations"] = "measured";
   std::string sources_list;
-  for (const std::string& spec : options.kineto_specs)
+  std::string hashes;
+  for (const std::string& spec : options.kineto_specs) {
     sources_list += spec + ";";
+    // The file itself (an archive member is hashed with its whole archive).
+    const std::size_t member = spec.find(".tar.gz:");
+    const std::string file = member == std::string::npos ? spec : spec.substr(0, member + 7);
+    hashes += spec + "=" + trace_io::hash_hex(trace_io::hash_bytes(read_raw_file(file))) + ";";
+  }
   inputs.attributes["inputs"] = sources_list;
+  inputs.attributes["input_hashes"] = hashes;
   return inputs;
 }
 

@@ -59,6 +59,18 @@ H5::Group ensure_group(H5::H5File& file, const std::string& path) {
   return file.openGroup(current.empty() ? "/" : current);
 }
 
+// H5Lexists fails (instead of answering false) when a parent of the path is missing, so each
+// prefix is checked in turn.
+bool path_exists(H5::H5File& file, const std::string& path) {
+  std::size_t end = 0;
+  do {
+    end = path.find('/', end + 1);
+    if (!file.nameExists(path.substr(0, end)))
+      return false;
+  } while (end != std::string::npos);
+  return true;
+}
+
 std::string normalize(const std::string& group_path) {
   return group_path.empty() || group_path[0] != '/' ? "/" + group_path : group_path;
 }
@@ -106,7 +118,7 @@ void write_table(const std::string& file_path, const std::string& group_path,
     H5::Exception::dontPrint();
     bool exists = std::filesystem::exists(file_path);
     H5::H5File file(file_path, truncate_file || !exists ? H5F_ACC_TRUNC : H5F_ACC_RDWR);
-    if (path != "/" && file.nameExists(path))
+    if (path != "/" && path_exists(file, path))
       H5Ldelete(file.getId(), path.c_str(), H5P_DEFAULT);
     H5::Group group = ensure_group(file, path);
     for (const auto& [key, value] : table.attributes)

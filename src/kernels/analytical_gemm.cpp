@@ -19,12 +19,15 @@ struct Tile {
   int n;
   double efficiency;
 };
-constexpr std::array<Tile, 6> kTiles{{{256, 128, 1.00},
+// The narrow tiles stand for the gemv-like kernels cuBLAS uses when one side is tiny.
+constexpr std::array<Tile, 8> kTiles{{{256, 128, 1.00},
                                       {128, 256, 1.00},
                                       {128, 128, 0.95},
                                       {128, 64, 0.85},
                                       {64, 128, 0.85},
-                                      {64, 64, 0.70}}};
+                                      {64, 64, 0.70},
+                                      {128, 16, 0.50},
+                                      {16, 128, 0.50}}};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;

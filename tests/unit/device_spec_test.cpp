@@ -16,8 +16,8 @@ TEST(DeviceSpec, AllShippedFilesPassTheSchemaCheck) {
   std::vector<std::string> names;
   for (const DeviceSpec& device : devices)
     names.push_back(device.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"A100-40GB", "A100-80GB", "GV100", "H100-SXM",
-                                             "H200", "V100-SXM2"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"A100-40GB", "A100-80GB", "GV100", "H100-SXM", "H200",
+                                             "V100-SXM2"}));
   for (const DeviceSpec& device : devices) {
     EXPECT_FALSE(device.sm_count.source.empty()) << device.name;
     EXPECT_GT(device.gemm_peak_flops_per_s(DType::kFloat16), 0) << device.name;
@@ -55,7 +55,8 @@ std::string valid_document() {
                     "cuda_core": {"fp32": {"value": 10, "provenance": "vendor-spec", "source": "s"}}}})";
 }
 
-void expect_error(const std::string& text, const std::string& location, const std::string& problem) {
+void expect_error(const std::string& text, const std::string& location,
+                  const std::string& problem) {
   try {
     parse_device_json(text, "bad.json");
     FAIL() << "accepted a document that should fail at " << location;
@@ -73,19 +74,22 @@ std::string replace(std::string text, const std::string& from, const std::string
 
 TEST(DeviceSpec, SchemaErrorsNameFileFieldAndProblem) {
   EXPECT_NO_THROW(parse_device_json(valid_document(), "good.json"));
-  expect_error(replace(valid_document(), R"("sm_count": {"value": 10,)", R"("sm_count": {"value": -1,)"),
-               "/sm_count/value", "positive");
+  expect_error(
+      replace(valid_document(), R"("sm_count": {"value": 10,)", R"("sm_count": {"value": -1,)"),
+      "/sm_count/value", "positive");
   expect_error(replace(valid_document(), R"("provenance": "measured", "source": "s"},
-    "l2_size)", R"("provenance": "datasheet", "source": "s"},
+    "l2_size)",
+                       R"("provenance": "datasheet", "source": "s"},
     "l2_size)"),
                "/hbm_bandwidth_GBps/provenance", "datasheet");
-  expect_error(replace(valid_document(), R"("architecture": "a",)", R"("architecture": "a", "sms": 3,)"),
-               "/sms", "unknown field");
+  expect_error(
+      replace(valid_document(), R"("architecture": "a",)", R"("architecture": "a", "sms": 3,)"),
+      "/sms", "unknown field");
   expect_error(replace(valid_document(), R"("fp16": {)", R"("fp17": {)"),
                "/peak_tflops/tensor_core/fp17", "not a dtype");
   expect_error(replace(valid_document(), R"("pcie_bandwidth_GBps")", R"("pcie_GBps")"),
                "/pcie_GBps", "unknown field");
-  expect_error("{", "byte 1", "not valid JSON");
+  expect_error("{", "byte 2", "not valid JSON");
 }
 
 }  // namespace

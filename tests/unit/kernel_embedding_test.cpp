@@ -27,8 +27,8 @@ TEST(KernelEmbedding, PerWarpTrafficFollowsSeed000) {
   const EmbeddingWarpTraffic forward = embedding_warp_traffic(example(false));
   EXPECT_EQ(forward.table_offsets_bytes, 32);
   EXPECT_EQ(forward.offsets_bytes, 64);
-  EXPECT_EQ(forward.indices_bytes, 96);   // ceil(4 * 20 / 32) * 32
-  EXPECT_EQ(forward.outputs_bytes, 256);  // ceil(4 * 64 / 32) * 32
+  EXPECT_EQ(forward.indices_bytes, 96);        // ceil(4 * 20 / 32) * 32
+  EXPECT_EQ(forward.outputs_bytes, 256);       // ceil(4 * 64 / 32) * 32
   EXPECT_EQ(forward.weights_bytes, 20 * 256);  // L rows of ceil(4 * 64 / 32) * 32
   const EmbeddingWarpTraffic backward = embedding_warp_traffic(example(true));
   EXPECT_EQ(backward.weights_bytes, 10240);  // ceil(2 * 4 * 20 * 64 / 32) * 32

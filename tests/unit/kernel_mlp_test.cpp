@@ -67,7 +67,9 @@ TEST(KernelMlp, ModuloFeaturesFitAStepDiscontinuity) {
   EXPECT_LT(with_modulo.held_back.mape_pct, plain.held_back.mape_pct);
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 void expect_same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   ASSERT_EQ(a.rows(), b.rows());

@@ -57,7 +57,8 @@ TEST(KernelRoofline, HostToDeviceCopyUsesPcie) {
   // x16 (15.75 GB/s) = 67108864 / 15.75e9 s = 4260.880 us.
   Op op;
   op.name = "aten::copy_";
-  op.inputs = {tensor({256, 1024, 64}, DType::kFloat32), tensor({256, 1024, 64}, DType::kFloat32, "cpu")};
+  op.inputs = {tensor({256, 1024, 64}, DType::kFloat32),
+               tensor({256, 1024, 64}, DType::kFloat32, "cpu")};
   const auto v100 = devices::find_device(kDeviceFolder, "V100-SXM2");
   const KernelPrediction prediction = predict_single(op, v100);
   EXPECT_NEAR(prediction.duration_us, 4260.880, 1e-3);

@@ -54,6 +54,8 @@ int run_perfsim(int argc, char** argv) {
   app.require_subcommand(0, 1);
   CommandRegistry registry;
   add_simulate_command(app, registry);
+  add_train_command(app, registry);
+  add_models_command(app, registry);
 
   try {
     app.parse(argc, argv);

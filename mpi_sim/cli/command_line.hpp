@@ -37,6 +37,8 @@ class CommandRegistry {
 
 // Subcommands. Each adds itself to `app` and registers its action.
 void add_simulate_command(CLI::App& app, CommandRegistry& registry);
+void add_train_command(CLI::App& app, CommandRegistry& registry);
+void add_models_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

@@ -8,8 +8,13 @@
 #include <filesystem>
 #include <random>
 
+#include "devices/device_spec.hpp"
+#include "hdf5/column_table.hpp"
+#include "kernels/analytical_gemm.hpp"
+#include "kernels/kernel_predictor.hpp"
 #include "kernels/mlp_asset.hpp"
 #include "kernels/mlp_trainer.hpp"
+#include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
 namespace {
@@ -126,6 +131,74 @@ TEST(KernelMlp, ModuloFeaturesAreOneHot) {
   EXPECT_DOUBLE_EQ(row[9], 6.0);                // log2(64)
   EXPECT_EQ(row[10], 0.0);
   EXPECT_EQ(row[11], 1.0);
+}
+
+}  // namespace
+}  // namespace perfsim::kernels
+
+namespace perfsim::kernels {
+namespace {
+
+// Benchmark HDF5 -> trained GEMM asset -> predictor: the predictor names the MLP for the
+// device it was trained on and falls back to the analytical model elsewhere. The "benchmark"
+// here is the analytical model's own output (no GPU in the test), so only the plumbing and
+// the file layout are checked, not accuracy on real data.
+TEST(KernelMlpGemm, BenchmarkFileToPredictor) {
+  const std::string folder = std::string(PERFSIM_SOURCE_DIR) + "/configs/devices";
+  const auto v100 = devices::find_device(folder, "V100-SXM2");
+  GemmBenchmark benchmark{"V100-SXM2", "analytical-gemm (test data)", {}};
+  std::mt19937_64 random(3);
+  std::uniform_int_distribution<int> exponent(6, 12);
+  for (int i = 0; i < 300; ++i) {
+    GemmWork work{1 << exponent(random), 1 << exponent(random), 1 << exponent(random), 1,
+                  DType::kFloat16};
+    benchmark.samples.push_back(
+        {work.m, work.n, work.k, 1, DType::kFloat16, analytical_gemm_duration_us(work, v100)});
+  }
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "perfsim_kernel_gemm_bench.h5").string();
+  std::filesystem::remove(path);
+  write_gemm_benchmark(path, benchmark);
+  const GemmBenchmark back = read_gemm_benchmark(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(back.samples.size(), 300u);
+  EXPECT_EQ(back.samples[7].k, benchmark.samples[7].k);
+  EXPECT_EQ(back.device, "V100-SXM2");
+
+  TrainingPlan plan;
+  plan.candidates = {{2, 32, 3e-3, 20, 32, 1}};
+  const TrainingReport report = train_gemm_asset(back, path, 8, plan);
+  EXPECT_EQ(report.asset.name, "gemm-V100-SXM2");
+  EXPECT_EQ(report.held_back.samples, 60u);
+  const KernelSpec kernel{"gemm:aten::mm", KernelCategory::kGemm,
+                          GemmWork{1024, 1024, 1024, 1, DType::kFloat16}};
+  EXPECT_EQ(KernelPredictor(v100, {report.asset}).predict(kernel).model, "mlp:gemm-V100-SXM2");
+  // fp32 was not in the benchmark: the analytical model answers.
+  const KernelSpec fp32{"gemm:aten::mm", KernelCategory::kGemm,
+                        GemmWork{1024, 1024, 1024, 1, DType::kFloat32}};
+  EXPECT_EQ(KernelPredictor(v100, {report.asset}).predict(fp32).model, "analytical-gemm");
+  const auto a100 = devices::find_device(folder, "A100-80GB");
+  EXPECT_EQ(KernelPredictor(a100, {report.asset}).predict(kernel).model, "analytical-gemm");
+}
+
+TEST(KernelMlpGemm, BenchmarkWithoutTimeColumnIsRejected) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "perfsim_kernel_gemm_bad.h5").string();
+  std::filesystem::remove(path);
+  h5::ColumnTable table;
+  for (const char* column : {"m", "n", "k", "batch"})
+    table.add(column, std::vector<std::int64_t>{64});
+  table.add("dtype", std::vector<std::string>{"fp16"});
+  table.attributes = {{"device", "V100-SXM2"}, {"source", "hand"}};
+  h5::write_table(path, kGemmBenchmarkGroup, table);
+  try {
+    read_gemm_benchmark(path);
+    ADD_FAILURE() << "accepted a table without time_us";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.location(), "/benchmarks/gemm/time_us");
+    EXPECT_EQ(error.problem(), "missing column");
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -45,9 +45,12 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
     }
   }
   // Children are more specific (their shapes are the kernels' shapes), unless none of them
-  // launches anything and the op's own rule does (a cat whose only child allocates).
+  // launches anything: then the op itself did (a cat or an FBGEMM lookup whose only child
+  // allocates its output), and its own rule decides, uncovered included.
   const bool children_empty = from_children.kernels.empty() && from_children.uncovered.empty();
-  if (has_children && !(children_empty && own.status == ExpansionStatus::kModeled)) {
+  const bool own_says_nothing =
+      own.status == ExpansionStatus::kNoKernel || own.status == ExpansionStatus::kComposite;
+  if (has_children && (!children_empty || own_says_nothing)) {
     plan.kernels.insert(plan.kernels.end(), from_children.kernels.begin(),
                         from_children.kernels.end());
     plan.uncovered.insert(plan.uncovered.end(), from_children.uncovered.begin(),
@@ -72,7 +75,7 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
       if (touches_gpu(op)) {
         Kernel placeholder;
         placeholder.name = "unmodeled:" + op.name;
-        placeholder.category = KernelCategory::kOther;
+        placeholder.category = own.category;
         placeholder.launch_api = "cudaLaunchKernel";
         plan.kernels.push_back({placeholder, unmodeled().duration_us, kUnmodeledModel, op.id});
       }

@@ -16,25 +16,31 @@ using Rule = std::function<OpExpansion(const Op&)>;
 OpExpansion modeled(std::vector<KernelSpec> kernels) {
   return {ExpansionStatus::kModeled, std::move(kernels), ""};
 }
-OpExpansion missing(std::string note) {
-  return {ExpansionStatus::kMissingShapes, {}, std::move(note)};
+OpExpansion missing(std::string note, KernelCategory category = KernelCategory::kOther) {
+  return {ExpansionStatus::kMissingShapes, {}, std::move(note), category};
 }
 OpExpansion status_only(ExpansionStatus status) {
   return {status, {}, ""};
 }
 
-// Inputs that are tensors with at least one element (Kineto lists scalars with empty dims).
+// Kineto lists a scalar argument with empty dims and type "Scalar" (no dtype), a 0-dim
+// tensor with empty dims and its dtype.
+bool is_tensor(const TensorRef& tensor) {
+  return !tensor.shape.empty() || tensor.dtype != DType::kUnknown || tensor.numel > 0;
+}
+
+// Inputs that are tensors with at least one element.
 std::vector<const TensorRef*> tensor_inputs(const Op& op) {
   std::vector<const TensorRef*> out;
   for (const TensorRef& tensor : op.inputs) {
-    if (!tensor.shape.empty() && tensor_elements(tensor) > 0)
+    if (is_tensor(tensor) && tensor_elements(tensor) > 0)
       out.push_back(&tensor);
   }
   return out;
 }
 
 const TensorRef* input_at(const Op& op, std::size_t index) {
-  if (index >= op.inputs.size() || op.inputs[index].shape.empty())
+  if (index >= op.inputs.size() || !is_tensor(op.inputs[index]))
     return nullptr;
   return &op.inputs[index];
 }
@@ -151,6 +157,18 @@ OpExpansion copy_rule(const Op& op) {  // aten::copy_(dst, src)
   return modeled({device_copy(op, tensor_bytes(*dst), tensor_dtype(*dst))});
 }
 
+// Tensor.item(): a one-element device-to-host copy when the tensor is on the GPU.
+OpExpansion local_scalar_rule(const Op& op) {
+  const TensorRef* source = input_at(op, 0);
+  if (!source || source->device.empty())
+    return missing("needs the tensor's device (cpu: no kernel; cuda: a device-to-host copy)",
+                   KernelCategory::kMemory);
+  if (tensor_on_host(*source))
+    return status_only(ExpansionStatus::kNoKernel);
+  return modeled({{"Memcpy DtoH", KernelCategory::kMemory,
+                   HostTransferWork{static_cast<double>(tensor_element_bytes(*source))}}});
+}
+
 OpExpansion clone_rule(const Op& op) {
   const TensorRef* src = input_at(op, 0);
   if (!src)
@@ -172,7 +190,7 @@ OpExpansion cat_rule(const Op& op) {
     }
   }
   if (bytes == 0)
-    return missing("needs the concatenated tensors or the output");
+    return missing("needs the concatenated tensors or the output", KernelCategory::kMemory);
   return modeled({{"CatArrayBatchedCopy:" + std::string(canonical_op_name(op.name)),
                    KernelCategory::kMemory, ElementwiseWork{0, bytes, bytes, dtype}}});
 }
@@ -198,7 +216,7 @@ OpExpansion embedding_bag_rule(const Op& op) {
   const TensorRef* indices = input_at(op, 1);
   const TensorRef* offsets = input_at(op, 2);
   if (!weight || !indices || !offsets || weight->shape.size() != 2)
-    return missing("needs weight [E, D], indices and offsets");
+    return missing("needs weight [E, D], indices and offsets", KernelCategory::kEmbeddingLookup);
   EmbeddingWork work;
   work.rows = weight->shape[0];
   work.dim = weight->shape[1];
@@ -213,7 +231,7 @@ OpExpansion embedding_rule(const Op& op) {
   const TensorRef* weight = input_at(op, 0);
   const TensorRef* indices = input_at(op, 1);
   if (!weight || !indices || weight->shape.size() != 2)
-    return missing("needs weight [E, D] and indices");
+    return missing("needs weight [E, D] and indices", KernelCategory::kEmbeddingLookup);
   EmbeddingWork work;
   work.rows = weight->shape[0];
   work.dim = weight->shape[1];
@@ -229,7 +247,8 @@ OpExpansion fbgemm_lookup_rule(const Op& op) {
   if (op.outputs.empty() || op.outputs[0].shape.size() != 2)
     return missing(
         "FBGEMM lookup needs its output shape [B, sum D] (execution traces have it, "
-        "Kineto does not)");
+        "Kineto does not)",
+        KernelCategory::kEmbeddingLookup);
   const std::int64_t batch = op.outputs[0].shape[0];
   const std::int64_t total_dim = op.outputs[0].shape[1];
   const TensorRef* weights = nullptr;
@@ -256,7 +275,8 @@ OpExpansion fbgemm_lookup_rule(const Op& op) {
       indices = tensor;
   }
   if (!weights || !offsets || !indices || batch <= 0)
-    return missing("FBGEMM lookup: cannot find weights, indices and offsets among the inputs");
+    return missing("FBGEMM lookup: cannot find weights, indices and offsets among the inputs",
+                   KernelCategory::kEmbeddingLookup);
   EmbeddingWork work;
   work.batch_size = batch;
   work.tables = std::max<std::int64_t>(1, (tensor_elements(*offsets) - 1) / batch);
@@ -319,7 +339,12 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     for (const char* name : {"AddmmBackward0", "MmBackward0", "BmmBackward0", "LinearBackward0",
                              "MmBackward", "AddmmBackward", "BaddbmmBackward0"})
       t[name] = backward_node;
-    for (const char* name : {"torch::autograd::AccumulateGrad", "AccumulateGrad"})
+    for (const char* name :
+         {"torch::autograd::AccumulateGrad", "AccumulateGrad", "SumBackward0", "SumBackward1",
+          "MeanBackward1", "SqueezeBackward1", "ThresholdBackward0", "ReluBackward0",
+          "SigmoidBackward0", "TanhBackward0", "GeluBackward0", "NativeLayerNormBackward0",
+          "NativeDropoutBackward0", "SoftmaxBackward0", "MulBackward0", "AddBackward0",
+          "DivBackward0", "IndexBackward0"})
       t[name] = composite;
     // Embedding lookups
     t["aten::embedding_bag"] = embedding_bag_rule;
@@ -330,11 +355,23 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function"] = fbgemm_lookup_rule;
     t["fbgemm::split_embedding_codegen_lookup_adam_function"] = fbgemm_lookup_rule;
     t["fbgemm::dense_embedding_codegen_lookup_function"] = fbgemm_lookup_rule;
+    // FBGEMM backward nodes record only the output gradient: E and L cannot be recovered.
+    for (const char* name : {"torch::autograd::CppNode<SplitLookupFunction_sgd_Op>",
+                             "torch::autograd::CppNode<SplitLookupFunction_adagrad_Op>",
+                             "torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>",
+                             "torch::autograd::CppNode<SplitLookupFunction_adam_Op>",
+                             "torch::autograd::CppNode<SplitLookupFunction_Dense_Op>"})
+      t[name] = [](const Op&) {
+        return missing("FBGEMM backward: the trace records the gradient only, not the indices",
+                       KernelCategory::kEmbeddingLookup);
+      };
     // Memory
     t["aten::copy_"] = copy_rule;
     t["aten::clone"] = clone_rule;
+    t["aten::_local_scalar_dense"] = local_scalar_rule;
     t["aten::cat"] = cat_rule;
     t["aten::concat"] = cat_rule;
+    t["All2All_Pooled_Req"] = composite;  // torchrec wrapper around an all-to-all
     t["aten::fill_"] = fill_rule;
     t["aten::zero_"] = fill_rule;
     // Composite ops whose kernels (if any) are those of their children: with no child they
@@ -385,6 +422,8 @@ const std::map<std::string, Rule, std::less<>>& rules() {
                              "aten::result_type",
                              "aten::numpy_T",
                              "aten::item",
+                             "aten::new_empty",
+                             "aten::resize_",
                              "TBackward0",
                              "ViewBackward0",
                              "UnsafeViewBackward0",
@@ -447,6 +486,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::native_layer_norm"] = elementwise(8);
     t["aten::native_layer_norm_backward"] = elementwise(12);
     t["aten::sum"] = reduction_rule;
+    t["aten::cumsum"] = elementwise(1);
     t["aten::mean"] = reduction_rule;
     // Attention
     t["aten::_scaled_dot_product_flash_attention"] = attention_rule(false);
@@ -496,8 +536,12 @@ std::string_view canonical_op_name(std::string_view op_name) {
 }
 
 OpExpansion expand_op(const Op& op) {
+  const std::string_view name = canonical_op_name(op.name);
+  // "## label ##": record_function scopes a model adds around groups of ops (DLRM).
+  if (name.size() >= 4 && name.substr(0, 2) == "##" && name.substr(name.size() - 2) == "##")
+    return status_only(ExpansionStatus::kComposite);
   const auto& table = rules();
-  auto it = table.find(canonical_op_name(op.name));
+  auto it = table.find(name);
   if (it == table.end())
     return {ExpansionStatus::kUnknownOp, {}, "no rule for this op"};
   return it->second(op);

@@ -26,6 +26,9 @@ struct OpExpansion {
   ExpansionStatus status = ExpansionStatus::kUnknownOp;
   std::vector<KernelSpec> kernels;
   std::string note;  // why the shapes were not enough, for the coverage table
+  // For kMissingShapes: the category of the kernels the op is known to launch (a placeholder
+  // charged to it lands in the right column of the breakdown).
+  KernelCategory category = KernelCategory::kOther;
 };
 
 // The op's name with autograd wrappers removed ("autograd::engine::evaluate_function: X" -> X).

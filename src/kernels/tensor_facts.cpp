@@ -3,8 +3,8 @@
 namespace perfsim::kernels {
 
 std::int64_t tensor_elements(const TensorRef& tensor) {
-  if (tensor.shape.empty())
-    return tensor.numel;
+  if (tensor.shape.empty())  // a 0-dim tensor has one element; a scalar argument none
+    return tensor.numel > 0 ? tensor.numel : (tensor.dtype != DType::kUnknown ? 1 : 0);
   std::int64_t elements = 1;
   for (std::int64_t extent : tensor.shape)
     elements *= extent;

@@ -8,7 +8,8 @@
 
 namespace perfsim::kernels {
 
-// Product of the shape, or numel when the shape is empty (0 for a scalar argument).
+// Product of the shape; for an empty shape numel, or 1 for a 0-dim tensor with a dtype, or 0
+// for a scalar argument (no dtype).
 std::int64_t tensor_elements(const TensorRef& tensor);
 // The dtype, or one guessed from the element size (4 -> fp32, 2 -> fp16, 8 -> int64).
 DType tensor_dtype(const TensorRef& tensor);

@@ -102,6 +102,30 @@ TEST_F(KernelRegistry, ExpandsOpsWithoutChildrenFromTheirShapes) {
   EXPECT_EQ(expand_op(op(1, "aten::frobnicate", {})).status, ExpansionStatus::kUnknownOp);
 }
 
+TEST_F(KernelRegistry, FbgemmLookupRecoversTableShapesFromAnExecutionTraceOp) {
+  // Two tables of E = 1000 rows, D = 64, batch 16, 4 lookups per sample and table:
+  // weights 2 * 1000 * 64 = 128000 floats, D_offsets [3], indices 2 * 16 * 4 = 128,
+  // offsets 2 * 16 + 1 = 33, output [16, 2 * 64].
+  Op lookup = op(1, "fbgemm::split_embedding_codegen_lookup_sgd_function",
+                 {tensor({128000}), tensor({3}, DType::kInt32), tensor({128}, DType::kInt64),
+                  tensor({33}, DType::kInt64)});
+  lookup.outputs = {tensor({16, 128})};
+  const OpExpansion expansion = expand_op(lookup);
+  ASSERT_EQ(expansion.status, ExpansionStatus::kModeled);
+  const auto& work = std::get<EmbeddingWork>(expansion.kernels.at(0).work);
+  EXPECT_EQ(work.batch_size, 16);
+  EXPECT_EQ(work.tables, 2);
+  EXPECT_EQ(work.dim, 64);
+  EXPECT_DOUBLE_EQ(work.pooling_factor, 4.0);
+  EXPECT_EQ(work.rows, 1000);
+  // Without the output shape (Kineto) the op is reported, and its placeholder is counted as
+  // an embedding lookup.
+  lookup.outputs.clear();
+  const OpExpansion without_output = expand_op(lookup);
+  EXPECT_EQ(without_output.status, ExpansionStatus::kMissingShapes);
+  EXPECT_EQ(without_output.category, KernelCategory::kEmbeddingLookup);
+}
+
 TEST_F(KernelRegistry, ExpandKernelsWalksChildrenAndNamesTheModel) {
   const Trace trace = hand_built_trace();
   const OpKernelPlan plan = source.expand_kernels(trace.ops[0], trace);  // aten::linear

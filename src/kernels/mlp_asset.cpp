@@ -65,12 +65,15 @@ void write_mlp_asset(const std::string& file_path, const MlpKernelAsset& asset) 
   h5::ColumnTable features;
   std::vector<std::string> names;
   std::vector<std::int64_t> modulos;
+  std::vector<std::int64_t> log_scale;
   for (const SizeFeature& size : asset.features.sizes) {
     names.push_back(size.name);
     modulos.push_back(size.modulo);
+    log_scale.push_back(size.log_scale ? 1 : 0);
   }
   features.add("name", names);
   features.add("modulo", modulos);
+  features.add("log2", log_scale);
   features.attributes = {{"kernel_kind", asset.kernel_kind},
                          {"device", asset.device},
                          {"dtypes", join_dtypes(asset.features.dtypes)},
@@ -127,8 +130,9 @@ MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& n
       split_dtypes(attribute(features, "dtypes", file_path, where), file_path, where);
   const auto& names = features.strings("name");
   const auto& modulos = features.integers("modulo");
+  const auto& log_scale = features.integers("log2");
   for (std::size_t i = 0; i < names.size(); ++i)
-    asset.features.sizes.push_back({names[i], modulos[i]});
+    asset.features.sizes.push_back({names[i], modulos[i], log_scale[i] != 0});
 
   const h5::ColumnTable normalization = h5::read_table(file_path, group + "/normalization");
   const auto& mean = normalization.doubles("input_mean");
@@ -168,6 +172,13 @@ MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& n
   if (expected_cols != 1)
     throw InputError(file_path, group, "the last layer must have one output");
   return asset;
+}
+
+std::vector<MlpKernelAsset> read_all_mlp_assets(const std::string& file_path) {
+  std::vector<MlpKernelAsset> assets;
+  for (const std::string& name : list_mlp_assets(file_path))
+    assets.push_back(read_mlp_asset(file_path, name));
+  return assets;
 }
 
 std::vector<std::string> list_mlp_assets(const std::string& file_path) {

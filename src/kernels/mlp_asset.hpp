@@ -1,6 +1,7 @@
 #pragma once
 // A trained MLP kernel model as stored in the model-assets HDF5 file, one group per asset:
-//   /kernel_models/<name>/features      table: name (string), modulo (int64); attributes
+//   /kernel_models/<name>/features      table: name (string), modulo (int64), log2 (int64 0/1);
+//                                        attributes
 //                                        kernel_kind, device, dtypes, layers, target,
 //                                        training_source, gmae_pct, mape_pct
 //   /kernel_models/<name>/normalization table: input_mean, input_scale (float64)
@@ -33,5 +34,7 @@ void write_mlp_asset(const std::string& file_path, const MlpKernelAsset& asset);
 MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& name);
 // Names of the assets in a file (empty when the file has no /kernel_models group).
 std::vector<std::string> list_mlp_assets(const std::string& file_path);
+// Every asset of a file, for KernelPredictor.
+std::vector<MlpKernelAsset> read_all_mlp_assets(const std::string& file_path);
 
 }  // namespace perfsim::kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/reuse_factor.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
@@ -21,6 +22,10 @@ Eigen::RowVectorXd FeatureDefinition::encode(std::span<const double> size_values
   Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(static_cast<Eigen::Index>(width()));
   Eigen::Index column = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (!sizes[i].log_scale) {
+      row[column++] = size_values[i];
+      continue;
+    }
     const double value = std::max(1.0, size_values[i]);
     row[column++] = std::log2(value);
     if (sizes[i].modulo > 0) {
@@ -50,6 +55,19 @@ FeatureDefinition gemm_features(std::int64_t modulo, std::vector<DType> dtypes) 
   for (const char* name : {"m", "n", "k", "batch"})
     definition.sizes.push_back({name, modulo});
   definition.dtypes = std::move(dtypes);
+  return definition;
+}
+
+}  // namespace perfsim::kernels
+
+namespace perfsim::kernels {
+
+FeatureDefinition embedding_features() {
+  FeatureDefinition definition;
+  for (const char* name : {"B", "E", "L", "D"})
+    definition.sizes.push_back({name, 0, true});
+  for (std::size_t bin = 0; bin < kReuseFactorBins; ++bin)
+    definition.sizes.push_back({"rf" + std::to_string(bin), 0, false});
   return definition;
 }
 

@@ -16,6 +16,7 @@ namespace perfsim::kernels {
 struct SizeFeature {
   std::string name;         // "m", "n", "k", "batch", ...
   std::int64_t modulo = 0;  // 0: log2 only; d > 0: also onehot(size % d)
+  bool log_scale = true;    // false: the value as it is (fractions such as reuse factors)
 };
 
 struct FeatureDefinition {
@@ -31,5 +32,8 @@ struct FeatureDefinition {
 
 // GEMM features: m, n, k, batch with `modulo` remainders (0 disables the augmentation).
 FeatureDefinition gemm_features(std::int64_t modulo, std::vector<DType> dtypes);
+// Embedding lookup with reuse factors (seed 001 Sec. IV-C): log2 of B, E, L, D, then the 17
+// reuse-factor bins as fractions (kernels/reuse_factor.hpp), in that order.
+FeatureDefinition embedding_features();
 
 }  // namespace perfsim::kernels

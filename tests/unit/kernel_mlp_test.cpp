@@ -103,6 +103,7 @@ TEST(KernelMlp, AssetRoundTripsBitExactly) {
   EXPECT_EQ(back.features.dtypes, report.asset.features.dtypes);
   ASSERT_EQ(back.features.sizes.size(), 2u);
   EXPECT_EQ(back.features.sizes[1].modulo, 8);
+  EXPECT_TRUE(back.features.sizes[1].log_scale);
   EXPECT_TRUE(same_bits(back.gmae_pct, report.asset.gmae_pct));
   ASSERT_EQ(back.mlp.layers.size(), report.asset.mlp.layers.size());
   for (std::size_t i = 0; i < back.mlp.layers.size(); ++i) {
@@ -116,6 +117,21 @@ TEST(KernelMlp, AssetRoundTripsBitExactly) {
   const std::vector<double> sizes{96, 200};
   EXPECT_TRUE(same_bits(back.predict_us(sizes, DType::kFloat16),
                         report.asset.predict_us(sizes, DType::kFloat16)));
+}
+
+TEST(KernelMlp, EmbeddingFeaturesTakeLogSizesAndRawReuseFactors) {
+  const FeatureDefinition definition = embedding_features();
+  ASSERT_EQ(definition.width(), 4u + 17u);
+  std::vector<double> values{1024, 1 << 20, 16, 64};
+  for (int bin = 0; bin < 17; ++bin)
+    values.push_back(bin == 1 ? 0.25 : (bin == 0 ? 0.75 : 0.0));
+  const Eigen::RowVectorXd row = definition.encode(values, DType::kUnknown);
+  EXPECT_DOUBLE_EQ(row[0], 10.0);  // log2 B
+  EXPECT_DOUBLE_EQ(row[1], 20.0);  // log2 E
+  EXPECT_DOUBLE_EQ(row[2], 4.0);   // log2 L
+  EXPECT_DOUBLE_EQ(row[3], 6.0);   // log2 D
+  EXPECT_DOUBLE_EQ(row[4], 0.75);  // rf bin [0, 1), as given
+  EXPECT_DOUBLE_EQ(row[5], 0.25);  // rf bin [1, 2)
 }
 
 TEST(KernelMlp, ModuloFeaturesAreOneHot) {

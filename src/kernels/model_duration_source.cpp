@@ -39,7 +39,8 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
   OpKernelPlan from_children;
   bool has_children = false;
   for (std::int64_t child_id : op.child_ids) {
-    if (const Op* child = trace.find(child_id)) {
+    const Op* child = child_id == op.id ? nullptr : trace.find(child_id);  // ET roots self-parent
+    if (child) {
       has_children = true;
       expand_into(*child, trace, from_children);
     }
@@ -50,11 +51,23 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
   const bool children_empty = from_children.kernels.empty() && from_children.uncovered.empty();
   const bool own_says_nothing =
       own.status == ExpansionStatus::kNoKernel || own.status == ExpansionStatus::kComposite;
-  if (has_children && (!children_empty || own_says_nothing)) {
+  const auto take_children = [&] {
     plan.kernels.insert(plan.kernels.end(), from_children.kernels.begin(),
                         from_children.kernels.end());
     plan.uncovered.insert(plan.uncovered.end(), from_children.uncovered.begin(),
                           from_children.uncovered.end());
+  };
+  // "autograd::engine::evaluate_function: X" wraps the node X itself: with X recorded as its
+  // child, the wrapper adds nothing.
+  const bool autograd_wrapper = canonical_op_name(op.name).size() != op.name.size();
+  if (autograd_wrapper && has_children) {
+    take_children();
+    return;
+  }
+  if (own.own_kernels_besides_children) {
+    take_children();
+  } else if (has_children && (!children_empty || own_says_nothing)) {
+    take_children();
     return;
   }
   switch (own.status) {

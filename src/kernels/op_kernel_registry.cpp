@@ -210,6 +210,12 @@ OpExpansion embedding_kernel(const Op& op, EmbeddingWork work) {
                    KernelCategory::kEmbeddingLookup, work}});
 }
 
+// FBGEMM ops run their lookup kernels next to child ops that allocate and zero buffers.
+OpExpansion besides_children(OpExpansion expansion) {
+  expansion.own_kernels_besides_children = true;
+  return expansion;
+}
+
 // aten::embedding_bag(weight [E, D], indices [N], offsets [B or B+1], ...).
 OpExpansion embedding_bag_rule(const Op& op) {
   const TensorRef* weight = input_at(op, 0);
@@ -350,11 +356,12 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::embedding_bag"] = embedding_bag_rule;
     t["aten::_embedding_bag"] = embedding_bag_rule;
     t["aten::embedding"] = embedding_rule;
-    t["fbgemm::split_embedding_codegen_lookup_sgd_function"] = fbgemm_lookup_rule;
-    t["fbgemm::split_embedding_codegen_lookup_adagrad_function"] = fbgemm_lookup_rule;
-    t["fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function"] = fbgemm_lookup_rule;
-    t["fbgemm::split_embedding_codegen_lookup_adam_function"] = fbgemm_lookup_rule;
-    t["fbgemm::dense_embedding_codegen_lookup_function"] = fbgemm_lookup_rule;
+    auto fbgemm_lookup = [](const Op& op) { return besides_children(fbgemm_lookup_rule(op)); };
+    t["fbgemm::split_embedding_codegen_lookup_sgd_function"] = fbgemm_lookup;
+    t["fbgemm::split_embedding_codegen_lookup_adagrad_function"] = fbgemm_lookup;
+    t["fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function"] = fbgemm_lookup;
+    t["fbgemm::split_embedding_codegen_lookup_adam_function"] = fbgemm_lookup;
+    t["fbgemm::dense_embedding_codegen_lookup_function"] = fbgemm_lookup;
     // FBGEMM backward nodes record only the output gradient: E and L cannot be recovered.
     for (const char* name : {"torch::autograd::CppNode<SplitLookupFunction_sgd_Op>",
                              "torch::autograd::CppNode<SplitLookupFunction_adagrad_Op>",
@@ -362,8 +369,9 @@ const std::map<std::string, Rule, std::less<>>& rules() {
                              "torch::autograd::CppNode<SplitLookupFunction_adam_Op>",
                              "torch::autograd::CppNode<SplitLookupFunction_Dense_Op>"})
       t[name] = [](const Op&) {
-        return missing("FBGEMM backward: the trace records the gradient only, not the indices",
-                       KernelCategory::kEmbeddingLookup);
+        return besides_children(
+            missing("FBGEMM backward: the trace records the gradient only, not the indices",
+                    KernelCategory::kEmbeddingLookup));
       };
     // Memory
     t["aten::copy_"] = copy_rule;

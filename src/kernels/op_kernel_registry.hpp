@@ -29,6 +29,10 @@ struct OpExpansion {
   // For kMissingShapes: the category of the kernels the op is known to launch (a placeholder
   // charged to it lands in the right column of the breakdown).
   KernelCategory category = KernelCategory::kOther;
+  // The op launches kernels itself besides those of its children (FBGEMM lookups allocate
+  // and zero their outputs through child ops, then run their own kernels). Otherwise the
+  // op's rule only stands in for children the trace did not record.
+  bool own_kernels_besides_children = false;
 };
 
 // The op's name with autograd wrappers removed ("autograd::engine::evaluate_function: X" -> X).

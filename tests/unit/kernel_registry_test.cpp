@@ -145,6 +145,29 @@ TEST_F(KernelRegistry, ExpandKernelsWalksChildrenAndNamesTheModel) {
   EXPECT_DOUBLE_EQ(unknown.kernels[0].predicted_us, 2.0);
 }
 
+TEST_F(KernelRegistry, AutogradWrapperAndFbgemmBackwardAreCountedOnce) {
+  // wrapper -> CppNode<SplitLookupFunction_adagrad_Op> -> zero_ (fill kernel on [128, 48])
+  Trace trace;
+  Op wrapper = op(1,
+                  "autograd::engine::evaluate_function: "
+                  "torch::autograd::CppNode<SplitLookupFunction_adagrad_Op>",
+                  {tensor({128, 48})});
+  wrapper.child_ids = {2};
+  Op node =
+      op(2, "torch::autograd::CppNode<SplitLookupFunction_adagrad_Op>", {tensor({128, 48})}, 1);
+  node.child_ids = {3};
+  trace.ops = {wrapper, node, op(3, "aten::zero_", {tensor({128, 48})}, 2)};
+  const OpKernelPlan plan = source.expand_kernels(trace.ops[0], trace);
+  // The zero_ kernel of the child, plus one placeholder for the lookup backward the trace
+  // cannot size, reported once.
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].kernel.category, KernelCategory::kMemory);
+  EXPECT_EQ(plan.kernels[1].kernel.category, KernelCategory::kEmbeddingLookup);
+  EXPECT_EQ(plan.kernels[1].model, kUnmodeledModel);
+  ASSERT_EQ(plan.uncovered.size(), 1u);
+  EXPECT_EQ(plan.uncovered[0].op_id, 2);
+}
+
 TEST_F(KernelRegistry, PredictsMeasuredKernelsFromTheirOpsShapes) {
   const Trace trace = hand_built_trace();
   const Op& addmm = trace.ops[2];

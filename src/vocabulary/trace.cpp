@@ -90,9 +90,12 @@ std::vector<std::size_t> Trace::top_level_positions() const {
     if (op.is_annotation)
       continue;
     bool under_working_op = false;
-    for (std::int64_t parent = op.parent_id; parent != kNoParent;) {
+    // Bounded walk: a self-parented root (ET files write the root as its own parent) or a
+    // parent cycle must not loop forever.
+    std::size_t steps = 0;
+    for (std::int64_t parent = op.parent_id; parent != kNoParent && steps++ < ops.size();) {
       const Op* ancestor = find(parent);
-      if (ancestor == nullptr)
+      if (ancestor == nullptr || ancestor == &op)
         break;
       if (!ancestor->is_annotation) {
         under_working_op = true;

@@ -76,13 +76,14 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
   if (!inputs.measured_steps.empty())
     std::cout << "\n" << format_validation(inputs, results);
   std::size_t ops = 0;
-  for (const RankResult& result : results) ops += result.ops;
+  for (const RankResult& result : results)
+    ops += result.ops;
   char speed[200];
-  std::snprintf(speed, sizeof(speed),
-                "\nsimulated %zu ops on %zu ranks in %.3f s wall (%.0f ops/s per rank)\n", ops,
-                results.size(), wall_s,
-                wall_s > 0 ? static_cast<double>(ops) / wall_s / static_cast<double>(results.size())
-                           : 0.0);
+  std::snprintf(
+      speed, sizeof(speed),
+      "\nsimulated %zu ops on %zu ranks in %.3f s wall (%.0f ops/s per rank)\n", ops,
+      results.size(), wall_s,
+      wall_s > 0 ? static_cast<double>(ops) / wall_s / static_cast<double>(results.size()) : 0.0);
   std::cout << speed;
   if (!options.results_path.empty()) {
     std::map<std::string, std::string> attributes = inputs.attributes;
@@ -170,6 +171,24 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--kineto", options.kineto_specs,
                  "Kineto traces, one per rank: files, archive members (a.tar.gz:member), or a "
                  "whole .tar.gz holding one trace per rank");
+  sub.add_option("--et", options.et_specs,
+                 "PyTorch execution traces, one per rank (files, archive members, or a whole "
+                 ".tar.gz); durations come from the models");
+  sub.add_option("--durations", options.kernel_durations,
+                 "kernel durations: measured (Kineto) or model (default: measured for Kineto, "
+                 "model for execution traces)")
+      ->check(CLI::IsMember({"measured", "model"}));
+  sub.add_option("--comm", options.comm_durations,
+                 "collective durations: measured (Kineto) or model (needs --topology)")
+      ->check(CLI::IsMember({"measured", "model"}));
+  sub.add_option("--device", options.device,
+                 "GPU for the kernel models: a name in configs/devices or a device JSON file "
+                 "(default: the GPU the Kineto trace recorded)");
+  sub.add_option("--topology", options.topology, "topology JSON for the collective model");
+  sub.add_option("--collective-assets", options.collective_assets,
+                 "fitted collective curves (HDF5; default configs/assets/collective_curves.h5)");
+  sub.add_option("--kernel-assets", options.kernel_assets,
+                 "trained MLP kernel models (HDF5 from `perfsim train`)");
   sub.add_option("--overheads", options.overheads_path,
                  "host-overhead asset (JSON from `perfsim overheads extract`); default: "
                  "extracted from the given Kineto traces");

@@ -4,12 +4,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "assets/collective_curve_assets.hpp"
+#include "collectives/collective_model.hpp"
+#include "devices/device_spec.hpp"
 #include "io/input_file.hpp"
+#include "kernels/mlp_asset.hpp"
+#include "kernels/model_duration_source.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
+#include "topology/topology.hpp"
 #include "trace_io/content_hash.hpp"
+#include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
 
 namespace perfsim::cli {
@@ -30,7 +37,8 @@ generators::SyntheticWorkload synthetic_workload(const SimulateOptions& options,
 
 std::string read_raw_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file");
+  if (!in)
+    throw InputError(path, "", "cannot open file");
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return std::move(bytes).str();
@@ -40,6 +48,42 @@ std::string decimal(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.6g", value);
   return buffer;
+}
+
+std::string source_path(const std::string& relative) {
+  return std::string(PERFSIM_SOURCE_DIR) + "/" + relative;
+}
+
+// Execution traces: a whole archive expands to its *.json members; ranks come from the
+// traces (record_param_comms) or, failing that, from the order given.
+std::vector<Trace> load_execution_traces(const std::vector<std::string>& specs) {
+  std::vector<std::string> members;
+  for (const std::string& spec : specs) {
+    if (io::is_archive_path(spec) && spec.find(".tar.gz:") == std::string::npos) {
+      for (const std::string& member : io::list_archive_members(spec)) {
+        if (member.size() > 5 && member.ends_with(".json") &&
+            member.substr(member.find_last_of('/') + 1).rfind("._", 0) != 0) {
+          members.push_back(spec + ":" + member);
+        }
+      }
+    } else {
+      members.push_back(spec);
+    }
+  }
+  std::vector<Trace> traces;
+  for (const std::string& member : members)
+    traces.push_back(load_execution_trace_file(member));
+  std::sort(traces.begin(), traces.end(),
+            [](const Trace& a, const Trace& b) { return a.rank < b.rank; });
+  for (std::size_t rank = 0; rank < traces.size(); ++rank) {
+    if (traces.size() > 1 && traces[rank].rank != static_cast<int>(rank)) {
+      throw InputError(traces[rank].source, "rank",
+                       "execution traces do not cover ranks 0.." +
+                           std::to_string(traces.size() - 1) + " once each");
+    }
+    traces[rank].world_size = std::max(traces[rank].world_size, static_cast<int>(traces.size()));
+  }
+  return traces;
 }
 
 // Every Kineto trace named: a whole archive expands to one trace per rank (ordered by
@@ -71,6 +115,9 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
 }  // namespace
 
 int simulated_world_size(const SimulateOptions& options, int mpi_size) {
+  if (!options.et_specs.empty()) {
+    return static_cast<int>(load_execution_traces(options.et_specs).size());
+  }
   if (!options.kineto_specs.empty()) {
     // Counting needs the files; they are small next to the simulation, and every process
     // needs them all anyway for the shared overhead set.
@@ -81,13 +128,77 @@ int simulated_world_size(const SimulateOptions& options, int mpi_size) {
 
 namespace {
 
-SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_size,
-                                    const std::vector<int>& local_ranks) {
+SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_size,
+                                      const std::vector<int>& local_ranks) {
   SimulationInputs inputs;
-  inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
-  inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
-  const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
-  std::vector<Trace> traces = load_kineto_traces(options.kineto_specs);
+  const bool from_kineto = !options.kineto_specs.empty();
+  std::vector<Trace> traces = from_kineto ? load_kineto_traces(options.kineto_specs)
+                                          : load_execution_traces(options.et_specs);
+  if (traces.empty())
+    throw InputError("--kineto/--et", "", "no trace given");
+  const std::string kernel_durations = options.kernel_durations.empty()
+                                           ? (from_kineto ? "measured" : "model")
+                                           : options.kernel_durations;
+  const std::string comm_durations = options.comm_durations.empty()
+                                         ? (from_kineto ? "measured" : "model")
+                                         : options.comm_durations;
+  if (!from_kineto && (kernel_durations == "measured" || comm_durations == "measured")) {
+    throw InputError("--durations", "", "execution traces carry no measured durations; use model");
+  }
+  engine::ProgramSources sources;
+  if (kernel_durations == "model") {
+    std::string device_name = options.device;
+    if (device_name.empty())
+      device_name = traces.front().device_name;
+    if (device_name.empty()) {
+      throw InputError("--device", "", "the traces name no GPU; give --device (e.g. V100-SXM2)");
+    }
+    devices::DeviceSpec device =
+        device_name.ends_with(".json")
+            ? devices::load_device_file(device_name)
+            : devices::find_device(source_path("configs/devices"), device_name);
+    std::vector<kernels::MlpKernelAsset> mlp_assets;
+    if (!options.kernel_assets.empty())
+      mlp_assets = kernels::read_all_mlp_assets(options.kernel_assets);
+    auto model = std::make_unique<kernels::ModelDurationSource>(
+        kernels::KernelPredictor(device, std::move(mlp_assets)));
+    const kernels::ModelDurationSource* model_source = model.get();
+    sources.expand_kernels = [model_source](const Trace& trace, std::size_t position) {
+      std::vector<Kernel> kernels;
+      for (const auto& planned : model_source->expand_kernels(trace.ops[position], trace).kernels) {
+        kernels.push_back(planned.kernel);
+      }
+      return kernels;
+    };
+    inputs.kernel_source = std::move(model);
+    inputs.notes.push_back("kernel durations: models for " + device_name +
+                           " (analytical GEMM / roofline / embedding heuristic" +
+                           (options.kernel_assets.empty()
+                                ? std::string(", no trained MLP assets")
+                                : ", MLP assets " + options.kernel_assets) +
+                           ")");
+  } else {
+    inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
+  }
+  if (comm_durations == "model") {
+    if (options.topology.empty()) {
+      throw InputError("--topology", "",
+                       "the collective model needs a topology file "
+                       "(configs/topologies/*.json)");
+    }
+    const std::string assets = options.collective_assets.empty()
+                                   ? source_path("configs/assets/collective_curves.h5")
+                                   : options.collective_assets;
+    inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
+        topology::load_topology(options.topology), assets::read_collective_curves(assets),
+        traces.front().process_groups);
+    inputs.notes.push_back("communication: collective model on " + options.topology +
+                           " with curves " + assets);
+  } else {
+    inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
+  }
+  sources.kernels = inputs.kernel_source.get();
+  sources.communication = inputs.comm_source.get();
   const bool single_rank = options.single_rank >= 0;
   if (single_rank && options.single_rank >= static_cast<int>(traces.size())) {
     throw InputError("--single-rank", "",
@@ -99,6 +210,10 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
   if (!options.overheads_path.empty()) {
     inputs.overheads = overheads::load_host_overheads(options.overheads_path);
     inputs.notes.push_back("host overheads: " + options.overheads_path);
+  } else if (!from_kineto) {
+    inputs.notes.push_back(
+        "host overheads: none (execution traces record no host timing; give --overheads from "
+        "`perfsim overheads extract` on a Kineto trace of the same machine)");
   } else {
     LaunchParameters extraction;
     if (options.overhead_extraction == "replay") {
@@ -152,18 +267,24 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
         "earliest rank (--start-skew zero starts all at 0)");
   }
   inputs.notes.insert(inputs.notes.begin(),
-                      "workload: " + std::to_string(traces.size()) + " Kineto trace(s), " +
+                      "workload: " + std::to_string(traces.size()) +
+                          (from_kineto ? " Kineto" : " execution") + " trace(s), " +
                           (traces.empty() ? std::string() : traces.front().source) +
                           (traces.size() > 1 ? " ..." : ""));
-  inputs.notes.push_back(
-      "durations: measured (kernels as recorded; each collective takes the minimum over ranks "
-      "of its NCCL kernel time)");
-  inputs.attributes["workload"] = "kineto";
-  inputs.attributes["kernel_durations"] = "measured";
-  inputs.attributes["comm_durations"] = "measured";
+  if (kernel_durations == "measured") {
+    inputs.notes.push_back("kernel durations: measured (as recorded)");
+  }
+  if (comm_durations == "measured") {
+    inputs.notes.push_back(
+        "communication: measured (each collective takes the minimum over ranks of its NCCL "
+        "kernel time)");
+  }
+  inputs.attributes["workload"] = from_kineto ? "kineto" : "execution-trace";
+  inputs.attributes["kernel_durations"] = kernel_durations;
+  inputs.attributes["comm_durations"] = comm_durations;
   std::string sources_list;
   std::string hashes;
-  for (const std::string& spec : options.kineto_specs) {
+  for (const std::string& spec : from_kineto ? options.kineto_specs : options.et_specs) {
     sources_list += spec + ";";
     // The file itself (an archive member is hashed with its whole archive).
     const std::size_t member = spec.find(".tar.gz:");
@@ -179,8 +300,12 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
 
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
-  if (!options.kineto_specs.empty())
-    return load_kineto_inputs(options, world_size, local_ranks);
+  if (!options.kineto_specs.empty() || !options.et_specs.empty()) {
+    if (!options.kineto_specs.empty() && !options.et_specs.empty()) {
+      throw InputError("--kineto/--et", "", "give Kineto traces or execution traces, not both");
+    }
+    return load_recorded_inputs(options, world_size, local_ranks);
+  }
   SimulationInputs inputs;
   inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();

@@ -15,6 +15,15 @@ namespace perfsim::cli {
 
 struct SimulateOptions {
   std::vector<std::string> kineto_specs;
+  std::vector<std::string> et_specs;  // PyTorch execution traces, one per rank
+  // Duration sources: "measured" (from Kineto) or "model" (kernel models / collective model);
+  // "" picks measured for Kineto input and model for execution traces.
+  std::string kernel_durations;
+  std::string comm_durations;
+  std::string device;             // name or file; default: the Kineto trace's GPU
+  std::string topology;           // topology file, needed by the collective model
+  std::string collective_assets;  // fitted curves; default configs/assets/collective_curves.h5
+  std::string kernel_assets;      // optional MLP kernel-model assets (HDF5)
   std::string overheads_path;
   int single_rank = -1;
   generators::SyntheticWorkload synthetic{.ranks = 0};  // 0 ranks: one per MPI process

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Engine speed on this machine: simulated ops per second per rank and wall time for the
+# synthetic workload (each rank repeats: compute kernel, collective over its group).
+#   bash bench/engine_scaling.sh [path/to/perfsim]
+# Prints one row per configuration: MPI processes, simulated ranks, ranks per process,
+# wall time of the whole mpirun (start-up included) and the simulator's own figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+perfsim="${1:-build/mpi_sim/perfsim}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
+ulimit -n 4096 2>/dev/null || true
+
+printf "%-10s %-8s %-12s %-10s %-12s %-12s %-12s %s\n" processes ranks per_process mpirun_s simulate_s "ops/s" "ops/s/rank" workload
+run() {
+  local processes=$1 ranks=$2 group=$3 layout=$4 label=$5
+  local start end out
+  start=$(date +%s.%N)
+  out=$(mpirun --oversubscribe -n "$processes" "$perfsim" simulate --results "" \
+        --ranks "$ranks" --repetitions 20 --compute-us 200 --bytes 64000000 \
+        --group-size "$group" --group-layout "$layout" 2>/dev/null)
+  end=$(date +%s.%N)
+  local line
+  line=$(grep "^simulated .* ops on" <<<"$out")
+  local simulate_s ops_rate ops
+  ops=$(sed -E 's/^simulated ([0-9]+) ops.*/\1/' <<<"$line")
+  simulate_s=$(sed -E 's/.* in ([0-9.]+) s wall.*/\1/' <<<"$line")
+  ops_rate=$(sed -E 's/.*\(([0-9]+) ops\/s per rank\).*/\1/' <<<"$line")
+  printf "%-10s %-8s %-12s %-10.2f %-12s %-12.0f %-12s %s\n" "$processes" "$ranks" \
+    $(( (ranks + processes - 1) / processes )) "$(awk "BEGIN{print $end - $start}")" \
+    "$simulate_s" "$(awk "BEGIN{print $ops / $simulate_s}")" "$ops_rate" "$label"
+}
+run 8 8 0 consecutive "20 x (200 us compute, 64 MB all-reduce over the world)"
+run 64 64 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8)"
+run 8 1024 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8)"
+run 8 1024 0 consecutive "20 x (200 us compute, 64 MB all-reduce over all 1024)"
+run 8 4096 64 strided "20 x (200 us compute, 64 MB all-reduce, strided groups of 64)"
+run 16 4096 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8)"

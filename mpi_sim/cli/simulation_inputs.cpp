@@ -10,6 +10,7 @@
 #include "io/input_file.hpp"
 #include "kernels/mlp_asset.hpp"
 #include "kernels/model_duration_source.hpp"
+#include "kernels/model_vs_measured.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
@@ -170,6 +171,16 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
       }
       return kernels;
     };
+    if (from_kineto) {
+      // How the models compare with what the profiler measured, all ranks together, with the
+      // coverage table: the starting point for calibration (seed 001 Table II style).
+      kernels::ModelVsMeasured total;
+      for (const Trace& trace : traces)
+        kernels::accumulate(total, kernels::compare_with_measured(trace, *model_source));
+      inputs.notes.push_back("kernel models vs the measured kernels of all " +
+                             std::to_string(traces.size()) + " traces (communication excluded):\n" +
+                             kernels::format_comparison(total));
+    }
     inputs.kernel_source = std::move(model);
     inputs.notes.push_back("kernel durations: models for " + device_name +
                            " (analytical GEMM / roofline / embedding heuristic" +

@@ -53,8 +53,9 @@ case "$mode" in
   test)
     ctest --test-dir build --output-on-failure -j"$jobs"
     # Sanitizers: the unit and loader suites again with ASan and UBSan.
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFSIM_SANITIZE=ON \
-          -DPERFSIM_BUILD_MICROBENCH=OFF >/dev/null
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+          -DPERFSIM_SANITIZE=ON -DPERFSIM_BUILD_MICROBENCH=OFF \
+          -DPERFSIM_TEST_SUITES="unit;loaders" >/dev/null
     cmake --build build-asan -j"$jobs"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|loaders"

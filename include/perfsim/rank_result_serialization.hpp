@@ -24,9 +24,9 @@ void serialize(Archive& archive, TimelineSlice& value) {
 }
 template <class Archive>
 void serialize(Archive& archive, RankResult& value) {
-  archive(value.sim_rank, value.iteration_us, value.cpu_us, value.kernel_time_us,
-          value.gpu_busy_us, value.gpu_idle_us, value.by_category_us, value.streams, value.groups,
-          value.ops, value.kernels, value.timeline);
+  archive(value.sim_rank, value.iteration_us, value.cpu_us, value.kernel_time_us, value.gpu_busy_us,
+          value.gpu_idle_us, value.by_category_us, value.streams, value.groups, value.ops,
+          value.kernels, value.timeline);
 }
 
 }  // namespace perfsim

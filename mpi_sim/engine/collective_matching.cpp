@@ -33,15 +33,17 @@ std::string group_label(const std::string& group) {
 std::string describe(const RankSignatures& rank, const CollectiveSignature& signature) {
   std::string text = "rank " + std::to_string(rank.sim_rank) + " runs " +
                      std::string(collective_name(signature.kind));
-  if (signature.bytes > 0) text += " of " + std::to_string(signature.bytes) + " bytes";
-  text += " (op '" + signature.op_name + "' at position " +
-          std::to_string(signature.op_position) + " of " + rank.source + ")";
+  if (signature.bytes > 0)
+    text += " of " + std::to_string(signature.bytes) + " bytes";
+  text += " (op '" + signature.op_name + "' at position " + std::to_string(signature.op_position) +
+          " of " + rank.source + ")";
   return text;
 }
 
 bool same_kind(CollectiveKind a, CollectiveKind b) {
   // A send on one side of a channel is a receive on the other.
-  if (is_point_to_point(a) && is_point_to_point(b)) return a != b;
+  if (is_point_to_point(a) && is_point_to_point(b))
+    return a != b;
   return a == b;
 }
 
@@ -54,7 +56,8 @@ RankSignatures rank_signatures(const RankProgram& program) {
   rank.signatures = collective_signatures(program);
   std::map<std::string, std::vector<int>> groups;
   for (const SimOp& op : program.ops) {
-    if (op.collective) groups.emplace(op.collective->group, op.collective->members);
+    if (op.collective)
+      groups.emplace(op.collective->group, op.collective->members);
   }
   rank.groups.assign(groups.begin(), groups.end());
   return rank;
@@ -63,7 +66,8 @@ RankSignatures rank_signatures(const RankProgram& program) {
 std::optional<std::string> find_collective_mismatch(std::span<const RankSignatures> ranks,
                                                     int world_size) {
   std::map<int, const RankSignatures*> by_rank;
-  for (const RankSignatures& rank : ranks) by_rank[rank.sim_rank] = &rank;
+  for (const RankSignatures& rank : ranks)
+    by_rank[rank.sim_rank] = &rank;
 
   // Group -> (members, per member its signatures in order).
   struct GroupView {
@@ -107,7 +111,8 @@ std::optional<std::string> find_collective_mismatch(std::span<const RankSignatur
     };
     const auto& reference = sequence_of(reference_rank);
     for (int member : view.members) {
-      if (member == reference_rank) continue;
+      if (member == reference_rank)
+        continue;
       const auto& other = sequence_of(member);
       const std::size_t common = std::min(reference.size(), other.size());
       for (std::size_t i = 0; i < common; ++i) {
@@ -115,8 +120,8 @@ std::optional<std::string> find_collective_mismatch(std::span<const RankSignatur
         const CollectiveSignature& b = *other[i];
         if (!same_kind(a.kind, b.kind) || a.bytes != b.bytes) {
           return "collective mismatch in process group '" + group_label(group) + "' at index " +
-                 std::to_string(i) + ": " + describe(*by_rank.at(reference_rank), a) +
-                 ", but " + describe(*by_rank.at(member), b);
+                 std::to_string(i) + ": " + describe(*by_rank.at(reference_rank), a) + ", but " +
+                 describe(*by_rank.at(member), b);
         }
       }
       if (reference.size() != other.size()) {
@@ -126,9 +131,8 @@ std::optional<std::string> find_collective_mismatch(std::span<const RankSignatur
         const auto& longer_sequence = reference_longer ? reference : other;
         return "collective count mismatch in process group '" + group_label(group) + "': rank " +
                std::to_string(longer) + " runs " + std::to_string(longer_sequence.size()) +
-               " collectives, rank " + std::to_string(shorter) + " runs " +
-               std::to_string(common) + "; the first unmatched, at index " +
-               std::to_string(common) + ": " +
+               " collectives, rank " + std::to_string(shorter) + " runs " + std::to_string(common) +
+               "; the first unmatched, at index " + std::to_string(common) + ": " +
                describe(*by_rank.at(longer), *longer_sequence[common]) + ", but rank " +
                std::to_string(shorter) + " has none";
       }

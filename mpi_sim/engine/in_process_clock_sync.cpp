@@ -6,8 +6,8 @@ CollectiveHandle InProcessClockSync::post(const CollectivePost& post) {
   auto [handle, complete] = table_.add(post);
   if (complete) {
     auto& aggregate = table_.at(handle);
-    aggregate.timing = CollectiveTiming{aggregate.max_ready_us,
-                                        aggregate.max_ready_us + aggregate.duration_us};
+    aggregate.timing =
+        CollectiveTiming{aggregate.max_ready_us, aggregate.max_ready_us + aggregate.duration_us};
   }
   return handle;
 }

@@ -65,17 +65,19 @@ HostSync host_sync_of(const Trace& trace, std::size_t position) {
     const Op& op = trace.ops[stack.back()];
     stack.pop_back();
     for (const RuntimeCall& call : op.runtime_calls) {
-      if (call.name == "cudaDeviceSynchronize") return HostSync::kDevice;
-      if (is_blocking_runtime_call(call.name)) sync = HostSync::kStream;
+      if (call.name == "cudaDeviceSynchronize")
+        return HostSync::kDevice;
+      if (is_blocking_runtime_call(call.name))
+        sync = HostSync::kStream;
     }
     for (std::int64_t child : op.child_ids) {
       std::ptrdiff_t child_position = trace.position_of(child);
-      if (child_position >= 0) stack.push_back(static_cast<std::size_t>(child_position));
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
     }
   }
   return sync;
 }
-
 
 std::vector<int> world_members(int world_size) {
   std::vector<int> members(static_cast<std::size_t>(world_size));

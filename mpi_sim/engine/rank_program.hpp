@@ -50,7 +50,7 @@ struct SimOp {
   // Kernels the host queued before the trace began (Kineto: launched before profiling); they
   // occupy their streams from the start and cost the simulated CPU nothing.
   bool queued_before_trace = false;
-  TimestampUs measured_start_us = 0;     // when the trace recorded it (0 when unknown)
+  TimestampUs measured_start_us = 0;  // when the trace recorded it (0 when unknown)
   std::vector<std::int64_t> consumed_tensor_ids;
 };
 

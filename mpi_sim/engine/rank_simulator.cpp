@@ -24,7 +24,8 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
   auto [it, inserted] = streams_.try_emplace(id);
-  if (inserted) it->second.clock_us = program_.start_us;
+  if (inserted)
+    it->second.clock_us = program_.start_us;
   return it->second;
 }
 
@@ -61,7 +62,8 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   if (op.host_sync == HostSync::kDevice) {
     // The host waits for every stream, communication included.
     for (std::size_t index = 0; index < posted_.size(); ++index) {
-      if (!posted_[index].timing) needed.push_back(index);
+      if (!posted_[index].timing)
+        needed.push_back(index);
     }
   }
   for (const SimKernel& kernel : op.kernels) {
@@ -105,7 +107,8 @@ void RankSimulator::apply_host_sync(const SimOp& op) {
       cpu_us_ = std::max(cpu_us_, stream_state(compute_stream_).clock_us);
       return;
     case HostSync::kDevice:
-      for (const auto& [id, state] : streams_) cpu_us_ = std::max(cpu_us_, state.clock_us);
+      for (const auto& [id, state] : streams_)
+        cpu_us_ = std::max(cpu_us_, state.clock_us);
       return;
   }
 }
@@ -173,8 +176,10 @@ void RankSimulator::run_op(const SimOp& op) {
       }
       ++result_.kernels;
       cpu_us_ += t4;
-      if (kernel.host_waits) cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
-      if (i + 1 < op.kernels.size()) cpu_us_ += overheads_.t5_us(op.name);
+      if (kernel.host_waits)
+        cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
+      if (i + 1 < op.kernels.size())
+        cpu_us_ += overheads_.t5_us(op.name);
     }
     apply_host_sync(op);
     cpu_us_ += overheads_.t3_us(op.name);

@@ -15,8 +15,8 @@
 
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
-#include "perfsim/rank_result.hpp"
 #include "perfsim/host_overheads.hpp"
+#include "perfsim/rank_result.hpp"
 
 namespace perfsim::engine {
 

@@ -9,8 +9,8 @@
 #include "mpi_sim/engine/collective_matching.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
-#include "perfsim/rank_result_serialization.hpp"
 #include "mpi_sim/mpi/mpi_clock_sync.hpp"
+#include "perfsim/rank_result_serialization.hpp"
 
 namespace perfsim::mpi {
 namespace {
@@ -31,15 +31,16 @@ std::vector<std::string> gather_bytes(MPI_Comm world, const std::string& local) 
       offsets[i] = static_cast<int>(total);
       total += lengths[i];
     }
-    if (total > 2'000'000'000L) throw RuntimeFailure("result gather exceeds 2 GB");
+    if (total > 2'000'000'000L)
+      throw RuntimeFailure("result gather exceeds 2 GB");
     all.resize(static_cast<std::size_t>(total));
   }
   MPI_Gatherv(local.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(), MPI_BYTE,
               0, world);
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    parts.push_back(all.substr(static_cast<std::size_t>(offsets[i]),
-                               static_cast<std::size_t>(lengths[i])));
+    parts.push_back(
+        all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
   }
   return parts;
 }
@@ -56,7 +57,8 @@ std::string broadcast_text(MPI_Comm world, std::string text) {
 
 std::vector<int> block_placement(int world_size, int ranks_per_process) {
   std::vector<int> placement(static_cast<std::size_t>(world_size));
-  for (int rank = 0; rank < world_size; ++rank) placement[rank] = rank / ranks_per_process;
+  for (int rank = 0; rank < world_size; ++rank)
+    placement[rank] = rank / ranks_per_process;
   return placement;
 }
 
@@ -73,30 +75,33 @@ void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> loca
   if (me == 0) {
     std::vector<engine::RankSignatures> all;
     for (const std::string& part : parts) {
-      for (auto& rank : engine::deserialize_signatures(part)) all.push_back(std::move(rank));
+      for (auto& rank : engine::deserialize_signatures(part))
+        all.push_back(std::move(rank));
     }
     verdict = engine::find_collective_mismatch(all, world_size).value_or("");
   }
   verdict = broadcast_text(world, verdict);
-  if (!verdict.empty()) throw AllRanksError("", "collective check", verdict);
+  if (!verdict.empty())
+    throw AllRanksError("", "collective check", verdict);
 }
 
 std::vector<RankResult> run_distributed(MPI_Comm world,
-                                                std::span<const engine::RankProgram> local_programs,
-                                                const std::vector<int>& process_of_rank,
-                                                const HostOverheads& overheads,
-                                                const DistributedOptions& options,
-                                                DistributedStats* stats) {
+                                        std::span<const engine::RankProgram> local_programs,
+                                        const std::vector<int>& process_of_rank,
+                                        const HostOverheads& overheads,
+                                        const DistributedOptions& options,
+                                        DistributedStats* stats) {
   std::map<std::string, std::vector<int>> groups;
   for (const engine::RankProgram& program : local_programs) {
     for (const engine::SimOp& op : program.ops) {
-      if (op.collective) groups.emplace(op.collective->group, op.collective->members);
+      if (op.collective)
+        groups.emplace(op.collective->group, op.collective->members);
     }
   }
-  MpiClockSync sync(world, process_of_rank,
-                    std::vector<std::pair<std::string, std::vector<int>>>(groups.begin(),
-                                                                          groups.end()),
-                    options.stall_timeout);
+  MpiClockSync sync(
+      world, process_of_rank,
+      std::vector<std::pair<std::string, std::vector<int>>>(groups.begin(), groups.end()),
+      options.stall_timeout);
   std::vector<engine::RankSimulator> simulators;
   simulators.reserve(local_programs.size());
   for (const engine::RankProgram& program : local_programs) {
@@ -124,11 +129,11 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
     cereal::BinaryInputArchive archive(input);
     std::vector<RankResult> results;
     archive(results);
-    for (auto& result : results) all.push_back(std::move(result));
+    for (auto& result : results)
+      all.push_back(std::move(result));
   }
-  std::sort(all.begin(), all.end(), [](const RankResult& a, const RankResult& b) {
-    return a.sim_rank < b.sim_rank;
-  });
+  std::sort(all.begin(), all.end(),
+            [](const RankResult& a, const RankResult& b) { return a.sim_rank < b.sim_rank; });
   return all;
 }
 

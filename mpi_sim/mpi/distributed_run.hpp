@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "mpi_sim/engine/rank_program.hpp"
-#include "perfsim/rank_result.hpp"
 #include "perfsim/error.hpp"
 #include "perfsim/host_overheads.hpp"
+#include "perfsim/rank_result.hpp"
 
 namespace perfsim::mpi {
 
@@ -43,10 +43,10 @@ struct DistributedStats {
 // Traverses the local programs; returns all ranks' results (by rank) on process 0 and an
 // empty vector elsewhere.
 std::vector<RankResult> run_distributed(MPI_Comm world,
-                                                std::span<const engine::RankProgram> local_programs,
-                                                const std::vector<int>& process_of_rank,
-                                                const HostOverheads& overheads,
-                                                const DistributedOptions& options,
-                                                DistributedStats* stats = nullptr);
+                                        std::span<const engine::RankProgram> local_programs,
+                                        const std::vector<int>& process_of_rank,
+                                        const HostOverheads& overheads,
+                                        const DistributedOptions& options,
+                                        DistributedStats* stats = nullptr);
 
 }  // namespace perfsim::mpi

@@ -23,12 +23,13 @@ MpiClockSync::MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
   MPI_Comm_group(world_, &world_group);
   for (const auto& [key, members] : sorted) {
     std::set<int> processes;
-    for (int member : members) processes.insert(process_of_rank_.at(member));
-    if (processes.size() < 2) continue;  // resolved in this process
+    for (int member : members)
+      processes.insert(process_of_rank_.at(member));
+    if (processes.size() < 2)
+      continue;  // resolved in this process
     std::vector<int> process_list(processes.begin(), processes.end());
     MPI_Group group;
-    MPI_Group_incl(world_group, static_cast<int>(process_list.size()), process_list.data(),
-                   &group);
+    MPI_Group_incl(world_group, static_cast<int>(process_list.size()), process_list.data(), &group);
     MPI_Comm communicator = MPI_COMM_NULL;
     MPI_Comm_create_group(world_, group, 0, &communicator);
     MPI_Group_free(&group);
@@ -39,7 +40,8 @@ MpiClockSync::MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
 
 MpiClockSync::~MpiClockSync() {
   for (auto& [key, communicator] : communicators_) {
-    if (communicator != MPI_COMM_NULL) MPI_Comm_free(&communicator);
+    if (communicator != MPI_COMM_NULL)
+      MPI_Comm_free(&communicator);
   }
 }
 
@@ -48,8 +50,8 @@ engine::CollectiveHandle MpiClockSync::post(const engine::CollectivePost& post) 
   if (complete_locally) {
     auto& aggregate = table_.at(handle);
     if (aggregate.all_members_local()) {
-      aggregate.timing = engine::CollectiveTiming{
-          aggregate.max_ready_us, aggregate.max_ready_us + aggregate.duration_us};
+      aggregate.timing = engine::CollectiveTiming{aggregate.max_ready_us,
+                                                  aggregate.max_ready_us + aggregate.duration_us};
     } else {
       start_reduction(handle.id);
     }
@@ -88,13 +90,16 @@ void MpiClockSync::complete(InFlight& in_flight) {
 
 std::optional<engine::CollectiveTiming> MpiClockSync::poll(engine::CollectiveHandle handle) {
   auto& aggregate = table_.at(handle);
-  if (aggregate.timing) return aggregate.timing;
+  if (aggregate.timing)
+    return aggregate.timing;
   auto found = in_flight_of_aggregate_.find(handle.id);
-  if (found == in_flight_of_aggregate_.end()) return std::nullopt;
+  if (found == in_flight_of_aggregate_.end())
+    return std::nullopt;
   InFlight& in_flight = in_flight_[found->second];
   int flag = 0;
   MPI_Test(&in_flight.request, &flag, MPI_STATUS_IGNORE);
-  if (flag) complete(in_flight);
+  if (flag)
+    complete(in_flight);
   return aggregate.timing;
 }
 
@@ -105,7 +110,8 @@ bool MpiClockSync::make_progress() {
   auto pause = std::chrono::microseconds(1);
   while (true) {
     std::erase_if(pending_, [this](std::size_t index) { return in_flight_[index].done; });
-    if (pending_.empty()) return false;
+    if (pending_.empty())
+      return false;
     for (std::size_t index : pending_) {
       int flag = 0;
       MPI_Test(&in_flight_[index].request, &flag, MPI_STATUS_IGNORE);

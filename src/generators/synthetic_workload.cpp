@@ -10,19 +10,24 @@ const char* kSource = "<synthetic workload>";
 double bus_factor(CollectiveKind kind, int n) {
   const double ranks = n;
   switch (kind) {
-    case CollectiveKind::kAllReduce: return 2.0 * (ranks - 1) / ranks;
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (ranks - 1) / ranks;
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllToAll:
-    case CollectiveKind::kAllToAllv: return (ranks - 1) / ranks;
-    default: return 1.0;
+    case CollectiveKind::kAllToAllv:
+      return (ranks - 1) / ranks;
+    default:
+      return 1.0;
   }
 }
 
 std::string group_name(const SyntheticWorkload& workload, int rank) {
   switch (workload.layout) {
-    case GroupLayout::kWorld: return "";
-    case GroupLayout::kConsecutive: return "block/" + std::to_string(rank / workload.group_size);
+    case GroupLayout::kWorld:
+      return "";
+    case GroupLayout::kConsecutive:
+      return "block/" + std::to_string(rank / workload.group_size);
     case GroupLayout::kStrided:
       return "stride/" + std::to_string(rank % (workload.ranks / workload.group_size));
   }
@@ -32,10 +37,14 @@ std::string group_name(const SyntheticWorkload& workload, int rank) {
 }  // namespace
 
 void validate(const SyntheticWorkload& workload) {
-  if (workload.ranks < 1) throw InputError(kSource, "ranks", "must be at least 1");
-  if (workload.repetitions < 1) throw InputError(kSource, "repetitions", "must be at least 1");
-  if (workload.compute_us < 0) throw InputError(kSource, "compute_us", "must not be negative");
-  if (workload.collective_bytes < 0) throw InputError(kSource, "bytes", "must not be negative");
+  if (workload.ranks < 1)
+    throw InputError(kSource, "ranks", "must be at least 1");
+  if (workload.repetitions < 1)
+    throw InputError(kSource, "repetitions", "must be at least 1");
+  if (workload.compute_us < 0)
+    throw InputError(kSource, "compute_us", "must not be negative");
+  if (workload.collective_bytes < 0)
+    throw InputError(kSource, "bytes", "must not be negative");
   if (workload.bus_bandwidth_GBps <= 0) {
     throw InputError(kSource, "bus_bandwidth_GBps", "must be positive");
   }
@@ -54,16 +63,19 @@ std::vector<int> synthetic_group_members(const SyntheticWorkload& workload, int 
   std::vector<int> members;
   switch (workload.layout) {
     case GroupLayout::kWorld:
-      for (int r = 0; r < workload.ranks; ++r) members.push_back(r);
+      for (int r = 0; r < workload.ranks; ++r)
+        members.push_back(r);
       break;
     case GroupLayout::kConsecutive: {
       const int first = rank / workload.group_size * workload.group_size;
-      for (int r = first; r < first + workload.group_size; ++r) members.push_back(r);
+      for (int r = first; r < first + workload.group_size; ++r)
+        members.push_back(r);
       break;
     }
     case GroupLayout::kStrided: {
       const int stride = workload.ranks / workload.group_size;
-      for (int r = rank % stride; r < workload.ranks; r += stride) members.push_back(r);
+      for (int r = rank % stride; r < workload.ranks; r += stride)
+        members.push_back(r);
       break;
     }
   }
@@ -72,8 +84,8 @@ std::vector<int> synthetic_group_members(const SyntheticWorkload& workload, int 
 
 DurationUs synthetic_collective_us(const SyntheticWorkload& workload) {
   const int n = workload.layout == GroupLayout::kWorld ? workload.ranks : workload.group_size;
-  const double bus_bytes = static_cast<double>(workload.collective_bytes) *
-                           bus_factor(workload.collective, n);
+  const double bus_bytes =
+      static_cast<double>(workload.collective_bytes) * bus_factor(workload.collective, n);
   return workload.collective_latency_us + transfer_time_us(bus_bytes, workload.bus_bandwidth_GBps);
 }
 

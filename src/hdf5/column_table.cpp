@@ -66,11 +66,13 @@ bool link_exists(H5::H5File& file, const std::string& path) {
   std::size_t start = 1;
   while (start <= path.size()) {
     std::size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
+    if (end == std::string::npos)
+      end = path.size();
     if (end > start) {
       current.push_back('/');
       current.append(path, start, end - start);
-      if (!file.nameExists(current)) return false;
+      if (!file.nameExists(current))
+        return false;
     }
     start = end + 1;
   }

@@ -50,12 +50,12 @@ RunSummary summarize(std::span<const RankResult> results) {
 std::string format_summary(std::span<const RankResult> results, const SummaryNotes& notes,
                            std::size_t max_rank_rows) {
   std::string out;
-  for (const std::string& line : notes.lines) out += line + "\n";
+  for (const std::string& line : notes.lines)
+    out += line + "\n";
   const RunSummary summary = summarize(results);
   out += "predicted iteration time: " + format("%.1f us", summary.iteration_us) + " (" +
          format("%.3f ms", summary.iteration_us / 1000.0) + "), slowest rank " +
-         std::to_string(summary.slowest_rank) + ", " + std::to_string(summary.ranks) +
-         " ranks\n\n";
+         std::to_string(summary.slowest_rank) + ", " + std::to_string(summary.ranks) + " ranks\n\n";
 
   std::vector<std::size_t> rows(results.size());
   std::iota(rows.begin(), rows.end(), 0);
@@ -69,9 +69,10 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
     std::sort(kept.begin(), kept.end());
     rows = kept;
   }
-  const char* headers[] = {"rank",  "iter_us", "cpu_us", "gpu_busy", "gpu_idle", "emb_lookup",
-                           "gemm",  "memory",  "other",  "comm"};
-  for (const char* header : headers) out += pad(header, 11);
+  const char* headers[] = {"rank",       "iter_us", "cpu_us", "gpu_busy", "gpu_idle",
+                           "emb_lookup", "gemm",    "memory", "other",    "comm"};
+  for (const char* header : headers)
+    out += pad(header, 11);
   out += "\n";
   for (std::size_t row : rows) {
     const RankResult& r = results[row];
@@ -79,15 +80,17 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
     for (double value : {r.iteration_us, r.cpu_us, r.gpu_busy_us, r.gpu_idle_us}) {
       out += pad(format("%.1f", value), 11);
     }
-    for (double value : r.by_category_us) out += pad(format("%.1f", value), 11);
+    for (double value : r.by_category_us)
+      out += pad(format("%.1f", value), 11);
     out += "\n";
   }
   if (rows.size() < results.size()) {
     out += "(" + std::to_string(results.size() - rows.size()) +
            " ranks not shown; every rank is in the results file)\n";
   }
-  out += "times in us; breakdown columns are summed kernel time per category over all streams "
-         "(seed 001 Fig. 2); gpu_idle = iteration - time any stream is busy\n";
+  out +=
+      "times in us; breakdown columns are summed kernel time per category over all streams "
+      "(seed 001 Fig. 2); gpu_idle = iteration - time any stream is busy\n";
 
   std::map<std::string, GroupTraffic> groups;
   for (const RankResult& result : results) {
@@ -100,8 +103,9 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
     }
   }
   if (!groups.empty()) {
-    out += "\ncommunication per process group (summed over member ranks; exposed = the most any "
-           "rank's compute waited for it):\n";
+    out +=
+        "\ncommunication per process group (summed over member ranks; exposed = the most any "
+        "rank's compute waited for it):\n";
     out += pad("group", 24) + pad("collectives", 13) + pad("bytes", 12) + pad("time_us", 13) +
            pad("exposed_us", 13) + "\n";
     std::size_t shown = 0;
@@ -110,11 +114,10 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
         out += "(" + std::to_string(groups.size() - 24) + " more groups in the results file)\n";
         break;
       }
-      out += pad(name.empty() ? "world" : name, 24) +
-             pad(std::to_string(traffic.collectives), 13) +
+      out += pad(name.empty() ? "world" : name, 24) + pad(std::to_string(traffic.collectives), 13) +
              pad(human_bytes(static_cast<double>(traffic.bytes)), 12) +
-             pad(format("%.1f", traffic.time_us), 13) + pad(format("%.1f", traffic.exposed_us), 13) +
-             "\n";
+             pad(format("%.1f", traffic.time_us), 13) +
+             pad(format("%.1f", traffic.exposed_us), 13) + "\n";
     }
   }
   return out;

@@ -16,8 +16,7 @@ packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-
           libeigen3-dev libcereal-dev libgtest-dev libsimdjson-dev nlohmann-json3-dev
           libcli11-dev zlib1g-dev)
 if [ "$mode" = test ]; then
-  # Python readers used by tests that check files the way users open them.
-  packages+=(python3 python3-h5py python3-numpy clang-format)
+  packages+=(clang-format)  # the style test
 fi
 
 missing=()

@@ -86,6 +86,7 @@ struct Usage {
   bool forward = false;
   bool optimizer = false;
   bool made_in_optimizer = false;
+  bool made_in_backward = false;
 };
 
 MemoryCategory categorize(const TensorLifetime& tensor, const Usage& usage, const OpTree& tree) {
@@ -94,6 +95,8 @@ MemoryCategory categorize(const TensorLifetime& tensor, const Usage& usage, cons
   if (usage.communication)
     return MemoryCategory::kCommunication;
   if (usage.accumulate_grad_input)
+    return MemoryCategory::kGradients;
+  if (usage.made_in_backward && usage.optimizer)
     return MemoryCategory::kGradients;
   if (tensor.made_before_trace) {
     if (usage.forward)
@@ -190,6 +193,7 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
     tensors.push_back(tensor);
     Usage usage;
     usage.made_in_optimizer = !made_before && tree.phase[position] == TracePhase::kOptimizer;
+    usage.made_in_backward = !made_before && tree.phase[position] == TracePhase::kBackward;
     usages.push_back(usage);
     current[storage] = tensors.size() - 1;
     return tensors.size() - 1;

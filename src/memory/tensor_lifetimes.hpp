@@ -20,7 +20,8 @@
 // 1. referenced under a zero_grad annotation                                 -> gradients
 // 2. referenced by a communication op (CommInfo, c10d::*, nccl:*, record_param_comms)
 //                                                                     -> communication buffers
-// 3. an input of an AccumulateGrad op                                        -> gradients
+// 3. an input of an AccumulateGrad op, or made in backward and read by the optimizer
+//                                                                            -> gradients
 // 4. made before the trace: referenced in the forward phase -> parameters; else referenced in
 //    the optimizer phase -> optimizer state; else -> other
 // 5. made in the optimizer phase, or first and last referenced under the same top-level op

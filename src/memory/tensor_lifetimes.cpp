@@ -4,7 +4,9 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
+#include "memory/schema_arguments.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::memory {
@@ -87,6 +89,7 @@ struct Usage {
   bool optimizer = false;
   bool made_in_optimizer = false;
   bool made_in_backward = false;
+  bool optimizer_state_argument = false;
 };
 
 MemoryCategory categorize(const TensorLifetime& tensor, const Usage& usage, const OpTree& tree) {
@@ -99,6 +102,8 @@ MemoryCategory categorize(const TensorLifetime& tensor, const Usage& usage, cons
   if (usage.made_in_backward && usage.optimizer)
     return MemoryCategory::kGradients;
   if (tensor.made_before_trace) {
+    if (usage.optimizer_state_argument)
+      return MemoryCategory::kOptimizerState;
     if (usage.forward)
       return MemoryCategory::kParameters;
     if (usage.optimizer)
@@ -202,7 +207,13 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
   for (std::size_t position = 0; position < trace.ops.size(); ++position) {
     const Op& op = trace.ops[position];
     std::unordered_set<std::int64_t> read_storages;
-    for (const TensorRef& ref : op.inputs) {
+    const Attribute* schema = op.find_attribute("op_schema");
+    const std::vector<std::string> argument_names =
+        schema != nullptr && std::holds_alternative<std::string>(schema->value)
+            ? tensor_argument_names(std::get<std::string>(schema->value), op.inputs.size())
+            : std::vector<std::string>{};
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      const TensorRef& ref = op.inputs[k];
       if (ref.device != device || ref.numel <= 0 || ref.element_bytes <= 0)
         continue;
       read_storages.insert(ref.storage_id);
@@ -212,6 +223,8 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
       note_use(index, position, ref);
       if (contains(op.name, "AccumulateGrad"))
         usages[index].accumulate_grad_input = true;
+      if (k < argument_names.size() && is_optimizer_state_argument(argument_names[k]))
+        usages[index].optimizer_state_argument = true;
     }
     for (const TensorRef& ref : op.outputs) {
       if (ref.device != device || ref.numel <= 0 || ref.element_bytes <= 0)

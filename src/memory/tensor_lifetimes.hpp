@@ -22,8 +22,10 @@
 //                                                                     -> communication buffers
 // 3. an input of an AccumulateGrad op, or made in backward and read by the optimizer
 //                                                                            -> gradients
-// 4. made before the trace: referenced in the forward phase -> parameters; else referenced in
-//    the optimizer phase -> optimizer state; else -> other
+// 4. made before the trace: passed as a fused optimizer's state argument (op_schema names it
+//    momentum*, exp_avg*, ...; schema_arguments.hpp) -> optimizer state; referenced in the
+//    forward phase -> parameters; else referenced in the optimizer phase -> optimizer state;
+//    else -> other
 // 5. made in the optimizer phase, or first and last referenced under the same top-level op
 //                                                                                -> workspace
 // 6. otherwise                                                                  -> activations

@@ -37,13 +37,16 @@ TEST(TraceMemoryGolden, DlrmRankZeroPeakAndBreakdown) {
   std::cout << "  verdict: " << format_verdict(report.verdict, v100_32gb()) << "\n";
 
   EXPECT_EQ(report.device, "cuda:0");
-  // The two embedding tables this rank owns: fbgemm lookup inputs of 640,649,648 fp32 elements
-  // (dev_weights and momentum1_dev), present from the start to the end of the iteration.
+  // The embedding table this rank owns and its Adagrad momentum: the dev_weights and
+  // momentum1_dev arguments of the fbgemm lookup op, 640,649,648 fp32 elements each, present
+  // from the start to the end of the iteration.
   const Bytes table_bytes = 640'649'648LL * 4;
   EXPECT_GE(report.peak_live_tensor_bytes, 2 * table_bytes);
-  EXPECT_GE(report.live_at_peak[MemoryCategory::kParameters], 2 * table_bytes);
-  ASSERT_FALSE(report.largest_at_peak.empty());
+  EXPECT_GE(report.live_at_peak[MemoryCategory::kParameters], table_bytes);
+  EXPECT_GE(report.live_at_peak[MemoryCategory::kOptimizerState], table_bytes);
+  ASSERT_GE(report.largest_at_peak.size(), 2u);
   EXPECT_EQ(report.largest_at_peak[0].bytes, table_bytes);
+  EXPECT_EQ(report.largest_at_peak[1].bytes, table_bytes);
   // Allocator invariants: rounding and caching only add.
   EXPECT_GE(report.peak_allocated_bytes, report.peak_live_tensor_bytes);
   EXPECT_GE(report.peak_reserved_bytes, report.peak_allocated_bytes);
@@ -52,7 +55,7 @@ TEST(TraceMemoryGolden, DlrmRankZeroPeakAndBreakdown) {
   EXPECT_TRUE(report.verdict.fits);
   // Gradients, the DDP all-reduce bucket and the Adagrad state of the dense layers are live too.
   EXPECT_GT(report.live_at_peak[MemoryCategory::kCommunication], 0);
-  EXPECT_GT(report.live_at_peak[MemoryCategory::kOptimizerState], 0);
+  EXPECT_GT(report.live_at_peak[MemoryCategory::kGradients], 0);
 }
 
 TEST(TraceMemoryGolden, ResnetPeaksInBackwardWithActivationsDominant) {

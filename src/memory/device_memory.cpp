@@ -33,10 +33,12 @@ std::string format_bytes(Bytes bytes) {
 std::string format_verdict(const MemoryVerdict& verdict, const DeviceMemory& device) {
   if (!verdict.known)
     return "capacity unknown (no verdict)";
-  const std::string on = device.name.empty() ? "" : " on " + device.name;
+  const std::string capacity = format_bytes(device.capacity_bytes.value_or(0));
+  const std::string on =
+      (device.name.empty() ? " in " : " on " + device.name + ", ") + capacity + " capacity";
   if (verdict.fits)
-    return "fits" + on + ", " + format_bytes(verdict.margin_bytes) + " to spare";
-  return "OUT OF MEMORY" + on + " by " + format_bytes(-verdict.margin_bytes);
+    return "fits" + on + ": " + format_bytes(verdict.margin_bytes) + " to spare";
+  return "OUT OF MEMORY" + on + ": short by " + format_bytes(-verdict.margin_bytes);
 }
 
 }  // namespace perfsim::memory

@@ -10,10 +10,13 @@ namespace perfsim::memory {
 
 // Memory the driver, the CUDA context and the libraries (cuBLAS, cuDNN, NCCL) hold outside the
 // framework allocator: seed 003 Sec. 3.3 measures it as a constant per device and library set
-// (it explains the gap between max_memory_reserved and nvidia-smi, Fig. 4). 400 MiB is an
-// estimate in the middle of the 300-500 MiB range commonly seen for a PyTorch process on
-// V100/A100 with CUDA 11-12; replace it with a measurement (a small matmul and a small
-// convolution, then nvidia-smi minus max_memory_reserved) for a given device.
+// (it explains the gap between max_memory_reserved and nvidia-smi, Fig. 4). Reported sizes:
+// 723 MiB for the first CUDA tensor (discuss.pytorch.org/t/73021) and "~700+ MB depending on
+// the CUDA version and device" (discuss.pytorch.org/t/81330), both before CUDA's lazy module
+// loading (CUDA_MODULE_LOADING=LAZY, PyTorch's default since 2.0) which loads only the kernels
+// used. 400 MiB is an estimate for a lazy-loading PyTorch training process, not a measurement:
+// measure it per device as seed 003 does (a small matmul and a small convolution, then
+// nvidia-smi minus torch.cuda.memory_reserved) and pass it with --context-MiB.
 inline constexpr Bytes kDefaultContextBytes = 400LL * 1024 * 1024;
 
 struct DeviceMemory {

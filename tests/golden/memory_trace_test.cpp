@@ -20,7 +20,8 @@ const std::string kResnet =
 DeviceMemory v100_32gb() {
   DeviceMemory device;
   device.name = "V100-SXM2-32GB";
-  device.capacity_bytes = 32LL * 1024 * 1024 * 1024;
+  // totalGlobalMem in the deviceProperties of the paired Kineto trace of the same run.
+  device.capacity_bytes = 34'079'899'648;
   return device;
 }
 

@@ -6,7 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "hdf5/column_table.hpp"
 #include "memory/llm_memory.hpp"
+#include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
@@ -18,6 +20,7 @@ namespace {
 struct MemoryOptions {
   std::string trace;
   std::string gpu_device;
+  std::string timeline_path;
   bool llm = false;
   memory::LlmMemoryConfig config;
   std::string recompute = "none";
@@ -96,6 +99,9 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
                    "CUDA context and library memory outside the allocator (seed 003 Sec. 3.3)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command->add_option("--timeline", options->timeline_path,
+                      "write live/allocated/reserved bytes per op to this HDF5 file "
+                      "(group /memory_timeline)");
   command->add_option("--device-name", options->device_name, "device name for the report");
   add_llm_options(*command, *options);
 
@@ -121,6 +127,12 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
         memory::trace_memory_report(trace, device, options->gpu_device);
     std::cout << memory::format_trace_memory_report(report);
     std::cout << "  verdict: " << memory::format_verdict(report.verdict, device) << "\n";
+    if (!options->timeline_path.empty()) {
+      h5::write_table(options->timeline_path, "/memory_timeline",
+                      memory::memory_timeline_table(report));
+      std::cout << "  timeline: " << options->timeline_path << " (/memory_timeline, "
+                << report.timeline.size() << " ops)\n";
+    }
     return 0;
   });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_map>
 
 #include "memory/caching_allocator.hpp"
 
@@ -32,6 +33,11 @@ TraceMemoryReport trace_memory_report(const Trace& trace, const DeviceMemory& de
   report.source = trace.source;
   report.device = lifetimes.device;
   report.tensor_count = lifetimes.tensors.size();
+  std::unordered_map<std::int64_t, int> allocations_per_storage;
+  for (const TensorLifetime& tensor : lifetimes.tensors) {
+    if (++allocations_per_storage[tensor.storage_id] == 2)
+      ++report.reused_storage_ids;
+  }
 
   const std::size_t op_count = trace.ops.size();
   std::vector<std::vector<std::size_t>> starting(op_count);
@@ -55,6 +61,8 @@ TraceMemoryReport trace_memory_report(const Trace& trace, const DeviceMemory& de
       live_bytes += lifetimes.tensors[i].bytes;
     }
     report.peak_live_tensor_bytes = std::max(report.peak_live_tensor_bytes, live_bytes);
+    report.timeline.push_back({trace.ops[position].id, live_bytes, allocator.allocated_bytes(),
+                               allocator.reserved_bytes()});
     if (allocator.allocated_bytes() > peak_allocated) {
       peak_allocated = allocator.allocated_bytes();
       peak_position = position;
@@ -97,7 +105,8 @@ TraceMemoryReport trace_memory_report(const Trace& trace, const DeviceMemory& de
 std::string format_trace_memory_report(const TraceMemoryReport& report) {
   std::ostringstream out;
   out << "memory of " << report.source << " on " << report.device << " (" << report.tensor_count
-      << " tensor lifetimes)\n";
+      << " tensor lifetimes; " << report.reused_storage_ids
+      << " storage ids reused for later allocations)\n";
   out << "  peak live tensors   " << format_bytes(report.peak_live_tensor_bytes) << " ("
       << report.peak_live_tensor_bytes << " B)\n";
   out << "  peak allocated      " << format_bytes(report.peak_allocated_bytes) << " ("

@@ -21,10 +21,19 @@ struct LiveTensor {
   std::string made_by;  // op name of the first reference
 };
 
+// Memory after the allocations of one op (before its frees).
+struct MemorySample {
+  std::int64_t op_id = -1;
+  Bytes live_tensor_bytes = 0;
+  Bytes allocated_bytes = 0;
+  Bytes reserved_bytes = 0;
+};
+
 struct TraceMemoryReport {
   std::string source;
   std::string device;
   std::size_t tensor_count = 0;
+  std::size_t reused_storage_ids = 0;  // storage ids that name more than one allocation
   // Replayed peaks. "allocated" counts blocks as the allocator hands them out (512-byte
   // rounding, unsplit remainders); "reserved" counts segments; "live" counts tensor bytes.
   Bytes peak_live_tensor_bytes = 0;
@@ -42,6 +51,7 @@ struct TraceMemoryReport {
   Bytes context_bytes = 0;
   Bytes peak_device_bytes = 0;
   MemoryVerdict verdict;
+  std::vector<MemorySample> timeline;  // one per Trace::ops entry
 };
 
 // Throws InputError when the trace has no GPU tensor (see infer_tensor_lifetimes).

@@ -2,7 +2,11 @@
 // trace_memory.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "memory/caching_allocator.hpp"
+#include "memory/memory_timeline_table.hpp"
 #include "memory/tensor_lifetimes.hpp"
 #include "memory/trace_memory.hpp"
 #include "perfsim/error.hpp"
@@ -119,6 +123,28 @@ TEST(TraceMemory, ReplaysLifetimesThroughTheAllocator) {
   EXPECT_EQ(report.peak_device_bytes, report.peak_reserved_bytes + 10 * MiB);
   EXPECT_FALSE(report.verdict.fits);  // 124 MiB + 10 MiB context > 100 MiB
   EXPECT_EQ(report.verdict.margin_bytes, 100 * MiB - report.peak_device_bytes);
+  EXPECT_EQ(report.reused_storage_ids, 1u);  // storage 3
+
+  // One timeline sample per op; its maxima are the peaks.
+  ASSERT_EQ(report.timeline.size(), trace.ops.size());
+  Bytes max_allocated = 0;
+  for (const MemorySample& sample : report.timeline)
+    max_allocated = std::max(max_allocated, sample.allocated_bytes);
+  EXPECT_EQ(max_allocated, report.peak_allocated_bytes);
+  EXPECT_EQ(report.timeline.back().reserved_bytes, report.peak_reserved_bytes);
+}
+
+TEST(TraceMemory, TimelineRoundTripsThroughHdf5) {
+  const TraceMemoryReport report = trace_memory_report(small_training_step(), DeviceMemory{});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "perfsim_memory_timeline_test.h5").string();
+  h5::write_table(path, "/memory_timeline", memory_timeline_table(report), true);
+  const h5::ColumnTable table = h5::read_table(path, "/memory_timeline");
+  std::filesystem::remove(path);
+  ASSERT_EQ(table.rows(), report.timeline.size());
+  EXPECT_EQ(table.integers("op_id").front(), 1);
+  EXPECT_EQ(table.integers("allocated_bytes")[4], 104 * MiB);  // inside the softmax
+  EXPECT_EQ(table.units.at("reserved_bytes"), "bytes");
 }
 
 TEST(TraceMemory, RejectsTracesWithoutGpuTensors) {

@@ -51,11 +51,12 @@ memory::DeviceMemory device_memory(const MemoryOptions& options, double default_
   return device;
 }
 
-void add_llm_options(CLI::App& command, MemoryOptions& options) {
+// Every closed-form option needs --llm: given with a trace it would be silently ignored.
+void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm_flag) {
   memory::LlmMemoryConfig& config = options.config;
   const char* group = "LLM closed form (with --llm)";
   auto add = [&](const char* name, auto& value, const char* help) {
-    command.add_option(name, value, help)->group(group)->capture_default_str();
+    command.add_option(name, value, help)->group(group)->capture_default_str()->needs(llm_flag);
   };
   add("--layers", config.layers, "transformer layers L");
   add("--hidden", config.hidden, "hidden size h");
@@ -73,7 +74,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options) {
   add("--micro-batches", config.micro_batches, "micro-batches per iteration (0: as many as p)");
   add("--recompute", options.recompute, "activation recomputation: none, selective, full");
   command.add_flag("--sequence-parallel", config.sequence_parallel, "sequence parallelism")
-      ->group(group);
+      ->group(group)
+      ->needs(llm_flag);
 }
 
 }  // namespace
@@ -84,11 +86,16 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
       "Predict peak GPU memory: from a trace (tensor lifetimes replayed through an emulation of "
       "the PyTorch caching allocator) or, with --llm, by closed forms for a GPT-style model");
   auto options = std::make_shared<MemoryOptions>();
-  command->add_option("TRACE", options->trace,
-                      "execution or Kineto trace: .json, .json.gz or archive.tar.gz:member");
-  command->add_flag("--llm", options->llm, "closed-form estimate instead of a trace");
-  command->add_option("--gpu-device", options->gpu_device,
-                      "tensor device to follow (default: the busiest cuda:N in the trace)");
+  CLI::Option* trace_option =
+      command->add_option("TRACE", options->trace,
+                          "execution or Kineto trace: .json, .json.gz or archive.tar.gz:member");
+  CLI::Option* llm_flag =
+      command->add_flag("--llm", options->llm, "closed-form estimate instead of a trace")
+          ->excludes(trace_option);
+  command
+      ->add_option("--gpu-device", options->gpu_device,
+                   "tensor device to follow (default: the busiest cuda:N in the trace)")
+      ->excludes(llm_flag);
   command
       ->add_option("--capacity-GB", options->capacity_GB,
                    "device memory in GB (1e9 bytes); default unknown for traces, 80 "
@@ -99,16 +106,16 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
                    "CUDA context and library memory outside the allocator (seed 003 Sec. 3.3)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command->add_option("--timeline", options->timeline_path,
-                      "write live/allocated/reserved bytes per op to this HDF5 file "
-                      "(group /memory_timeline)");
+  command
+      ->add_option("--timeline", options->timeline_path,
+                   "write live/allocated/reserved bytes per op to this HDF5 file "
+                   "(group /memory_timeline)")
+      ->excludes(llm_flag);
   command->add_option("--device-name", options->device_name, "device name for the report");
-  add_llm_options(*command, *options);
+  add_llm_options(*command, *options, llm_flag);
 
   registry.add(command, RankScope::kRankZeroOnly, [options](const CommandContext&) -> int {
     if (options->llm) {
-      if (!options->trace.empty())
-        throw InputError("<command line>", "TRACE", "give either a trace or --llm, not both");
       constexpr double kA100CapacityGB = 80;
       MemoryOptions& opts = *options;
       if (opts.device_name.empty() && opts.capacity_GB == 0)

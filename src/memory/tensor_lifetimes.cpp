@@ -155,7 +155,9 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
   if (device.empty())
     device = busiest_gpu_device(trace);
   if (device.empty())
-    throw InputError(trace.source, "tensors", "the trace references no GPU tensor");
+    throw InputError(trace.source, "tensors",
+                     "the trace references no GPU tensor (memory needs tensor and storage ids: "
+                     "use a PyTorch execution trace, not a Kineto trace)");
 
   const OpTree tree = build_op_tree(trace);
   TraceLifetimes result;

@@ -11,17 +11,28 @@ namespace {
 
 constexpr std::size_t kLargestListed = 5;
 
-std::string top_level_name(const Trace& trace, std::size_t position) {
+struct Enclosing {
+  std::string top_level_op;   // outermost working ancestor
+  std::string profiler_step;  // "ProfilerStep#5": the last step begun before the op
+};
+
+Enclosing enclosing(const Trace& trace, std::size_t position) {
+  Enclosing result;
   const Op* op = &trace.ops[position];
-  std::string name;
   for (std::size_t depth = 0; op != nullptr && depth < trace.ops.size(); ++depth) {
     if (!op->is_annotation)
-      name = op->name;
+      result.top_level_op = op->name;
     if (op->parent_id == op->id)
       break;
     op = trace.find(op->parent_id);
   }
-  return name;
+  // Backward ops run on the autograd thread, outside the step annotation of the main thread:
+  // the step is the last one that began before the op.
+  for (std::size_t at = 0; at <= position; ++at) {
+    if (trace.ops[at].name.starts_with("ProfilerStep#"))
+      result.profiler_step = trace.ops[at].name;
+  }
+  return result;
 }
 
 }  // namespace
@@ -80,7 +91,9 @@ TraceMemoryReport trace_memory_report(const Trace& trace, const DeviceMemory& de
     const Op& op = trace.ops[peak_position];
     report.peak_op_id = op.id;
     report.peak_op_name = op.name;
-    report.peak_top_level_op_name = top_level_name(trace, peak_position);
+    const Enclosing around = enclosing(trace, peak_position);
+    report.peak_top_level_op_name = around.top_level_op;
+    report.peak_profiler_step = around.profiler_step;
     report.peak_phase = lifetimes.phase_by_position[peak_position];
   }
   std::vector<LiveTensor> live;
@@ -121,7 +134,10 @@ std::string format_trace_memory_report(const TraceMemoryReport& report) {
   if (!report.peak_top_level_op_name.empty() &&
       report.peak_top_level_op_name != report.peak_op_name)
     out << " (inside " << report.peak_top_level_op_name << ")";
-  out << ", " << trace_phase_name(report.peak_phase) << " phase\n";
+  out << ", " << trace_phase_name(report.peak_phase) << " phase";
+  if (!report.peak_profiler_step.empty())
+    out << ", " << report.peak_profiler_step;
+  out << "\n";
   out << "  live at the peak, by category:\n";
   for (std::size_t i = 0; i < kMemoryCategoryCount; ++i) {
     const auto category = static_cast<MemoryCategory>(i);

@@ -44,6 +44,7 @@ struct TraceMemoryReport {
   std::int64_t peak_op_id = -1;
   std::string peak_op_name;
   std::string peak_top_level_op_name;  // the outermost working ancestor, when different
+  std::string peak_profiler_step;      // the enclosing ProfilerStep#N annotation, if any
   TracePhase peak_phase = TracePhase::kForward;
   CategoryBytes live_at_peak;               // tensor bytes by category
   std::vector<LiveTensor> largest_at_peak;  // up to 5, largest first

@@ -71,6 +71,11 @@ TEST(TraceMemoryGolden, ResnetPeaksInBackwardWithActivationsDominant) {
   // A CNN's footprint peaks when the forward pass has saved every activation: at the start of
   // backward.
   EXPECT_EQ(report.peak_phase, TracePhase::kBackward);
+  // traces/README.md: the file holds ProfilerStep#4, #5 and #6.
+  EXPECT_TRUE(report.peak_profiler_step == "ProfilerStep#4" ||
+              report.peak_profiler_step == "ProfilerStep#5" ||
+              report.peak_profiler_step == "ProfilerStep#6")
+      << report.peak_profiler_step;
   for (std::size_t i = 0; i < kMemoryCategoryCount; ++i) {
     const auto category = static_cast<MemoryCategory>(i);
     if (category != MemoryCategory::kActivations) {

@@ -68,6 +68,7 @@ int run_perfsim(int argc, char** argv) {
   add_bench_parse_command(app, registry);
   add_train_command(app, registry);
   add_models_command(app, registry);
+  add_memory_command(app, registry);
 
   try {
     app.parse(argc, argv);

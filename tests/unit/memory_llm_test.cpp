@@ -1,0 +1,226 @@
+// Closed-form LLM memory (llm_memory.hpp) for the 22B and 175B models of
+// shared/data/llm/korthikanti2022.csv. Activation figures reproduce Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", Table 2 (per-layer
+// activation memory) and Sec. 4.2.3 (pipeline in-flight micro-batches, interleaving factor);
+// model states follow ZeRO (Rajbhandari et al. 2020) Sec. 3.1 (2 + 2 + 12 bytes per parameter).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "memory/llm_memory.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::memory {
+namespace {
+
+const std::string kCsv = std::string(PERFSIM_SHARED_DATA_DIR) + "/llm/korthikanti2022.csv";
+constexpr Bytes kContextBytes = 400LL * 1024 * 1024;
+
+// The table3_table5_model row of `model`, column name -> text.
+std::map<std::string, std::string> model_row(const std::string& model) {
+  std::ifstream file(kCsv);
+  if (!file)
+    ADD_FAILURE() << "missing fixture " << kCsv;
+  std::vector<std::string> header;
+  std::string line;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> fields;
+    std::stringstream stream(text);
+    std::string field;
+    while (std::getline(stream, field, ','))
+      fields.push_back(field);
+    return fields;
+  };
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::vector<std::string> fields = split(line);
+    if (header.empty()) {
+      header = fields;
+      continue;
+    }
+    if (fields.size() < 2 || fields[0] != "table3_table5_model" || fields[1] != model)
+      continue;
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i)
+      row[header[i]] = fields[i];
+    return row;
+  }
+  ADD_FAILURE() << kCsv << " has no table3_table5_model row for " << model;
+  return {};
+}
+
+LlmMemoryConfig config_of(const std::string& model) {
+  const auto row = model_row(model);
+  auto number = [&](const char* column) { return std::stoll(row.at(column)); };
+  LlmMemoryConfig config;
+  config.layers = number("num_layers");
+  config.hidden = number("hidden_size");
+  config.heads = number("attention_heads");
+  config.seq_len = number("seq_len");
+  config.micro_batch = number("micro_batch_size");
+  config.vocab = number("vocab_size");
+  config.tensor_parallel = static_cast<int>(number("tensor_parallel"));
+  config.pipeline_parallel = static_cast<int>(number("pipeline_parallel"));
+  config.data_parallel = static_cast<int>(number("data_parallel"));
+  config.micro_batches = number("global_batch_size") / (config.micro_batch * config.data_parallel);
+  return config;
+}
+
+DeviceMemory a100_80gb() {
+  DeviceMemory device;
+  device.name = "A100-80GB";
+  device.capacity_bytes = 80'000'000'000;  // hbm_capacity_bytes of configs/devices/A100-80GB
+  device.context_bytes = kContextBytes;
+  return device;
+}
+
+TEST(LlmMemory, Table2ActivationsPerLayerFor22B) {
+  LlmMemoryConfig config = config_of("22B");
+  ASSERT_EQ(config.hidden, 6144);
+  ASSERT_EQ(config.micro_batch, 4);
+  // s = 2048, b = 4, h = 6144, a = 64, t = 8: sbh = 50,331,648 and 5as/h = 320/3.
+  const double sbh = 2048.0 * 4 * 6144;
+  config.tensor_parallel = 1;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), sbh * (34 + 5.0 * 64 * 2048 / 6144));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 7'079'985'152.0);
+  config.tensor_parallel = 8;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config),
+                   sbh * (10 + 24.0 / 8 + 5.0 * 64 * 2048 / (6144 * 8)));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 1'325'400'064.0);
+  config.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 884'998'144.0);  // sbh(34/t + 5as/ht)
+  config.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 34 * sbh / 8);  // 213,909,504
+  config.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), sbh * (10 + 24.0 / 8));
+  config.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 2 * sbh);  // 100,663,296
+}
+
+TEST(LlmMemory, ModelStatesFor22BOnOneStage) {
+  LlmMemoryConfig config = config_of("22B");
+  ASSERT_EQ(config.pipeline_parallel, 1);
+  const LlmMemoryEstimate estimate = estimate_llm_memory(config, a100_80gb());
+  ASSERT_EQ(estimate.stages.size(), 1u);
+  // Per layer on one of t = 8 ranks: (12h^2 + 7h)/8 + 6h with h = 6144.
+  const double h = 6144;
+  const double per_layer = (12 * h * h + 7 * h) / 8 + 6 * h;  // 56,666,112
+  EXPECT_DOUBLE_EQ(parameters_per_layer(config), per_layer);
+  // 48 layers + word embedding vh/t + position embedding sh + final layer norm 2h.
+  const double parameters = 48 * per_layer + 51200 * h / 8 + 2048 * h + 2 * h;
+  const StageMemory& stage = estimate.stages[0];
+  EXPECT_DOUBLE_EQ(stage.parameter_count, parameters);
+  EXPECT_EQ(stage.parameter_bytes, static_cast<Bytes>(2 * parameters));
+  EXPECT_EQ(stage.gradient_bytes, static_cast<Bytes>(2 * parameters));
+  EXPECT_EQ(stage.optimizer_bytes, static_cast<Bytes>(12 * parameters));
+  // One stage: one micro-batch in flight. 48 layers of sbh(10 + 24/t + 5as/(ht)), the 1-byte
+  // input dropout mask sbh, and the output layer 4sbh/t (1 + v/h).
+  const double sbh = 2048.0 * 4 * 6144;
+  const double activations = 48 * 1'325'400'064.0 + sbh + 4 * sbh / 8 * (1 + 51200.0 / 6144);
+  EXPECT_NEAR(static_cast<double>(stage.activation_bytes), activations, 1.0);
+  // 44 GB of model states + 64 GB of activations: the baseline does not fit in 80 GB ...
+  EXPECT_FALSE(estimate.verdict.fits);
+  // ... with sequence parallelism and selective recompute (34sbh/t per layer) it does.
+  config.sequence_parallel = true;
+  config.recompute = Recompute::kSelective;
+  const LlmMemoryEstimate reduced = estimate_llm_memory(config, a100_80gb());
+  EXPECT_NEAR(static_cast<double>(reduced.stages[0].activation_bytes),
+              48 * (34 * sbh / 8) + sbh / 8 + 4 * sbh / 8 * (1 + 51200.0 / 6144), 1.0);
+  EXPECT_TRUE(reduced.verdict.fits);
+}
+
+TEST(LlmMemory, PublishedLayoutOf175BFitsOnA100_80GB) {
+  // TP = 8, PP = 8, interleaved with 3 virtual stages, SP and selective recompute, 64
+  // micro-batches of 1 (global batch 64, DP = 1): the "present work" row of the CSV.
+  LlmMemoryConfig config = config_of("175B");
+  ASSERT_EQ(config.tensor_parallel, 8);
+  ASSERT_EQ(config.pipeline_parallel, 8);
+  ASSERT_EQ(config.micro_batches, 64);
+  config.virtual_stages = 3;
+  config.sequence_parallel = true;
+  config.recompute = Recompute::kSelective;
+  const LlmMemoryEstimate estimate = estimate_llm_memory(config, a100_80gb());
+  ASSERT_EQ(estimate.stages.size(), 8u);
+  EXPECT_EQ(estimate.worst_stage, 0u);
+
+  const double h = 12288;
+  const double per_layer = (12 * h * h + 7 * h) / 8 + 6 * h;  // 226,576,896
+  const double parameters = 12 * per_layer + 51200 * h / 8 + 2048 * h;
+  const StageMemory& first = estimate.stages[0];
+  EXPECT_DOUBLE_EQ(first.parameter_count, parameters);  // 2,822,731,776
+  EXPECT_EQ(first.parameter_bytes + first.gradient_bytes + first.optimizer_bytes,
+            static_cast<Bytes>(16 * parameters));  // 45,163,708,416
+  // p = 8 micro-batches in flight times 1 + (p-1)/(pm) = 31/24: 31/3.
+  EXPECT_DOUBLE_EQ(first.microbatches_in_flight, 8 * (1 + 7.0 / 24));
+  const double sbh = 2048.0 * 1 * h;
+  const double activations = 12 * (34 * sbh / 8) * 31 / 3 + sbh / 8 * 31 / 3;
+  EXPECT_NEAR(static_cast<double>(first.activation_bytes), activations, 2.0);  // 13,294,895,104
+  EXPECT_EQ(first.total_bytes, 45'163'708'416 + 13'294'895'104 + kContextBytes);
+  EXPECT_TRUE(estimate.verdict.fits);
+  EXPECT_EQ(estimate.verdict.margin_bytes, 80'000'000'000 - first.total_bytes);
+
+  // The last stage holds one micro-batch (times 31/24), the output layer and the tied
+  // embedding copy.
+  const StageMemory& last = estimate.stages[7];
+  EXPECT_DOUBLE_EQ(last.parameter_count, 12 * per_layer + 2 * h + 51200 * h / 8);
+  EXPECT_NEAR(static_cast<double>(last.activation_bytes),
+              12 * (34 * sbh / 8) * 31 / 24 + 4 * sbh / 8 * (1 + 51200 / h), 2.0);
+}
+
+TEST(LlmMemory, TensorParallelOnlyLayoutOf175BIsOutOfMemory) {
+  LlmMemoryConfig config = config_of("175B");
+  config.pipeline_parallel = 1;
+  config.sequence_parallel = true;
+  config.recompute = Recompute::kSelective;
+  const LlmMemoryEstimate estimate = estimate_llm_memory(config, a100_80gb());
+  const double h = 12288;
+  const double parameters =
+      96 * ((12 * h * h + 7 * h) / 8 + 6 * h) + 51200 * h / 8 + 2048 * h + 2 * h;
+  const StageMemory& only = estimate.stages.at(0);
+  EXPECT_EQ(only.parameter_bytes + only.gradient_bytes + only.optimizer_bytes,
+            static_cast<Bytes>(16 * parameters));  // about 350 GB of model states
+  EXPECT_FALSE(estimate.verdict.fits);
+  EXPECT_LT(estimate.verdict.margin_bytes, -250'000'000'000);
+  EXPECT_EQ(estimate.verdict.margin_bytes, 80'000'000'000 - only.total_bytes);
+  const std::string text = format_llm_memory(config, estimate, a100_80gb());
+  EXPECT_NE(text.find("OUT OF MEMORY"), std::string::npos) << text;
+}
+
+TEST(LlmMemory, ZeroStagesShardModelStatesAcrossDataParallelRanks) {
+  LlmMemoryConfig config = config_of("22B");
+  config.data_parallel = 4;
+  const double parameters = estimate_llm_memory(config, a100_80gb()).stages[0].parameter_count;
+  const Bytes p = static_cast<Bytes>(parameters);
+  auto states = [&](int zero) {
+    config.zero_stage = zero;
+    const StageMemory stage = estimate_llm_memory(config, a100_80gb()).stages[0];
+    return std::array<Bytes, 3>{stage.parameter_bytes, stage.gradient_bytes, stage.optimizer_bytes};
+  };
+  EXPECT_EQ(states(0), (std::array<Bytes, 3>{2 * p, 2 * p, 12 * p}));
+  EXPECT_EQ(states(1), (std::array<Bytes, 3>{2 * p, 2 * p, 3 * p}));
+  EXPECT_EQ(states(2), (std::array<Bytes, 3>{2 * p, p / 2, 3 * p}));
+  EXPECT_EQ(states(3), (std::array<Bytes, 3>{p / 2, p / 2, 3 * p}));
+}
+
+TEST(LlmMemory, RejectsLayoutsThatDoNotDivideTheModel) {
+  LlmMemoryConfig config = config_of("175B");
+  config.pipeline_parallel = 7;
+  try {
+    estimate_llm_memory(config, a100_80gb());
+    FAIL() << "96 layers over 7 stages was accepted";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.location(), "layers");
+  }
+  config.pipeline_parallel = 1;
+  config.zero_stage = 4;
+  EXPECT_THROW(estimate_llm_memory(config, a100_80gb()), InputError);
+}
+
+}  // namespace
+}  // namespace perfsim::memory

@@ -22,8 +22,10 @@
 #include "kernels/embedding_heuristic.hpp"
 #include "kernels/embedding_mlp.hpp"
 #include "kernels/embedding_mlp_trainer.hpp"
+#include "kernels/gemm_benchmark_table.hpp"
 #include "kernels/kernel_predictor.hpp"
 #include "kernels/uniform_reuse_factors.hpp"
+#include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
@@ -297,6 +299,43 @@ TEST(KernelEmbeddingMlp, PredictorPicksTheMlpOnItsDeviceOnly) {
   EXPECT_EQ(
       v100.predict({"embedding_backward:x", KernelCategory::kEmbeddingLookup, backward}).model,
       "embedding-heuristic");
+}
+
+// `perfsim train` on a file with both tables writes the GEMM asset and one embedding asset per
+// direction; a file with neither table is an input error naming the file.
+int run_train_command(std::vector<std::string> arguments) {
+  CLI::App app;
+  cli::CommandRegistry registry;
+  cli::add_train_command(app, registry);
+  arguments.insert(arguments.begin(), "train");
+  std::reverse(arguments.begin(), arguments.end());  // CLI11 parses a reversed vector
+  app.parse(arguments);
+  return registry.entries().at(0).action(cli::CommandContext{});
+}
+
+TEST(KernelEmbeddingMlp, TrainCommandTrainsEveryTableInTheFile) {
+  const std::string bench = temp_path("perfsim_train_command_bench");
+  const std::string assets = temp_path("perfsim_train_command_assets");
+  write_embedding_benchmark(bench, synthetic_benchmark(60, 40, 6));
+  GemmBenchmark gemm{"V100-SXM2", "test", {}};
+  for (std::int64_t size = 64; size <= 64 * 20; size += 64)
+    gemm.samples.push_back({size, size, size, 1, DType::kFloat16, 1e-6 * double(size * size)});
+  write_gemm_benchmark(bench, gemm);
+  EXPECT_EQ(run_train_command({bench, "-o", assets, "--quick", "--epochs", "5"}), 0);
+  EXPECT_EQ(list_mlp_assets(assets),
+            (std::vector<std::string>{"embedding_backward-V100-SXM2", "embedding_forward-V100-SXM2",
+                                      "gemm-V100-SXM2"}));
+  EXPECT_EQ(read_mlp_asset(assets, "embedding_backward-V100-SXM2").training_source,
+            bench + ":/benchmarks/embedding");
+  std::filesystem::remove(assets);
+  std::filesystem::remove(bench);
+
+  const std::string empty = temp_path("perfsim_train_command_empty");
+  h5::ColumnTable other;
+  other.add("x", std::vector<double>{1.0});
+  h5::write_table(empty, "/something_else", other);
+  EXPECT_THROW(run_train_command({empty, "-o", assets}), InputError);
+  std::filesystem::remove(empty);
 }
 
 }  // namespace

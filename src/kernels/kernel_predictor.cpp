@@ -5,6 +5,7 @@
 
 #include "kernels/analytical_gemm.hpp"
 #include "kernels/embedding_heuristic.hpp"
+#include "kernels/embedding_mlp.hpp"
 #include "kernels/roofline.hpp"
 
 namespace perfsim::kernels {
@@ -20,23 +21,32 @@ KernelPredictor::KernelPredictor(devices::DeviceSpec device, std::vector<MlpKern
   }
 }
 
+const MlpKernelAsset* KernelPredictor::asset_for(const std::string& kind, DType dtype) const {
+  auto it = assets_by_kind_.find(kind);
+  if (it == assets_by_kind_.end())
+    return nullptr;
+  const std::vector<DType>& known = it->second.features.dtypes;
+  return std::find(known.begin(), known.end(), dtype) != known.end() ? &it->second : nullptr;
+}
+
 KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const {
   if (const auto* gemm = std::get_if<GemmWork>(&kernel.work)) {
-    auto it = assets_by_kind_.find("gemm");
-    const bool dtype_known =
-        it != assets_by_kind_.end() &&
-        std::find(it->second.features.dtypes.begin(), it->second.features.dtypes.end(),
-                  gemm->dtype) != it->second.features.dtypes.end();
-    if (dtype_known) {
+    if (const MlpKernelAsset* asset = asset_for("gemm", gemm->dtype)) {
       const std::array<double, 4> sizes{static_cast<double>(gemm->m), static_cast<double>(gemm->n),
                                         static_cast<double>(gemm->k),
                                         static_cast<double>(gemm->batch)};
-      return {it->second.predict_us(sizes, gemm->dtype), "mlp:" + it->second.name};
+      return {asset->predict_us(sizes, gemm->dtype), "mlp:" + asset->name};
     }
     return {analytical_gemm_duration_us(*gemm, device_), "analytical-gemm"};
   }
-  if (const auto* embedding = std::get_if<EmbeddingWork>(&kernel.work))
+  if (const auto* embedding = std::get_if<EmbeddingWork>(&kernel.work)) {
+    const std::string kind = embedding_asset_kind(embedding->backward);
+    if (const MlpKernelAsset* asset = asset_for(kind, embedding->dtype)) {
+      return {embedding_mlp_duration_us(*asset, *embedding),
+              "mlp:" + asset->name + (embedding_reuse_assumed(*embedding) ? "+uniform-reuse" : "")};
+    }
     return {embedding_heuristic_duration_us(*embedding, device_), "embedding-heuristic"};
+  }
   if (const auto* elementwise = std::get_if<ElementwiseWork>(&kernel.work))
     return {roofline_duration_us(*elementwise, device_), "roofline"};
   const auto& transfer = std::get<HostTransferWork>(kernel.work);

@@ -2,7 +2,11 @@
 // Picks the model for each kernel and says which one produced the time:
 //   GEMM        "mlp:<asset>" when an MLP asset trained on this device exists, else
 //               "analytical-gemm";
-//   embedding   "embedding-heuristic" (seed 000, with L2 hit rate);
+//   embedding   "mlp:<asset>" when an embedding_forward / embedding_backward asset trained on
+//               this device knows the weight dtype (seed 001 Sec. IV-C; "+uniform-reuse" is
+//               appended when the kernel carries no reuse factors and uniform indices are
+//               assumed, kernels/uniform_reuse_factors.hpp), else "embedding-heuristic"
+//               (seed 000, with L2 hit rate);
 //   element-wise, reductions, device copies   "roofline";
 //   host <-> device copies   "pcie-transfer".
 // Every time is at least the device's min_kernel_duration_us; when the floor wins the model
@@ -32,6 +36,8 @@ class KernelPredictor {
 
  private:
   KernelPrediction raw_prediction(const KernelSpec& kernel) const;
+  // The asset of this kernel kind when its dtype one-hot knows dtype, else nullptr.
+  const MlpKernelAsset* asset_for(const std::string& kind, DType dtype) const;
 
   devices::DeviceSpec device_;
   std::map<std::string, MlpKernelAsset> assets_by_kind_;

@@ -2,9 +2,11 @@
 // What one GPU kernel does, in the terms the kernel models need. The op registry derives it
 // from an op's tensor shapes; the models turn it into a duration.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
+#include "kernels/reuse_factor.hpp"
 #include "perfsim/dtype.hpp"
 #include "perfsim/trace.hpp"
 
@@ -41,7 +43,11 @@ struct EmbeddingWork {
   double pooling_factor = 1;    // L
   std::int64_t dim = 0;         // D
   bool backward = false;
-  int rows_per_block = 32;  // kernel argument of the FBGEMM/Tulloch kernels
+  int rows_per_block = 32;        // kernel argument of the FBGEMM/Tulloch kernels
+  DType dtype = DType::kFloat32;  // of the weights
+  // Of this batch's indices (seed 001 Sec. IV-C), when known; traces carry shapes, not
+  // indices, so the embedding MLP assumes uniform indices when this is empty.
+  std::optional<ReuseFactors> reuse_factors = std::nullopt;
 };
 
 using KernelWork = std::variant<ElementwiseWork, HostTransferWork, GemmWork, EmbeddingWork>;

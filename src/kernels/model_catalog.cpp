@@ -24,6 +24,13 @@ std::vector<ModelDescription> kernel_model_catalog() {
        "m, n, k, batch, dtype; an asset from `perfsim train` (--assets)",
        "seed 000 Sec. 4.3.2.2 and Table 4.2 (reduced grid), seed 003 Table 3 modulo one-hot "
        "features; trained on benchmark HDF5 /benchmarks/gemm, GMAE/MAPE stored with the asset"},
+      {"mlp:<asset> (embedding)",
+       "embedding_bag, embedding, FBGEMM batched lookups on the device the asset was trained on",
+       "per table log2 B, E, L, D and the batch's 17 reuse-factor bins, weight dtype; times T "
+       "tables; an embedding_forward/_backward asset from `perfsim train`",
+       "seed 001 Sec. IV-C; trained on benchmark HDF5 /benchmarks/embedding. Traces carry no "
+       "indices: then uniform indices are assumed (Poisson(B L / E) lookups per row) and the "
+       "model name gets \"+uniform-reuse\""},
       {"+floor (suffix)", "any kernel whose model time is below the device floor",
        "device min_kernel_duration_us",
        "V100: measured, shortest kernel in the DLRM Kineto fixture (2 us); others: estimate"},

@@ -227,6 +227,7 @@ OpExpansion embedding_bag_rule(const Op& op) {
   work.rows = weight->shape[0];
   work.dim = weight->shape[1];
   work.batch_size = std::max<std::int64_t>(1, tensor_elements(*offsets) - 1);
+  work.dtype = tensor_dtype(*weight);
   work.pooling_factor =
       static_cast<double>(tensor_elements(*indices)) / static_cast<double>(work.batch_size);
   return embedding_kernel(op, work);
@@ -243,6 +244,7 @@ OpExpansion embedding_rule(const Op& op) {
   work.dim = weight->shape[1];
   work.batch_size = tensor_elements(*indices);
   work.pooling_factor = 1;
+  work.dtype = tensor_dtype(*weight);
   return embedding_kernel(op, work);
 }
 
@@ -290,6 +292,7 @@ OpExpansion fbgemm_lookup_rule(const Op& op) {
   work.pooling_factor =
       static_cast<double>(tensor_elements(*indices)) / static_cast<double>(batch * work.tables);
   work.rows = std::max<std::int64_t>(1, tensor_elements(*weights) / (work.tables * work.dim));
+  work.dtype = tensor_dtype(*weights);
   return embedding_kernel(op, work);
 }
 

@@ -60,6 +60,8 @@ int run_perfsim(int argc, char** argv) {
   add_fit_command(app, registry);
   add_validate_command(app, registry);
   add_bench_parse_command(app, registry);
+  add_train_command(app, registry);
+  add_models_command(app, registry);
 
   try {
     app.parse(argc, argv);

@@ -47,6 +47,8 @@ void add_import_command(CLI::App& app, CommandRegistry& registry);
 void add_fit_command(CLI::App& app, CommandRegistry& registry);
 void add_validate_command(CLI::App& app, CommandRegistry& registry);
 void add_bench_parse_command(CLI::App& app, CommandRegistry& registry);
+void add_train_command(CLI::App& app, CommandRegistry& registry);
+void add_models_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

@@ -1,0 +1,79 @@
+// `perfsim models`: every kernel model with what it needs and where its data came from, the
+// device files with the provenance of each figure, and the MLP assets of an assets file.
+#include <iomanip>
+#include <iostream>
+
+#include "devices/device_spec.hpp"
+#include "kernels/mlp_asset.hpp"
+#include "kernels/model_catalog.hpp"
+#include "kernels/op_kernel_registry.hpp"
+#include "mpi_sim/cli/command_line.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+struct ModelsOptions {
+  std::string device_folder = "configs/devices";  // relative to the working directory
+  std::string assets;
+  bool list_ops = false;
+};
+
+void print_figure(const char* name, const devices::Figure& figure) {
+  std::cout << "    " << name << " = " << std::setprecision(15) << figure.value << " ("
+            << devices::provenance_name(figure.provenance) << ": " << figure.source << ")\n";
+}
+
+int run_models(const ModelsOptions& options) {
+  std::cout << "kernel models:\n";
+  for (const kernels::ModelDescription& model : kernels::kernel_model_catalog()) {
+    std::cout << "  " << model.name << "\n    applies to: " << model.applies_to
+              << "\n    needs: " << model.needs << "\n    data: " << model.data_source << "\n";
+  }
+  std::cout << "\ndevices (" << options.device_folder << "):\n";
+  for (const devices::DeviceSpec& device : devices::load_device_folder(options.device_folder)) {
+    std::cout << "  " << device.name << " [" << device.architecture << "] " << device.file << "\n";
+    print_figure("sm_count", device.sm_count);
+    print_figure("hbm_bandwidth_GBps", device.hbm_bandwidth_GBps);
+    print_figure("l2_size_bytes", device.l2_size_bytes);
+    print_figure("l2_bandwidth_GBps", device.l2_bandwidth_GBps);
+    print_figure("pcie_bandwidth_GBps", device.pcie_bandwidth_GBps);
+    print_figure("min_kernel_duration_us", device.min_kernel_duration_us);
+    for (const auto& [dtype, figure] : device.tensor_core_tflops)
+      print_figure(("tensor_core_tflops." + std::string(dtype_name(dtype))).c_str(), figure);
+    for (const auto& [dtype, figure] : device.cuda_core_tflops)
+      print_figure(("cuda_core_tflops." + std::string(dtype_name(dtype))).c_str(), figure);
+  }
+  if (!options.assets.empty()) {
+    std::cout << "\nMLP assets (" << options.assets << "):\n";
+    for (const std::string& name : kernels::list_mlp_assets(options.assets)) {
+      const kernels::MlpKernelAsset asset = kernels::read_mlp_asset(options.assets, name);
+      std::cout << "  mlp:" << name << " kind " << asset.kernel_kind << ", device " << asset.device
+                << ", " << asset.features.width() << " features, " << asset.mlp.layers.size()
+                << " layers; held-back GMAE " << asset.gmae_pct << "%, MAPE " << asset.mape_pct
+                << "%; trained on " << asset.training_source << "\n";
+    }
+  }
+  if (options.list_ops) {
+    std::cout << "\nops with a rule:\n";
+    for (const std::string& name : kernels::registered_op_names())
+      std::cout << "  " << name << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_models_command(CLI::App& app, CommandRegistry& registry) {
+  auto options = std::make_shared<ModelsOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "models", "List the kernel models, what each needs and where its data came from");
+  sub->add_option("--devices", options->device_folder, "Folder of device JSON files")
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("--assets", options->assets, "Model-assets HDF5 file to list")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--ops", options->list_ops, "Also list every op name the registry knows");
+  registry.add(sub, RankScope::kRankZeroOnly,
+               [options](const CommandContext&) { return run_models(*options); });
+}
+
+}  // namespace perfsim::cli

@@ -1,0 +1,238 @@
+#include "devices/device_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::devices {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "perfsim-device/1";
+constexpr double kFlopsPerTflop = 1e12;
+
+// Walks one device document and reports the first problem with its JSON pointer.
+class DeviceReader {
+ public:
+  DeviceReader(const json& root, std::string file) : root_(root), file_(std::move(file)) {}
+
+  DeviceSpec read() {
+    require_object(root_, "");
+    check_keys(root_, "",
+               {"schema", "name", "aliases", "architecture", "sm_count", "hbm_capacity_bytes",
+                "hbm_bandwidth_GBps", "l2_size_bytes", "l2_bandwidth_GBps", "pcie_bandwidth_GBps",
+                "min_kernel_duration_us", "peak_tflops"});
+    DeviceSpec spec;
+    spec.file = file_;
+    if (string_field(root_, "", "schema") != kSchema)
+      fail("/schema", std::string("must be \"") + kSchema + "\"");
+    spec.name = string_field(root_, "", "name");
+    spec.architecture = string_field(root_, "", "architecture");
+    if (root_.contains("aliases")) {
+      const json& aliases = root_.at("aliases");
+      if (!aliases.is_array())
+        fail("/aliases", "must be an array of strings");
+      for (std::size_t i = 0; i < aliases.size(); ++i) {
+        if (!aliases[i].is_string())
+          fail("/aliases/" + std::to_string(i), "must be a string");
+        spec.aliases.push_back(aliases[i].get<std::string>());
+      }
+    }
+    spec.sm_count = figure(root_, "", "sm_count");
+    if (spec.sm_count.value != static_cast<double>(static_cast<long>(spec.sm_count.value)))
+      fail("/sm_count/value", "must be a whole number");
+    spec.hbm_capacity_bytes = figure(root_, "", "hbm_capacity_bytes");
+    spec.hbm_bandwidth_GBps = figure(root_, "", "hbm_bandwidth_GBps");
+    spec.l2_size_bytes = figure(root_, "", "l2_size_bytes");
+    spec.l2_bandwidth_GBps = figure(root_, "", "l2_bandwidth_GBps");
+    spec.pcie_bandwidth_GBps = figure(root_, "", "pcie_bandwidth_GBps");
+    spec.min_kernel_duration_us = figure(root_, "", "min_kernel_duration_us");
+
+    const json& peaks = member(root_, "", "peak_tflops");
+    require_object(peaks, "/peak_tflops");
+    check_keys(peaks, "/peak_tflops", {"tensor_core", "cuda_core"});
+    spec.tensor_core_tflops = dtype_figures(peaks, "/peak_tflops", "tensor_core");
+    spec.cuda_core_tflops = dtype_figures(peaks, "/peak_tflops", "cuda_core");
+    if (!spec.cuda_core_tflops.contains(DType::kFloat32))
+      fail("/peak_tflops/cuda_core", "must give fp32");
+    return spec;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
+    throw InputError(file_, pointer.empty() ? "/" : pointer, problem);
+  }
+  void require_object(const json& node, const std::string& pointer) const {
+    if (!node.is_object())
+      fail(pointer, "must be an object");
+  }
+  void check_keys(const json& node, const std::string& pointer,
+                  std::initializer_list<std::string_view> allowed) const {
+    for (const auto& [key, value] : node.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail(pointer + "/" + key, "unknown field");
+    }
+  }
+  const json& member(const json& node, const std::string& pointer, const std::string& key) const {
+    if (!node.contains(key))
+      fail(pointer + "/" + key, "missing field");
+    return node.at(key);
+  }
+  std::string string_field(const json& node, const std::string& pointer,
+                           const std::string& key) const {
+    const json& value = member(node, pointer, key);
+    if (!value.is_string() || value.get<std::string>().empty())
+      fail(pointer + "/" + key, "must be a non-empty string");
+    return value.get<std::string>();
+  }
+  Figure figure(const json& node, const std::string& pointer, const std::string& key) const {
+    const std::string here = pointer + "/" + key;
+    const json& value = member(node, pointer, key);
+    require_object(value, here);
+    check_keys(value, here, {"value", "provenance", "source"});
+    Figure out;
+    const json& number = member(value, here, "value");
+    if (!number.is_number() || !(number.get<double>() > 0))
+      fail(here + "/value", "must be a positive number");
+    out.value = number.get<double>();
+    const std::string provenance = string_field(value, here, "provenance");
+    if (provenance == "vendor-spec")
+      out.provenance = Provenance::kVendorSpec;
+    else if (provenance == "measured")
+      out.provenance = Provenance::kMeasured;
+    else if (provenance == "estimate")
+      out.provenance = Provenance::kEstimate;
+    else
+      fail(here + "/provenance",
+           "must be \"vendor-spec\", \"measured\" or \"estimate\", not \"" + provenance + "\"");
+    out.source = string_field(value, here, "source");
+    return out;
+  }
+  std::map<DType, Figure> dtype_figures(const json& node, const std::string& pointer,
+                                        const std::string& key) const {
+    const std::string here = pointer + "/" + key;
+    const json& table = member(node, pointer, key);
+    require_object(table, here);
+    std::map<DType, Figure> out;
+    for (const auto& [name, value] : table.items()) {
+      std::optional<DType> dtype = parse_dtype(name);
+      if (!dtype || *dtype == DType::kUnknown)
+        fail(here + "/" + name, "not a dtype (use fp64, fp32, tf32, fp16, bf16, fp8)");
+      out[*dtype] = figure(table, here, name);
+    }
+    if (out.empty())
+      fail(here, "must give at least one dtype");
+    return out;
+  }
+
+  const json& root_;
+  std::string file_;
+};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+}  // namespace
+
+std::string_view provenance_name(Provenance provenance) {
+  switch (provenance) {
+    case Provenance::kVendorSpec:
+      return "vendor-spec";
+    case Provenance::kMeasured:
+      return "measured";
+    case Provenance::kEstimate:
+      return "estimate";
+  }
+  return "estimate";
+}
+
+std::optional<double> DeviceSpec::peak_flops_per_s(DType dtype, MathUnit unit) const {
+  const auto& table = unit == MathUnit::kTensorCore ? tensor_core_tflops : cuda_core_tflops;
+  auto it = table.find(dtype);
+  if (it == table.end())
+    return std::nullopt;
+  return it->second.value * kFlopsPerTflop;
+}
+
+double DeviceSpec::gemm_peak_flops_per_s(DType dtype) const {
+  if (dtype != DType::kFloat32) {
+    if (auto peak = peak_flops_per_s(dtype, MathUnit::kTensorCore))
+      return *peak;
+  }
+  const DType cuda_dtype = dtype == DType::kTFloat32 ? DType::kFloat32 : dtype;
+  if (auto peak = peak_flops_per_s(cuda_dtype, MathUnit::kCudaCore))
+    return *peak;
+  throw RuntimeFailure(file + ": device " + name + " has no peak for a " +
+                       std::string(dtype_name(dtype)) + " matrix multiply");
+}
+
+double DeviceSpec::elementwise_peak_flops_per_s(DType dtype) const {
+  if (auto peak = peak_flops_per_s(dtype, MathUnit::kCudaCore))
+    return *peak;
+  return *peak_flops_per_s(DType::kFloat32, MathUnit::kCudaCore);
+}
+
+DeviceSpec parse_device_json(const std::string& text, const std::string& file) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw InputError(file, "byte " + std::to_string(error.byte), "not valid JSON");
+  }
+  return DeviceReader(root, file).read();
+}
+
+DeviceSpec load_device_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, "", "cannot open device file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_device_json(text.str(), path);
+}
+
+std::vector<DeviceSpec> load_device_folder(const std::string& folder) {
+  std::vector<std::string> paths;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (entry.path().extension() == ".json")
+      paths.push_back(entry.path().string());
+  }
+  if (error)
+    throw InputError(folder, "", "cannot list device folder: " + error.message());
+  std::sort(paths.begin(), paths.end());
+  std::vector<DeviceSpec> devices;
+  for (const std::string& path : paths)
+    devices.push_back(load_device_file(path));
+  return devices;
+}
+
+DeviceSpec find_device(const std::string& folder, const std::string& name) {
+  std::string known;
+  const std::string wanted = lower(name);
+  for (DeviceSpec& device : load_device_folder(folder)) {
+    if (lower(device.name) == wanted)
+      return device;
+    for (const std::string& alias : device.aliases) {
+      if (lower(alias) == wanted)
+        return device;
+    }
+    if (!known.empty())
+      known.append(", ");
+    known.append(device.name);
+  }
+  throw InputError(folder, name, "no device file with this name or alias (known: " + known + ")");
+}
+
+}  // namespace perfsim::devices

@@ -1,0 +1,65 @@
+#pragma once
+// A GPU as the kernel models see it: peak throughput per dtype and unit, memory sizes and
+// bandwidths. Read from the human-written files in configs/devices/ (schema "perfsim-device/1",
+// documented in configs/devices/README.md). Every figure carries where it came from.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfsim/dtype.hpp"
+#include "perfsim/units.hpp"
+
+namespace perfsim::devices {
+
+enum class Provenance { kVendorSpec, kMeasured, kEstimate };
+std::string_view provenance_name(Provenance provenance);
+
+// One number of a device file, with where it came from.
+struct Figure {
+  double value = 0;
+  Provenance provenance = Provenance::kEstimate;
+  std::string source;
+};
+
+// Which units of the GPU execute the math.
+enum class MathUnit { kTensorCore, kCudaCore };
+
+struct DeviceSpec {
+  std::string name;
+  std::vector<std::string> aliases;  // names profilers record (Kineto deviceProperties)
+  std::string architecture;
+  std::string file;  // where it was read from
+  Figure sm_count;
+  Figure hbm_capacity_bytes;
+  Figure hbm_bandwidth_GBps;
+  Figure l2_size_bytes;
+  Figure l2_bandwidth_GBps;
+  Figure pcie_bandwidth_GBps;
+  // Shortest time any kernel takes from start to end on this GPU: the floor under every
+  // analytical prediction (a 16-element ReLU is not 0.01 us).
+  Figure min_kernel_duration_us;
+  std::map<DType, Figure> tensor_core_tflops;
+  std::map<DType, Figure> cuda_core_tflops;
+
+  // Peak in FLOP/s for dtype on unit, or nullopt when the unit does not support the dtype.
+  std::optional<double> peak_flops_per_s(DType dtype, MathUnit unit) const;
+  // The fastest unit for a matrix multiply in dtype: tensor cores when they take the dtype
+  // (fp32 is never routed to tf32 silently: PyTorch defaults to full fp32 matmuls), else CUDA
+  // cores. Throws RuntimeFailure when neither takes it.
+  double gemm_peak_flops_per_s(DType dtype) const;
+  // CUDA-core peak for element-wise math in dtype; integer and unknown dtypes use fp32.
+  double elementwise_peak_flops_per_s(DType dtype) const;
+};
+
+// Reads and checks one device file. Throws InputError(file, "/json/pointer", problem).
+DeviceSpec load_device_file(const std::string& path);
+// Parses JSON text (file is only used in error messages).
+DeviceSpec parse_device_json(const std::string& text, const std::string& file);
+// Every *.json of a folder, sorted by name.
+std::vector<DeviceSpec> load_device_folder(const std::string& folder);
+// The device whose name or an alias equals `name` (case-insensitive) in the folder; throws
+// InputError naming the folder and the known names when none does.
+DeviceSpec find_device(const std::string& folder, const std::string& name);
+
+}  // namespace perfsim::devices

@@ -1,0 +1,36 @@
+#pragma once
+// Analytical GEMM model for devices without a trained MLP (no GPU data yet). cuBLAS splits C
+// into output tiles, one thread block (CTA) per tile, and runs them in waves of one CTA per SM:
+//   tile quantization: ceil(m / tile_m) * ceil(n / tile_n) * batch tiles do full-tile work;
+//   wave quantization: ceil(tiles / #SM) waves, each as long as one tile;
+//   one tile takes 2 tile_m tile_n k / (peak / #SM * efficiency), with efficiency =
+//     kPeakFraction * tile_efficiency(tile) * k / (k + kPipelineDepth)  (small k cannot hide
+//     the prologue and epilogue of the main loop);
+// and the result is never faster than moving A, B and C once through HBM. The tile giving the
+// shortest time is taken (cuBLAS heuristics pick among such tiles).
+#include <string>
+
+#include "devices/device_spec.hpp"
+#include "kernels/kernel_work.hpp"
+
+namespace perfsim::kernels {
+
+struct GemmEstimate {
+  DurationUs duration_us = 0;
+  int tile_m = 0;
+  int tile_n = 0;
+  std::int64_t waves = 0;
+  bool memory_bound = false;
+  double achieved_fraction_of_peak = 0;  // 2 m n k batch / (t * peak)
+};
+
+GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device);
+inline DurationUs analytical_gemm_duration_us(const GemmWork& work,
+                                              const devices::DeviceSpec& device) {
+  return analytical_gemm_estimate(work, device).duration_us;
+}
+
+// The model's fixed parameters, for `perfsim models`.
+std::string analytical_gemm_parameters();
+
+}  // namespace perfsim::kernels

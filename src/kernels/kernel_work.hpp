@@ -1,0 +1,56 @@
+#pragma once
+// What one GPU kernel does, in the terms the kernel models need. The op registry derives it
+// from an op's tensor shapes; the models turn it into a duration.
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "perfsim/dtype.hpp"
+#include "perfsim/trace.hpp"
+
+namespace perfsim::kernels {
+
+// Element-wise, reduction and device-to-device copy kernels: roofline (seed 000 Sec. 4.3.2.1.2).
+struct ElementwiseWork {
+  double flops = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
+  DType dtype = DType::kFloat32;
+};
+
+// Host <-> device copies over PCIe.
+struct HostTransferWork {
+  double bytes = 0;
+};
+
+// C[batch][m][n] = A[batch][m][k] * B[batch][k][n].
+struct GemmWork {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  DType dtype = DType::kFloat32;
+};
+
+// Batched embedding-table lookup (seed 000 Sec. 4.3.2.1.1): B samples, T tables of E rows of
+// D elements, L lookups pooled per sample and table.
+struct EmbeddingWork {
+  std::int64_t batch_size = 0;  // B
+  std::int64_t rows = 0;        // E (per table)
+  std::int64_t tables = 1;      // T
+  double pooling_factor = 1;    // L
+  std::int64_t dim = 0;         // D
+  bool backward = false;
+  int rows_per_block = 32;  // kernel argument of the FBGEMM/Tulloch kernels
+};
+
+using KernelWork = std::variant<ElementwiseWork, HostTransferWork, GemmWork, EmbeddingWork>;
+
+// A kernel an op launches, before a duration is predicted.
+struct KernelSpec {
+  std::string name;
+  KernelCategory category = KernelCategory::kOther;
+  KernelWork work;
+};
+
+}  // namespace perfsim::kernels

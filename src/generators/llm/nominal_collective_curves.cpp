@@ -1,0 +1,47 @@
+#include "generators/llm/nominal_collective_curves.hpp"
+
+#include <cmath>
+
+namespace perfsim::generators::llm {
+namespace {
+
+// Start-up latency by medium: NVLink/NVSwitch about 10 us, network and PCIe about 20 us
+// (nccl-tests small-message times of the fixtures are of this order).
+DurationUs nominal_latency_us(const std::string& medium) {
+  return medium.rfind("nvlink", 0) == 0 ? 10.0 : 20.0;
+}
+
+}  // namespace
+
+collectives::CurveSet nominal_collective_curves(const topology::Topology& topology) {
+  collectives::CurveSet curves;
+  for (const auto& [class_name, link_class] : topology.link_classes) {
+    for (const auto& [kind, reference] : link_class.curves) {
+      if (curves.count(reference.asset))
+        continue;
+      // The curve as measured on the link that names it at scale 1 (or undo the scale).
+      const double bandwidth_GBps = link_class.bandwidth_GBps * kNominalBusEfficiency /
+                                    (reference.bandwidth_scale > 0 ? reference.bandwidth_scale : 1);
+      const DurationUs ts_us = nominal_latency_us(link_class.medium);
+      // Half the peak bandwidth where latency and transfer time are equal.
+      const double half_bytes = ts_us * 1e-6 * bandwidth_GBps * 1e9;
+      // A NIC class's curve stands for a two-node sweep (the hierarchical model scales it to
+      // more nodes); the others for one node.
+      const bool network = topology.node.nics && topology.node.nics->link_class == class_name;
+      const int n_nodes = network ? 2 : 1;
+      collectives::FittedCurve curve{
+          reference.asset,
+          kind,
+          n_nodes * topology.node.gpus,
+          n_nodes,
+          "nominal: " + topology.source + " link class " + class_name,
+          collectives::PiecewiseSigmoidModel::from_free_parameters(
+              1024.0, 8.0 * 1024 * 1024 * 1024, ts_us, bandwidth_GBps, std::log2(half_bytes), 0.7),
+          {}};
+      curves.emplace(reference.asset, std::move(curve));
+    }
+  }
+  return curves;
+}
+
+}  // namespace perfsim::generators::llm

@@ -11,6 +11,7 @@
 
 #include "generators/synthetic_workload.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -71,6 +72,7 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
   results::SummaryNotes notes;
   for (const std::string& line : inputs.notes) notes.lines.push_back(line);
   std::cout << results::format_summary(results, notes);
+  if (inputs.extra_report) std::cout << "\n" << inputs.extra_report(results);
   if (!inputs.measured_steps.empty()) std::cout << "\n" << format_validation(inputs, results);
   std::cout << "\nsimulated in " << wall_s << " s wall\n";
   if (!options.results_path.empty()) {
@@ -192,6 +194,7 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--stall-timeout-s", options.stall_timeout_s,
                  "fail when no cross-process collective completes for this long")
       ->check(CLI::PositiveNumber);
+  add_llm_simulate_options(sub, options.llm);
 }
 
 int run_simulate(const SimulateOptions& options, const CommandContext& context) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "io/input_file.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
@@ -56,6 +57,7 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
 }  // namespace
 
 int simulated_world_size(const SimulateOptions& options, int mpi_size) {
+  if (options.llm.requested()) return options.llm.world_size();
   if (!options.kineto_specs.empty()) {
     // Counting needs the files; they are small next to the simulation, and every process
     // needs them all anyway for the shared overhead set.
@@ -156,6 +158,8 @@ SimulationInputs load_kineto_inputs(const SimulateOptions& options, int world_si
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
   if (!options.kineto_specs.empty()) return load_kineto_inputs(options, world_size, local_ranks);
+  if (options.llm.requested())
+    return load_llm_inputs(read_llm_scenario(options.llm), local_ranks);
   SimulationInputs inputs;
   inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();

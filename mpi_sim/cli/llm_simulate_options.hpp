@@ -1,0 +1,26 @@
+#pragma once
+// `perfsim simulate --model ...`: a generated LLM training iteration instead of traces.
+#include <string>
+
+namespace perfsim::cli {
+
+struct LlmSimulateOptions {
+  std::string model_path;  // configs/models/*.json; empty: no LLM workload
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int micro_batch = 0;   // 0: the model file's
+  int global_batch = 0;  // 0: the model file's
+  bool sequence_parallel = false;
+  std::string recompute = "none";
+  int zero_stage = 0;
+  double bucket_mb = 25;
+  std::string topology_path;  // required with --model
+  std::string device_path;    // required with --model
+  std::string assets_path;    // fitted collective curves; empty: nominal curves
+
+  bool requested() const { return !model_path.empty(); }
+  int world_size() const { return tp * pp * dp; }
+};
+
+}  // namespace perfsim::cli

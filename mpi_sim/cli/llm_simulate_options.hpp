@@ -18,8 +18,11 @@ struct LlmSimulateOptions {
   std::string topology_path;  // required with --model
   std::string device_path;    // required with --model
   std::string assets_path;    // fitted collective curves; empty: nominal curves
+  // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
+  // and device come from text compiled into the binary instead of the paths above.
+  bool embedded_default = false;
 
-  bool requested() const { return !model_path.empty(); }
+  bool requested() const { return !model_path.empty() || embedded_default; }
   int world_size() const { return tp * pp * dp; }
 };
 

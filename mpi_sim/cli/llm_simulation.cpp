@@ -7,6 +7,7 @@
 #include "assets/collective_curve_assets.hpp"
 #include "collectives/collective_model.hpp"
 #include "devices/device_spec.hpp"
+#include "generators/llm/llm_default_scenario.hpp"
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
@@ -167,18 +168,24 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "nominal curves from the topology's link bandwidths");
 }
 
-LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
-  if (options.topology_path.empty())
-    throw InputError("--topology", "", "--model needs a topology file");
-  if (options.device_path.empty())
-    throw InputError("--device", "", "--model needs a device file");
-  LlmScenario scenario{llm::load_transformer_config(options.model_path),
-                       {},
-                       topology::load_topology(options.topology_path),
-                       io::read_file_decompressed(options.device_path),
-                       options.device_path,
-                       options.assets_path};
-  llm::ParallelConfig& parallel = scenario.parallel;
+LlmSimulateOptions embedded_default_llm_options() {
+  const llm::ParallelConfig parallel = llm::default_scenario_parallel();
+  LlmSimulateOptions options;
+  options.embedded_default = true;
+  options.tp = parallel.tp;
+  options.pp = parallel.pp;
+  options.dp = parallel.dp;
+  options.micro_batch = parallel.micro_batch;
+  options.global_batch = parallel.global_batch;
+  options.sequence_parallel = parallel.sequence_parallel;
+  options.zero_stage = parallel.zero_stage;
+  return options;
+}
+
+namespace {
+
+llm::ParallelConfig parallel_from(const LlmSimulateOptions& options) {
+  llm::ParallelConfig parallel;
   parallel.tp = options.tp;
   parallel.pp = options.pp;
   parallel.dp = options.dp;
@@ -188,7 +195,31 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
   parallel.zero_stage = options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
-  return scenario;
+  return parallel;
+}
+
+}  // namespace
+
+LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
+  if (options.embedded_default) {
+    const llm::DefaultScenarioFiles files = llm::default_scenario_files();
+    return {llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+            parallel_from(options),
+            topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+            files.device.text,
+            "<embedded> " + files.device.path,
+            options.assets_path};
+  }
+  if (options.topology_path.empty())
+    throw InputError("--topology", "", "--model needs a topology file");
+  if (options.device_path.empty())
+    throw InputError("--device", "", "--model needs a device file");
+  return {llm::load_transformer_config(options.model_path),
+          parallel_from(options),
+          topology::load_topology(options.topology_path),
+          io::read_file_decompressed(options.device_path),
+          options.device_path,
+          options.assets_path};
 }
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {

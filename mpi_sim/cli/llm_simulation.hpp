@@ -16,6 +16,10 @@ namespace perfsim::cli {
 
 void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options);
 
+// The options of the embedded default scenario (`perfsim` with no arguments): Llama 3 70B on
+// 8 x 8 H100, TP 8, PP 4, DP 2, SP, ZeRO-1; everything read from text in the binary.
+LlmSimulateOptions embedded_default_llm_options();
+
 // Everything the LLM branch needs, already read: the default scenario builds one from embedded
 // text, the command line from files.
 struct LlmScenario {

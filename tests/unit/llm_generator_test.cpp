@@ -47,16 +47,11 @@ std::int64_t int_attribute(const Op& op, std::string_view name) {
   return found ? std::get<std::int64_t>(found->value) : -1;
 }
 
-std::string phase_of(const Op& op) {
-  const Attribute* found = attribute(op, "phase");
-  return found ? std::get<std::string>(found->value) : "";
-}
-
 // 2 m n k (times the batch) from the operand shapes, checking that the inner sizes agree.
 double gemm_flops_from_shapes(const Op& op) {
-  const auto& a = op.inputs.at(0).shape;
-  const auto& b = op.inputs.at(1).shape;
   if (op.name == "aten::mm" || op.name == "aten::bmm") {
+    const auto& a = op.inputs.at(0).shape;
+    const auto& b = op.inputs.at(1).shape;
     EXPECT_EQ(a[a.size() - 1], b[b.size() - 2]) << op.name << " op " << op.id;
     double batch = 1;
     for (std::size_t i = 0; i + 2 < a.size(); ++i)

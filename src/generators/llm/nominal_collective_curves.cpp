@@ -35,8 +35,10 @@ collectives::CurveSet nominal_collective_curves(const topology::Topology& topolo
           n_nodes * topology.node.gpus,
           n_nodes,
           "nominal: " + topology.source + " link class " + class_name,
+          // Latency-bound below an eighth of the half-bandwidth size, bandwidth-bound above 32
+          // times it, a sigmoid of unit steepness (per octave) between.
           collectives::PiecewiseSigmoidModel::from_free_parameters(
-              1024.0, 8.0 * 1024 * 1024 * 1024, ts_us, bandwidth_GBps, std::log2(half_bytes), 0.7),
+              half_bytes / 8, half_bytes * 32, ts_us, bandwidth_GBps, std::log2(half_bytes), 1.0),
           {}};
       curves.emplace(reference.asset, std::move(curve));
     }

@@ -80,7 +80,8 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
                     " micro-batches per pipeline), sequence parallel " +
                     (parallel.sequence_parallel ? "on" : "off") + ", recompute " +
                     std::string(llm::recompute_name(parallel.recompute)) + ", ZeRO " +
-                    std::to_string(parallel.zero_stage) + "\n";
+                    std::to_string(parallel.zero_stage) + ", backward TP overlap " +
+                    (parallel.overlap_tp_backward ? "on" : "off") + "\n";
   out += format("  iteration time      %.2f ms\n", iteration_us / 1000);
   out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
                 model_flops);
@@ -160,6 +161,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--zero", options.zero_stage, "LLM: ZeRO stage 0..3")->check(CLI::Range(0, 3));
   sub.add_option("--bucket-mb", options.bucket_mb, "LLM: gradient bucket size, MB (1e6 bytes)")
       ->check(CLI::PositiveNumber);
+  sub.add_flag("--no-tp-overlap", options.no_tp_overlap,
+               "LLM: wait for each backward TP collective instead of overlapping it with the "
+               "weight-gradient GEMM (the engine models overlap as contention-free)");
   sub.add_option("--topology", options.topology_path,
                  "LLM: topology file (configs/topologies/*.json)");
   sub.add_option("--device", options.device_path, "LLM: device file (configs/devices/*.json)");
@@ -195,6 +199,7 @@ llm::ParallelConfig parallel_from(const LlmSimulateOptions& options) {
   parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
   parallel.zero_stage = options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
+  parallel.overlap_tp_backward = !options.no_tp_overlap;
   return parallel;
 }
 

@@ -15,6 +15,7 @@
 // (P-1)/(M+P-1) = 7/71 instead of about 7/(3 x 64 + 7).
 //
 // Acceptance (issue 6): every number within 10 %. The table is printed whatever the outcome.
+// Kernel times come from the analytical models of src/kernels with the device file as is.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -32,6 +33,7 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "perfsim/rank_result.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -39,6 +41,13 @@ namespace {
 const std::filesystem::path kShared = PERFSIM_SHARED_DATA_DIR;
 const std::filesystem::path kSource = PERFSIM_SOURCE_DIR;
 constexpr double kTolerance = 0.10;
+// One global setting for every row: the backward TP collectives are waited for, not
+// overlapped with the weight-gradient GEMMs. The engine has no model of an NCCL kernel and a
+// GEMM contending for SMs and HBM, so modelled overlap is perfect overlap, which the paper's
+// backward/forward ratio (11.9 / 7.7 = 1.55 for a pass with twice the GEMM work) rules out.
+// The test also prints Table 4 with perfect overlap (Megatron's asynchronous all-reduce as the
+// engine sees it) for comparison: its backward times are 12-19 % short.
+constexpr bool kOverlapTpBackward = false;
 
 std::string require(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path))
@@ -188,6 +197,7 @@ TEST(LlmKorthikanti, Table4LayerTimesAndTable5IterationTimes) {
     if (row.at("record") != "table4_layer")
       continue;
     ParallelConfig parallel{.tp = 8, .pp = 1, .dp = 1};
+    parallel.overlap_tp_backward = kOverlapTpBackward;
     parallel.sequence_parallel = row.at("sequence_parallel") == "yes";
     parallel.recompute = parse_recompute(row.at("activation_recompute"), "csv");
     const Simulated run = simulate(model_22b, parallel, "dgx-a100.json", true);
@@ -213,6 +223,7 @@ TEST(LlmKorthikanti, Table4LayerTimesAndTable5IterationTimes) {
     double predicted[2];
     for (int present = 0; present < 2; ++present) {
       ParallelConfig parallel{.tp = 8, .pp = big ? 8 : 1, .dp = 1};
+      parallel.overlap_tp_backward = kOverlapTpBackward;
       parallel.sequence_parallel = present == 1;
       parallel.recompute = present == 1 ? Recompute::kSelective : Recompute::kFull;
       const Simulated run =
@@ -230,6 +241,23 @@ TEST(LlmKorthikanti, Table4LayerTimesAndTable5IterationTimes) {
     std::snprintf(line, sizeof(line), "%-28s %9.3f %9.3f %9.3f %9.3f %+7.1f%% %+7.1f%%\n",
                   row.at("model").c_str(), predicted[0], full, predicted[1], present,
                   100 * errors[errors.size() - 2].second, 100 * errors.back().second);
+    table += line;
+  }
+  table += "Table 4 again with the backward TP collectives overlapped (information only):\n";
+  for (const auto& row : rows) {
+    if (row.at("record") != "table4_layer")
+      continue;
+    ParallelConfig parallel{.tp = 8, .pp = 1, .dp = 1};
+    parallel.sequence_parallel = row.at("sequence_parallel") == "yes";
+    parallel.recompute = parse_recompute(row.at("activation_recompute"), "csv");
+    const Simulated run = simulate(model_22b, parallel, "dgx-a100.json", true);
+    const LayerTimes times = layer_times(run.traces[0], run.results[0], model_22b.layers / 2);
+    const double forward = std::stod(row.at("layer_forward_ms"));
+    const double backward = std::stod(row.at("layer_backward_ms"));
+    std::snprintf(line, sizeof(line), "%-28s %9.2f %9.2f %9.2f %9.2f %+7.1f%% %+7.1f%%\n",
+                  row.at("experiment").c_str(), times.forward_ms, forward, times.backward_ms,
+                  backward, 100 * relative_error(times.forward_ms, forward),
+                  100 * relative_error(times.backward_ms, backward));
     table += line;
   }
   std::cout << table;

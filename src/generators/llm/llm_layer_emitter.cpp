@@ -11,10 +11,12 @@ constexpr double kActivationFlops = 8;
 }  // namespace
 
 LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
-                           Recompute recompute, TensorParallelGroup tp, RankTraceBuilder& builder)
+                           Recompute recompute, bool overlap_tp_backward, TensorParallelGroup tp,
+                           RankTraceBuilder& builder)
     : shapes_(shapes),
       model_(model),
       recompute_(recompute),
+      overlap_tp_backward_(overlap_tp_backward),
       tp_(std::move(tp)),
       builder_(builder) {}
 
@@ -198,6 +200,31 @@ TensorRef LayerEmitter::forward(const TensorRef& x, const LayerWeights& weights)
   return run_forward(x, weights).output;
 }
 
+TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
+                                            std::int64_t width) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  const TensorRef weight_t = RankTraceBuilder::view(weight, {width, h});
+  auto norm_backward = [&](const TensorRef& grad_normed) {
+    return elementwise("aten::native_layer_norm_backward",
+                       {RankTraceBuilder::view(grad_normed, local_shape), hidden_local()},
+                       local_shape, 12);
+  };
+  if (overlap_tp_backward_) {
+    // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
+    // reduction of the data gradient under the weight-gradient GEMM.
+    TensorRef input_full = tp_gather(hidden_local());
+    TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
+    mm(input_full, grad_output, h, tokens, width);  // grad W = input^T dY
+    return norm_backward(grad_input);
+  }
+  // Each collective ends before the next GEMM starts.
+  TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
+  TensorRef grad_norm_input = norm_backward(grad_input);
+  mm(tp_gather(hidden_local()), grad_output, h, tokens, width);
+  return grad_norm_input;
+}
+
 TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeights& weights) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
@@ -226,15 +253,7 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   } else {
     grad_fc1 = elementwise("aten::gelu_backward", {grad_act, act}, ffn_shape, 12);
   }
-  TensorRef ln2_full = tp_gather(hidden_local());  // SP: input gathered again for grad W1
-  TensorRef grad_ln2_full =
-      mm(grad_fc1, RankTraceBuilder::view(weights.fc1, {shapes_.fc1_width, h}), tokens,
-         shapes_.fc1_width, h);
-  TensorRef grad_ln2 = tp_reduce(grad_ln2_full);
-  mm(ln2_full, grad_fc1, h, tokens, shapes_.fc1_width);  // grad W1 = ln2^T dY
-  TensorRef grad_x1_norm =
-      elementwise("aten::native_layer_norm_backward",
-                  {RankTraceBuilder::view(grad_ln2, local_shape), hidden_local()}, local_shape, 12);
+  TensorRef grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
   TensorRef grad_attention = tp_gather(dropout_backward(grad_x1));
@@ -244,15 +263,7 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   TensorRef context = activation({tokens, context_width});
   mm(context, grad_attention, context_width, tokens, h);  // grad Wo
   TensorRef grad_qkv = attention_core_backward(grad_context);
-  TensorRef ln1_full = tp_gather(hidden_local());
-  TensorRef grad_ln1_full =
-      mm(grad_qkv, RankTraceBuilder::view(weights.qkv, {shapes_.qkv_width, h}), tokens,
-         shapes_.qkv_width, h);
-  TensorRef grad_ln1 = tp_reduce(grad_ln1_full);
-  mm(ln1_full, grad_qkv, h, tokens, shapes_.qkv_width);  // grad Wqkv
-  TensorRef grad_x_norm =
-      elementwise("aten::native_layer_norm_backward",
-                  {RankTraceBuilder::view(grad_ln1, local_shape), hidden_local()}, local_shape, 12);
+  TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, shapes_.qkv_width);
   return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
 }
 
@@ -293,20 +304,12 @@ void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight
 }
 
 TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
-  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden, v = shapes_.vocab_local;
+  const std::int64_t tokens = shapes_.tokens(), v = shapes_.vocab_local;
   TensorRef grad_logits = elementwise("aten::_log_softmax_backward_data",
                                       {builder_.tensor({tokens, v}, DType::kFloat32),
                                        builder_.tensor({tokens, v}, DType::kFloat32)},
                                       {tokens, v}, 3);
-  TensorRef normed_full = tp_gather(hidden_local());
-  TensorRef grad_normed_full =
-      mm(grad_logits, RankTraceBuilder::view(head_weight, {v, h}), tokens, v, h);
-  TensorRef grad_normed = tp_reduce(grad_normed_full);
-  mm(normed_full, grad_logits, h, tokens, v);  // grad W_head
-  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
-  return elementwise("aten::native_layer_norm_backward",
-                     {RankTraceBuilder::view(grad_normed, local_shape), hidden_local()},
-                     local_shape, 12);
+  return norm_input_backward(grad_logits, head_weight, v);
 }
 
 }  // namespace perfsim::generators::llm

@@ -28,8 +28,10 @@ struct TensorParallelGroup {
 
 class LayerEmitter {
  public:
+  // overlap_tp_backward: the backward TP collectives run under the GEMMs that do not need
+  // them (Megatron's asynchronous all-reduce / SP overlap); otherwise each is waited for.
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
-               TensorParallelGroup tp, RankTraceBuilder& builder);
+               bool overlap_tp_backward, TensorParallelGroup tp, RankTraceBuilder& builder);
 
   // Fresh weight tensors for one layer (their ids stay the same for every micro-batch).
   LayerWeights make_weights();
@@ -71,6 +73,10 @@ class LayerEmitter {
   // without; reduce: [seq] -> all-reduced [seq] without SP, reduce-scattered [seq_local] with.
   TensorRef tp_gather(const TensorRef& local);
   TensorRef tp_reduce(const TensorRef& full);
+  // Backward of norm -> column-parallel linear: data gradient (reduced over TP), weight
+  // gradient, norm backward; returns the gradient of the norm's input.
+  TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
+                                std::int64_t width);
   TensorRef attention_core_forward(const TensorRef& qkv);
   TensorRef attention_core_backward(const TensorRef& grad_context);
   struct ForwardSaved {
@@ -81,6 +87,7 @@ class LayerEmitter {
   LocalShapes shapes_;
   const TransformerConfig& model_;
   Recompute recompute_;
+  bool overlap_tp_backward_;
   TensorParallelGroup tp_;
   RankTraceBuilder& builder_;
 };

@@ -27,8 +27,11 @@ struct ParallelConfig {
                                     // params; 3: also all-gather params per layer
   Bytes bucket_bytes = 25'000'000;  // DDP gradient bucket (PyTorch bucket_cap_mb = 25)
   DType gradient_dtype = DType::kFloat32;  // Megatron reduces fp32 main grads
-  int micro_batch = 0;                     // 0: the model file's
-  int global_batch = 0;                    // 0: the model file's
+  // Backward TP collectives overlap the GEMMs that do not need them (Megatron's asynchronous
+  // all-reduce); false: every one is waited for before the next GEMM.
+  bool overlap_tp_backward = true;
+  int micro_batch = 0;   // 0: the model file's
+  int global_batch = 0;  // 0: the model file's
 
   int world_size() const { return tp * pp * dp; }
 };

@@ -27,8 +27,8 @@ class StageGenerator {
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
         layers_(stage_layers(model, parallel, coordinates_.pp)),
-        emitter_(shapes_, model, parallel.recompute, {tp_group_name(parallel, rank), parallel.tp},
-                 builder),
+        emitter_(shapes_, model, parallel.recompute, parallel.overlap_tp_backward,
+                 {tp_group_name(parallel, rank), parallel.tp}, builder),
         dp_group_(dp_group_name(parallel, rank)),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     for (int layer = layers_.first; layer < layers_.last; ++layer)

@@ -336,6 +336,21 @@ TEST(LlmGenerator, RecomputationAddsForwardWork) {
   }
 }
 
+TEST(LlmGenerator, WaitingForBackwardCollectivesExposesThem) {
+  double exposed[2] = {0, 0};
+  for (bool overlap : {true, false}) {
+    ParallelConfig parallel{.tp = 4, .pp = 1, .dp = 1, .sequence_parallel = true};
+    parallel.overlap_tp_backward = overlap;
+    GeneratedCase c{tiny_gpt(), parallel};
+    const auto traces = generate_all(c);
+    expect_gemm_flops(c, traces);
+    expect_collectives_match(traces);
+    const auto results = simulate(traces, 10, 5);
+    exposed[overlap ? 0 : 1] = results[0].groups.at(tp_group_name(parallel, 0)).exposed_us;
+  }
+  EXPECT_GT(exposed[1], exposed[0]);
+}
+
 TEST(LlmGenerator, ZeroStagesReduceScatterAndGather) {
   for (int stage : {1, 2, 3}) {
     GeneratedCase c{tiny_gpt(), ParallelConfig{.tp = 1, .pp = 1, .dp = 4, .zero_stage = stage}};

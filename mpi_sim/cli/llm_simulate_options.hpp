@@ -15,10 +15,10 @@ struct LlmSimulateOptions {
   std::string recompute = "none";
   int zero_stage = 0;
   double bucket_mb = 25;
-  bool no_tp_overlap = false;  // wait for each backward TP collective (see ParallelConfig)
-  std::string topology_path;   // required with --model
-  std::string device_path;     // required with --model
-  std::string assets_path;     // fitted collective curves; empty: nominal curves
+  bool tp_overlap = false;    // overlap backward TP collectives (see ParallelConfig)
+  std::string topology_path;  // required with --model
+  std::string device_path;    // required with --model
+  std::string assets_path;    // fitted collective curves; empty: nominal curves
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;

@@ -250,6 +250,7 @@ TEST(LlmKorthikanti, Table4LayerTimesAndTable5IterationTimes) {
     ParallelConfig parallel{.tp = 8, .pp = 1, .dp = 1};
     parallel.sequence_parallel = row.at("sequence_parallel") == "yes";
     parallel.recompute = parse_recompute(row.at("activation_recompute"), "csv");
+    parallel.overlap_tp_backward = true;
     const Simulated run = simulate(model_22b, parallel, "dgx-a100.json", true);
     const LayerTimes times = layer_times(run.traces[0], run.results[0], model_22b.layers / 2);
     const double forward = std::stod(row.at("layer_forward_ms"));

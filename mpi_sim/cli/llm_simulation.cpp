@@ -73,8 +73,11 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
   const double mfu = model_flops / (iteration_us * 1e-6 * parallel.world_size() * peak_flops_per_s);
   std::string out = "LLM training iteration: " + model.name + ", TP " +
                     std::to_string(parallel.tp) + " x PP " + std::to_string(parallel.pp) +
-                    " x DP " + std::to_string(parallel.dp) + " = " +
-                    std::to_string(parallel.world_size()) + " GPUs, micro-batch " +
+                    " x DP " + std::to_string(parallel.dp) +
+                    (parallel.virtual_stages > 1
+                         ? " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)"
+                         : std::string()) +
+                    " = " + std::to_string(parallel.world_size()) + " GPUs, micro-batch " +
                     std::to_string(llm::micro_batch_size(model, parallel)) + ", global batch " +
                     std::to_string(global_batch) + " (" + std::to_string(micro_batches) +
                     " micro-batches per pipeline), sequence parallel " +
@@ -130,12 +133,14 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
       mean += bubble / ranks;
       max = std::max(max, bubble);
     }
-    const double ideal = static_cast<double>(parallel.pp - 1) / (micro_batches + parallel.pp - 1);
+    const double ideal =
+        static_cast<double>(parallel.pp - 1) /
+        (static_cast<double>(micro_batches) * parallel.virtual_stages + parallel.pp - 1);
     out += format(
         "  pipeline bubble     mean %.2f ms, max %.2f ms per rank (%.1f %% of the "
         "iteration)",
         mean / 1000, max / 1000, 100 * mean / iteration_us);
-    out += format("; 1F1B ideal (P-1)/(M+P-1) = %.1f %%\n", 100 * ideal);
+    out += format("; 1F1B ideal (P-1)/(V M+P-1) = %.1f %%\n", 100 * ideal);
   }
   return out;
 }
@@ -148,6 +153,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "rank (TP x PP x DP ranks)");
   sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
+  sub.add_option("--virtual-stages", options.virtual_stages,
+                 "LLM: model chunks per pipeline rank (interleaved 1F1B when > 1)")
+      ->check(CLI::PositiveNumber);
   sub.add_option("--dp", options.dp, "LLM: data-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
       ->check(CLI::PositiveNumber);
@@ -194,6 +202,7 @@ llm::ParallelConfig parallel_from(const LlmSimulateOptions& options) {
   parallel.tp = options.tp;
   parallel.pp = options.pp;
   parallel.dp = options.dp;
+  parallel.virtual_stages = options.virtual_stages;
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;

@@ -409,6 +409,34 @@ TEST(LlmGenerator, PipelineBubbleEmergesFromTheSchedule) {
   EXPECT_NEAR(flat_results[0].iteration_us, m * stages * (forward + backward), 1e-6);
 }
 
+TEST(LlmGenerator, InterleavedScheduleShrinksTheBubble) {
+  const int stages = 4, chunks = 2, m = 8;  // 32 sequences / (2 x DP 2)
+  GeneratedCase c{tiny_gpt(),
+                  ParallelConfig{.tp = 1, .pp = stages, .dp = 2, .virtual_stages = chunks}};
+  const auto traces = generate_all(c);
+  expect_gemm_flops(c, traces);
+  expect_collectives_match(traces);
+  for (int stage = 0; stage < stages; ++stage) {
+    int forwards = 0, backwards = 0;
+    for (const PipelineStep& step : interleaved_schedule(stage, stages, chunks, m)) {
+      forwards += step.action == PipelineAction::kForward;
+      backwards += step.action == PipelineAction::kBackward;
+    }
+    EXPECT_EQ(forwards, m * chunks);
+    EXPECT_EQ(backwards, m * chunks);
+  }
+  const DurationUs gemm_us = 10;
+  const auto results = simulate(traces, gemm_us, 0);
+  double iteration = 0;
+  for (const RankResult& result : results)
+    iteration = std::max(iteration, result.iteration_us);
+  // Per rank and micro-batch: 2 layers (two chunks of one) x (6 + 12) GEMMs. The bubble of the
+  // interleaved schedule is (P - 1)(F + B) / V (Narayanan et al. 2021, Sec. 2.2.2).
+  const double work = 2 * 18 * gemm_us;
+  EXPECT_NEAR(iteration, m * work + (stages - 1) * work / chunks, 0.02 * m * work);
+  EXPECT_LT(iteration, (m + stages - 1) * work);
+}
+
 TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
   TransformerConfig model = tiny_gpt();
   GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000}};

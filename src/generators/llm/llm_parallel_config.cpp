@@ -80,7 +80,18 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                          std::to_string(parallel.tp) + ": one must divide the other");
   require_divisible(model.ffn_hidden, parallel.tp, "tp", "ffn_hidden");
   require_divisible(model.vocab, parallel.tp, "tp", "vocab");
-  require_divisible(model.layers, parallel.pp, "pp", "layers");
+  if (parallel.virtual_stages <= 0)
+    throw InputError(kParallel, "virtual_stages", "must be positive");
+  require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",
+                    "layers");
+  if (parallel.virtual_stages > 1) {
+    // With two stages the ring's wrap-around link is the same rank pair as the backward link,
+    // and the engine pairs point-to-point messages by rank pair and order only.
+    if (parallel.pp < 3)
+      throw InputError(kParallel, "virtual_stages", "interleaving needs at least three stages");
+    require_divisible(micro_batches_per_iteration(model, parallel), parallel.pp, "virtual_stages",
+                      "micro-batches per iteration (interleaved schedule)");
+  }
   if (parallel.sequence_parallel)
     require_divisible(model.seq_len, parallel.tp, "sequence_parallel", "seq_len");
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)

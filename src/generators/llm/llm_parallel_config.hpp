@@ -21,6 +21,7 @@ struct ParallelConfig {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
   Recompute recompute = Recompute::kNone;
   int zero_stage = 0;               // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather

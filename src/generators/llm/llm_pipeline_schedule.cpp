@@ -62,4 +62,42 @@ std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_
   return steps;
 }
 
+std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
+                                               int micro_batches) {
+  const int total = micro_batches * chunks;
+  const int group = stages * chunks;
+  auto micro_batch_of = [&](int k) { return (k / group) * stages + k % stages; };
+  auto forward_chunk = [&](int k) { return (k / stages) % chunks; };
+  auto backward_chunk = [&](int k) { return chunks - 1 - (k / stages) % chunks; };
+  auto first_virtual = [&](int chunk) { return stage == 0 && chunk == 0; };
+  auto last_virtual = [&](int chunk) { return stage == stages - 1 && chunk == chunks - 1; };
+  std::vector<PipelineStep> steps;
+  auto forward = [&](int k) {
+    const int chunk = forward_chunk(k), mb = micro_batch_of(k);
+    if (!first_virtual(chunk))
+      steps.push_back({PipelineAction::kRecvForward, mb, chunk});
+    steps.push_back({PipelineAction::kForward, mb, chunk});
+    if (!last_virtual(chunk))
+      steps.push_back({PipelineAction::kSendForward, mb, chunk});
+  };
+  auto backward = [&](int k) {
+    const int chunk = backward_chunk(k), mb = micro_batch_of(k);
+    if (!last_virtual(chunk))
+      steps.push_back({PipelineAction::kRecvBackward, mb, chunk});
+    steps.push_back({PipelineAction::kBackward, mb, chunk});
+    if (!first_virtual(chunk))
+      steps.push_back({PipelineAction::kSendBackward, mb, chunk});
+  };
+  const int warmup = std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
+  for (int k = 0; k < warmup; ++k)
+    forward(k);
+  for (int i = 0; i < total - warmup; ++i) {
+    forward(warmup + i);
+    backward(i);
+  }
+  for (int i = total - warmup; i < total; ++i)
+    backward(i);
+  return steps;
+}
+
 }  // namespace perfsim::generators::llm

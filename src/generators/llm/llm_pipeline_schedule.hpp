@@ -22,10 +22,20 @@ std::string_view pipeline_action_name(PipelineAction action);
 struct PipelineStep {
   PipelineAction action = PipelineAction::kForward;
   int micro_batch = 0;
+  int chunk = 0;  // model chunk (virtual stage on this rank); 0 without interleaving
 };
 
 // Steps of `stage` (0-based) of `stages` over `micro_batches`. The first stage has no
 // receive-forward or send-backward, the last no send-forward or receive-backward.
 std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_batches);
+
+// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2): each rank holds `chunks`
+// model chunks; virtual stage chunk x stages + stage. Forward step k runs chunk (k / P) % V on
+// micro-batch (k / (P V)) P + k % P (backward: chunk V - 1 - (k / P) % V); warm-up
+// (P - stage - 1) x 2 + (V - 1) x P steps. Needs micro_batches % stages == 0. The first
+// virtual stage (stage 0, chunk 0) receives no activation, the last (stage P-1, chunk V-1)
+// sends none; the last stage's chunk c feeds stage 0's chunk c + 1.
+std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
+                                               int micro_batches);
 
 }  // namespace perfsim::generators::llm

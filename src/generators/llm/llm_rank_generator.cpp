@@ -1,5 +1,6 @@
 #include "generators/llm/llm_rank_generator.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "generators/llm/llm_layer_emitter.hpp"
@@ -26,57 +27,70 @@ class StageGenerator {
         coordinates_(coordinates_of(parallel, rank)),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        layers_(stage_layers(model, parallel, coordinates_.pp)),
         emitter_(shapes_, model, parallel.recompute, parallel.overlap_tp_backward,
                  {tp_group_name(parallel, rank), parallel.tp}, builder),
         dp_group_(dp_group_name(parallel, rank)),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
-    for (int layer = layers_.first; layer < layers_.last; ++layer)
-      weights_.push_back(emitter_.make_weights());
+    for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
+      chunks_.push_back(stage_layers(model, parallel, coordinates_.pp, chunk));
+      for (int layer = chunks_.back().first; layer < chunks_.back().last; ++layer)
+        weights_[layer] = emitter_.make_weights();
+    }
     embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
     head_weight_ = builder_.tensor({shapes_.hidden, shapes_.vocab_local});
   }
 
   bool first_stage() const { return coordinates_.pp == 0; }
   bool last_stage() const { return coordinates_.pp == parallel_.pp - 1; }
+  // The first and last virtual stages hold the embedding and the LM head.
+  bool first_virtual(int chunk) const { return first_stage() && chunk == 0; }
+  bool last_virtual(int chunk) const {
+    return last_stage() && chunk == parallel_.virtual_stages - 1;
+  }
+  // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
   int previous_rank() const {
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, coordinates_.pp - 1});
+    const int stage = (coordinates_.pp + parallel_.pp - 1) % parallel_.pp;
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
   }
   int next_rank() const {
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, coordinates_.pp + 1});
+    const int stage = (coordinates_.pp + 1) % parallel_.pp;
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
   }
   TensorRef stage_boundary_tensor() {
     return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
   }
 
-  TensorRef forward(int micro_batch, const std::optional<TensorRef>& input) {
+  TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
+    const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("forward", micro_batch, -1);
     TensorRef x = input ? *input : emitter_.embedding_forward(embedding_weight_);
     if (zero3())
-      gather_layer(layers_.first);
-    for (int layer = layers_.first; layer < layers_.last; ++layer) {
+      gather_layer(layers.first);
+    for (int layer = layers.first; layer < layers.last; ++layer) {
       builder_.set_layer(layer);
-      if (zero3() && layer + 1 < layers_.last)
+      if (zero3() && layer + 1 < layers.last)
         gather_layer(layer + 1);
       x = emitter_.forward(x, layer_weights(layer));
     }
     builder_.set_layer(-1);
-    if (last_stage())
+    if (last_virtual(chunk))
       emitter_.head_forward(x, head_weight_);
     return x;
   }
 
-  TensorRef backward(int micro_batch, const std::optional<TensorRef>& grad_output) {
+  TensorRef backward(int chunk, int micro_batch, const std::optional<TensorRef>& grad_output) {
+    const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("backward", micro_batch, -1);
+    // Each chunk's gradients are complete after its backward of the last micro-batch.
     const bool reduce_now = micro_batch == micro_batches_ - 1;
     TensorRef grad = grad_output ? *grad_output : emitter_.head_backward(head_weight_);
-    if (last_stage() && reduce_now)
+    if (last_virtual(chunk) && reduce_now)
       add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
     if (zero3())
-      gather_layer(layers_.last - 1);
-    for (int layer = layers_.last - 1; layer >= layers_.first; --layer) {
+      gather_layer(layers.last - 1);
+    for (int layer = layers.last - 1; layer >= layers.first; --layer) {
       builder_.set_layer(layer);
-      if (zero3() && layer - 1 >= layers_.first)
+      if (zero3() && layer - 1 >= layers.first)
         gather_layer(layer - 1);
       grad = emitter_.backward(grad, layer_weights(layer));
       if (zero3())
@@ -85,7 +99,7 @@ class StageGenerator {
         add_gradients(shapes_.layer_parameters());
     }
     builder_.set_layer(-1);
-    if (first_stage()) {
+    if (first_virtual(chunk)) {
       emitter_.embedding_backward(grad, embedding_weight_);
       if (reduce_now)
         add_gradients(shapes_.embedding_parameters());
@@ -131,8 +145,7 @@ class StageGenerator {
   bool zero3() const { return parallel_.zero_stage == 3 && parallel_.dp > 1; }
 
   std::int64_t stage_parameters() const {
-    std::int64_t total =
-        static_cast<std::int64_t>(layers_.last - layers_.first) * shapes_.layer_parameters();
+    std::int64_t total = static_cast<std::int64_t>(weights_.size()) * shapes_.layer_parameters();
     if (first_stage())
       total += shapes_.embedding_parameters();
     if (last_stage())
@@ -143,7 +156,7 @@ class StageGenerator {
   const LayerWeights& layer_weights(int layer) {
     if (zero3())
       return gathered_.at(layer);
-    return weights_[static_cast<std::size_t>(layer - layers_.first)];
+    return weights_.at(layer);
   }
 
   void dp_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {
@@ -198,11 +211,11 @@ class StageGenerator {
   RankCoordinates coordinates_;
   LocalShapes shapes_;
   RankTraceBuilder& builder_;
-  LayerRange layers_;
+  std::vector<LayerRange> chunks_;
   LayerEmitter emitter_;
   std::string dp_group_;
   int micro_batches_;
-  std::vector<LayerWeights> weights_;
+  std::map<int, LayerWeights> weights_;
   std::map<int, LayerWeights> gathered_;
   TensorRef embedding_weight_;
   TensorRef head_weight_;
@@ -213,9 +226,11 @@ class StageGenerator {
 
 }  // namespace
 
-LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage) {
-  const int per_stage = model.layers / parallel.pp;
-  return {stage * per_stage, (stage + 1) * per_stage};
+LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
+                        int chunk) {
+  const int per_chunk = model.layers / (parallel.pp * parallel.virtual_stages);
+  const int virtual_stage = chunk * parallel.pp + stage;
+  return {virtual_stage * per_chunk, (virtual_stage + 1) * per_chunk};
 }
 
 Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank) {
@@ -234,10 +249,14 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
   const RankCoordinates coordinates = coordinates_of(parallel, rank);
   const int micro_batches = micro_batches_per_iteration(model, parallel);
   std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
-  for (const PipelineStep& step :
-       one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches)) {
-    const int mb = step.micro_batch;
-    builder.set_context(std::string(pipeline_action_name(step.action)), mb, -1);
+  const std::vector<PipelineStep> steps =
+      parallel.virtual_stages > 1
+          ? interleaved_schedule(coordinates.pp, parallel.pp, parallel.virtual_stages,
+                                 micro_batches)
+          : one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches);
+  for (const PipelineStep& step : steps) {
+    const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch
+    builder.set_context(std::string(pipeline_action_name(step.action)), step.micro_batch, -1);
     switch (step.action) {
       case PipelineAction::kRecvForward: {
         TensorRef buffer = stage.stage_boundary_tensor();
@@ -250,7 +269,7 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
         std::optional<TensorRef> input;
         if (auto it = received_activations.find(mb); it != received_activations.end())
           input = it->second;
-        outputs[mb] = stage.forward(mb, input);
+        outputs[mb] = stage.forward(step.chunk, step.micro_batch, input);
         received_activations.erase(mb);
         break;
       }
@@ -270,7 +289,7 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
         std::optional<TensorRef> grad;
         if (auto it = received_gradients.find(mb); it != received_gradients.end())
           grad = it->second;
-        input_gradients[mb] = stage.backward(mb, grad);
+        input_gradients[mb] = stage.backward(step.chunk, step.micro_batch, grad);
         received_gradients.erase(mb);
         break;
       }
@@ -287,12 +306,13 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
 
 std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {
   std::vector<ProcessGroup> groups;
+  const bool ring = parallel.virtual_stages > 1 && parallel.pp > 2;  // last stage feeds stage 0
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     const RankCoordinates c = coordinates_of(parallel, rank);
-    if (c.pp + 1 >= parallel.pp)
+    if (c.pp + 1 >= parallel.pp && !(ring && c.pp == parallel.pp - 1))
       continue;
-    const int next = rank_of(parallel, {c.tp, c.dp, c.pp + 1});
-    const std::vector<int> pair{rank, next};
+    const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp});
+    const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
     groups.push_back(
         {"p2p:" + std::to_string(rank) + "->" + std::to_string(next), pair, "pipeline send"});
     groups.push_back(

@@ -28,11 +28,13 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
 // directions), for a collective model that must know every group's ranks.
 std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel);
 
-// Layers [first, last) of pipeline stage `stage`.
+// Layers [first, last) of model chunk `chunk` of pipeline stage `stage`: virtual stage
+// chunk x PP + stage of PP x virtual_stages equal slices.
 struct LayerRange {
   int first = 0;
   int last = 0;
 };
-LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage);
+LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
+                        int chunk = 0);
 
 }  // namespace perfsim::generators::llm

@@ -11,6 +11,7 @@
 
 #include "generators/synthetic_workload.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -73,6 +74,8 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
   for (const std::string& line : inputs.notes)
     notes.lines.push_back(line);
   std::cout << results::format_summary(results, notes);
+  if (inputs.extra_report)
+    std::cout << "\n" << inputs.extra_report(results);
   if (!inputs.measured_steps.empty())
     std::cout << "\n" << format_validation(inputs, results);
   std::size_t ops = 0;
@@ -156,11 +159,12 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   return 0;
 }
 
-// The embedded default scenario: one simulated rank per MPI process, data-parallel synthetic
-// steps (200 us of compute, then a 64 MB all-reduce over all ranks).
+// The embedded default scenario (generators/llm/llm_default_scenario.hpp): one iteration of
+// Llama 3 70B on 8 nodes x 8 H100 (400G InfiniBand), TP 8 within a node, PP 4, DP 2, with
+// sequence parallelism and ZeRO-1; model, topology and device are compiled into the binary.
 SimulateOptions default_scenario_options() {
   SimulateOptions options;
-  options.synthetic.repetitions = 20;
+  options.llm = embedded_default_llm_options();
   options.run_name = "default";
   return options;
 }
@@ -181,12 +185,6 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--comm", options.comm_durations,
                  "collective durations: measured (Kineto) or model (needs --topology)")
       ->check(CLI::IsMember({"measured", "model"}));
-  sub.add_option("--device", options.device,
-                 "GPU for the kernel models: a name in configs/devices or a device JSON file "
-                 "(default: the GPU the Kineto trace recorded)");
-  sub.add_option("--topology", options.topology, "topology JSON for the collective model");
-  sub.add_option("--collective-assets", options.collective_assets,
-                 "fitted collective curves (HDF5; default configs/assets/collective_curves.h5)");
   sub.add_option("--kernel-assets", options.kernel_assets,
                  "trained MLP kernel models (HDF5 from `perfsim train`)");
   sub.add_option("--overheads", options.overheads_path,
@@ -228,6 +226,7 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--stall-timeout-s", options.stall_timeout_s,
                  "fail when no cross-process collective completes for this long")
       ->check(CLI::PositiveNumber);
+  add_llm_simulate_options(sub, options.llm);
 }
 
 int run_simulate(const SimulateOptions& options, const CommandContext& context) {

@@ -11,6 +11,7 @@
 #include "kernels/mlp_asset.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "kernels/model_vs_measured.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
@@ -116,6 +117,11 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
 }  // namespace
 
 int simulated_world_size(const SimulateOptions& options, int mpi_size) {
+  if (options.llm.requested() && (!options.et_specs.empty() || !options.kineto_specs.empty())) {
+    throw InputError("--model", "", "give a model to generate or traces to replay, not both");
+  }
+  if (options.llm.requested())
+    return options.llm.world_size();
   if (!options.et_specs.empty()) {
     return static_cast<int>(load_execution_traces(options.et_specs).size());
   }
@@ -148,7 +154,7 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
   }
   engine::ProgramSources sources;
   if (kernel_durations == "model") {
-    std::string device_name = options.device;
+    std::string device_name = options.llm.device_path;
     if (device_name.empty())
       device_name = traces.front().device_name;
     if (device_name.empty()) {
@@ -192,18 +198,18 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   }
   if (comm_durations == "model") {
-    if (options.topology.empty()) {
+    if (options.llm.topology_path.empty()) {
       throw InputError("--topology", "",
                        "the collective model needs a topology file "
                        "(configs/topologies/*.json)");
     }
-    const std::string assets = options.collective_assets.empty()
+    const std::string assets = options.llm.assets_path.empty()
                                    ? source_path("configs/assets/collective_curves.h5")
-                                   : options.collective_assets;
+                                   : options.llm.assets_path;
     inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
-        topology::load_topology(options.topology), assets::read_collective_curves(assets),
+        topology::load_topology(options.llm.topology_path), assets::read_collective_curves(assets),
         traces.front().process_groups);
-    inputs.notes.push_back("communication: collective model on " + options.topology +
+    inputs.notes.push_back("communication: collective model on " + options.llm.topology_path +
                            " with curves " + assets);
   } else {
     inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
@@ -311,6 +317,8 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
 
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
+  if (options.llm.requested())
+    return load_llm_inputs(read_llm_scenario(options.llm), local_ranks);
   if (!options.kineto_specs.empty() || !options.et_specs.empty()) {
     if (!options.kineto_specs.empty() && !options.et_specs.empty()) {
       throw InputError("--kineto/--et", "", "give Kineto traces or execution traces, not both");

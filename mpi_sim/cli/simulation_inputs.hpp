@@ -1,15 +1,19 @@
 #pragma once
 // What `perfsim simulate` reads or generates before traversal: the options, and for the ranks
 // this process simulates, their programs (traces with durations chosen) and the overheads.
+#include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "generators/synthetic_workload.hpp"
+#include "mpi_sim/cli/llm_simulate_options.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/duration_source.hpp"
 #include "perfsim/host_overheads.hpp"
+#include "perfsim/rank_result.hpp"
 
 namespace perfsim::cli {
 
@@ -20,10 +24,10 @@ struct SimulateOptions {
   // "" picks measured for Kineto input and model for execution traces.
   std::string kernel_durations;
   std::string comm_durations;
-  std::string device;             // name or file; default: the Kineto trace's GPU
-  std::string topology;           // topology file, needed by the collective model
-  std::string collective_assets;  // fitted curves; default configs/assets/collective_curves.h5
-  std::string kernel_assets;      // optional MLP kernel-model assets (HDF5)
+  // --device, --topology and --assets live in `llm` (shared with trace inputs): the device is
+  // a name or file (default: the Kineto trace's GPU), the topology is needed by the collective
+  // model, the assets default to configs/assets/collective_curves.h5 for trace inputs.
+  std::string kernel_assets;  // optional MLP kernel-model assets (HDF5)
   std::string overheads_path;
   int single_rank = -1;
   generators::SyntheticWorkload synthetic{.ranks = 0};  // 0 ranks: one per MPI process
@@ -41,6 +45,7 @@ struct SimulateOptions {
   // cost per event (seed 000 Sec. 4.3.3/4.4.2: predicts the run without the profiler).
   std::string overhead_extraction = "replay";
   int stall_timeout_s = 120;
+  LlmSimulateOptions llm;  // --model ...: a generated LLM iteration
 };
 
 struct SimulationInputs {
@@ -58,6 +63,8 @@ struct SimulationInputs {
   std::vector<MeasuredRankStep> measured_steps;
   std::unique_ptr<KernelDurationSource> kernel_source;
   std::unique_ptr<CommDurationSource> comm_source;
+  // Printed after the summary when set (the LLM branch: MFU, streams, bubble).
+  std::function<std::string(std::span<const RankResult>)> extra_report;
 };
 
 // Simulated ranks: the Kineto trace count, or the synthetic rank count (default: one per

@@ -102,19 +102,35 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
       total.exposed_us = std::max(total.exposed_us, traffic.exposed_us);
     }
   }
-  if (!groups.empty()) {
+  // Many groups (generated layouts have one per TP/DP/PP slice): one row per kind instead,
+  // the kind being the name up to its last '/' ("dp/3" -> "dp/*").
+  constexpr std::size_t kMaxGroupRows = 24;
+  std::map<std::string, std::pair<GroupTraffic, std::size_t>> group_rows;
+  for (const auto& [name, traffic] : groups) {
+    std::string key = name.empty() ? "world" : name;
+    if (groups.size() > kMaxGroupRows) {
+      const auto slash = key.find_last_of('/');
+      key = (slash == std::string::npos ? key : key.substr(0, slash)) + "/*";
+    }
+    auto& [total, count] = group_rows[key];
+    total.collectives += traffic.collectives;
+    total.bytes += traffic.bytes;
+    total.time_us += traffic.time_us;
+    total.exposed_us = std::max(total.exposed_us, traffic.exposed_us);
+    ++count;
+  }
+  if (!group_rows.empty()) {
     out +=
         "\ncommunication per process group (summed over member ranks; exposed = the most any "
-        "rank's compute waited for it):\n";
-    out += pad("group", 24) + pad("collectives", 13) + pad("bytes", 12) + pad("time_us", 13) +
-           pad("exposed_us", 13) + "\n";
-    std::size_t shown = 0;
-    for (const auto& [name, traffic] : groups) {
-      if (++shown > 24) {
-        out += "(" + std::to_string(groups.size() - 24) + " more groups in the results file)\n";
-        break;
-      }
-      out += pad(name.empty() ? "world" : name, 24) + pad(std::to_string(traffic.collectives), 13) +
+        "rank's compute waited for it";
+    out += groups.size() > kMaxGroupRows ? "; groups of one kind summed, see the results file)\n"
+                                         : "):\n";
+    out += pad("group", 24) + pad("groups", 8) + pad("collectives", 13) + pad("bytes", 12) +
+           pad("time_us", 13) + pad("exposed_us", 13) + "\n";
+    for (const auto& [name, row] : group_rows) {
+      const auto& [traffic, count] = row;
+      out += pad(name, 24) + pad(std::to_string(count), 8) +
+             pad(std::to_string(traffic.collectives), 13) +
              pad(human_bytes(static_cast<double>(traffic.bytes)), 12) +
              pad(format("%.1f", traffic.time_us), 13) +
              pad(format("%.1f", traffic.exposed_us), 13) + "\n";

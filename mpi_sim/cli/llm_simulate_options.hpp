@@ -1,0 +1,31 @@
+#pragma once
+// `perfsim simulate --model ...`: a generated LLM training iteration instead of traces.
+#include <string>
+
+namespace perfsim::cli {
+
+struct LlmSimulateOptions {
+  std::string model_path;  // configs/models/*.json; empty: no LLM workload
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int virtual_stages = 1;  // interleaved 1F1B when > 1
+  int micro_batch = 0;     // 0: the model file's
+  int global_batch = 0;    // 0: the model file's
+  bool sequence_parallel = false;
+  std::string recompute = "none";
+  int zero_stage = 0;
+  double bucket_mb = 25;
+  bool tp_overlap = false;    // overlap backward TP collectives (see ParallelConfig)
+  std::string topology_path;  // required with --model
+  std::string device_path;    // required with --model
+  std::string assets_path;    // fitted collective curves; empty: nominal curves
+  // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
+  // and device come from text compiled into the binary instead of the paths above.
+  bool embedded_default = false;
+
+  bool requested() const { return !model_path.empty() || embedded_default; }
+  int world_size() const { return tp * pp * dp; }
+};
+
+}  // namespace perfsim::cli

@@ -1,0 +1,295 @@
+#include "mpi_sim/cli/llm_simulation.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "assets/collective_curve_assets.hpp"
+#include "collectives/collective_model.hpp"
+#include "devices/device_spec.hpp"
+#include "generators/llm/llm_default_scenario.hpp"
+#include "generators/llm/llm_flops.hpp"
+#include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_trace_builder.hpp"
+#include "generators/llm/nominal_collective_curves.hpp"
+#include "io/input_file.hpp"
+#include "kernels/model_duration_source.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+
+std::string format(const char* pattern, double a, double b = 0, double c = 0) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof(buffer), pattern, a, b, c);
+  return buffer;
+}
+
+std::string stream_label(StreamId stream) {
+  switch (stream) {
+    case kDefaultComputeStream:
+      return "compute";
+    case llm::kTensorParallelStream:
+      return "tensor-parallel comm";
+    case llm::kDataParallelStream:
+      return "data-parallel comm";
+    case llm::kSendNextStream:
+      return "pipeline send -> next";
+    case llm::kRecvPrevStream:
+      return "pipeline recv <- prev";
+    case llm::kSendPrevStream:
+      return "pipeline send -> prev";
+    case llm::kRecvNextStream:
+      return "pipeline recv <- next";
+    default:
+      return "stream " + std::to_string(stream);
+  }
+}
+
+// "tp/3" -> "tensor parallel", "p2p:a->b" -> "pipeline (p2p)".
+std::string group_kind(const std::string& group) {
+  if (group.rfind("tp/", 0) == 0)
+    return "tensor parallel";
+  if (group.rfind("dp/", 0) == 0)
+    return "data parallel";
+  if (group.rfind("p2p:", 0) == 0)
+    return "pipeline (p2p)";
+  return group.empty() ? "world" : group;
+}
+
+std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
+                       std::span<const RankResult> results) {
+  const llm::TransformerConfig& model = scenario.model;
+  const llm::ParallelConfig& parallel = scenario.parallel;
+  const int ranks = static_cast<int>(results.size());
+  double iteration_us = 0;
+  for (const RankResult& result : results)
+    iteration_us = std::max(iteration_us, result.iteration_us);
+  const int global_batch = llm::global_batch_size(model, parallel);
+  const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
+  const double model_flops = llm::model_flops_per_iteration(model, global_batch);
+  const double mfu = model_flops / (iteration_us * 1e-6 * parallel.world_size() * peak_flops_per_s);
+  std::string out = "LLM training iteration: " + model.name + ", TP " +
+                    std::to_string(parallel.tp) + " x PP " + std::to_string(parallel.pp) +
+                    " x DP " + std::to_string(parallel.dp) +
+                    (parallel.virtual_stages > 1
+                         ? " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)"
+                         : std::string()) +
+                    " = " + std::to_string(parallel.world_size()) + " GPUs, micro-batch " +
+                    std::to_string(llm::micro_batch_size(model, parallel)) + ", global batch " +
+                    std::to_string(global_batch) + " (" + std::to_string(micro_batches) +
+                    " micro-batches per pipeline), sequence parallel " +
+                    (parallel.sequence_parallel ? "on" : "off") + ", recompute " +
+                    std::string(llm::recompute_name(parallel.recompute)) + ", ZeRO " +
+                    std::to_string(parallel.zero_stage) + ", backward TP overlap " +
+                    (parallel.overlap_tp_backward ? "on" : "off") + "\n";
+  out += format("  iteration time      %.2f ms\n", iteration_us / 1000);
+  out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
+                model_flops);
+  out += format("  MFU                 %.1f %% of %.1f TFLOP/s per GPU\n", 100 * mfu,
+                peak_flops_per_s / 1e12);
+  // Streams: mean busy time over ranks.
+  std::map<StreamId, std::pair<double, double>> stream_busy;  // sum, max
+  for (const RankResult& result : results) {
+    for (const StreamBreakdown& stream : result.streams) {
+      auto& [sum, max] = stream_busy[stream.stream];
+      sum += stream.busy_us;
+      max = std::max(max, stream.busy_us);
+    }
+  }
+  out += "  per-stream busy time (mean / max over ranks, ms):\n";
+  for (const auto& [stream, busy] : stream_busy) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "    %-24s %10.2f %10.2f\n", stream_label(stream).c_str(),
+                  busy.first / ranks / 1000, busy.second / 1000);
+    out += line;
+  }
+  // Exposed communication: time compute waited for each kind of group.
+  std::map<std::string, std::pair<double, double>> exposed;  // total, total time
+  std::vector<double> bubble_per_rank;
+  for (const RankResult& result : results) {
+    double bubble = 0;
+    for (const auto& [group, traffic] : result.groups) {
+      auto& [waited, busy] = exposed[group_kind(group)];
+      waited += traffic.exposed_us;
+      busy += traffic.time_us;
+      if (group.rfind("p2p:", 0) == 0)
+        bubble += traffic.exposed_us;
+    }
+    bubble_per_rank.push_back(bubble);
+  }
+  out += "  communication per group kind (mean per rank, ms): time / exposed to compute\n";
+  for (const auto& [kind, values] : exposed) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "    %-24s %10.2f %10.2f\n", kind.c_str(),
+                  values.second / ranks / 1000, values.first / ranks / 1000);
+    out += line;
+  }
+  if (parallel.pp > 1) {
+    double mean = 0, max = 0;
+    for (double bubble : bubble_per_rank) {
+      mean += bubble / ranks;
+      max = std::max(max, bubble);
+    }
+    const double ideal =
+        static_cast<double>(parallel.pp - 1) /
+        (static_cast<double>(micro_batches) * parallel.virtual_stages + parallel.pp - 1);
+    out += format(
+        "  pipeline bubble     mean %.2f ms, max %.2f ms per rank (%.1f %% of the "
+        "iteration)",
+        mean / 1000, max / 1000, 100 * mean / iteration_us);
+    out += format("; 1F1B ideal (P-1)/(V M+P-1) = %.1f %%\n", 100 * ideal);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
+  sub.add_option("--model", options.model_path,
+                 "LLM workload: model file (configs/models/*.json); generates one trace per "
+                 "rank (TP x PP x DP ranks)");
+  sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
+  sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
+  sub.add_option("--virtual-stages", options.virtual_stages,
+                 "LLM: model chunks per pipeline rank (interleaved 1F1B when > 1)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dp", options.dp, "LLM: data-parallel degree")->check(CLI::PositiveNumber);
+  sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--global-batch", options.global_batch,
+                 "LLM: global batch in sequences (default: model file)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--sequence-parallel", options.sequence_parallel,
+               "LLM: sequence parallelism (TP all-reduces become reduce-scatter + all-gather)");
+  sub.add_option("--recompute", options.recompute, "LLM: activation recomputation")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  sub.add_option("--zero", options.zero_stage, "LLM: ZeRO stage 0..3")->check(CLI::Range(0, 3));
+  sub.add_option("--bucket-mb", options.bucket_mb, "LLM: gradient bucket size, MB (1e6 bytes)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--tp-overlap", options.tp_overlap,
+               "LLM: overlap backward TP collectives with the weight-gradient GEMMs (modelled "
+               "free of contention, so optimistic; default: each is waited for, which matches "
+               "Korthikanti et al. 2022 on A100)");
+  sub.add_option("--topology", options.topology_path,
+                 "topology file (configs/topologies/*.json) for the collective model");
+  sub.add_option("--device", options.device_path,
+                 "GPU for the kernel models: a device file (configs/devices/*.json), or for "
+                 "trace inputs also a name (default there: the GPU the Kineto trace recorded)");
+  sub.add_option("--assets", options.assets_path,
+                 "model assets with fitted collective curves (`perfsim fit`); default: nominal "
+                 "curves from the topology's link bandwidths (--model), "
+                 "configs/assets/collective_curves.h5 (traces)");
+}
+
+LlmSimulateOptions embedded_default_llm_options() {
+  const llm::ParallelConfig parallel = llm::default_scenario_parallel();
+  LlmSimulateOptions options;
+  options.embedded_default = true;
+  options.tp = parallel.tp;
+  options.pp = parallel.pp;
+  options.dp = parallel.dp;
+  options.micro_batch = parallel.micro_batch;
+  options.global_batch = parallel.global_batch;
+  options.sequence_parallel = parallel.sequence_parallel;
+  options.zero_stage = parallel.zero_stage;
+  return options;
+}
+
+namespace {
+
+llm::ParallelConfig parallel_from(const LlmSimulateOptions& options) {
+  llm::ParallelConfig parallel;
+  parallel.tp = options.tp;
+  parallel.pp = options.pp;
+  parallel.dp = options.dp;
+  parallel.virtual_stages = options.virtual_stages;
+  parallel.micro_batch = options.micro_batch;
+  parallel.global_batch = options.global_batch;
+  parallel.sequence_parallel = options.sequence_parallel;
+  parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
+  parallel.zero_stage = options.zero_stage;
+  parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
+  parallel.overlap_tp_backward = options.tp_overlap;
+  return parallel;
+}
+
+}  // namespace
+
+LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
+  if (options.embedded_default) {
+    const llm::DefaultScenarioFiles files = llm::default_scenario_files();
+    return {llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+            parallel_from(options),
+            topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+            files.device.text,
+            "<embedded> " + files.device.path,
+            options.assets_path};
+  }
+  if (options.topology_path.empty())
+    throw InputError("--topology", "", "--model needs a topology file");
+  if (options.device_path.empty())
+    throw InputError("--device", "", "--model needs a device file");
+  return {llm::load_transformer_config(options.model_path),
+          parallel_from(options),
+          topology::load_topology(options.topology_path),
+          io::read_file_decompressed(options.device_path),
+          options.device_path,
+          options.assets_path};
+}
+
+SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {
+  const llm::TransformerConfig& model = scenario.model;
+  const llm::ParallelConfig& parallel = scenario.parallel;
+  llm::validate(model, parallel);
+  if (parallel.world_size() > scenario.topology.world_size()) {
+    throw InputError(scenario.topology.source, "nodes",
+                     "TP x PP x DP = " + std::to_string(parallel.world_size()) +
+                         " GPUs, the topology has " +
+                         std::to_string(scenario.topology.world_size()));
+  }
+  SimulationInputs inputs;
+  const devices::DeviceSpec device =
+      devices::parse_device_json(scenario.device_json, scenario.device_source);
+  inputs.kernel_source =
+      std::make_unique<kernels::ModelDurationSource>(kernels::KernelPredictor(device));
+  collectives::CurveSet curves = scenario.assets_path.empty()
+                                     ? llm::nominal_collective_curves(scenario.topology)
+                                     : assets::read_collective_curves(scenario.assets_path);
+  std::vector<ProcessGroup> groups = llm::all_process_groups(parallel);
+  for (ProcessGroup& group : llm::pipeline_peer_groups(parallel))
+    groups.push_back(std::move(group));
+  inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
+      scenario.topology, std::move(curves), std::move(groups));
+  const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
+  for (int rank : local_ranks) {
+    const Trace trace = llm::generate_llm_rank(model, parallel, rank);
+    inputs.programs.push_back(
+        engine::build_rank_program(trace, rank, parallel.world_size(), sources));
+  }
+  // No host overheads: generated traces have no profile to take them from, and large
+  // transformer kernels keep the GPU ahead of the CPU.
+  inputs.overheads.launch.kernel_gap_us = 1.0;
+  inputs.notes.push_back("workload: generated LLM " + model.name + " (" + model.source + ")");
+  inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
+                         scenario.device_source + "); host overheads: none");
+  inputs.notes.push_back(
+      "collectives: " + scenario.topology.name + " with " +
+      (scenario.assets_path.empty()
+           ? std::string("NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; pass --assets "
+                         "from `perfsim fit` for fitted curves)")
+           : "fitted curves from " + scenario.assets_path));
+  inputs.attributes["workload"] = "llm";
+  inputs.attributes["model"] = model.name;
+  inputs.attributes["parallel"] = "tp" + std::to_string(parallel.tp) + " pp" +
+                                  std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp);
+  const double peak = device.gemm_peak_flops_per_s(model.dtype);
+  inputs.extra_report = [scenario, peak](std::span<const RankResult> results) {
+    return llm_report(scenario, peak, results);
+  };
+  return inputs;
+}
+
+}  // namespace perfsim::cli

@@ -1,0 +1,302 @@
+// Generated from the files named below (tests/unit/llm_default_scenario_test.cpp checks that
+// they are still equal), so that `perfsim` with no arguments needs nothing outside the binary.
+#include "generators/llm/llm_default_scenario.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+// configs/models/llama3-70b.json
+constexpr const char* kDefaultModelJson = R"json({
+  "schema": "perfsim-llm-model/1",
+  "name": "llama3-70b",
+  "source": "Llama 3 herd paper (Dubey et al. 2024) Table 3 and the released config: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, vocab 128256, context 8192; global batch 512 sequences (4M tokens) assumed",
+  "layers": 80,
+  "hidden": 8192,
+  "heads": 64,
+  "kv_heads": 8,
+  "ffn_hidden": 28672,
+  "gated_ffn": true,
+  "vocab": 128256,
+  "seq_len": 8192,
+  "micro_batch": 1,
+  "global_batch": 512,
+  "dtype": "bf16"
+}
+)json";
+
+// configs/topologies/hgx-h100-8node.json
+constexpr const char* kDefaultTopologyJson = R"json({
+  "name": "hgx-h100-8node",
+  "description": "HGX H100: 8x H100-SXM5-80GB on NVSwitch (NVLink4, 18 links per GPU), 8x NDR 400 Gb/s InfiniBand (ConnectX-7) NICs, one per GPU; 8 node(s).",
+  "nodes": 8,
+  "network": "InfiniBand, rail-optimized non-blocking fat tree (NIC i of every node on rail i)",
+  "node": {
+    "gpus": 8,
+    "gpu_model": "H100-SXM5-80GB",
+    "fabric": {
+      "type": "nvswitch",
+      "nvlinks_per_gpu": 18,
+      "link_class": "nvlink4-nvswitch"
+    },
+    "pcie": {
+      "generation": 5,
+      "link_class": "pcie5",
+      "switches": [
+        {
+          "name": "pcie-switch0",
+          "gpus": [
+            0,
+            1
+          ],
+          "host_bridge": "cpu0"
+        },
+        {
+          "name": "pcie-switch1",
+          "gpus": [
+            2,
+            3
+          ],
+          "host_bridge": "cpu0"
+        },
+        {
+          "name": "pcie-switch2",
+          "gpus": [
+            4,
+            5
+          ],
+          "host_bridge": "cpu1"
+        },
+        {
+          "name": "pcie-switch3",
+          "gpus": [
+            6,
+            7
+          ],
+          "host_bridge": "cpu1"
+        }
+      ]
+    },
+    "nics": {
+      "count": 8,
+      "rate_Gbps": 400,
+      "rails": [
+        [
+          0
+        ],
+        [
+          1
+        ],
+        [
+          2
+        ],
+        [
+          3
+        ],
+        [
+          4
+        ],
+        [
+          5
+        ],
+        [
+          6
+        ],
+        [
+          7
+        ]
+      ],
+      "link_class": "ib-ndr400"
+    }
+  },
+  "link_classes": {
+    "nvlink4-nvswitch": {
+      "medium": "nvlink4-nvswitch",
+      "bandwidth_GBps": 450,
+      "note": "only all-reduce was measured; other collectives reuse its bus-bandwidth curve (nccl-tests busbw is meant to be comparable across collectives)",
+      "curves": {
+        "all_reduce": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "note": "measured on Azure ND H200 v5 (8x H200, NVLink4/NVSwitch as in HGX H100)"
+        },
+        "all_gather": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "note": "measured on Azure ND H200 v5 (8x H200, NVLink4/NVSwitch as in HGX H100)"
+        },
+        "reduce_scatter": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "note": "measured on Azure ND H200 v5 (8x H200, NVLink4/NVSwitch as in HGX H100)"
+        },
+        "all_to_all": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "note": "measured on Azure ND H200 v5 (8x H200, NVLink4/NVSwitch as in HGX H100)"
+        },
+        "broadcast": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "note": "measured on Azure ND H200 v5 (8x H200, NVLink4/NVSwitch as in HGX H100)"
+        },
+        "send": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "note": "measured on Azure ND H200 v5 (8x H200, NVLink4/NVSwitch as in HGX H100)"
+        }
+      }
+    },
+    "ib-ndr400": {
+      "medium": "infiniband-ndr",
+      "bandwidth_GBps": 50.0,
+      "note": "only all-reduce was measured; other collectives reuse its bus-bandwidth curve (nccl-tests busbw is meant to be comparable across collectives)",
+      "curves": {
+        "all_reduce": "h100-ib400-2node-allreduce",
+        "all_gather": "h100-ib400-2node-allreduce",
+        "reduce_scatter": "h100-ib400-2node-allreduce",
+        "all_to_all": "h100-ib400-2node-allreduce",
+        "broadcast": "h100-ib400-2node-allreduce",
+        "send": "h100-ib400-2node-allreduce"
+      }
+    },
+    "pcie5": {
+      "medium": "pcie5-x16",
+      "bandwidth_GBps": 50,
+      "curves": {
+        "all_reduce": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "bandwidth_scale": 0.1,
+          "note": "stand-in: NVSwitch curve at PCIe bandwidth; PCIe carries collectives only when NVLink is disabled"
+        },
+        "all_gather": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "bandwidth_scale": 0.1,
+          "note": "stand-in: NVSwitch curve at PCIe bandwidth; PCIe carries collectives only when NVLink is disabled"
+        },
+        "reduce_scatter": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "bandwidth_scale": 0.1,
+          "note": "stand-in: NVSwitch curve at PCIe bandwidth; PCIe carries collectives only when NVLink is disabled"
+        },
+        "all_to_all": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "bandwidth_scale": 0.1,
+          "note": "stand-in: NVSwitch curve at PCIe bandwidth; PCIe carries collectives only when NVLink is disabled"
+        },
+        "broadcast": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "bandwidth_scale": 0.1,
+          "note": "stand-in: NVSwitch curve at PCIe bandwidth; PCIe carries collectives only when NVLink is disabled"
+        },
+        "send": {
+          "asset": "azure-ndh200v5-1node-allreduce-busbw",
+          "bandwidth_scale": 0.1,
+          "note": "stand-in: NVSwitch curve at PCIe bandwidth; PCIe carries collectives only when NVLink is disabled"
+        }
+      }
+    }
+  }
+}
+)json";
+
+// configs/devices/H100-SXM.json
+constexpr const char* kDefaultDeviceJson = R"json({
+  "schema": "perfsim-device/1",
+  "name": "H100-SXM",
+  "aliases": [
+    "NVIDIA H100 80GB HBM3",
+    "H100"
+  ],
+  "architecture": "hopper",
+  "sm_count": {
+    "value": 132,
+    "provenance": "vendor-spec",
+    "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+  },
+  "hbm_capacity_bytes": {
+    "value": 80000000000,
+    "provenance": "vendor-spec",
+    "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+  },
+  "hbm_bandwidth_GBps": {
+    "value": 3350,
+    "provenance": "vendor-spec",
+    "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+  },
+  "l2_size_bytes": {
+    "value": 52428800,
+    "provenance": "vendor-spec",
+    "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+  },
+  "l2_bandwidth_GBps": {
+    "value": 10240,
+    "provenance": "estimate",
+    "source": "assumed 2x the A100 estimate (Hopper L2 is 1.25x larger with higher clocks); no measurement yet"
+  },
+  "pcie_bandwidth_GBps": {
+    "value": 63,
+    "provenance": "vendor-spec",
+    "source": "PCIe 5.0 x16, 32 GT/s x16 lanes with 128b/130b encoding, one direction"
+  },
+  "min_kernel_duration_us": {
+    "value": 2.0,
+    "provenance": "estimate",
+    "source": "assumed equal to the V100 launch-to-completion floor measured in the DLRM Kineto fixture; no trace for this GPU yet"
+  },
+  "peak_tflops": {
+    "tensor_core": {
+      "tf32": {
+        "value": 494.7,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      },
+      "fp16": {
+        "value": 989.4,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      },
+      "bf16": {
+        "value": 989.4,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      },
+      "fp8": {
+        "value": 1978.9,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      },
+      "fp64": {
+        "value": 66.9,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      }
+    },
+    "cuda_core": {
+      "fp64": {
+        "value": 33.5,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      },
+      "fp32": {
+        "value": 66.9,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+      },
+      "fp16": {
+        "value": 133.8,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01) (non-tensor FP16 = 2x FP32, whitepaper Table 2)"
+      },
+      "bf16": {
+        "value": 133.8,
+        "provenance": "vendor-spec",
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01) (non-tensor BF16 = 2x FP32, whitepaper Table 2)"
+      }
+    }
+  }
+}
+)json";
+
+}  // namespace
+
+DefaultScenarioFiles default_scenario_files() {
+  return {{"configs/models/llama3-70b.json", kDefaultModelJson},
+          {"configs/topologies/hgx-h100-8node.json", kDefaultTopologyJson},
+          {"configs/devices/H100-SXM.json", kDefaultDeviceJson}};
+}
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,315 @@
+#include "generators/llm/llm_layer_emitter.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+// Flops per element the element-wise ops count (informational: the kernel models price
+// element-wise ops by their bytes).
+constexpr double kNormFlops = 8;
+constexpr double kActivationFlops = 8;
+
+}  // namespace
+
+LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
+                           Recompute recompute, bool overlap_tp_backward, TensorParallelGroup tp,
+                           RankTraceBuilder& builder)
+    : shapes_(shapes),
+      model_(model),
+      recompute_(recompute),
+      overlap_tp_backward_(overlap_tp_backward),
+      tp_(std::move(tp)),
+      builder_(builder) {}
+
+LayerWeights LayerEmitter::make_weights() {
+  const std::int64_t h = shapes_.hidden;
+  return {builder_.tensor({h, shapes_.qkv_width}),
+          builder_.tensor({shapes_.heads_local * shapes_.head_dim, h}),
+          builder_.tensor({h, shapes_.fc1_width}), builder_.tensor({shapes_.ffn_local, h})};
+}
+
+LayerWeights LayerEmitter::weights_in(const TensorRef& flat) const {
+  const std::int64_t h = shapes_.hidden;
+  return {RankTraceBuilder::view(flat, {h, shapes_.qkv_width}),
+          RankTraceBuilder::view(flat, {shapes_.heads_local * shapes_.head_dim, h}),
+          RankTraceBuilder::view(flat, {h, shapes_.fc1_width}),
+          RankTraceBuilder::view(flat, {shapes_.ffn_local, h})};
+}
+
+TensorRef LayerEmitter::mm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
+                           std::int64_t n) {
+  TensorRef out = activation({m, n});
+  builder_.compute("aten::mm",
+                   {RankTraceBuilder::view(a, {m, k}), RankTraceBuilder::view(b, {k, n})}, {out},
+                   KernelCategory::kGemm, 2.0 * m * n * k);
+  return out;
+}
+
+TensorRef LayerEmitter::bmm(const TensorRef& a, const TensorRef& b, std::int64_t batch,
+                            std::int64_t m, std::int64_t k, std::int64_t n) {
+  TensorRef out = activation({batch, m, n});
+  builder_.compute(
+      "aten::bmm",
+      {RankTraceBuilder::view(a, {batch, m, k}), RankTraceBuilder::view(b, {batch, k, n})}, {out},
+      KernelCategory::kGemm, 2.0 * batch * m * n * k);
+  return out;
+}
+
+TensorRef LayerEmitter::elementwise(const std::string& op, std::vector<TensorRef> inputs,
+                                    std::vector<std::int64_t> out_shape, double flops_per_element,
+                                    DType out_dtype) {
+  TensorRef out = builder_.tensor(std::move(out_shape),
+                                  out_dtype == DType::kUnknown ? shapes_.dtype : out_dtype);
+  builder_.compute(op, std::move(inputs), {out}, KernelCategory::kOther,
+                   flops_per_element * static_cast<double>(out.numel));
+  return out;
+}
+
+TensorRef LayerEmitter::dropout(const TensorRef& x) {
+  if (!model_.dropout)
+    return x;
+  return elementwise("aten::native_dropout", {x}, x.shape, 2);
+}
+
+TensorRef LayerEmitter::dropout_backward(const TensorRef& grad) {
+  if (!model_.dropout)
+    return grad;
+  TensorRef mask = builder_.tensor(grad.shape, DType::kBool);
+  return elementwise("aten::native_dropout_backward", {grad, mask}, grad.shape, 1);
+}
+
+TensorRef LayerEmitter::tp_gather(const TensorRef& local) {
+  if (tp_.size == 1 || !shapes_.sequence_parallel)
+    return local;
+  TensorRef full = hidden_full();
+  builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
+                       local, full);
+  return full;
+}
+
+TensorRef LayerEmitter::tp_reduce(const TensorRef& full) {
+  if (tp_.size == 1)
+    return full;
+  const TensorRef shaped =
+      RankTraceBuilder::view(full, {shapes_.seq, shapes_.batch, shapes_.hidden});
+  if (!shapes_.sequence_parallel) {
+    builder_.communicate(
+        {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream}, shaped,
+        shaped);
+    return shaped;
+  }
+  TensorRef local = hidden_local();
+  builder_.communicate(
+      {CollectiveKind::kReduceScatter, tp_.name, tp_.size, -1, kTensorParallelStream}, shaped,
+      local);
+  return local;
+}
+
+TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t heads = shapes_.heads_local;
+  if (model_.attention == AttentionKernel::kFlash) {
+    TensorRef context = activation({b, heads, s, d});
+    builder_.compute("aten::_scaled_dot_product_flash_attention",
+                     {RankTraceBuilder::view(qkv, {b, heads, s, d}),
+                      RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d}),
+                      RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d})},
+                     {context}, KernelCategory::kGemm, 4.0 * b * heads * s * s * d);
+    return context;
+  }
+  // Unfused (Megatron 2022): scores, fused scale-mask-softmax, dropout, context.
+  const std::int64_t bh = b * heads;
+  TensorRef scores = bmm(qkv, qkv, bh, s, d, s);
+  TensorRef probabilities = elementwise("aten::_softmax", {scores}, {bh, s, s}, 5);
+  TensorRef dropped = model_.dropout
+                          ? elementwise("aten::native_dropout", {probabilities}, {bh, s, s}, 2)
+                          : probabilities;
+  return bmm(dropped, qkv, bh, s, s, d);
+}
+
+TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t heads = shapes_.heads_local;
+  if (model_.attention == AttentionKernel::kFlash) {
+    TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
+    const TensorRef q = activation({b, heads, s, d});
+    const TensorRef kv = activation({b, shapes_.kv_heads_local, s, d});
+    builder_.compute("aten::_scaled_dot_product_flash_attention_backward",
+                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv},
+                     {grad_qkv}, KernelCategory::kGemm, 10.0 * b * heads * s * s * d);
+    return grad_qkv;
+  }
+  if (recompute_ == Recompute::kSelective) {
+    // Korthikanti et al. Sec. 5: recompute only the attention core (QK^T, softmax, dropout,
+    // attention over V) from the stored Q, K, V.
+    builder_.set_phase("recompute");
+    attention_core_forward(activation({shapes_.tokens(), shapes_.qkv_width}));
+    builder_.set_phase("backward");
+  }
+  const std::int64_t bh = b * heads;
+  const TensorRef values = activation({bh, s, d});
+  const TensorRef probabilities = activation({bh, s, s});
+  TensorRef grad_probabilities = bmm(grad_context, values, bh, s, d, s);
+  bmm(probabilities, grad_context, bh, s, s, d);  // grad V
+  TensorRef grad_dropped = grad_probabilities;
+  if (model_.dropout) {
+    TensorRef mask = builder_.tensor({bh, s, s}, DType::kBool);
+    grad_dropped =
+        elementwise("aten::native_dropout_backward", {grad_probabilities, mask}, {bh, s, s}, 1);
+  }
+  TensorRef grad_scores =
+      elementwise("aten::_softmax_backward_data", {grad_dropped, probabilities}, {bh, s, s}, 3);
+  const TensorRef queries = activation({bh, s, d});
+  bmm(grad_scores, queries, bh, s, s, d);  // grad Q
+  bmm(grad_scores, queries, bh, s, s, d);  // grad K
+  return activation({shapes_.tokens(), shapes_.qkv_width});
+}
+
+LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
+                                                     const LayerWeights& weights) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  ForwardSaved saved;
+  saved.x = x;
+  saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
+  TensorRef ln1_full = tp_gather(saved.ln1);
+  saved.qkv = mm(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
+  saved.context = attention_core_forward(saved.qkv);
+  const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
+  TensorRef projected = mm(saved.context, weights.proj, tokens, context_width, h);
+  TensorRef attention_out = dropout(tp_reduce(projected));
+  saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
+  saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
+  TensorRef ln2_full = tp_gather(saved.ln2);
+  saved.fc1 = mm(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
+  const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
+  if (shapes_.gated_ffn) {
+    // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
+    TensorRef gate = RankTraceBuilder::view(saved.fc1, ffn_shape);
+    TensorRef sigmoid = elementwise("aten::sigmoid", {gate}, ffn_shape, 4);
+    TensorRef silu = elementwise("aten::mul", {gate, sigmoid}, ffn_shape, 1);
+    saved.act = elementwise("aten::mul", {silu, gate}, ffn_shape, 1);
+  } else {
+    saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
+  }
+  TensorRef mlp = mm(saved.act, weights.fc2, tokens, shapes_.ffn_local, h);
+  TensorRef mlp_out = dropout(tp_reduce(mlp));
+  saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
+  return saved;
+}
+
+TensorRef LayerEmitter::forward(const TensorRef& x, const LayerWeights& weights) {
+  return run_forward(x, weights).output;
+}
+
+TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
+                                            std::int64_t width) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  const TensorRef weight_t = RankTraceBuilder::view(weight, {width, h});
+  auto norm_backward = [&](const TensorRef& grad_normed) {
+    return elementwise("aten::native_layer_norm_backward",
+                       {RankTraceBuilder::view(grad_normed, local_shape), hidden_local()},
+                       local_shape, 12);
+  };
+  if (overlap_tp_backward_) {
+    // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
+    // reduction of the data gradient under the weight-gradient GEMM.
+    TensorRef input_full = tp_gather(hidden_local());
+    TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
+    mm(input_full, grad_output, h, tokens, width);  // grad W = input^T dY
+    return norm_backward(grad_input);
+  }
+  // Each collective ends before the next GEMM starts.
+  TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
+  TensorRef grad_norm_input = norm_backward(grad_input);
+  mm(tp_gather(hidden_local()), grad_output, h, tokens, width);
+  return grad_norm_input;
+}
+
+TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeights& weights) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
+  if (recompute_ == Recompute::kFull) {
+    // The layer input was checkpointed; its forward runs again, collectives included.
+    builder_.set_phase("recompute");
+    run_forward(hidden_local(), weights);
+    builder_.set_phase("backward");
+  }
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  // MLP block.
+  TensorRef grad_mlp = tp_gather(dropout_backward(grad_output));
+  TensorRef grad_act = mm(grad_mlp, RankTraceBuilder::view(weights.fc2, {h, shapes_.ffn_local}),
+                          tokens, h, shapes_.ffn_local);
+  TensorRef act = activation({tokens, shapes_.ffn_local});
+  mm(act, grad_mlp, shapes_.ffn_local, tokens, h);  // grad W2 = act^T dY
+  const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
+  TensorRef grad_fc1;
+  if (shapes_.gated_ffn) {
+    TensorRef up = activation(ffn_shape);
+    TensorRef grad_up = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
+    TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
+    elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
+    grad_fc1 = builder_.tensor({tokens, shapes_.fc1_width});
+    (void)grad_up;
+  } else {
+    grad_fc1 = elementwise("aten::gelu_backward", {grad_act, act}, ffn_shape, 12);
+  }
+  TensorRef grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
+  TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
+  // Attention block.
+  TensorRef grad_attention = tp_gather(dropout_backward(grad_x1));
+  TensorRef grad_context =
+      mm(grad_attention, RankTraceBuilder::view(weights.proj, {h, context_width}), tokens, h,
+         context_width);
+  TensorRef context = activation({tokens, context_width});
+  mm(context, grad_attention, context_width, tokens, h);  // grad Wo
+  TensorRef grad_qkv = attention_core_backward(grad_context);
+  TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, shapes_.qkv_width);
+  return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
+}
+
+TensorRef LayerEmitter::embedding_forward(const TensorRef& embedding_weight) {
+  const TensorRef token_ids = builder_.tensor({shapes_.seq, shapes_.batch}, DType::kInt64);
+  TensorRef embedded = hidden_full();
+  builder_.compute("aten::embedding", {embedding_weight, token_ids}, {embedded},
+                   KernelCategory::kEmbeddingLookup, 0);
+  return RankTraceBuilder::view(tp_reduce(embedded),
+                                {shapes_.seq_local, shapes_.batch, shapes_.hidden});
+}
+
+void LayerEmitter::embedding_backward(const TensorRef& grad_output,
+                                      const TensorRef& embedding_weight) {
+  TensorRef grad_full = tp_gather(grad_output);
+  const TensorRef token_ids = builder_.tensor({shapes_.seq, shapes_.batch}, DType::kInt64);
+  builder_.compute(
+      "aten::embedding_dense_backward",
+      {RankTraceBuilder::view(grad_full, {shapes_.seq, shapes_.batch, shapes_.hidden}), token_ids},
+      {builder_.tensor(embedding_weight.shape)}, KernelCategory::kEmbeddingLookup, 0);
+}
+
+void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  TensorRef normed = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
+  TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, shapes_.vocab_local);
+  elementwise("aten::_log_softmax", {logits}, {tokens, shapes_.vocab_local}, 5, DType::kFloat32);
+  if (tp_.size == 1)
+    return;
+  // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials per token.
+  for (int reduction = 0; reduction < 3; ++reduction) {
+    TensorRef per_token = builder_.tensor({tokens}, DType::kFloat32);
+    builder_.communicate(
+        {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream}, per_token,
+        per_token);
+    elementwise("aten::sub", {per_token}, {tokens}, 1, DType::kFloat32);
+  }
+}
+
+TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
+  const std::int64_t tokens = shapes_.tokens(), v = shapes_.vocab_local;
+  TensorRef grad_logits = elementwise("aten::_log_softmax_backward_data",
+                                      {builder_.tensor({tokens, v}, DType::kFloat32),
+                                       builder_.tensor({tokens, v}, DType::kFloat32)},
+                                      {tokens, v}, 3);
+  return norm_input_backward(grad_logits, head_weight, v);
+}
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,25 @@
+#include "generators/llm/llm_local_shapes.hpp"
+
+namespace perfsim::generators::llm {
+
+LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel) {
+  LocalShapes shapes;
+  shapes.seq = model.seq_len;
+  shapes.batch = micro_batch_size(model, parallel);
+  shapes.hidden = model.hidden;
+  shapes.tp = parallel.tp;
+  shapes.sequence_parallel = parallel.sequence_parallel && parallel.tp > 1;
+  shapes.seq_local = shapes.sequence_parallel ? shapes.seq / shapes.tp : shapes.seq;
+  shapes.heads_local = model.heads / parallel.tp;
+  shapes.kv_heads_local = model.kv_heads >= parallel.tp ? model.kv_heads / parallel.tp : 1;
+  shapes.head_dim = model.head_dim();
+  shapes.qkv_width = (shapes.heads_local + 2 * shapes.kv_heads_local) * shapes.head_dim;
+  shapes.ffn_local = model.ffn_hidden / parallel.tp;
+  shapes.gated_ffn = model.gated_ffn;
+  shapes.fc1_width = model.gated_ffn ? 2 * shapes.ffn_local : shapes.ffn_local;
+  shapes.vocab_local = model.vocab / parallel.tp;
+  shapes.dtype = model.dtype;
+  return shapes;
+}
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,40 @@
+#pragma once
+// The per-rank sizes one micro-batch of a transformer stage works on, after the tensor-parallel
+// split (heads, FFN width and vocabulary divided by TP) and, with sequence parallelism, the
+// sequence split of the layer norms, dropouts and residuals.
+#include <cstdint>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_parallel_config.hpp"
+
+namespace perfsim::generators::llm {
+
+struct LocalShapes {
+  std::int64_t seq = 0;        // s
+  std::int64_t batch = 0;      // b (micro-batch)
+  std::int64_t hidden = 0;     // h
+  std::int64_t tp = 1;         // t
+  std::int64_t seq_local = 0;  // s / t with sequence parallelism, else s
+  std::int64_t heads_local = 0;
+  std::int64_t kv_heads_local = 0;  // GQA: kv heads are replicated when TP exceeds them
+  std::int64_t head_dim = 0;
+  std::int64_t qkv_width = 0;  // (heads_local + 2 kv_heads_local) * head_dim
+  std::int64_t ffn_local = 0;
+  std::int64_t fc1_width = 0;  // ffn_local, twice that for a gated FFN
+  std::int64_t vocab_local = 0;
+  bool sequence_parallel = false;
+  bool gated_ffn = false;
+  DType dtype = DType::kBFloat16;
+
+  std::int64_t tokens() const { return seq * batch; }
+  // Parameters of one transformer layer held by one TP rank (two norms replicated, no biases).
+  std::int64_t layer_parameters() const {
+    return hidden * qkv_width + heads_local * head_dim * hidden + hidden * fc1_width +
+           ffn_local * hidden + 2 * hidden;
+  }
+  std::int64_t embedding_parameters() const { return vocab_local * hidden; }
+};
+
+LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel);
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,112 @@
+#include "generators/llm/llm_model_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "io/input_file.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+using nlohmann::json;
+
+int positive_int(const json& doc, const char* field, const std::string& file) {
+  if (!doc.contains(field))
+    throw InputError(file, field, "missing required field");
+  const json& value = doc.at(field);
+  if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
+    throw InputError(file, field, "must be a positive integer, got " + value.dump());
+  return value.get<int>();
+}
+
+int optional_positive_int(const json& doc, const char* field, int fallback,
+                          const std::string& file) {
+  return doc.contains(field) ? positive_int(doc, field, file) : fallback;
+}
+
+bool optional_bool(const json& doc, const char* field, bool fallback, const std::string& file) {
+  if (!doc.contains(field))
+    return fallback;
+  if (!doc.at(field).is_boolean())
+    throw InputError(file, field, "must be true or false, got " + doc.at(field).dump());
+  return doc.at(field).get<bool>();
+}
+
+std::string optional_string(const json& doc, const char* field, const std::string& fallback,
+                            const std::string& file) {
+  if (!doc.contains(field))
+    return fallback;
+  if (!doc.at(field).is_string())
+    throw InputError(file, field, "must be a string, got " + doc.at(field).dump());
+  return doc.at(field).get<std::string>();
+}
+
+}  // namespace
+
+TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::parse_error& error) {
+    throw InputError(file, "byte " + std::to_string(error.byte), "not valid JSON");
+  }
+  if (!doc.is_object())
+    throw InputError(file, "/", "a model file is a JSON object");
+  const std::string schema = optional_string(doc, "schema", "", file);
+  if (schema != "perfsim-llm-model/1")
+    throw InputError(file, "schema", "expected \"perfsim-llm-model/1\", got \"" + schema + "\"");
+  TransformerConfig model;
+  model.name = optional_string(doc, "name", "", file);
+  if (model.name.empty())
+    throw InputError(file, "name", "missing or empty");
+  model.source = optional_string(doc, "source", "", file);
+  model.layers = positive_int(doc, "layers", file);
+  model.hidden = positive_int(doc, "hidden", file);
+  model.heads = positive_int(doc, "heads", file);
+  model.kv_heads = optional_positive_int(doc, "kv_heads", model.heads, file);
+  model.ffn_hidden = positive_int(doc, "ffn_hidden", file);
+  model.gated_ffn = optional_bool(doc, "gated_ffn", false, file);
+  model.vocab = positive_int(doc, "vocab", file);
+  model.seq_len = positive_int(doc, "seq_len", file);
+  model.micro_batch = optional_positive_int(doc, "micro_batch", 1, file);
+  model.global_batch = optional_positive_int(doc, "global_batch", model.micro_batch, file);
+  const std::string dtype = optional_string(doc, "dtype", "bf16", file);
+  const std::optional<DType> parsed = parse_dtype(dtype);
+  if (!parsed ||
+      (*parsed != DType::kBFloat16 && *parsed != DType::kFloat16 && *parsed != DType::kFloat8))
+    throw InputError(file, "dtype", "must be bf16, fp16 or fp8, got \"" + dtype + "\"");
+  model.dtype = *parsed;
+  const std::string attention = optional_string(doc, "attention", "flash", file);
+  if (attention == "flash")
+    model.attention = AttentionKernel::kFlash;
+  else if (attention == "unfused")
+    model.attention = AttentionKernel::kUnfused;
+  else
+    throw InputError(file, "attention",
+                     "must be \"flash\" or \"unfused\", got \"" + attention + "\"");
+  model.dropout = optional_bool(doc, "dropout", false, file);
+  validate(model, file);
+  return model;
+}
+
+TransformerConfig load_transformer_config(const std::string& path) {
+  return parse_transformer_config(io::read_file_decompressed(path), path);
+}
+
+void validate(const TransformerConfig& model, const std::string& file) {
+  if (model.hidden % model.heads != 0)
+    throw InputError(file, "hidden",
+                     "hidden " + std::to_string(model.hidden) + " is not divisible by heads " +
+                         std::to_string(model.heads));
+  if (model.kv_heads > model.heads || model.heads % model.kv_heads != 0)
+    throw InputError(file, "kv_heads",
+                     "kv_heads " + std::to_string(model.kv_heads) + " must divide heads " +
+                         std::to_string(model.heads));
+  if (model.global_batch % model.micro_batch != 0)
+    throw InputError(file, "global_batch",
+                     "global batch " + std::to_string(model.global_batch) +
+                         " is not a multiple of the micro-batch " +
+                         std::to_string(model.micro_batch));
+}
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,42 @@
+#pragma once
+// A decoder-only transformer as the LLM generator sees it: the shapes that set every kernel's
+// size and every collective's bytes. Read from configs/models/*.json ("perfsim-llm-model/1").
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "perfsim/dtype.hpp"
+
+namespace perfsim::generators::llm {
+
+// Flash attention keeps the s x s scores on chip (one fused kernel forward, one backward);
+// unfused attention (Megatron 2022, Korthikanti et al.) runs QK^T, softmax, dropout and
+// attention-over-V as separate kernels and stores the s x s tensors.
+enum class AttentionKernel { kFlash, kUnfused };
+
+struct TransformerConfig {
+  std::string name;
+  std::string source;  // where the shapes come from (paper, model card)
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;    // grouped-query attention; equal to heads for multi-head attention
+  int ffn_hidden = 0;  // per branch: a gated FFN has two input projections of this width
+  bool gated_ffn = false;
+  int vocab = 0;
+  int seq_len = 0;
+  int micro_batch = 1;
+  int global_batch = 1;
+  DType dtype = DType::kBFloat16;  // activations and weights; master weights stay fp32
+  AttentionKernel attention = AttentionKernel::kFlash;
+  bool dropout = false;  // dropout after attention and FFN (GPT-style training)
+
+  int head_dim() const { return hidden / heads; }
+};
+
+// Throws InputError naming the file, the field and the problem.
+TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);
+TransformerConfig load_transformer_config(const std::string& path);
+void validate(const TransformerConfig& model, const std::string& file);
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,149 @@
+#include "generators/llm/llm_parallel_config.hpp"
+
+#include <algorithm>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+const char* kParallel = "<parallel>";
+
+void require_divisible(long value, long divisor, const std::string& field,
+                       const std::string& what) {
+  if (divisor <= 0 || value % divisor != 0)
+    throw InputError(
+        kParallel, field,
+        what + " " + std::to_string(value) + " is not divisible by " + std::to_string(divisor));
+}
+
+ProcessGroup make_group(std::string name, std::vector<int> ranks, std::string description) {
+  return {std::move(name), std::move(ranks), std::move(description)};
+}
+
+}  // namespace
+
+std::string_view recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "none";
+}
+
+Recompute parse_recompute(std::string_view text, const std::string& flag) {
+  if (text == "none")
+    return Recompute::kNone;
+  if (text == "selective")
+    return Recompute::kSelective;
+  if (text == "full")
+    return Recompute::kFull;
+  throw InputError(flag, "",
+                   "recompute must be none, selective or full, got \"" + std::string(text) + "\"");
+}
+
+RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank) {
+  RankCoordinates coordinates;
+  coordinates.tp = rank % parallel.tp;
+  coordinates.dp = (rank / parallel.tp) % parallel.dp;
+  coordinates.pp = rank / (parallel.tp * parallel.dp);
+  return coordinates;
+}
+
+int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates) {
+  return coordinates.tp + parallel.tp * (coordinates.dp + parallel.dp * coordinates.pp);
+}
+
+int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel) {
+  return parallel.micro_batch > 0 ? parallel.micro_batch : model.micro_batch;
+}
+
+int global_batch_size(const TransformerConfig& model, const ParallelConfig& parallel) {
+  return parallel.global_batch > 0 ? parallel.global_batch : model.global_batch;
+}
+
+int micro_batches_per_iteration(const TransformerConfig& model, const ParallelConfig& parallel) {
+  return global_batch_size(model, parallel) / (micro_batch_size(model, parallel) * parallel.dp);
+}
+
+void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
+  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0)
+    throw InputError(kParallel, "tp/pp/dp", "every degree must be positive");
+  require_divisible(model.heads, parallel.tp, "tp", "heads");
+  if (model.kv_heads % parallel.tp != 0 && parallel.tp % model.kv_heads != 0)
+    throw InputError(kParallel, "tp",
+                     "kv_heads " + std::to_string(model.kv_heads) + " and TP " +
+                         std::to_string(parallel.tp) + ": one must divide the other");
+  require_divisible(model.ffn_hidden, parallel.tp, "tp", "ffn_hidden");
+  require_divisible(model.vocab, parallel.tp, "tp", "vocab");
+  if (parallel.virtual_stages <= 0)
+    throw InputError(kParallel, "virtual_stages", "must be positive");
+  require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",
+                    "layers");
+  if (parallel.virtual_stages > 1) {
+    // With two stages the ring's wrap-around link is the same rank pair as the backward link,
+    // and the engine pairs point-to-point messages by rank pair and order only.
+    if (parallel.pp < 3)
+      throw InputError(kParallel, "virtual_stages", "interleaving needs at least three stages");
+    require_divisible(micro_batches_per_iteration(model, parallel), parallel.pp, "virtual_stages",
+                      "micro-batches per iteration (interleaved schedule)");
+  }
+  if (parallel.sequence_parallel)
+    require_divisible(model.seq_len, parallel.tp, "sequence_parallel", "seq_len");
+  if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
+    throw InputError(kParallel, "zero",
+                     "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));
+  if (parallel.bucket_bytes <= 0)
+    throw InputError(kParallel, "bucket_bytes", "must be positive");
+  const int micro = micro_batch_size(model, parallel);
+  require_divisible(global_batch_size(model, parallel), static_cast<long>(micro) * parallel.dp,
+                    "global_batch", "global batch");
+}
+
+std::string tp_group_name(const ParallelConfig& parallel, int rank) {
+  return "tp/" + std::to_string(rank / parallel.tp);
+}
+
+std::string dp_group_name(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  return "dp/" + std::to_string(c.tp + parallel.tp * c.pp);
+}
+
+std::string pp_group_name(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  return "pp/" + std::to_string(c.tp + parallel.tp * c.dp);
+}
+
+std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  std::vector<int> tp, dp, pp;
+  for (int i = 0; i < parallel.tp; ++i)
+    tp.push_back(rank_of(parallel, {i, c.dp, c.pp}));
+  for (int i = 0; i < parallel.dp; ++i)
+    dp.push_back(rank_of(parallel, {c.tp, i, c.pp}));
+  for (int i = 0; i < parallel.pp; ++i)
+    pp.push_back(rank_of(parallel, {c.tp, c.dp, i}));
+  return {make_group(tp_group_name(parallel, rank), std::move(tp), "tensor parallel"),
+          make_group(dp_group_name(parallel, rank), std::move(dp), "data parallel"),
+          make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
+}
+
+std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel) {
+  std::vector<ProcessGroup> groups;
+  std::vector<std::string> seen;
+  for (int rank = 0; rank < parallel.world_size(); ++rank) {
+    for (ProcessGroup& group : process_groups_of(parallel, rank)) {
+      if (std::find(seen.begin(), seen.end(), group.name) != seen.end())
+        continue;
+      seen.push_back(group.name);
+      groups.push_back(std::move(group));
+    }
+  }
+  return groups;
+}
+
+}  // namespace perfsim::generators::llm

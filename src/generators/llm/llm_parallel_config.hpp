@@ -1,0 +1,69 @@
+#pragma once
+// How an LLM training job is split over GPUs, and the process groups that split implies.
+// Ranks are laid out the way Megatron-LM lays them out (order tp-dp-pp): tensor parallel
+// innermost, so a TP group is TP consecutive ranks inside one node; data parallel next; pipeline
+// stages outermost:  rank = tp_rank + TP * (dp_rank + DP * pp_rank).
+#include <string>
+#include <vector>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "perfsim/comm.hpp"
+#include "perfsim/units.hpp"
+
+namespace perfsim::generators::llm {
+
+enum class Recompute { kNone, kSelective, kFull };
+std::string_view recompute_name(Recompute recompute);
+// "none", "selective", "full"; throws InputError(flag, "", problem) otherwise.
+Recompute parse_recompute(std::string_view text, const std::string& flag);
+
+struct ParallelConfig {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
+  bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
+  Recompute recompute = Recompute::kNone;
+  int zero_stage = 0;               // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
+                                    // params; 3: also all-gather params per layer
+  Bytes bucket_bytes = 25'000'000;  // DDP gradient bucket (PyTorch bucket_cap_mb = 25)
+  DType gradient_dtype = DType::kFloat32;  // Megatron reduces fp32 main grads
+  // Backward TP collectives overlap the GEMMs that do not need them (Megatron's asynchronous
+  // all-reduce) when true. Off by default: the engine models overlap as free of contention
+  // for SMs and HBM, and the Korthikanti et al. 2022 layer times (golden test) match waiting.
+  bool overlap_tp_backward = false;
+  int micro_batch = 0;   // 0: the model file's
+  int global_batch = 0;  // 0: the model file's
+
+  int world_size() const { return tp * pp * dp; }
+};
+
+struct RankCoordinates {
+  int tp = 0;
+  int dp = 0;
+  int pp = 0;
+};
+
+RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank);
+int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates);
+
+// The effective micro-batch and global batch (parallel overrides model), and the micro-batches
+// each pipeline runs per iteration: global / (micro * DP).
+int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
+int global_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
+int micro_batches_per_iteration(const TransformerConfig& model, const ParallelConfig& parallel);
+
+// Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
+void validate(const TransformerConfig& model, const ParallelConfig& parallel);
+
+// Group names: "tp/<i>", "dp/<i>", "pp/<i>" with i the group's index among groups of its kind.
+std::string tp_group_name(const ParallelConfig& parallel, int rank);
+std::string dp_group_name(const ParallelConfig& parallel, int rank);
+std::string pp_group_name(const ParallelConfig& parallel, int rank);
+
+// The TP, DP and PP groups `rank` belongs to (ranks ascending).
+std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
+// Every group of the job, each once.
+std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,41 @@
+#pragma once
+// The order in which one pipeline stage runs its micro-batches and talks to its neighbours:
+// Megatron-LM's non-interleaved 1F1B schedule (Narayanan et al. 2021, Sec. 2.2.1). Warm-up
+// forwards, a steady state of one forward and one backward, cool-down backwards. Nothing here
+// says how long the bubble is: it appears when the engine runs the steps against the
+// neighbours' steps.
+#include <string_view>
+#include <vector>
+
+namespace perfsim::generators::llm {
+
+enum class PipelineAction {
+  kRecvForward,  // activation from the previous stage
+  kForward,
+  kSendForward,   // activation to the next stage
+  kRecvBackward,  // gradient from the next stage
+  kBackward,
+  kSendBackward,  // gradient to the previous stage
+};
+std::string_view pipeline_action_name(PipelineAction action);
+
+struct PipelineStep {
+  PipelineAction action = PipelineAction::kForward;
+  int micro_batch = 0;
+  int chunk = 0;  // model chunk (virtual stage on this rank); 0 without interleaving
+};
+
+// Steps of `stage` (0-based) of `stages` over `micro_batches`. The first stage has no
+// receive-forward or send-backward, the last no send-forward or receive-backward.
+std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_batches);
+
+// Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2): each rank holds `chunks`
+// model chunks; virtual stage chunk x stages + stage. Forward step k runs chunk (k / P) % V on
+// micro-batch (k / (P V)) P + k % P (backward: chunk V - 1 - (k / P) % V); warm-up
+// (P - stage - 1) x 2 + (V - 1) x P steps. Needs micro_batches % stages == 0. The first
+// virtual stage (stage 0, chunk 0) receives no activation, the last (stage P-1, chunk V-1)
+// sends none; the last stage's chunk c feeds stage 0's chunk c + 1.
+std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
+                                               int micro_batches);
+
+}  // namespace perfsim::generators::llm

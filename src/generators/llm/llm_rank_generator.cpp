@@ -1,0 +1,324 @@
+#include "generators/llm/llm_rank_generator.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "generators/llm/llm_layer_emitter.hpp"
+#include "generators/llm/llm_local_shapes.hpp"
+#include "generators/llm/llm_pipeline_schedule.hpp"
+#include "generators/llm/llm_trace_builder.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// One pipeline stage on one rank: its layers, its weights, its data-parallel state.
+class StageGenerator {
+ public:
+  StageGenerator(const TransformerConfig& model, const ParallelConfig& parallel, int rank,
+                 RankTraceBuilder& builder)
+      : model_(model),
+        parallel_(parallel),
+        rank_(rank),
+        coordinates_(coordinates_of(parallel, rank)),
+        shapes_(local_shapes(model, parallel)),
+        builder_(builder),
+        emitter_(shapes_, model, parallel.recompute, parallel.overlap_tp_backward,
+                 {tp_group_name(parallel, rank), parallel.tp}, builder),
+        dp_group_(dp_group_name(parallel, rank)),
+        micro_batches_(micro_batches_per_iteration(model, parallel)) {
+    for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
+      chunks_.push_back(stage_layers(model, parallel, coordinates_.pp, chunk));
+      for (int layer = chunks_.back().first; layer < chunks_.back().last; ++layer)
+        weights_[layer] = emitter_.make_weights();
+    }
+    embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
+    head_weight_ = builder_.tensor({shapes_.hidden, shapes_.vocab_local});
+  }
+
+  bool first_stage() const { return coordinates_.pp == 0; }
+  bool last_stage() const { return coordinates_.pp == parallel_.pp - 1; }
+  // The first and last virtual stages hold the embedding and the LM head.
+  bool first_virtual(int chunk) const { return first_stage() && chunk == 0; }
+  bool last_virtual(int chunk) const {
+    return last_stage() && chunk == parallel_.virtual_stages - 1;
+  }
+  // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
+  int previous_rank() const {
+    const int stage = (coordinates_.pp + parallel_.pp - 1) % parallel_.pp;
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
+  }
+  int next_rank() const {
+    const int stage = (coordinates_.pp + 1) % parallel_.pp;
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
+  }
+  TensorRef stage_boundary_tensor() {
+    return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
+  }
+
+  TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
+    const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
+    builder_.set_context("forward", micro_batch, -1);
+    TensorRef x = input ? *input : emitter_.embedding_forward(embedding_weight_);
+    if (zero3())
+      gather_layer(layers.first);
+    for (int layer = layers.first; layer < layers.last; ++layer) {
+      builder_.set_layer(layer);
+      if (zero3() && layer + 1 < layers.last)
+        gather_layer(layer + 1);
+      x = emitter_.forward(x, layer_weights(layer));
+    }
+    builder_.set_layer(-1);
+    if (last_virtual(chunk))
+      emitter_.head_forward(x, head_weight_);
+    return x;
+  }
+
+  TensorRef backward(int chunk, int micro_batch, const std::optional<TensorRef>& grad_output) {
+    const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
+    builder_.set_context("backward", micro_batch, -1);
+    // Each chunk's gradients are complete after its backward of the last micro-batch.
+    const bool reduce_now = micro_batch == micro_batches_ - 1;
+    TensorRef grad = grad_output ? *grad_output : emitter_.head_backward(head_weight_);
+    if (last_virtual(chunk) && reduce_now)
+      add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
+    if (zero3())
+      gather_layer(layers.last - 1);
+    for (int layer = layers.last - 1; layer >= layers.first; --layer) {
+      builder_.set_layer(layer);
+      if (zero3() && layer - 1 >= layers.first)
+        gather_layer(layer - 1);
+      grad = emitter_.backward(grad, layer_weights(layer));
+      if (zero3())
+        reduce_scatter_layer(reduce_now);
+      else if (reduce_now)
+        add_gradients(shapes_.layer_parameters());
+    }
+    builder_.set_layer(-1);
+    if (first_virtual(chunk)) {
+      emitter_.embedding_backward(grad, embedding_weight_);
+      if (reduce_now)
+        add_gradients(shapes_.embedding_parameters());
+    }
+    if (reduce_now)
+      flush_bucket();
+    return grad;
+  }
+
+  void optimizer_step() {
+    builder_.set_context("optimizer", -1, -1);
+    const std::int64_t local = stage_parameters();
+    const std::int64_t n = parallel_.zero_stage >= 1 ? ceil_div(local, parallel_.dp) : local;
+    const DType master = DType::kFloat32;
+    std::vector<TensorRef> grads = optimizer_gradients_;
+    if (grads.empty())
+      grads.push_back(builder_.tensor({n}, parallel_.gradient_dtype));
+    const TensorRef exp_avg = builder_.tensor({n}, master);
+    const TensorRef exp_avg_sq = builder_.tensor({n}, master);
+    const TensorRef parameters = builder_.tensor({n}, master);
+    const TensorRef gradient = builder_.tensor({n}, parallel_.gradient_dtype);
+    // Adam as the multi-tensor kernels run it: three passes over the shard.
+    std::vector<TensorRef> lerp_inputs{exp_avg};
+    lerp_inputs.insert(lerp_inputs.end(), grads.begin(), grads.end());
+    builder_.compute("aten::lerp_", lerp_inputs, {exp_avg}, KernelCategory::kOther,
+                     static_cast<double>(n));
+    builder_.compute("aten::addcmul_", {exp_avg_sq, gradient, gradient}, {exp_avg_sq},
+                     KernelCategory::kOther, 2.0 * static_cast<double>(n));
+    builder_.compute("aten::addcdiv_", {parameters, exp_avg, exp_avg_sq}, {parameters},
+                     KernelCategory::kOther, 3.0 * static_cast<double>(n));
+    builder_.compute("aten::copy_", {builder_.tensor({n}, model_.dtype), parameters}, {},
+                     KernelCategory::kMemory, 0);
+    if (parallel_.dp > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2)) {
+      for (std::int64_t bucket_elements : bucket_elements_) {
+        const std::int64_t shard = ceil_div(bucket_elements, parallel_.dp);
+        dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.dtype),
+                      builder_.tensor({shard * parallel_.dp}, model_.dtype));
+      }
+    }
+  }
+
+ private:
+  bool zero3() const { return parallel_.zero_stage == 3 && parallel_.dp > 1; }
+
+  std::int64_t stage_parameters() const {
+    std::int64_t total = static_cast<std::int64_t>(weights_.size()) * shapes_.layer_parameters();
+    if (first_stage())
+      total += shapes_.embedding_parameters();
+    if (last_stage())
+      total += shapes_.embedding_parameters() + shapes_.hidden;
+    return total;
+  }
+
+  const LayerWeights& layer_weights(int layer) {
+    if (zero3())
+      return gathered_.at(layer);
+    return weights_.at(layer);
+  }
+
+  void dp_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {
+    builder_.communicate({kind, dp_group_, parallel_.dp, -1, kDataParallelStream}, input, output);
+  }
+
+  // ZeRO-3: the layer's parameters, all-gathered over DP for this use.
+  void gather_layer(int layer) {
+    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
+    const TensorRef full = builder_.tensor({shard * parallel_.dp}, model_.dtype);
+    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.dtype), full);
+    gathered_[layer] = emitter_.weights_in(full);
+  }
+
+  void reduce_scatter_layer(bool for_optimizer) {
+    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
+    const TensorRef output = builder_.tensor({shard}, parallel_.gradient_dtype);
+    dp_collective(CollectiveKind::kReduceScatter,
+                  builder_.tensor({shard * parallel_.dp}, parallel_.gradient_dtype), output);
+    if (for_optimizer)
+      optimizer_gradients_.push_back(output);
+  }
+
+  void add_gradients(std::int64_t elements) {
+    if (parallel_.dp == 1)
+      return;
+    pending_elements_ += elements;
+    if (pending_elements_ * element_bytes(parallel_.gradient_dtype) >= parallel_.bucket_bytes)
+      flush_bucket();
+  }
+
+  void flush_bucket() {
+    if (parallel_.dp == 1 || pending_elements_ == 0)
+      return;
+    const std::int64_t elements = ceil_div(pending_elements_, parallel_.dp) * parallel_.dp;
+    pending_elements_ = 0;
+    const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
+    if (parallel_.zero_stage == 0) {
+      dp_collective(CollectiveKind::kAllReduce, bucket, bucket);
+      optimizer_gradients_.push_back(bucket);
+    } else {
+      const TensorRef shard = builder_.tensor({elements / parallel_.dp}, parallel_.gradient_dtype);
+      dp_collective(CollectiveKind::kReduceScatter, bucket, shard);
+      optimizer_gradients_.push_back(shard);
+      bucket_elements_.push_back(elements);
+    }
+  }
+
+  const TransformerConfig& model_;
+  const ParallelConfig& parallel_;
+  int rank_;
+  RankCoordinates coordinates_;
+  LocalShapes shapes_;
+  RankTraceBuilder& builder_;
+  std::vector<LayerRange> chunks_;
+  LayerEmitter emitter_;
+  std::string dp_group_;
+  int micro_batches_;
+  std::map<int, LayerWeights> weights_;
+  std::map<int, LayerWeights> gathered_;
+  TensorRef embedding_weight_;
+  TensorRef head_weight_;
+  std::int64_t pending_elements_ = 0;
+  std::vector<TensorRef> optimizer_gradients_;
+  std::vector<std::int64_t> bucket_elements_;
+};
+
+}  // namespace
+
+LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
+                        int chunk) {
+  const int per_chunk = model.layers / (parallel.pp * parallel.virtual_stages);
+  const int virtual_stage = chunk * parallel.pp + stage;
+  return {virtual_stage * per_chunk, (virtual_stage + 1) * per_chunk};
+}
+
+Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank) {
+  validate(model, parallel);
+  if (rank < 0 || rank >= parallel.world_size())
+    throw InputError("<parallel>", "rank",
+                     "rank " + std::to_string(rank) + " is outside the world of " +
+                         std::to_string(parallel.world_size()));
+  RankTraceBuilder builder(rank, parallel.world_size(), model.dtype);
+  Trace& trace = builder.trace();
+  trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) + " pp" +
+                 std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp) + " rank " +
+                 std::to_string(rank);
+  trace.process_groups = process_groups_of(parallel, rank);
+  StageGenerator stage(model, parallel, rank, builder);
+  const RankCoordinates coordinates = coordinates_of(parallel, rank);
+  const int micro_batches = micro_batches_per_iteration(model, parallel);
+  std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
+  const std::vector<PipelineStep> steps =
+      parallel.virtual_stages > 1
+          ? interleaved_schedule(coordinates.pp, parallel.pp, parallel.virtual_stages,
+                                 micro_batches)
+          : one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches);
+  for (const PipelineStep& step : steps) {
+    const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch
+    builder.set_context(std::string(pipeline_action_name(step.action)), step.micro_batch, -1);
+    switch (step.action) {
+      case PipelineAction::kRecvForward: {
+        TensorRef buffer = stage.stage_boundary_tensor();
+        builder.communicate({CollectiveKind::kRecv, "", 2, stage.previous_rank(), kRecvPrevStream},
+                            buffer, buffer);
+        received_activations[mb] = buffer;
+        break;
+      }
+      case PipelineAction::kForward: {
+        std::optional<TensorRef> input;
+        if (auto it = received_activations.find(mb); it != received_activations.end())
+          input = it->second;
+        outputs[mb] = stage.forward(step.chunk, step.micro_batch, input);
+        received_activations.erase(mb);
+        break;
+      }
+      case PipelineAction::kSendForward:
+        builder.communicate({CollectiveKind::kSend, "", 2, stage.next_rank(), kSendNextStream},
+                            outputs.at(mb), outputs.at(mb));
+        outputs.erase(mb);
+        break;
+      case PipelineAction::kRecvBackward: {
+        TensorRef buffer = stage.stage_boundary_tensor();
+        builder.communicate({CollectiveKind::kRecv, "", 2, stage.next_rank(), kRecvNextStream},
+                            buffer, buffer);
+        received_gradients[mb] = buffer;
+        break;
+      }
+      case PipelineAction::kBackward: {
+        std::optional<TensorRef> grad;
+        if (auto it = received_gradients.find(mb); it != received_gradients.end())
+          grad = it->second;
+        input_gradients[mb] = stage.backward(step.chunk, step.micro_batch, grad);
+        received_gradients.erase(mb);
+        break;
+      }
+      case PipelineAction::kSendBackward:
+        builder.communicate({CollectiveKind::kSend, "", 2, stage.previous_rank(), kSendPrevStream},
+                            input_gradients.at(mb), input_gradients.at(mb));
+        input_gradients.erase(mb);
+        break;
+    }
+  }
+  stage.optimizer_step();
+  return builder.take();
+}
+
+std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {
+  std::vector<ProcessGroup> groups;
+  const bool ring = parallel.virtual_stages > 1 && parallel.pp > 2;  // last stage feeds stage 0
+  for (int rank = 0; rank < parallel.world_size(); ++rank) {
+    const RankCoordinates c = coordinates_of(parallel, rank);
+    if (c.pp + 1 >= parallel.pp && !(ring && c.pp == parallel.pp - 1))
+      continue;
+    const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp});
+    const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
+    groups.push_back(
+        {"p2p:" + std::to_string(rank) + "->" + std::to_string(next), pair, "pipeline send"});
+    groups.push_back(
+        {"p2p:" + std::to_string(next) + "->" + std::to_string(rank), pair, "pipeline send"});
+  }
+  return groups;
+}
+
+}  // namespace perfsim::generators::llm

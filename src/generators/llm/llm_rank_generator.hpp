@@ -1,0 +1,40 @@
+#pragma once
+// One rank's trace of one training iteration of a decoder-only transformer under TP, PP, DP,
+// ZeRO, sequence parallelism and activation recomputation. Ops carry shapes and dtypes (no
+// measured durations): a KernelDurationSource prices the compute ops, a CommDurationSource the
+// communication ops.
+//
+// Data parallelism (ZeRO 0-2): gradients are reduced in buckets of ParallelConfig::bucket_bytes
+// during the backward pass of the last micro-batch (gradients of earlier micro-batches are
+// accumulated locally), each bucket posted as soon as its layers' gradients exist, so it
+// overlaps the rest of the backward pass (PyTorch DDP / Megatron). ZeRO 0 all-reduces;
+// ZeRO 1 and 2 reduce-scatter and all-gather the updated bf16 parameters after the optimizer
+// step on the 1/DP shard. ZeRO 3 also all-gathers each layer's parameters before its forward and
+// backward (one layer prefetched ahead) and reduce-scatters each layer's gradients in every
+// micro-batch. Embedding and LM-head parameters are not sharded by ZeRO 3 (their gradients are
+// reduced like a bucket).
+#include <vector>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_parallel_config.hpp"
+#include "perfsim/trace.hpp"
+
+namespace perfsim::generators::llm {
+
+// Throws InputError when the model cannot be split as asked or `rank` is outside the world.
+Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank);
+
+// The point-to-point pairs of the pipeline as the engine names them ("p2p:a->b", both
+// directions), for a collective model that must know every group's ranks.
+std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel);
+
+// Layers [first, last) of model chunk `chunk` of pipeline stage `stage`: virtual stage
+// chunk x PP + stage of PP x virtual_stages equal slices.
+struct LayerRange {
+  int first = 0;
+  int last = 0;
+};
+LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
+                        int chunk = 0);
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,129 @@
+#include "generators/llm/llm_trace_builder.hpp"
+
+#include <numeric>
+
+namespace perfsim::generators::llm {
+namespace {
+
+std::int64_t product(const std::vector<std::int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1},
+                         [](std::int64_t a, std::int64_t b) { return a * b; });
+}
+
+// NCCL kernel names as Kineto records them, so reports read like a profile.
+std::string nccl_kernel_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return "ncclDevKernel_AllReduce_Sum";
+    case CollectiveKind::kAllGather:
+      return "ncclDevKernel_AllGather";
+    case CollectiveKind::kReduceScatter:
+      return "ncclDevKernel_ReduceScatter_Sum";
+    case CollectiveKind::kSend:
+    case CollectiveKind::kRecv:
+      return "ncclDevKernel_SendRecv";
+    default:
+      return "ncclDevKernel_" + std::string(collective_name(kind));
+  }
+}
+
+}  // namespace
+
+RankTraceBuilder::RankTraceBuilder(int rank, int world_size, DType activation_dtype)
+    : dtype_(activation_dtype) {
+  trace_.rank = rank;
+  trace_.world_size = world_size;
+  trace_.format = "perfsim-llm-generator/1";
+}
+
+TensorRef RankTraceBuilder::tensor(std::vector<std::int64_t> shape, DType dtype) {
+  TensorRef ref;
+  ref.tensor_id = next_tensor_id_++;
+  ref.storage_id = ref.tensor_id;
+  ref.numel = product(shape);
+  ref.element_bytes = element_bytes(dtype);
+  ref.device = "cuda:0";
+  ref.dtype = dtype;
+  ref.shape = std::move(shape);
+  return ref;
+}
+
+TensorRef RankTraceBuilder::view(const TensorRef& tensor, std::vector<std::int64_t> shape) {
+  TensorRef ref = tensor;
+  ref.numel = product(shape);
+  ref.shape = std::move(shape);
+  return ref;
+}
+
+void RankTraceBuilder::set_context(std::string phase, int micro_batch, int layer) {
+  phase_ = std::move(phase);
+  micro_batch_ = micro_batch;
+  layer_ = layer;
+}
+
+void RankTraceBuilder::add_context(Op& op) const {
+  if (!phase_.empty())
+    op.attributes.push_back({"phase", phase_});
+  if (micro_batch_ >= 0)
+    op.attributes.push_back({"micro_batch", std::int64_t{micro_batch_}});
+  if (layer_ >= 0)
+    op.attributes.push_back({"layer", std::int64_t{layer_}});
+}
+
+void RankTraceBuilder::compute(std::string op_name, std::vector<TensorRef> inputs,
+                               std::vector<TensorRef> outputs, KernelCategory category,
+                               double flops) {
+  Op op;
+  op.id = next_op_id_++;
+  op.name = std::move(op_name);
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.attributes.push_back({"flops", flops});
+  add_context(op);
+  Kernel kernel;
+  kernel.name = op.name;
+  kernel.category = category;
+  kernel.stream = kDefaultComputeStream;
+  kernel.launch_api = "cudaLaunchKernel";
+  op.kernels.push_back(std::move(kernel));
+  trace_.ops.push_back(std::move(op));
+}
+
+void RankTraceBuilder::communicate(const CollectiveSpec& spec, const TensorRef& input,
+                                   const TensorRef& output) {
+  Op op;
+  op.id = next_op_id_++;
+  op.name = "nccl:" + std::string(collective_name(spec.kind));
+  CommInfo comm;
+  comm.kind = spec.kind;
+  comm.process_group = is_point_to_point(spec.kind) ? std::string() : spec.group;
+  comm.group_size = is_point_to_point(spec.kind) ? 2 : spec.group_size;
+  comm.dtype = input.dtype;
+  comm.bytes_in = input.bytes();
+  comm.bytes_out = output.bytes();
+  comm.peer_rank = spec.peer_rank;
+  const bool in_place =
+      spec.kind == CollectiveKind::kAllReduce || spec.kind == CollectiveKind::kRecv;
+  if (in_place || spec.kind == CollectiveKind::kSend) {
+    op.inputs.push_back(input);  // a send produces nothing another op waits for
+  } else {
+    op.inputs.push_back(input);
+    op.outputs.push_back(output);
+  }
+  op.comm = std::move(comm);
+  add_context(op);
+  Kernel kernel;
+  kernel.name = nccl_kernel_name(spec.kind);
+  kernel.category = KernelCategory::kCommunication;
+  kernel.stream = spec.stream;
+  kernel.launch_api = "cudaLaunchKernel";
+  op.kernels.push_back(std::move(kernel));
+  trace_.ops.push_back(std::move(op));
+}
+
+Trace RankTraceBuilder::take() {
+  trace_.reindex();
+  return std::move(trace_);
+}
+
+}  // namespace perfsim::generators::llm

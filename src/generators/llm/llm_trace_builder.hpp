@@ -1,0 +1,73 @@
+#pragma once
+// Appends ops to one rank's generated trace the way PyTorch would record them: an aten op with
+// its input and output tensors (shapes and dtypes, so a kernel model can price it) and one
+// kernel whose duration is left to the KernelDurationSource; a communication op with its
+// CommInfo and one kernel on its group's stream.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perfsim/trace.hpp"
+
+namespace perfsim::generators::llm {
+
+// Streams of a generated rank. Each communicator gets its own stream, as NCCL gives each
+// communicator its own; pipeline traffic gets one per direction and peer so that a send never
+// queues behind a receive (Megatron batches them with ncclGroupStart/End).
+inline constexpr StreamId kTensorParallelStream = kDefaultCommStream;
+inline constexpr StreamId kDataParallelStream = kDefaultCommStream + 1;
+inline constexpr StreamId kSendNextStream = kDefaultCommStream + 2;
+inline constexpr StreamId kRecvPrevStream = kDefaultCommStream + 3;
+inline constexpr StreamId kSendPrevStream = kDefaultCommStream + 4;
+inline constexpr StreamId kRecvNextStream = kDefaultCommStream + 5;
+
+// What one communication op moves.
+struct CollectiveSpec {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  std::string group;  // ProcessGroup name; ignored for send/recv
+  int group_size = 0;
+  int peer_rank = -1;  // send/recv
+  StreamId stream = kTensorParallelStream;
+};
+
+class RankTraceBuilder {
+ public:
+  RankTraceBuilder(int rank, int world_size, DType activation_dtype);
+
+  // A fresh GPU tensor (its own id and storage).
+  TensorRef tensor(std::vector<std::int64_t> shape, DType dtype);
+  TensorRef tensor(std::vector<std::int64_t> shape) { return tensor(std::move(shape), dtype_); }
+  // The same tensor (id and storage) seen with another shape, as a view.
+  static TensorRef view(const TensorRef& tensor, std::vector<std::int64_t> shape);
+
+  // One compute op with one kernel on the compute stream. `flops` is recorded as the op's
+  // "flops" attribute (what the op computes, for tests and MFU; the kernel model prices it
+  // from the shapes).
+  void compute(std::string op_name, std::vector<TensorRef> inputs, std::vector<TensorRef> outputs,
+               KernelCategory category, double flops);
+  // A communication op. In-place kinds (all-reduce, recv) list `buffer` as input; the others
+  // list `input` as input and `output` as output. Consumers of the result name the output
+  // tensor (or the buffer), so the engine makes them wait for the collective.
+  void communicate(const CollectiveSpec& spec, const TensorRef& input, const TensorRef& output);
+
+  // Attributes attached to ops appended from now on ("phase", "micro_batch", "layer").
+  void set_context(std::string phase, int micro_batch, int layer);
+  void set_phase(std::string phase) { phase_ = std::move(phase); }
+  void set_layer(int layer) { layer_ = layer; }
+
+  Trace& trace() { return trace_; }
+  Trace take();
+
+ private:
+  void add_context(Op& op) const;
+
+  Trace trace_;
+  DType dtype_;
+  std::int64_t next_tensor_id_ = 1;
+  std::int64_t next_op_id_ = 1;
+  std::string phase_;
+  int micro_batch_ = -1;
+  int layer_ = -1;
+};
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,456 @@
+// The LLM generator's traces against closed forms: Megatron rank layout, 1F1B step counts,
+// GEMM FLOPs per rank (Korthikanti et al. 2022, Appendix A, eq. 7 for GPT shapes), collective
+// counts and bytes per group, collectives that match across every group, and a pipeline bubble
+// that comes out of the schedule: (M + P - 1)(F + B) for P balanced stages and M micro-batches
+// (Narayanan et al. 2021, Sec. 2.2.1).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+
+#include "generators/llm/llm_flops.hpp"
+#include "generators/llm/llm_pipeline_schedule.hpp"
+#include "generators/llm/llm_rank_generator.hpp"
+#include "mpi_sim/engine/collective_matching.hpp"
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "mpi_sim/engine/rank_program.hpp"
+#include "mpi_sim/engine/rank_simulator.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+TransformerConfig tiny_gpt() {
+  TransformerConfig model;
+  model.name = "tiny-gpt";
+  model.layers = 8;
+  model.hidden = 256;
+  model.heads = 8;
+  model.kv_heads = 8;
+  model.ffn_hidden = 1024;
+  model.vocab = 2048;
+  model.seq_len = 128;
+  model.micro_batch = 2;
+  model.global_batch = 32;
+  model.attention = AttentionKernel::kUnfused;
+  model.dropout = true;
+  return model;
+}
+
+const Attribute* attribute(const Op& op, std::string_view name) {
+  return op.find_attribute(name);
+}
+
+std::int64_t int_attribute(const Op& op, std::string_view name) {
+  const Attribute* found = attribute(op, name);
+  return found ? std::get<std::int64_t>(found->value) : -1;
+}
+
+// 2 m n k (times the batch) from the operand shapes, checking that the inner sizes agree.
+double gemm_flops_from_shapes(const Op& op) {
+  if (op.name == "aten::mm" || op.name == "aten::bmm") {
+    const auto& a = op.inputs.at(0).shape;
+    const auto& b = op.inputs.at(1).shape;
+    EXPECT_EQ(a[a.size() - 1], b[b.size() - 2]) << op.name << " op " << op.id;
+    double batch = 1;
+    for (std::size_t i = 0; i + 2 < a.size(); ++i)
+      batch *= static_cast<double>(a[i]);
+    return 2.0 * batch * static_cast<double>(a[a.size() - 2]) *
+           static_cast<double>(a[a.size() - 1]) * static_cast<double>(b[b.size() - 1]);
+  }
+  return 0;
+}
+
+TEST(LlmParallelConfig, MegatronRankLayoutTensorParallelInnermost) {
+  ParallelConfig parallel{.tp = 4, .pp = 2, .dp = 2};
+  EXPECT_EQ(rank_of(parallel, {1, 0, 0}), 1);
+  EXPECT_EQ(rank_of(parallel, {0, 1, 0}), 4);
+  EXPECT_EQ(rank_of(parallel, {0, 0, 1}), 8);
+  const std::vector<ProcessGroup> groups = process_groups_of(parallel, 13);  // tp 1, dp 1, pp 1
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].ranks, (std::vector<int>{12, 13, 14, 15}));
+  EXPECT_EQ(groups[1].ranks, (std::vector<int>{9, 13}));
+  EXPECT_EQ(groups[2].ranks, (std::vector<int>{5, 13}));
+  EXPECT_EQ(all_process_groups(parallel).size(), 4u + 8u + 8u);
+  for (int rank = 0; rank < parallel.world_size(); ++rank) {
+    const RankCoordinates c = coordinates_of(parallel, rank);
+    EXPECT_EQ(rank_of(parallel, c), rank);
+  }
+}
+
+TEST(LlmParallelConfig, RejectsSplitsTheModelCannotTake) {
+  TransformerConfig model = tiny_gpt();
+  EXPECT_THROW(validate(model, ParallelConfig{.tp = 3}), InputError);          // heads 8
+  EXPECT_THROW(validate(model, ParallelConfig{.pp = 3}), InputError);          // layers 8
+  EXPECT_THROW(validate(model, ParallelConfig{.dp = 32}), InputError);         // batch 32 / 2
+  EXPECT_THROW(validate(model, ParallelConfig{.zero_stage = 4}), InputError);  // ZeRO 0..3
+  EXPECT_NO_THROW(validate(model, ParallelConfig{.tp = 8, .pp = 4, .dp = 2}));
+}
+
+TEST(LlmPipelineSchedule, OneFOneBWarmupAndCounts) {
+  const int stages = 4, micro_batches = 6;
+  for (int stage = 0; stage < stages; ++stage) {
+    const auto steps = one_f_one_b_schedule(stage, stages, micro_batches);
+    std::map<PipelineAction, int> counts;
+    for (const PipelineStep& step : steps)
+      ++counts[step.action];
+    EXPECT_EQ(counts[PipelineAction::kForward], micro_batches);
+    EXPECT_EQ(counts[PipelineAction::kBackward], micro_batches);
+    EXPECT_EQ(counts[PipelineAction::kRecvForward], stage == 0 ? 0 : micro_batches);
+    EXPECT_EQ(counts[PipelineAction::kSendForward], stage == stages - 1 ? 0 : micro_batches);
+    EXPECT_EQ(counts[PipelineAction::kRecvBackward], stage == stages - 1 ? 0 : micro_batches);
+    EXPECT_EQ(counts[PipelineAction::kSendBackward], stage == 0 ? 0 : micro_batches);
+    // Warm-up: stages - stage - 1 forwards before the first backward.
+    int forwards_before_backward = 0;
+    for (const PipelineStep& step : steps) {
+      if (step.action == PipelineAction::kBackward)
+        break;
+      if (step.action == PipelineAction::kForward)
+        ++forwards_before_backward;
+    }
+    EXPECT_EQ(forwards_before_backward, stages - stage);
+  }
+}
+
+TEST(LlmFlops, GptShapesMatchKorthikantiEquation7) {
+  // Korthikanti et al. 2022, Appendix A, eq. 7: 72 B s l h^2 (1 + s/(6h) + v/(12 h l)).
+  TransformerConfig model = tiny_gpt();
+  model.seq_len = 2048;
+  model.hidden = 12288;
+  model.heads = 96;
+  model.kv_heads = 96;
+  model.ffn_hidden = 4 * 12288;
+  model.layers = 96;
+  model.vocab = 51200;
+  const double B = 64, s = 2048, l = 96, h = 12288, v = 51200;
+  const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + v / (12 * h * l));
+  EXPECT_NEAR(model_flops_per_iteration(model, 64) / expected, 1.0, 1e-12);
+}
+
+struct GeneratedCase {
+  TransformerConfig model;
+  ParallelConfig parallel;
+};
+
+std::vector<Trace> generate_all(const GeneratedCase& c) {
+  std::vector<Trace> traces;
+  for (int rank = 0; rank < c.parallel.world_size(); ++rank)
+    traces.push_back(generate_llm_rank(c.model, c.parallel, rank));
+  return traces;
+}
+
+// Per-rank GEMM FLOPs equal 3 x the forward GEMM FLOPs of the rank's share (backward does a
+// data-gradient and a weight-gradient GEMM per forward GEMM), plus one forward for full
+// recomputation.
+void expect_gemm_flops(const GeneratedCase& c, const std::vector<Trace>& traces) {
+  const int micro_batches = micro_batches_per_iteration(c.model, c.parallel);
+  const double sequences =
+      static_cast<double>(micro_batch_size(c.model, c.parallel)) * micro_batches;
+  const int layers_per_stage = c.model.layers / c.parallel.pp;
+  const double passes = c.parallel.recompute == Recompute::kFull ? 4 : 3;
+  for (const Trace& trace : traces) {
+    const RankCoordinates coordinates = coordinates_of(c.parallel, trace.rank);
+    double measured = 0;
+    double recorded = 0;
+    for (const Op& op : trace.ops) {
+      measured += gemm_flops_from_shapes(op);
+      if (op.name == "aten::mm" || op.name == "aten::bmm")
+        recorded += std::get<double>(attribute(op, "flops")->value);
+    }
+    double expected =
+        passes * layers_per_stage * layer_forward_flops(c.model, sequences) / c.parallel.tp;
+    if (coordinates.pp == c.parallel.pp - 1)
+      expected += 3 * logits_forward_flops(c.model, sequences) / c.parallel.tp;
+    if (c.parallel.recompute == Recompute::kSelective) {
+      // QK^T and attention over V again: 4 s^2 h per sequence and layer.
+      const double s = c.model.seq_len, h = c.model.hidden;
+      expected += layers_per_stage * sequences * 4 * s * s * h / c.parallel.tp;
+    }
+    EXPECT_NEAR(measured / expected, 1.0, 1e-12) << "rank " << trace.rank;
+    EXPECT_NEAR(recorded / expected, 1.0, 1e-12) << "rank " << trace.rank;
+  }
+}
+
+struct GroupTotals {
+  std::map<CollectiveKind, int> counts;
+  std::map<CollectiveKind, Bytes> bytes_in;
+};
+
+std::map<std::string, GroupTotals> totals_by_group_kind(const Trace& trace) {
+  std::map<std::string, GroupTotals> totals;
+  for (const Op& op : trace.ops) {
+    if (!op.comm)
+      continue;
+    const std::string key =
+        is_point_to_point(op.comm->kind)
+            ? "p2p"
+            : op.comm->process_group.substr(0, op.comm->process_group.find('/'));
+    ++totals[key].counts[op.comm->kind];
+    totals[key].bytes_in[op.comm->kind] += op.comm->bytes_in;
+  }
+  return totals;
+}
+
+// Collectives match across every group (engine::find_collective_mismatch over all ranks).
+void expect_collectives_match(const std::vector<Trace>& traces);
+
+class ConstantKernels final : public KernelDurationSource {
+ public:
+  // GEMMs inside transformer layers take `layer_gemm_us`; everything else is free, so that
+  // the stages are balanced exactly.
+  explicit ConstantKernels(DurationUs layer_gemm_us) : layer_gemm_us_(layer_gemm_us) {}
+  DurationUs kernel_duration_us(const Op& op, const Kernel& kernel) const override {
+    return kernel.category == KernelCategory::kGemm && int_attribute(op, "layer") >= 0
+               ? layer_gemm_us_
+               : 0;
+  }
+  std::string_view name() const override { return "constant"; }
+
+ private:
+  DurationUs layer_gemm_us_;
+};
+
+class ConstantCollectives final : public CommDurationSource {
+ public:
+  explicit ConstantCollectives(DurationUs us) : us_(us) {}
+  DurationUs collective_duration_us(const CollectiveCall&) const override { return us_; }
+  std::string_view name() const override { return "constant"; }
+
+ private:
+  DurationUs us_;
+};
+
+std::vector<engine::RankProgram> build_programs(const std::vector<Trace>& traces,
+                                                const engine::ProgramSources& sources) {
+  std::vector<engine::RankProgram> programs;
+  for (const Trace& trace : traces)
+    programs.push_back(
+        engine::build_rank_program(trace, trace.rank, static_cast<int>(traces.size()), sources));
+  return programs;
+}
+
+void expect_collectives_match(const std::vector<Trace>& traces) {
+  ConstantKernels kernels(1);
+  ConstantCollectives collectives(1);
+  const auto programs = build_programs(traces, {&kernels, &collectives, {}});
+  std::vector<engine::RankSignatures> signatures;
+  for (const auto& program : programs)
+    signatures.push_back(engine::rank_signatures(program));
+  const auto mismatch =
+      engine::find_collective_mismatch(signatures, static_cast<int>(traces.size()));
+  EXPECT_FALSE(mismatch.has_value()) << *mismatch;
+}
+
+std::vector<RankResult> simulate(const std::vector<Trace>& traces, DurationUs layer_gemm_us,
+                                 DurationUs collective_us) {
+  ConstantKernels kernels(layer_gemm_us);
+  ConstantCollectives collectives(collective_us);
+  const auto programs = build_programs(traces, {&kernels, &collectives, {}});
+  HostOverheads overheads;
+  overheads.launch.kernel_gap_us = 0;
+  engine::InProcessClockSync sync;
+  std::vector<engine::RankSimulator> simulators;
+  for (const auto& program : programs)
+    simulators.emplace_back(program, overheads, sync, false);
+  engine::run_to_completion(simulators, sync);
+  std::vector<RankResult> results;
+  for (const auto& simulator : simulators)
+    results.push_back(simulator.result());
+  return results;
+}
+
+TEST(LlmGenerator, TensorParallelTraceClosedForms) {
+  GeneratedCase c{tiny_gpt(), ParallelConfig{.tp = 2, .pp = 2, .dp = 2}};
+  const auto traces = generate_all(c);
+  expect_gemm_flops(c, traces);
+  expect_collectives_match(traces);
+  const int m = micro_batches_per_iteration(c.model, c.parallel);  // 32 / (2 * 2) = 8
+  ASSERT_EQ(m, 8);
+  const Bytes hidden_bytes = 128 * 2 * 256 * 2;  // s b h, bf16
+  const Bytes token_bytes = 128 * 2 * 4;         // one fp32 per token
+  const int layers = 4;
+  for (const Trace& trace : traces) {
+    const RankCoordinates co = coordinates_of(c.parallel, trace.rank);
+    const bool first = co.pp == 0, last = co.pp == 1;
+    auto totals = totals_by_group_kind(trace);
+    // TP without SP: two all-reduces per layer forward, two backward; the embedding's one
+    // (first stage); three cross-entropy reductions and the head's input gradient (last).
+    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0));
+    EXPECT_EQ(totals["tp"].counts[CollectiveKind::kAllReduce], tp_all_reduces);
+    EXPECT_EQ(totals["tp"].bytes_in[CollectiveKind::kAllReduce],
+              m * ((4 * layers + (first ? 1 : 0) + (last ? 1 : 0)) * hidden_bytes +
+                   (last ? 3 * token_bytes : 0)));
+    EXPECT_EQ(totals["tp"].counts.count(CollectiveKind::kAllGather), 0u);
+    // PP: one activation and one gradient per micro-batch across each stage boundary.
+    EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kSend], m);
+    EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kRecv], m);
+    EXPECT_EQ(totals["p2p"].bytes_in[CollectiveKind::kSend], m * hidden_bytes);
+    // DP: the stage's fp32 gradients in 25 MB buckets (rounded up to a multiple of DP).
+    const std::int64_t tp_layer = 256 * (3 * 128) + 128 * 256 + 256 * 512 + 512 * 256 + 2 * 256;
+    const std::int64_t params =
+        layers * tp_layer + (first ? 1024 * 256 : 0) + (last ? 1024 * 256 + 256 : 0);
+    const int buckets = totals["dp"].counts[CollectiveKind::kAllReduce];
+    EXPECT_GE(buckets, 1);
+    EXPECT_GE(totals["dp"].bytes_in[CollectiveKind::kAllReduce], params * 4);
+    EXPECT_LT(totals["dp"].bytes_in[CollectiveKind::kAllReduce], params * 4 + buckets * 2 * 4);
+    // GEMM op counts: 4 mm + 2 bmm per layer forward, twice that backward; the logits' mm
+    // forward and two backward.
+    int mm = 0, bmm = 0;
+    for (const Op& op : trace.ops) {
+      mm += op.name == "aten::mm";
+      bmm += op.name == "aten::bmm";
+    }
+    EXPECT_EQ(mm, m * (12 * layers + (last ? 3 : 0)));
+    EXPECT_EQ(bmm, m * 6 * layers);
+  }
+}
+
+TEST(LlmGenerator, SequenceParallelSwapsAllReducesForGatherAndScatter) {
+  GeneratedCase c{tiny_gpt(), ParallelConfig{.tp = 4, .pp = 1, .dp = 1, .sequence_parallel = true}};
+  const auto traces = generate_all(c);
+  expect_gemm_flops(c, traces);
+  expect_collectives_match(traces);
+  const int m = 16, layers = 8;
+  const Bytes local_bytes = 32 * 2 * 256 * 2;  // s/t b h
+  for (const Trace& trace : traces) {
+    auto totals = totals_by_group_kind(trace)["tp"];
+    // Per layer: forward 2 all-gathers + 2 reduce-scatters; backward 2 gradient all-gathers,
+    // 2 input all-gathers again for the weight gradients, 2 reduce-scatters. Embedding: 1 RS
+    // forward, 1 AG backward; head: 1 AG forward, 1 AG and 1 RS backward, 3 small all-reduces.
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllGather], m * (6 * layers + 3));
+    EXPECT_EQ(totals.counts[CollectiveKind::kReduceScatter], m * (4 * layers + 2));
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3);
+    EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllGather], m * (6 * layers + 3) * local_bytes);
+    EXPECT_EQ(totals.bytes_in[CollectiveKind::kReduceScatter],
+              m * (4 * layers + 2) * local_bytes * 4);
+  }
+}
+
+TEST(LlmGenerator, RecomputationAddsForwardWork) {
+  for (Recompute recompute : {Recompute::kFull, Recompute::kSelective}) {
+    GeneratedCase c{tiny_gpt(), ParallelConfig{.tp = 2, .pp = 2, .dp = 1, .recompute = recompute}};
+    const auto traces = generate_all(c);
+    expect_gemm_flops(c, traces);
+    expect_collectives_match(traces);
+  }
+}
+
+TEST(LlmGenerator, WaitingForBackwardCollectivesExposesThem) {
+  double exposed[2] = {0, 0};
+  for (bool overlap : {true, false}) {
+    ParallelConfig parallel{.tp = 4, .pp = 1, .dp = 1, .sequence_parallel = true};
+    parallel.overlap_tp_backward = overlap;
+    GeneratedCase c{tiny_gpt(), parallel};
+    const auto traces = generate_all(c);
+    expect_gemm_flops(c, traces);
+    expect_collectives_match(traces);
+    const auto results = simulate(traces, 10, 5);
+    exposed[overlap ? 0 : 1] = results[0].groups.at(tp_group_name(parallel, 0)).exposed_us;
+  }
+  EXPECT_GT(exposed[1], exposed[0]);
+}
+
+TEST(LlmGenerator, ZeroStagesReduceScatterAndGather) {
+  for (int stage : {1, 2, 3}) {
+    GeneratedCase c{tiny_gpt(), ParallelConfig{.tp = 1, .pp = 1, .dp = 4, .zero_stage = stage}};
+    const auto traces = generate_all(c);
+    expect_gemm_flops(c, traces);
+    expect_collectives_match(traces);
+    auto totals = totals_by_group_kind(traces[0])["dp"];
+    EXPECT_EQ(totals.counts.count(CollectiveKind::kAllReduce), 0u) << "ZeRO " << stage;
+    EXPECT_GT(totals.counts[CollectiveKind::kReduceScatter], 0) << "ZeRO " << stage;
+    EXPECT_GT(totals.counts[CollectiveKind::kAllGather], 0) << "ZeRO " << stage;
+    if (stage == 3) {
+      // Every one of the 8 layers gathered before its forward and its backward in each of the
+      // 4 micro-batches (32 / (2 x 4)), its gradients reduce-scattered in each; embedding and
+      // head gradients in one more bucket.
+      EXPECT_EQ(totals.counts[CollectiveKind::kAllGather], 4 * 8 * 2);
+      EXPECT_EQ(totals.counts[CollectiveKind::kReduceScatter], 4 * 8 + 1);
+    }
+  }
+}
+
+TEST(LlmGenerator, FlashAttentionGroupedQueryTraceMatches) {
+  TransformerConfig model = tiny_gpt();
+  model.attention = AttentionKernel::kFlash;
+  model.kv_heads = 2;
+  model.gated_ffn = true;
+  model.dropout = false;
+  GeneratedCase c{model, ParallelConfig{.tp = 4, .pp = 2, .dp = 2, .sequence_parallel = true}};
+  const auto traces = generate_all(c);
+  expect_collectives_match(traces);
+  const RankCoordinates co = coordinates_of(c.parallel, 0);
+  EXPECT_EQ(co.pp, 0);
+  int flash = 0;
+  for (const Op& op : traces[0].ops)
+    flash += op.name == "aten::_scaled_dot_product_flash_attention";
+  EXPECT_EQ(flash, micro_batches_per_iteration(model, c.parallel) * 4);
+}
+
+TEST(LlmGenerator, PipelineBubbleEmergesFromTheSchedule) {
+  TransformerConfig model = tiny_gpt();
+  model.global_batch = 16;  // 8 micro-batches of 2
+  const int stages = 4;
+  GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = stages, .dp = 1}};
+  const auto traces = generate_all(c);
+  const DurationUs gemm_us = 10;
+  const auto results = simulate(traces, gemm_us, 0);
+  // Per stage and micro-batch: 2 layers x 6 GEMMs forward, 12 backward.
+  const double forward = 2 * 6 * gemm_us, backward = 2 * 12 * gemm_us;
+  const int m = 8;
+  double iteration = 0;
+  for (const RankResult& result : results)
+    iteration = std::max(iteration, result.iteration_us);
+  EXPECT_NEAR(iteration, (m + stages - 1) * (forward + backward), 1e-6);
+  // Without pipelining the same work takes M (F + B) per stage: the bubble is (P-1)(F+B).
+  GeneratedCase flat{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 1}};
+  const auto flat_results = simulate(generate_all(flat), gemm_us, 0);
+  EXPECT_NEAR(flat_results[0].iteration_us, m * stages * (forward + backward), 1e-6);
+}
+
+TEST(LlmGenerator, InterleavedScheduleShrinksTheBubble) {
+  const int stages = 4, chunks = 2, m = 8;  // 32 sequences / (2 x DP 2)
+  GeneratedCase c{tiny_gpt(),
+                  ParallelConfig{.tp = 1, .pp = stages, .dp = 2, .virtual_stages = chunks}};
+  const auto traces = generate_all(c);
+  expect_gemm_flops(c, traces);
+  expect_collectives_match(traces);
+  for (int stage = 0; stage < stages; ++stage) {
+    int forwards = 0, backwards = 0;
+    for (const PipelineStep& step : interleaved_schedule(stage, stages, chunks, m)) {
+      forwards += step.action == PipelineAction::kForward;
+      backwards += step.action == PipelineAction::kBackward;
+    }
+    EXPECT_EQ(forwards, m * chunks);
+    EXPECT_EQ(backwards, m * chunks);
+  }
+  const DurationUs gemm_us = 10;
+  const auto results = simulate(traces, gemm_us, 0);
+  double iteration = 0;
+  for (const RankResult& result : results)
+    iteration = std::max(iteration, result.iteration_us);
+  // Per rank and micro-batch: 2 layers (two chunks of one) x (6 + 12) GEMMs. The bubble of the
+  // interleaved schedule is (P - 1)(F + B) / V (Narayanan et al. 2021, Sec. 2.2.2).
+  const double work = 2 * 18 * gemm_us;
+  EXPECT_NEAR(iteration, m * work + (stages - 1) * work / chunks, 0.02 * m * work);
+  EXPECT_LT(iteration, (m + stages - 1) * work);
+}
+
+TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
+  TransformerConfig model = tiny_gpt();
+  GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000}};
+  const auto traces = generate_all(c);
+  const auto results = simulate(traces, 10, 50);
+  // 1 MB buckets: the head's gradients, one per layer (3.1 MB each), the embedding's. Each
+  // all-reduce (50 us) hides behind the next layer's backward (12 GEMMs x 10 us); only the
+  // two posted after the last layer's backward (layer 0's and the embedding's, back to back
+  // on the DP stream) are exposed before the optimizer step.
+  const auto& dp = results[0].groups.at(dp_group_name(c.parallel, 0));
+  EXPECT_EQ(dp.collectives, 10);
+  EXPECT_NEAR(dp.time_us, 10 * 50, 1e-6);
+  EXPECT_NEAR(dp.exposed_us, 2 * 50, 1e-6);
+}
+
+}  // namespace
+}  // namespace perfsim::generators::llm

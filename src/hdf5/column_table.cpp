@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "perfsim/error.hpp"
 
@@ -41,7 +42,9 @@ std::string read_string_attribute(const H5::H5Object& object, const std::string&
   return value;
 }
 
-H5::Group ensure_group(H5::H5File& file, const std::string& path) {
+// "/a/b/c" -> "/a", "/a/b", "/a/b/c" (empty components skipped).
+std::vector<std::string> path_prefixes(const std::string& path) {
+  std::vector<std::string> prefixes;
   std::string current;
   std::size_t start = 1;
   while (start <= path.size()) {
@@ -51,30 +54,28 @@ H5::Group ensure_group(H5::H5File& file, const std::string& path) {
     if (end > start) {
       current.push_back('/');
       current.append(path, start, end - start);
-      if (!file.nameExists(current))
-        file.createGroup(current).close();
+      prefixes.push_back(current);
     }
     start = end + 1;
   }
-  return file.openGroup(current.empty() ? "/" : current);
+  return prefixes;
+}
+
+H5::Group ensure_group(H5::H5File& file, const std::string& path) {
+  const std::vector<std::string> prefixes = path_prefixes(path);
+  for (const std::string& prefix : prefixes) {
+    if (!file.nameExists(prefix))
+      file.createGroup(prefix).close();
+  }
+  return file.openGroup(prefixes.empty() ? "/" : prefixes.back());
 }
 
 // H5Lexists fails (rather than answering no) when an intermediate group is missing, so walk
 // the path one level at a time.
 bool link_exists(H5::H5File& file, const std::string& path) {
-  std::string current;
-  std::size_t start = 1;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos)
-      end = path.size();
-    if (end > start) {
-      current.push_back('/');
-      current.append(path, start, end - start);
-      if (!file.nameExists(current))
-        return false;
-    }
-    start = end + 1;
+  for (const std::string& prefix : path_prefixes(path)) {
+    if (!file.nameExists(prefix))
+      return false;
   }
   return true;
 }

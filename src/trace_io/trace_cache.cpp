@@ -76,6 +76,8 @@ class MemoryBuffer : public std::streambuf {
   std::streamsize xsgetn(char* out, std::streamsize count) override {
     std::streamsize available = egptr() - gptr();
     std::streamsize taken = count < available ? count : available;
+    if (taken <= 0)
+      return 0;  // an empty vector reads into a null pointer: memcpy must not see it
     std::memcpy(out, gptr(), static_cast<std::size_t>(taken));
     setg(eback(), gptr() + taken, egptr());
     return taken;

@@ -35,6 +35,7 @@
 
 #include "devices/device_spec.hpp"
 #include "kernels/analytical_gemm.hpp"
+#include "support/csv_rows.hpp"
 
 namespace perfsim::kernels {
 namespace {
@@ -43,31 +44,9 @@ const std::string kShared = PERFSIM_SHARED_DATA_DIR;
 
 std::map<std::string, std::string> baseline_row() {
   const std::string path = kShared + "/llm/korthikanti2022.csv";
-  std::ifstream in(path);
-  if (!in)
-    ADD_FAILURE() << "missing fixture " << path;
-  std::string line;
-  std::vector<std::string> header;
-  auto split = [](const std::string& text) {
-    std::vector<std::string> cells;
-    std::stringstream stream(text);
-    std::string cell;
-    while (std::getline(stream, cell, ','))
-      cells.push_back(cell);
-    return cells;
-  };
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#')
-      continue;
-    if (header.empty()) {
-      header = split(line);
-      continue;
-    }
-    const std::vector<std::string> cells = split(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < cells.size() && i < header.size(); ++i)
-      row[header[i]] = cells[i];
-    if (row["record"] == "table4_layer" && row["experiment"] == "Baseline no recompute")
+  for (const auto& row : testing::read_csv_rows(path)) {
+    if (row.count("record") && row.at("record") == "table4_layer" && row.count("experiment") &&
+        row.at("experiment") == "Baseline no recompute")
       return row;
   }
   ADD_FAILURE() << "no 'Baseline no recompute' table4_layer row in " << path;

@@ -33,6 +33,7 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/rank_result.hpp"
+#include "support/csv_rows.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -56,32 +57,7 @@ std::string require(const std::filesystem::path& path) {
 
 // Rows of the csv as column -> value maps.
 std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
-  std::ifstream in(require(path));
-  std::vector<std::map<std::string, std::string>> rows;
-  std::vector<std::string> header;
-  std::string line;
-  auto split = [](const std::string& text) {
-    std::vector<std::string> cells;
-    std::stringstream stream(text);
-    std::string cell;
-    while (std::getline(stream, cell, ','))
-      cells.push_back(cell);
-    return cells;
-  };
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#')
-      continue;
-    if (header.empty()) {
-      header = split(line);
-      continue;
-    }
-    const auto cells = split(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
-      row[header[i]] = cells[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return testing::read_csv_rows(require(path));
 }
 
 collectives::CurveSet fitted_curves() {

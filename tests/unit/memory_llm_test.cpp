@@ -14,6 +14,7 @@
 
 #include "memory/llm_memory.hpp"
 #include "perfsim/error.hpp"
+#include "support/csv_rows.hpp"
 
 namespace perfsim::memory {
 namespace {
@@ -23,33 +24,10 @@ constexpr Bytes kContextBytes = 400LL * 1024 * 1024;
 
 // The table3_table5_model row of `model`, column name -> text.
 std::map<std::string, std::string> model_row(const std::string& model) {
-  std::ifstream file(kCsv);
-  if (!file)
-    ADD_FAILURE() << "missing fixture " << kCsv;
-  std::vector<std::string> header;
-  std::string line;
-  auto split = [](const std::string& text) {
-    std::vector<std::string> fields;
-    std::stringstream stream(text);
-    std::string field;
-    while (std::getline(stream, field, ','))
-      fields.push_back(field);
-    return fields;
-  };
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#')
-      continue;
-    std::vector<std::string> fields = split(line);
-    if (header.empty()) {
-      header = fields;
-      continue;
-    }
-    if (fields.size() < 2 || fields[0] != "table3_table5_model" || fields[1] != model)
-      continue;
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i)
-      row[header[i]] = fields[i];
-    return row;
+  for (const auto& row : testing::read_csv_rows(kCsv)) {
+    if (row.count("record") && row.at("record") == "table3_table5_model" && row.count("model") &&
+        row.at("model") == model)
+      return row;
   }
   ADD_FAILURE() << kCsv << " has no table3_table5_model row for " << model;
   return {};

@@ -17,6 +17,7 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "mpi_sim/mpi/distributed_run.hpp"
+#include "mpi_sim/mpi/process_packing.hpp"
 #include "perfsim/error.hpp"
 #include "results/perfetto_timeline.hpp"
 #include "results/results_file.hpp"
@@ -125,7 +126,14 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   const int world_size = simulated_world_size(options, context.mpi_size);
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {
-    ranks_per_process = (world_size + context.mpi_size - 1) / context.mpi_size;
+    const mpi::ProcessPacking packing = mpi::choose_packing(MPI_COMM_WORLD, world_size);
+    ranks_per_process = packing.ranks_per_process;
+    if (packing.packed && context.mpi_rank == 0) {
+      std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
+                << packing.cores_per_node << " cores: packing " << ranks_per_process
+                << " simulated ranks per process onto " << packing.active_processes
+                << " processes, the others wait (--ranks-per-process 1 forces one rank each)\n";
+    }
   }
   if (static_cast<long>(ranks_per_process) * context.mpi_size < world_size) {
     throw mpi::AllRanksError("", "--ranks-per-process",

@@ -10,6 +10,7 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "mpi_sim/mpi/mpi_clock_sync.hpp"
+#include "mpi_sim/mpi/process_packing.hpp"
 #include "perfsim/rank_result_serialization.hpp"
 
 namespace perfsim::mpi {
@@ -117,6 +118,8 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   for (const engine::RankSimulator& simulator : simulators) {
     local_results.push_back(simulator.result());
   }
+  // Processes finish at different times; those done early must not spin in the gather.
+  quiet_barrier(world);
   std::ostringstream stream;
   {
     cereal::BinaryOutputArchive archive(stream);

@@ -30,6 +30,10 @@ std::string_view collective_name(CollectiveKind kind);
 std::optional<CollectiveKind> parse_collective(std::string_view name);
 bool is_point_to_point(CollectiveKind kind);
 
+// The channel of send/recv traffic from one rank to another: the engine matches a send with
+// its recv on it, and the collective model routes it, under the name "p2p:<from>-><to>".
+std::string point_to_point_group_name(int from_rank, int to_rank);
+
 // A process group of the traced job: its name as the trace spells it and its global ranks.
 struct ProcessGroup {
   std::string name;         // "0", "default_pg", or a generator's "tp/3"

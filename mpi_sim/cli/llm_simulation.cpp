@@ -198,9 +198,7 @@ LlmSimulateOptions embedded_default_llm_options() {
   return options;
 }
 
-namespace {
-
-llm::ParallelConfig parallel_from(const LlmSimulateOptions& options) {
+llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   llm::ParallelConfig parallel;
   parallel.tp = options.tp;
   parallel.pp = options.pp;
@@ -216,13 +214,11 @@ llm::ParallelConfig parallel_from(const LlmSimulateOptions& options) {
   return parallel;
 }
 
-}  // namespace
-
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
     return {llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
-            parallel_from(options),
+            parallel_config_from(options),
             topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
             files.device.text,
             "<embedded> " + files.device.path,
@@ -233,7 +229,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.device_path.empty())
     throw InputError("--device", "", "--model needs a device file");
   return {llm::load_transformer_config(options.model_path),
-          parallel_from(options),
+          parallel_config_from(options),
           topology::load_topology(options.topology_path),
           io::read_file_decompressed(options.device_path),
           options.device_path,

@@ -20,6 +20,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options);
 // 8 x 8 H100, TP 8, PP 4, DP 2, SP, ZeRO-1; everything read from text in the binary.
 LlmSimulateOptions embedded_default_llm_options();
 
+// The parallel layout the LLM options describe (not yet validated against a model).
+generators::llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options);
+
 // Everything the LLM branch needs, already read: the default scenario builds one from embedded
 // text, the command line from files.
 struct LlmScenario {

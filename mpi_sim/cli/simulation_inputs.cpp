@@ -1,7 +1,9 @@
 #include "mpi_sim/cli/simulation_inputs.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "assets/collective_curve_assets.hpp"
@@ -54,6 +56,33 @@ std::string decimal(double value) {
 
 std::string source_path(const std::string& relative) {
   return std::string(PERFSIM_SOURCE_DIR) + "/" + relative;
+}
+
+// Every process group some trace names (a rank's trace may list only its own groups) plus one
+// two-member group per send/recv channel, so that the collective model can route pipeline
+// traffic.
+std::vector<ProcessGroup> groups_with_point_to_point_channels(const std::vector<Trace>& traces) {
+  std::vector<ProcessGroup> groups;
+  std::set<std::string> names;
+  std::set<std::pair<int, int>> channels;
+  for (const Trace& trace : traces) {
+    for (const ProcessGroup& group : trace.process_groups) {
+      if (names.insert(group.name).second)
+        groups.push_back(group);
+    }
+    for (const Op& op : trace.ops) {
+      if (!op.comm || !is_point_to_point(op.comm->kind) || op.comm->peer_rank < 0)
+        continue;
+      const bool sends = op.comm->kind == CollectiveKind::kSend;
+      channels.emplace(sends ? trace.rank : op.comm->peer_rank,
+                       sends ? op.comm->peer_rank : trace.rank);
+    }
+  }
+  for (const auto& [from, to] : channels) {
+    groups.push_back(
+        {point_to_point_group_name(from, to), {std::min(from, to), std::max(from, to)}, "p2p"});
+  }
+  return groups;
 }
 
 // Execution traces: a whole archive expands to its *.json members; ranks come from the
@@ -208,7 +237,7 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
                                    : options.llm.assets_path;
     inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
         topology::load_topology(options.llm.topology_path), assets::read_collective_curves(assets),
-        traces.front().process_groups);
+        groups_with_point_to_point_channels(traces));
     inputs.notes.push_back("communication: collective model on " + options.llm.topology_path +
                            " with curves " + assets);
   } else {

@@ -174,7 +174,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
         }
         const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
         const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
-        sim_collective.group = "p2p:" + std::to_string(from) + "->" + std::to_string(to);
+        sim_collective.group = point_to_point_group_name(from, to);
         sim_collective.members = {std::min(from, to), std::max(from, to)};
       } else {
         sim_collective.group = comm.process_group;
@@ -200,6 +200,12 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
       sim_collective.produced_tensor_ids = produced_buffers(*comm_op);
 
+      // An execution trace written by perfsim keeps each communicator's stream here; a
+      // recorded kernel's stream, when there is one, takes precedence below.
+      if (const Attribute* stream = comm_op->find_attribute("stream")) {
+        if (const auto* id = std::get_if<std::int64_t>(&stream->value))
+          sim_collective.stream = *id;
+      }
       DurationUs measured_us = 0;
       bool has_measured = false;
       for (const Kernel* kernel : kernels) {

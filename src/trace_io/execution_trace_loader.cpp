@@ -83,8 +83,19 @@ Trace parse_execution_trace(dom::parser& parser, const io::InputBytes& input,
     op.is_annotation = trace_io::is_annotation_node(op);
   trace_io::CommunicationSummary comms =
       trace_io::attach_communication(trace.ops, raw_inputs, file);
-  trace.rank = rank.value_or(comms.recorded_rank.value_or(0));
-  trace.world_size = std::max(1, comms.world_size);
+  // perfsim's writer adds "rank" and "world_size" at the top level (traces with only
+  // send/recv record no rank of their own); PyTorch's traces have neither.
+  std::int64_t written_rank = -1;
+  std::int64_t written_world = 0;
+  if (top["rank"].get_int64().get(written_rank))
+    written_rank = -1;
+  if (top["world_size"].get_int64().get(written_world))
+    written_world = 0;
+  std::optional<int> trace_rank = comms.recorded_rank;
+  if (written_rank >= 0)
+    trace_rank = static_cast<int>(written_rank);
+  trace.rank = rank.value_or(trace_rank.value_or(0));
+  trace.world_size = std::max({1, comms.world_size, static_cast<int>(written_world)});
   trace.process_groups = std::move(comms.process_groups);
   trace.reindex();
   trace_io::check_communication_tensor_order(trace, file);

@@ -75,6 +75,10 @@ std::optional<CollectiveKind> parse_collective(std::string_view name) {
   return std::nullopt;
 }
 
+std::string point_to_point_group_name(int from_rank, int to_rank) {
+  return "p2p:" + std::to_string(from_rank) + "->" + std::to_string(to_rank);
+}
+
 bool is_point_to_point(CollectiveKind kind) {
   return kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv;
 }

@@ -313,10 +313,8 @@ std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {
       continue;
     const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp});
     const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
-    groups.push_back(
-        {"p2p:" + std::to_string(rank) + "->" + std::to_string(next), pair, "pipeline send"});
-    groups.push_back(
-        {"p2p:" + std::to_string(next) + "->" + std::to_string(rank), pair, "pipeline send"});
+    groups.push_back({point_to_point_group_name(rank, next), pair, "pipeline send"});
+    groups.push_back({point_to_point_group_name(next, rank), pair, "pipeline send"});
   }
   return groups;
 }

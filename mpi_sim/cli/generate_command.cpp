@@ -1,0 +1,110 @@
+// `perfsim generate`: writes the per-rank traces of a generated workload as PyTorch execution
+// traces (JSON), for other tools or for `perfsim simulate --et`. Every MPI process writes its
+// own block of ranks, so `mpirun -n 8 perfsim generate ...` writes 1024 ranks in parallel.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <mpi.h>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_rank_generator.hpp"
+#include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
+#include "perfsim/error.hpp"
+#include "trace_io/execution_trace_writer.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+
+struct GenerateOptions {
+  LlmSimulateOptions llm;
+  std::string output_dir = "perfsim-traces";
+  std::vector<int> ranks;  // empty: all
+};
+
+std::string trace_file_name(int rank) {
+  char name[64];
+  std::snprintf(name, sizeof name, "rank%05d.et.json", rank);
+  return name;
+}
+
+int run_generate(const GenerateOptions& options, const CommandContext& context) {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.llm.model_path.empty())
+    throw InputError("--model", "", "give the model file to generate (configs/models/*.json)");
+  const llm::TransformerConfig model = llm::load_transformer_config(options.llm.model_path);
+  const llm::ParallelConfig parallel = parallel_config_from(options.llm);
+  llm::validate(model, parallel);
+  std::vector<int> ranks = options.ranks;
+  if (ranks.empty()) {
+    for (int rank = 0; rank < parallel.world_size(); ++rank)
+      ranks.push_back(rank);
+  }
+  for (int rank : ranks) {
+    if (rank < 0 || rank >= parallel.world_size()) {
+      throw InputError(
+          "--ranks", std::to_string(rank),
+          "rank outside the layout's " + std::to_string(parallel.world_size()) + " ranks");
+    }
+  }
+  std::filesystem::create_directories(options.output_dir);
+  // A block of ranks per process, in rank order.
+  const std::size_t per_process = (ranks.size() + static_cast<std::size_t>(context.mpi_size) - 1) /
+                                  static_cast<std::size_t>(context.mpi_size);
+  const std::size_t first = std::min(ranks.size(), per_process * context.mpi_rank);
+  const std::size_t last = std::min(ranks.size(), first + per_process);
+  long long bytes = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const Trace trace = llm::generate_llm_rank(model, parallel, ranks[i]);
+    const std::string path =
+        (std::filesystem::path(options.output_dir) / trace_file_name(ranks[i])).string();
+    write_execution_trace_file(trace, path);
+    bytes += static_cast<long long>(std::filesystem::file_size(path));
+    if (context.mpi_rank == 0 && (i - first + 1) % 16 == 0) {
+      std::cerr << "perfsim generate: process 0 wrote " << (i - first + 1) << " of "
+                << (last - first) << " traces\n";
+    }
+  }
+  long long total_bytes = 0;
+  MPI_Reduce(&bytes, &total_bytes, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (context.mpi_rank == 0) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf(
+        "wrote %zu execution traces (schema %s) of %s, TP %d x PP %d x DP %d, to %s: "
+        "%.1f MB in %.2f s\n",
+        ranks.size(), kWrittenEtSchema, model.name.c_str(), parallel.tp, parallel.pp, parallel.dp,
+        options.output_dir.c_str(), static_cast<double>(total_bytes) / 1e6, seconds);
+    std::printf(
+        "simulate them with: perfsim simulate --et %s/*.et.json --comm model --topology "
+        "T --device D\n",
+        options.output_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app, CommandRegistry& registry) {
+  auto options = std::make_shared<GenerateOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "generate",
+      "Write the per-rank traces of a generated LLM training iteration as PyTorch execution "
+      "traces (JSON, schema 1.1.0-chakra.0.0.4); --topology, --device and --assets are not used "
+      "here");
+  add_llm_simulate_options(*sub, options->llm);
+  sub->add_option("-o,--output", options->output_dir,
+                  "directory for rank<N>.et.json (created if missing)")
+      ->capture_default_str();
+  sub->add_option("--ranks", options->ranks, "only these ranks (default: all)")->delimiter(',');
+  registry.add(sub, RankScope::kAllRanks, [options](const CommandContext& context) {
+    return run_generate(*options, context);
+  });
+}
+
+}  // namespace perfsim::cli

@@ -15,7 +15,7 @@
 namespace perfsim::microbench {
 namespace {
 
-TEST(CollectiveSizes, AllReduceStartsAtFourBytesAndDoublesUpToTheCap) {
+TEST(MicrobenchCollectiveSizes, AllReduceStartsAtFourBytesAndDoublesUpToTheCap) {
   // Out-of-place all-reduce needs send + receive: 2 S <= 1 MiB, so S = 4 .. 512 KiB.
   const CollectiveSizeSweep sweep{4, Bytes{1} << 20, 4, 8};
   const auto sizes = collective_message_sizes(CollectiveKind::kAllReduce, sweep);
@@ -30,7 +30,7 @@ TEST(CollectiveSizes, AllReduceStartsAtFourBytesAndDoublesUpToTheCap) {
             sweep.memory_cap_bytes);
 }
 
-TEST(CollectiveSizes, TheCapIsInclusiveAndCountsTheCollectivesBuffers) {
+TEST(MicrobenchCollectiveSizes, TheCapIsInclusiveAndCountsTheCollectivesBuffers) {
   // All-gather of S bytes on 4 ranks sends S/4 and receives S: 1.25 S <= 5120 -> S <= 4096.
   const CollectiveSizeSweep sweep{16, 5120, 4, 4};
   const auto sizes = collective_message_sizes(CollectiveKind::kAllGather, sweep);
@@ -41,7 +41,7 @@ TEST(CollectiveSizes, TheCapIsInclusiveAndCountsTheCollectivesBuffers) {
   EXPECT_EQ(collective_message_sizes(CollectiveKind::kAllGather, one_less).back(), 2048);
 }
 
-TEST(CollectiveSizes, SplitCollectivesRoundToWholeElementsPerRank) {
+TEST(MicrobenchCollectiveSizes, SplitCollectivesRoundToWholeElementsPerRank) {
   // 8 ranks x fp32: all-to-all moves whole elements per peer, so sizes below 32 bytes vanish
   // and the rest stay powers of two.
   const CollectiveSizeSweep sweep{4, Bytes{1} << 16, 4, 8};
@@ -58,7 +58,7 @@ TEST(CollectiveSizes, SplitCollectivesRoundToWholeElementsPerRank) {
     EXPECT_GT(rounded[i], rounded[i - 1]);
 }
 
-TEST(CollectiveSizes, BadSweepsAreInputErrors) {
+TEST(MicrobenchCollectiveSizes, BadSweepsAreInputErrors) {
   EXPECT_THROW(collective_message_sizes(CollectiveKind::kAllReduce, {0, 1024, 4, 2}), InputError);
   EXPECT_THROW(collective_message_sizes(CollectiveKind::kAllReduce, {4, 1024, 0, 2}), InputError);
   EXPECT_THROW(collective_message_sizes(CollectiveKind::kAllReduce, {4, 1024, 4, 0}), InputError);
@@ -70,7 +70,7 @@ TEST(CollectiveSizes, BadSweepsAreInputErrors) {
   }
 }
 
-TEST(AllToAllvSizes, EverySenderSendsItsTotalInWholeElements) {
+TEST(MicrobenchAllToAllvSizes, EverySenderSendsItsTotalInWholeElements) {
   const AllToAllvSizes sizes = random_all_to_allv_sizes(8, 1 << 20, 4, 7);
   ASSERT_EQ(sizes.bytes.size(), 64u);
   for (int rank = 0; rank < 8; ++rank)
@@ -89,7 +89,7 @@ TEST(AllToAllvSizes, EverySenderSendsItsTotalInWholeElements) {
   EXPECT_EQ(sizes.model_message_bytes(), std::max<Bytes>(1 << 20, largest_received));
 }
 
-TEST(AllToAllvSizes, SameSeedSameSizesAndTotalsRoundDownToElements) {
+TEST(MicrobenchAllToAllvSizes, SameSeedSameSizesAndTotalsRoundDownToElements) {
   EXPECT_EQ(random_all_to_allv_sizes(4, 4096, 2, 3).bytes,
             random_all_to_allv_sizes(4, 4096, 2, 3).bytes);
   EXPECT_NE(random_all_to_allv_sizes(4, 4096, 2, 3).bytes,
@@ -101,7 +101,7 @@ TEST(AllToAllvSizes, SameSeedSameSizesAndTotalsRoundDownToElements) {
   EXPECT_THROW(random_all_to_allv_sizes(2, -1, 4, 1), InputError);
 }
 
-TEST(CollectiveResults, BandwidthsFollowNcclTestsFactors) {
+TEST(MicrobenchCollectiveResults, BandwidthsFollowNcclTestsFactors) {
   CollectiveRun run;
   run.name = "all_reduce_8r_1n";
   run.kind = CollectiveKind::kAllReduce;

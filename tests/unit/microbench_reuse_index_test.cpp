@@ -49,7 +49,7 @@ ReuseFactors shares_of(const std::map<std::size_t, double>& nonzero) {
   return shares;
 }
 
-TEST(ReuseIndexGenerator, ExactCountsAreRealisedExactly) {
+TEST(MicrobenchReuseIndex, ExactCountsAreRealisedExactly) {
   // 1000 rows: 700 untouched, 200 once, 80 two or three times, 20 four to seven times.
   IndexBatchRequest request{1000, 64, 0, shares_of({{0, 0.7}, {1, 0.2}, {2, 0.08}, {3, 0.02}}), 5};
   request.total_lookups = 200 + 80 * 2 + 20 * 4 + 57;  // inside [440, 580]
@@ -59,7 +59,7 @@ TEST(ReuseIndexGenerator, ExactCountsAreRealisedExactly) {
   EXPECT_EQ(batch.rows_per_bin[3], 20);
 }
 
-TEST(ReuseIndexGenerator, FractionalSharesLandWithinOneCountPerBin) {
+TEST(MicrobenchReuseIndex, FractionalSharesLandWithinOneCountPerBin) {
   // Shares that are not whole rows of E = 997 (a prime), with lookup totals that need the
   // remainders rounded up in the lowest bins (4322), by size (6000) and in the highest (8629).
   const ReuseFactors shares =
@@ -70,7 +70,7 @@ TEST(ReuseIndexGenerator, FractionalSharesLandWithinOneCountPerBin) {
   }
 }
 
-TEST(ReuseIndexGenerator, ReproducesTheHistogramOfSkewedBatches) {
+TEST(MicrobenchReuseIndex, ReproducesTheHistogramOfSkewedBatches) {
   // Targets as the embedding sweep makes them: the histogram of Zipf draws (and uniform).
   for (double exponent : {0.0, 0.8, 1.05, 1.2}) {
     for (std::int64_t rows : {1000, 50000}) {
@@ -83,13 +83,13 @@ TEST(ReuseIndexGenerator, ReproducesTheHistogramOfSkewedBatches) {
   }
 }
 
-TEST(ReuseIndexGenerator, HotRowsInTheOpenLastBin) {
+TEST(MicrobenchReuseIndex, HotRowsInTheOpenLastBin) {
   // Two rows looked up at least 2^15 times each, the rest of 100 rows untouched.
   IndexBatchRequest request{100, 1000, 70000, shares_of({{0, 0.98}, {16, 0.02}}), 2};
   expect_matches(request);
 }
 
-TEST(ReuseIndexGenerator, SameSeedSameBatchOtherSeedOtherRows) {
+TEST(MicrobenchReuseIndex, SameSeedSameBatchOtherSeedOtherRows) {
   IndexBatchRequest request{5000, 128, 4096, {}, 9};
   const auto draws = zipf_indices(5000, 4096, 1.0, 1);
   request.shares = kernels::reuse_factor_histogram(draws, 5000);
@@ -100,7 +100,7 @@ TEST(ReuseIndexGenerator, SameSeedSameBatchOtherSeedOtherRows) {
   EXPECT_EQ(generate_index_batch(request).rows_per_bin, generate_index_batch(other).rows_per_bin);
 }
 
-TEST(ReuseIndexGenerator, ImpossibleRequestsSayWhy) {
+TEST(MicrobenchReuseIndex, ImpossibleRequestsSayWhy) {
   // 10 rows each hit once make 10 lookups; 50 cannot be placed.
   IndexBatchRequest too_many{10, 5, 50, shares_of({{1, 1.0}}), 1};
   try {
@@ -122,7 +122,7 @@ TEST(ReuseIndexGenerator, ImpossibleRequestsSayWhy) {
   EXPECT_THROW(plan_reuse_bin_counts({10, 0, 0, shares_of({{0, 1.0}}), 1}), InputError);
 }
 
-TEST(ReuseIndexGenerator, BinBoundsAreThoseOfTheSimulator) {
+TEST(MicrobenchReuseIndex, BinBoundsAreThoseOfTheSimulator) {
   for (std::size_t bin = 1; bin < kReuseFactorBins; ++bin) {
     EXPECT_EQ(kernels::reuse_factor_bin(bin_min_lookups(bin)), bin);
     if (bin + 1 < kReuseFactorBins) {
@@ -132,7 +132,7 @@ TEST(ReuseIndexGenerator, BinBoundsAreThoseOfTheSimulator) {
   }
 }
 
-TEST(ZipfIndices, FollowsThePowerLaw) {
+TEST(MicrobenchZipfIndices, FollowsThePowerLaw) {
   // Exponent 1: rank 1 is drawn twice as often as rank 2 and four times as often as rank 4.
   const auto draws = zipf_indices(1000, 200000, 1.0, 12);
   std::map<std::int64_t, double> counts;

@@ -22,7 +22,7 @@ bool contains(const std::vector<GemmShape>& shapes, const GemmShape& shape) {
   return std::find(shapes.begin(), shapes.end(), shape) != shapes.end();
 }
 
-TEST(GemmSweep, IncludesEverySizeAroundMultiplesOfEight) {
+TEST(MicrobenchGemmSweep, IncludesEverySizeAroundMultiplesOfEight) {
   GemmSweepOptions options;
   options.grid_max = 1024;
   const auto shapes = gemm_sweep(options);
@@ -39,7 +39,7 @@ TEST(GemmSweep, IncludesEverySizeAroundMultiplesOfEight) {
   }
 }
 
-TEST(GemmSweep, GridRandomAndBatchedShapesForEachPrecisionWithoutRepeats) {
+TEST(MicrobenchGemmSweep, GridRandomAndBatchedShapesForEachPrecisionWithoutRepeats) {
   GemmSweepOptions options;
   options.grid_max = 512;
   options.random_shapes = 50;
@@ -64,7 +64,7 @@ TEST(GemmSweep, GridRandomAndBatchedShapesForEachPrecisionWithoutRepeats) {
   EXPECT_EQ(shapes, gemm_sweep(options));  // reproducible
 }
 
-TEST(GemmSweep, RespectsTheMemoryCapAndRejectsBadOptions) {
+TEST(MicrobenchGemmSweep, RespectsTheMemoryCapAndRejectsBadOptions) {
   GemmSweepOptions options;
   options.memory_cap_bytes = Bytes{64} << 20;
   for (const GemmShape& s : gemm_sweep(options))
@@ -82,7 +82,7 @@ TEST(GemmSweep, RespectsTheMemoryCapAndRejectsBadOptions) {
   EXPECT_THROW(gemm_sweep(bad), InputError);
 }
 
-TEST(EmbeddingSweep, GridPointsCarryFeasibleTargetsUnderTheCap) {
+TEST(MicrobenchEmbeddingSweep, GridPointsCarryFeasibleTargetsUnderTheCap) {
   EmbeddingSweepOptions options;
   options.batch_sizes = {256, 1024};
   options.table_rows = {1000, 100000};
@@ -116,7 +116,7 @@ TEST(EmbeddingSweep, GridPointsCarryFeasibleTargetsUnderTheCap) {
   EXPECT_LT(untouched(0.0), untouched(1.2));
 }
 
-TEST(MemoryOpSweep, EveryOpEveryDtypeWithinTheCap) {
+TEST(MicrobenchMemoryOpSweep, EveryOpEveryDtypeWithinTheCap) {
   MemoryOpSweepOptions options;
   options.memory_cap_bytes = Bytes{16} << 20;
   const auto cases = memory_op_sweep(options);
@@ -137,7 +137,7 @@ TEST(MemoryOpSweep, EveryOpEveryDtypeWithinTheCap) {
   EXPECT_THROW(memory_op_case("add", DType::kFloat32, {0, 1, 1}), InputError);
 }
 
-TEST(TimingStatistics, PercentilesInterpolateBetweenRanks) {
+TEST(MicrobenchTimingStatistics, PercentilesInterpolateBetweenRanks) {
   const std::vector<double> times{5, 1, 4, 2, 3};
   const TimingSummary s = summarize_times(times);
   EXPECT_EQ(s.iterations, 5u);
@@ -150,7 +150,7 @@ TEST(TimingStatistics, PercentilesInterpolateBetweenRanks) {
   EXPECT_THROW(percentile(times, 1.5), RuntimeFailure);
 }
 
-TEST(TimingStatistics, WarmupWaitsForSettledClocks) {
+TEST(MicrobenchTimingStatistics, WarmupWaitsForSettledClocks) {
   // Seed 003 Fig. 7: times drift up as clocks fall, then settle.
   WarmupMonitor monitor({0.01, 3, 100});
   const std::vector<double> drifting{100, 104, 107, 109, 110, 110.5, 110.4, 110.6};

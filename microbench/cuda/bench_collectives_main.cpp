@@ -174,8 +174,9 @@ int run(const CollectivesOptions& options, const std::string& command_line) {
   bool truncate = true;
   for (const std::string& name : options.collectives) {
     const CollectiveTest test = parse_collective_test(name);
-    // The cap counts both buffers of a GPU; max_bytes trims the sweep further.
-    Bytes cap = 2 * buffer;
+    // Send and receive buffers hold `buffer` bytes each, and no collective needs more than
+    // its message size in one buffer: cap the sweep at a message of `buffer` bytes.
+    Bytes cap = collective_buffer_bytes(test.kind, buffer, setup.n_ranks);
     if (options.max_bytes > 0)
       cap = std::min(cap, collective_buffer_bytes(test.kind, options.max_bytes, setup.n_ranks));
     const auto sizes =

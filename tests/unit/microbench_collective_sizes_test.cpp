@@ -10,6 +10,7 @@
 #include "microbench/host/all_to_allv_sizes.hpp"
 #include "microbench/host/collective_results.hpp"
 #include "microbench/host/collective_sizes.hpp"
+#include "microbench/host/gpu_topology.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::microbench {
@@ -120,6 +121,26 @@ TEST(MicrobenchCollectiveResults, BandwidthsFollowNcclTestsFactors) {
   run.measurements[0].iteration_times_us.clear();
   EXPECT_THROW(to_collective_sweep(run), RuntimeFailure);
   EXPECT_EQ(collective_table_name(CollectiveKind::kAllToAllv, 16, 2), "all_to_allv_16r_2n");
+}
+
+TEST(MicrobenchTopology, LabelsAndPeerMatrixSayWhatTheRuntimeReported) {
+  GpuInfo h100{0, "NVIDIA H100 80GB HBM3", "0000:18:00.0", Bytes{80} << 30, 132, 90, 1980, 2619, 0};
+  GpuInfo other = h100;
+  other.index = 1;
+  other.pci_bus_id = "0000:2A:00.0";
+  EXPECT_EQ(device_label({h100}), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(device_label({h100, other}), "2x NVIDIA H100 80GB HBM3");
+  other.name = "NVIDIA A100-SXM4-40GB";
+  EXPECT_EQ(device_label({h100, other}), "NVIDIA H100 80GB HBM3 + NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(device_label({}), "");
+  LocalTopology topology{"node-1", {h100, other}, {{0, 1, true, true, 0}, {1, 0, true, false, 1}}};
+  const std::string text = describe_topology(topology);
+  EXPECT_NE(text.find("host node-1"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU0 NVIDIA H100 80GB HBM3 0000:18:00.0 sm_90 132 SMs 81920 MiB"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" 0-1:A0"), std::string::npos) << text;  // native atomics: NVLink-class
+  EXPECT_NE(text.find(" 1-0:P1"), std::string::npos) << text;  // peer access only: PCIe-class
 }
 
 }  // namespace

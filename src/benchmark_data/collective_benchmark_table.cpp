@@ -22,6 +22,11 @@ std::string attribute_or(const h5::ColumnTable& table, const std::string& key,
 
 void write_collective_sweep(const std::string& file_path, const collectives::CollectiveSweep& sweep,
                             bool truncate_file) {
+  write_collective_sweep(file_path, sweep, truncate_file, {});
+}
+
+void write_collective_sweep(const std::string& file_path, const collectives::CollectiveSweep& sweep,
+                            bool truncate_file, std::span<const ExtraSampleColumn> extra_columns) {
   h5::ColumnTable table;
   std::vector<std::string> collective;
   std::vector<std::int64_t> bytes, n_ranks, n_nodes, in_place;
@@ -53,11 +58,22 @@ void write_collective_sweep(const std::string& file_path, const collectives::Col
   table.attributes["software"] =
       "nccl " + header("nccl") + (header("software").empty() ? "" : "; " + header("software"));
   table.attributes["source_file"] = sweep.source_file;
+  table.attributes["source"] = sweep.source_file;
   table.attributes["time_derived_from_busbw"] = sweep.time_derived_from_busbw ? "true" : "false";
   table.attributes["units"] =
       "bytes: bytes (nccl-tests size); time_us: microseconds; algbw_GBps, busbw_GBps: 1e9 bytes/s";
   for (const auto& [key, value] : sweep.metadata)
     table.attributes[kHeaderPrefix + key] = value;
+  for (const ExtraSampleColumn& column : extra_columns) {
+    if (table.columns.contains(column.name))
+      throw RuntimeFailure("write_collective_sweep: extra column '" + column.name +
+                           "' is a column of the schema");
+    if (column.values.size() != sweep.samples.size())
+      throw RuntimeFailure("write_collective_sweep: extra column '" + column.name + "' has " +
+                           std::to_string(column.values.size()) + " values for " +
+                           std::to_string(sweep.samples.size()) + " samples");
+    table.add(column.name, column.values, column.unit);
+  }
   h5::write_table(file_path, table_path(sweep.name), table, truncate_file);
 }
 

@@ -102,7 +102,8 @@ EmbeddingBenchmark read_embedding_benchmark(const std::string& file_path) {
   return benchmark;
 }
 
-void write_embedding_benchmark(const std::string& file_path, const EmbeddingBenchmark& benchmark) {
+void write_embedding_benchmark(const std::string& file_path, const EmbeddingBenchmark& benchmark,
+                               const benchmark_data::BenchmarkAttributes& extra) {
   std::vector<std::int64_t> batch, rows, dim;
   std::vector<double> pooling, time;
   std::vector<std::vector<double>> bins(kReuseFactorBins);
@@ -128,7 +129,8 @@ void write_embedding_benchmark(const std::string& file_path, const EmbeddingBenc
   table.add("direction", direction);
   table.add("dtype", dtype);
   table.add("time_us", time, "us");
-  table.attributes = {{"device", benchmark.device}, {"source", benchmark.source}};
+  table.attributes =
+      benchmark_data::table_attributes("embedding", benchmark.device, benchmark.source, extra);
   h5::write_table(file_path, kEmbeddingBenchmarkGroup, table);
 }
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "benchmark_data/benchmark_schema.hpp"
 #include "kernels/reuse_factor.hpp"
 #include "perfsim/dtype.hpp"
 #include "perfsim/units.hpp"
@@ -53,6 +54,9 @@ bool has_embedding_benchmark(const std::string& file_path);
 // group, column or attribute, a non-positive size, pooling or time, a reuse-factor bin outside
 // [0, 1] or bins whose sum is not 1 (within 1e-3), an unknown direction or dtype.
 EmbeddingBenchmark read_embedding_benchmark(const std::string& file_path);
-void write_embedding_benchmark(const std::string& file_path, const EmbeddingBenchmark& benchmark);
+// Writes (replaces) the table with attributes kind = "embedding", device, source, and `extra`
+// (software, clocks, iterations, ...; benchmark_data/benchmark_schema.hpp).
+void write_embedding_benchmark(const std::string& file_path, const EmbeddingBenchmark& benchmark,
+                               const benchmark_data::BenchmarkAttributes& extra = {});
 
 }  // namespace perfsim::kernels

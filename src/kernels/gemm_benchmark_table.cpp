@@ -44,7 +44,8 @@ GemmBenchmark read_gemm_benchmark(const std::string& file_path) {
   return benchmark;
 }
 
-void write_gemm_benchmark(const std::string& file_path, const GemmBenchmark& benchmark) {
+void write_gemm_benchmark(const std::string& file_path, const GemmBenchmark& benchmark,
+                          const benchmark_data::BenchmarkAttributes& extra) {
   h5::ColumnTable table;
   std::vector<std::int64_t> m, n, k, batch;
   std::vector<std::string> dtype;
@@ -63,7 +64,8 @@ void write_gemm_benchmark(const std::string& file_path, const GemmBenchmark& ben
   table.add("batch", batch);
   table.add("dtype", dtype);
   table.add("time_us", time, "us");
-  table.attributes = {{"device", benchmark.device}, {"source", benchmark.source}};
+  table.attributes =
+      benchmark_data::table_attributes("gemm", benchmark.device, benchmark.source, extra);
   h5::write_table(file_path, kGemmBenchmarkGroup, table);
 }
 

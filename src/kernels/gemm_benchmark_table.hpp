@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmark_data/benchmark_schema.hpp"
 #include "perfsim/dtype.hpp"
 #include "perfsim/units.hpp"
 
@@ -35,6 +36,9 @@ struct GemmBenchmark {
 // Throws InputError(file, "/benchmarks/gemm[/column][row i]", problem) on a missing group,
 // column or attribute, a non-positive size or time, or an unknown dtype.
 GemmBenchmark read_gemm_benchmark(const std::string& file_path);
-void write_gemm_benchmark(const std::string& file_path, const GemmBenchmark& benchmark);
+// Writes (replaces) the table with attributes kind = "gemm", device, source, and `extra`
+// (software, clocks, iterations, ...; benchmark_data/benchmark_schema.hpp).
+void write_gemm_benchmark(const std::string& file_path, const GemmBenchmark& benchmark,
+                          const benchmark_data::BenchmarkAttributes& extra = {});
 
 }  // namespace perfsim::kernels

@@ -46,7 +46,7 @@ struct SimulateOptions {
   // cost per event (seed 000 Sec. 4.3.3/4.4.2: predicts the run without the profiler).
   std::string overhead_extraction = "replay";
   int stall_timeout_s = 120;
-  LlmSimulateOptions llm;  // --model ...: a generated LLM iteration
+  LlmSimulateOptions llm;    // --model ...: a generated LLM iteration
   DlrmSimulateOptions dlrm;  // --dlrm ...: a generated DLRM iteration
 };
 

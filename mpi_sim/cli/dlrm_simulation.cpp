@@ -13,6 +13,7 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "overheads/overhead_asset.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -91,8 +92,8 @@ DlrmScenario read_dlrm_scenario(const DlrmSimulateOptions& options,
           shared.assets_path};
 }
 
-SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario,
-                                  const std::vector<int>& local_ranks) {
+SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vector<int>& local_ranks,
+                                  const std::string& overheads_path) {
   const dlrm::DlrmConfig& config = scenario.config;
   if (config.ranks > scenario.topology.world_size()) {
     throw InputError(scenario.topology.source, "nodes",
@@ -115,13 +116,19 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario,
     const Trace trace = dlrm::generate_dlrm_rank(config, scenario.plan, rank);
     inputs.programs.push_back(engine::build_rank_program(trace, rank, config.ranks, sources));
   }
-  // No host overheads: generated traces have no profile to take them from (a profiled run's
-  // overheads would be an asset of their own).
-  inputs.overheads.launch.kernel_gap_us = 1.0;
+  // Generated traces have no profile to take host overheads from: none, unless an asset
+  // extracted from a profiled run is given.
+  std::string host = "none";
+  if (overheads_path.empty()) {
+    inputs.overheads.launch.kernel_gap_us = 1.0;
+  } else {
+    inputs.overheads = overheads::load_host_overheads(overheads_path);
+    host = overheads_path;
+  }
   inputs.notes.push_back("workload: generated DLRM " + config.name + " (" + config.file +
                          "), sharder " + std::string(dlrm::sharder_name(scenario.plan.sharder)));
   inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
-                         scenario.device_source + "); host overheads: none");
+                         scenario.device_source + "); host overheads: " + host);
   inputs.notes.push_back(
       "collectives: " + scenario.topology.name + " with " +
       (scenario.assets_path.empty()

@@ -36,8 +36,10 @@ generators::dlrm::DlrmConfig read_dlrm_config(const DlrmSimulateOptions& options
 DlrmScenario read_dlrm_scenario(const DlrmSimulateOptions& options,
                                 const LlmSimulateOptions& shared);
 
-SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario,
-                                  const std::vector<int>& local_ranks);
+// `overheads_path`: a host-overhead asset (`perfsim overheads extract`) applied to the
+// generated ops by name; "" = no host overheads.
+SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vector<int>& local_ranks,
+                                  const std::string& overheads_path = "");
 
 // Every rank in this process with the in-process clock sync (for `perfsim shard`).
 std::vector<RankResult> simulate_dlrm_in_process(const DlrmScenario& scenario);

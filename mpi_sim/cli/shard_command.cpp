@@ -86,15 +86,17 @@ int run_shard(const ShardOptions& options) {
   const Evaluation& best = evaluations.front();
   const dlrm::DlrmConfig& config = best.scenario.config;
   char line[320];
+  std::string cap = "none";
+  if (config.memory_cap_bytes > 0) {
+    std::snprintf(line, sizeof(line), "%.3f GB",
+                  static_cast<double>(config.memory_cap_bytes) / 1e9);
+    cap = line;
+  }
   std::cout << "perfsim shard: " << config.name << " (" << config.file << "), "
             << config.tables.size() << " tables on " << config.ranks << " GPUs, batch "
             << config.batch_per_gpu << " per GPU; " << best.scenario.topology.name << ", "
-            << best.scenario.device_source << "; memory cap "
-            << (config.memory_cap_bytes > 0
-                    ? std::to_string(static_cast<double>(config.memory_cap_bytes) / 1e9) + " GB"
-                    : std::string("none"))
-            << " per GPU\n\n";
-  std::snprintf(line, sizeof(line), "%4s  %-20s %12s %12s %12s %12s %10s\n", "rank", "sharder",
+            << best.scenario.device_source << "; memory cap " << cap << " per GPU\n\n";
+  std::snprintf(line, sizeof(line), "%4s  %-20s %12s %12s %12s %12s %10s\n", "#", "sharder",
                 "iter_ms", "emb_max_ms", "emb_min_ms", "GB_max", "wall_s");
   std::cout << line;
   int position = 0;

@@ -324,7 +324,8 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
   if (options.dlrm.requested())
-    return load_dlrm_inputs(read_dlrm_scenario(options.dlrm, options.llm), local_ranks);
+    return load_dlrm_inputs(read_dlrm_scenario(options.dlrm, options.llm), local_ranks,
+                            options.overheads_path);
   if (options.llm.requested())
     return load_llm_inputs(read_llm_scenario(options.llm), local_ranks);
   if (!options.kineto_specs.empty() || !options.et_specs.empty()) {

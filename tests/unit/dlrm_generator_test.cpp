@@ -18,6 +18,7 @@
 #include "generators/dlrm/dlrm_table_sampler.hpp"
 #include "generators/llm/nominal_collective_curves.hpp"
 #include "kernels/model_duration_source.hpp"
+#include "kernels/op_kernel_registry.hpp"
 #include "mpi_sim/engine/collective_matching.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -280,6 +281,29 @@ TEST(DlrmGenerator, AllSixShardersOfTheSmallConfigSimulateInUnderTenSeconds) {
       std::minmax_element(iteration_us.begin(), iteration_us.end(),
                           [](const auto& a, const auto& b) { return a.second < b.second; });
   EXPECT_GT(slowest->second, fastest->second * 1.01);
+}
+
+// The registry reads E, D, B and L of a generated lookup and of its backward from the shapes.
+TEST(DlrmGenerator, EmbeddingOpsCarryTheShapesTheEmbeddingModelNeeds) {
+  const DlrmConfig config = small_config();
+  const ShardingPlan plan = shard_tables(config.tables, Sharder::kNaive, {4, config.dtype, 0, 0});
+  const Trace trace = generate_dlrm_rank(config, plan, 2);  // table t2: E 20000, L 10.25
+  int checked = 0;
+  for (const Op& op : trace.ops) {
+    if (op.name != "aten::embedding_bag" && op.name != "aten::_embedding_bag_backward")
+      continue;
+    const kernels::OpExpansion expansion = kernels::expand_op(op);
+    ASSERT_EQ(expansion.status, kernels::ExpansionStatus::kModeled) << op.name;
+    ASSERT_EQ(expansion.kernels.size(), 1u);
+    const auto& work = std::get<kernels::EmbeddingWork>(expansion.kernels[0].work);
+    EXPECT_EQ(work.rows, 20000);
+    EXPECT_EQ(work.dim, 16);
+    EXPECT_EQ(work.batch_size, config.global_batch());
+    EXPECT_NEAR(work.pooling_factor, 10.25, 1e-9);
+    EXPECT_EQ(work.backward, op.name == "aten::_embedding_bag_backward");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(DlrmGenerator, RejectsAPlanOfAnotherConfig) {

@@ -58,7 +58,8 @@ void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
   sub.add_option("--dlrm-seed", options.seed,
                  "DLRM: seed of the table sampler and the random sharder (default: config)");
   sub.add_option("--memory-cap-GB", options.memory_cap_GB,
-                 "DLRM: embedding weights allowed per GPU, GB (default: config; 0 = no cap)")
+                 "DLRM: embedding weights allowed per GPU, GB (default: config, else 80% of the "
+                 "device's memory; 0 = no cap)")
       ->check(CLI::NonNegativeNumber);
 }
 
@@ -82,14 +83,16 @@ DlrmScenario read_dlrm_scenario(const DlrmSimulateOptions& options,
   if (!sharder)
     throw InputError("--sharder", "", "unknown sharder '" + options.sharder + "'");
   dlrm::DlrmConfig config = read_dlrm_config(options);
-  dlrm::ShardingOptions sharding{config.ranks, config.dtype, config.memory_cap_bytes, config.seed};
+  std::string device_json = io::read_file_decompressed(shared.device_path);
+  if (!config.memory_cap_bytes) {
+    // Seed 001 Sec. V-B1 keeps each rank's tables under 80% of the GPU's memory.
+    const devices::DeviceSpec device = devices::parse_device_json(device_json, shared.device_path);
+    config.memory_cap_bytes = static_cast<Bytes>(0.8 * device.hbm_capacity_bytes.value);
+  }
+  dlrm::ShardingOptions sharding{config.ranks, config.dtype, *config.memory_cap_bytes, config.seed};
   dlrm::ShardingPlan plan = dlrm::shard_tables(config.tables, *sharder, sharding, config.file);
-  return {std::move(config),
-          std::move(plan),
-          topology::load_topology(shared.topology_path),
-          io::read_file_decompressed(shared.device_path),
-          shared.device_path,
-          shared.assets_path};
+  return {std::move(config),      std::move(plan),    topology::load_topology(shared.topology_path),
+          std::move(device_json), shared.device_path, shared.assets_path};
 }
 
 SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vector<int>& local_ranks,
@@ -140,6 +143,8 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
   inputs.attributes["sharder"] = std::string(dlrm::sharder_name(scenario.plan.sharder));
   inputs.attributes["batch_per_gpu"] = std::to_string(config.batch_per_gpu);
   inputs.attributes["tables"] = std::to_string(config.tables.size());
+  inputs.attributes["ranks"] = std::to_string(config.ranks);
+  inputs.attributes["seed"] = std::to_string(config.seed);
   inputs.extra_report = [scenario](std::span<const RankResult> results) {
     return dlrm_report(scenario, results);
   };

@@ -87,9 +87,9 @@ int run_shard(const ShardOptions& options) {
   const dlrm::DlrmConfig& config = best.scenario.config;
   char line[320];
   std::string cap = "none";
-  if (config.memory_cap_bytes > 0) {
+  if (config.memory_cap_bytes.value_or(0) > 0) {
     std::snprintf(line, sizeof(line), "%.3f GB",
-                  static_cast<double>(config.memory_cap_bytes) / 1e9);
+                  static_cast<double>(*config.memory_cap_bytes) / 1e9);
     cap = line;
   }
   std::cout << "perfsim shard: " << config.name << " (" << config.file << "), "
@@ -150,7 +150,8 @@ void add_shard_command(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--assets", options->shared.assets_path,
                   "fitted collective curves (`perfsim fit`); default: nominal curves");
   sub->add_option("--memory-cap-GB", options->dlrm.memory_cap_GB,
-                  "embedding weights allowed per GPU, GB (default: config; 0 = no cap)")
+                  "embedding weights allowed per GPU, GB (default: config, else 80% of the "
+                  "device's memory; 0 = no cap)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--dlrm-batch", options->dlrm.batch_per_gpu, "batch per GPU (default: config)")
       ->check(CLI::PositiveNumber);

@@ -41,7 +41,8 @@ TEST(DlrmConfig, ShippedConfigsParse) {
   const DlrmConfig heavy = load_dlrm_config(kRoot + "/configs/dlrm/dlrm-heavy-4gpu.json");
   for (const EmbeddingTable& table : heavy.tables)
     EXPECT_GE(table.pooling_factor, 20.0) << table.name;
-  EXPECT_EQ(heavy.memory_cap_bytes, 32'000'000'000LL);
+  EXPECT_EQ(heavy.memory_cap_bytes, std::optional<Bytes>(32'000'000'000LL));
+  EXPECT_FALSE(param.memory_cap_bytes.has_value());  // the runner's default applies
 }
 
 TEST(DlrmConfig, ErrorsNameTheJsonPointer) {

@@ -254,7 +254,8 @@ TEST(DlrmGenerator, AllSixShardersOfTheSmallConfigSimulateInUnderTenSeconds) {
   std::map<std::string, double> iteration_us;
   for (Sharder sharder : all_sharders()) {
     const ShardingPlan plan = shard_tables(
-        config.tables, sharder, {config.ranks, config.dtype, config.memory_cap_bytes, config.seed});
+        config.tables, sharder,
+        {config.ranks, config.dtype, config.memory_cap_bytes.value_or(0), config.seed});
     std::vector<engine::RankProgram> programs;
     for (int rank = 0; rank < config.ranks; ++rank)
       programs.push_back(engine::build_rank_program(generate_dlrm_rank(config, plan, rank), rank,

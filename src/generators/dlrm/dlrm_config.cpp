@@ -178,8 +178,9 @@ DlrmConfig parse_dlrm_config(std::string_view json_text, const std::string& file
       static_cast<Bytes>(std::llround(root.non_negative_number("bucket_mb", 25) * 1024 * 1024));
   if (config.bucket_bytes <= 0)
     throw InputError(file, "/bucket_mb", "must be > 0");
-  config.memory_cap_bytes =
-      static_cast<Bytes>(std::llround(root.non_negative_number("memory_cap_GB", 0) * 1e9));
+  if (root.has("memory_cap_GB"))
+    config.memory_cap_bytes =
+        static_cast<Bytes>(std::llround(root.non_negative_number("memory_cap_GB") * 1e9));
   config.distribute_indices = root.boolean("distribute_indices", true);
   if (root.has("seed")) {
     const json& seed = doc.at("seed");

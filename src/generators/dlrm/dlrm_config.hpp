@@ -32,7 +32,9 @@ struct DlrmConfig {
   int ranks = 0;
   // DDP gradient bucket: PyTorch's bucket_cap_mb = 25, in MiB as PyTorch counts it.
   Bytes bucket_bytes = 25 * 1024 * 1024;
-  Bytes memory_cap_bytes = 0;  // embedding bytes allowed per rank; 0 = no cap
+  // Embedding bytes allowed per rank; 0 = no cap; unset = the runner's default (80% of the
+  // device's HBM, seed 001 Sec. V-B1).
+  std::optional<Bytes> memory_cap_bytes;
   // Sparse features are sent to the ranks that own their tables (an all-to-allv of indices)
   // before the lookup, as TorchRec's input distribution does.
   bool distribute_indices = true;

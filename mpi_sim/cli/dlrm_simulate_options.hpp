@@ -16,6 +16,8 @@ struct DlrmSimulateOptions {
   int ranks = 0;          // 0: the config's
   std::optional<std::uint64_t> seed;
   std::optional<double> memory_cap_GB;
+  std::string pooling;  // "" = the config's; "dlrm-2021" or "dlrm-2022" (sampled configs)
+  bool heavy_only = false;
 
   bool requested() const { return !config_path.empty(); }
 };

@@ -57,6 +57,11 @@ void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
       ->check(CLI::PositiveNumber);
   sub.add_option("--dlrm-seed", options.seed,
                  "DLRM: seed of the table sampler and the random sharder (default: config)");
+  sub.add_option("--dlrm-pooling", options.pooling,
+                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data")
+      ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
+  sub.add_flag("--dlrm-heavy", options.heavy_only,
+               "DLRM, sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");
   sub.add_option("--memory-cap-GB", options.memory_cap_GB,
                  "DLRM: embedding weights allowed per GPU, GB (default: config, else 80% of the "
                  "device's memory; 0 = no cap)")
@@ -70,6 +75,11 @@ dlrm::DlrmConfig read_dlrm_config(const DlrmSimulateOptions& options) {
   overrides.tables = options.tables;
   overrides.seed = options.seed;
   overrides.memory_cap_GB = options.memory_cap_GB;
+  if (!options.pooling.empty())
+    overrides.pooling = options.pooling == "dlrm-2021" ? dlrm::PoolingProfile::kDlrm2021
+                                                       : dlrm::PoolingProfile::kDlrm2022;
+  if (options.heavy_only)
+    overrides.heavy_only = true;
   return dlrm::apply_overrides(dlrm::load_dlrm_config(options.config_path), overrides);
 }
 

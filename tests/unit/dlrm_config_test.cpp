@@ -119,6 +119,14 @@ TEST(DlrmConfig, OverridesResampleOrResizeTables) {
   EXPECT_EQ(repeated.tables[26].rows, param.tables[0].rows);
   overrides.tables = 3;
   EXPECT_EQ(apply_overrides(param, overrides).tables.size(), 3u);
+  overrides = {};
+  overrides.heavy_only = true;
+  EXPECT_THROW(apply_overrides(param, overrides), InputError);  // listed tables
+  overrides.pooling = PoolingProfile::kDlrm2022;
+  const DlrmConfig heavy = apply_overrides(small, overrides);
+  EXPECT_EQ(heavy.tables.size(), small.tables.size());
+  for (const EmbeddingTable& table : heavy.tables)
+    EXPECT_GE(table.pooling_factor, 20.0);
 }
 
 }  // namespace

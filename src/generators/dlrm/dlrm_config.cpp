@@ -222,6 +222,17 @@ DlrmConfig apply_overrides(DlrmConfig config, const DlrmOverrides& overrides) {
       resample = true;
     }
   }
+  if (overrides.pooling || overrides.heavy_only) {
+    if (!config.table_generator)
+      throw InputError(config.file, "/tables",
+                       "the pooling profile can only be changed for sampled tables "
+                       "(\"table_generator\"); this config lists its tables");
+    if (overrides.pooling)
+      config.table_generator->profile = *overrides.pooling;
+    if (overrides.heavy_only)
+      config.table_generator->heavy_only = *overrides.heavy_only;
+    resample = true;
+  }
   if (overrides.tables > 0) {
     if (config.table_generator) {
       config.table_generator->count = overrides.tables;

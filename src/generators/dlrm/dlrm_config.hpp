@@ -66,6 +66,9 @@ struct DlrmOverrides {
   int tables = 0;
   std::optional<std::uint64_t> seed;  // random sharder and table sampler
   std::optional<double> memory_cap_GB;
+  // Sampled configs only (InputError otherwise): the dataset year and heavy-only tasks.
+  std::optional<PoolingProfile> pooling;
+  std::optional<bool> heavy_only;
 };
 DlrmConfig apply_overrides(DlrmConfig config, const DlrmOverrides& overrides);
 

@@ -157,6 +157,13 @@ void add_shard_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--dlrm-tables", options->dlrm.tables, "number of tables (default: config)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--dlrm-ranks", options->dlrm.ranks, "GPUs (default: config)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--dlrm-pooling", options->dlrm.pooling,
+                  "sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data")
+      ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
+  sub->add_flag("--dlrm-heavy", options->dlrm.heavy_only,
+                "sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");
   sub->add_option("--dlrm-seed", options->dlrm.seed,
                   "seed of the table sampler and the random sharder (default: config)");
   registry.add(sub, RankScope::kRankZeroOnly,

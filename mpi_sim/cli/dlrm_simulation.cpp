@@ -191,20 +191,24 @@ std::string format_rank_load(const DlrmScenario& scenario, std::span<const RankR
       lookups += dlrm::table_lookups(config.tables[t], config.global_batch());
     const auto result = std::find_if(results.begin(), results.end(),
                                      [rank](const RankResult& r) { return r.sim_rank == rank; });
-    double embedding_ms = 0, a2a_ms = 0, iteration_ms = 0;
-    if (result != results.end()) {
-      embedding_ms =
-          result->by_category_us[static_cast<std::size_t>(KernelCategory::kEmbeddingLookup)] / 1000;
+    std::snprintf(
+        line, sizeof(line), "  %4d %6zu %10.3f %12lld", rank, plan.tables_of_rank[rank].size(),
+        static_cast<double>(plan.bytes_of_rank[rank]) / 1e9, static_cast<long long>(lookups));
+    out += line;
+    if (result == results.end()) {
+      // Not simulated here (a single-rank run): its load is known, its times are not.
+      std::snprintf(line, sizeof(line), " %10s %10s %10s\n", "-", "-", "-");
+    } else {
+      double a2a_ms = 0;
       for (const StreamBreakdown& stream : result->streams) {
         if (stream.stream == dlrm::kAllToAllStream)
           a2a_ms = stream.busy_us / 1000;
       }
-      iteration_ms = result->iteration_us / 1000;
+      std::snprintf(
+          line, sizeof(line), " %10.3f %10.3f %10.3f\n",
+          result->by_category_us[static_cast<std::size_t>(KernelCategory::kEmbeddingLookup)] / 1000,
+          a2a_ms, result->iteration_us / 1000);
     }
-    std::snprintf(line, sizeof(line), "  %4d %6zu %10.3f %12lld %10.3f %10.3f %10.3f\n", rank,
-                  plan.tables_of_rank[rank].size(),
-                  static_cast<double>(plan.bytes_of_rank[rank]) / 1e9,
-                  static_cast<long long>(lookups), embedding_ms, a2a_ms, iteration_ms);
     out += line;
   }
   return out;

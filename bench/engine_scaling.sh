@@ -13,12 +13,16 @@ ulimit -n 4096 2>/dev/null || true
 
 printf "%-10s %-8s %-12s %-10s %-12s %-12s %-12s %s\n" processes ranks per_process mpirun_s simulate_s "ops/s" "ops/s/rank" workload
 run() {
-  local processes=$1 ranks=$2 group=$3 layout=$4 label=$5
+  local processes=$1 ranks=$2 group=$3 layout=$4 label=$5 packing=${6:-explicit}
   local start end out
+  # Explicit ranks per process keeps every process busy, measuring the distributed engine;
+  # "auto" lets perfsim pack ranks onto as many processes as there are cores.
+  local per_process=(--ranks-per-process $(( (ranks + processes - 1) / processes )))
+  [[ $packing == auto ]] && per_process=()
   start=$(date +%s.%N)
   out=$(mpirun --oversubscribe -n "$processes" "$perfsim" simulate --results "" \
         --ranks "$ranks" --repetitions 20 --compute-us 200 --bytes 64000000 \
-        --group-size "$group" --group-layout "$layout" 2>/dev/null)
+        --group-size "$group" --group-layout "$layout" "${per_process[@]}" 2>/dev/null)
   end=$(date +%s.%N)
   local line
   line=$(grep "^simulated .* ops on" <<<"$out")
@@ -27,10 +31,11 @@ run() {
   simulate_s=$(sed -E 's/.* in ([0-9.]+) s wall.*/\1/' <<<"$line")
   ops_rate=$(sed -E 's/.*\(([0-9]+) ops\/s per rank\).*/\1/' <<<"$line")
   printf "%-10s %-8s %-12s %-10.2f %-12s %-12.0f %-12s %s\n" "$processes" "$ranks" \
-    $(( (ranks + processes - 1) / processes )) "$(awk "BEGIN{print $end - $start}")" \
+    "${per_process[1]:-auto}" "$(awk "BEGIN{print $end - $start}")" \
     "$simulate_s" "$(awk "BEGIN{print $ops / $simulate_s}")" "$ops_rate" "$label"
 }
 run 8 8 0 consecutive "20 x (200 us compute, 64 MB all-reduce over the world)"
+run 64 64 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8), packed" auto
 run 64 64 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8)"
 run 8 1024 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8)"
 run 8 1024 0 consecutive "20 x (200 us compute, 64 MB all-reduce over all 1024)"

@@ -1,17 +1,22 @@
-// `perfsim generate`: writes the per-rank traces of a generated workload as PyTorch execution
-// traces (JSON), for other tools or for `perfsim simulate --et`. Every MPI process writes its
-// own block of ranks, so `mpirun -n 8 perfsim generate ...` writes 1024 ranks in parallel.
+// `perfsim generate`: writes the per-rank traces of a generated workload (LLM or DLRM) as
+// PyTorch execution traces (JSON), for other tools or for `perfsim simulate --et`. Every MPI
+// process writes its own block of ranks, so `mpirun -n 8 perfsim generate ...` writes 1024
+// ranks in parallel.
+#include <mpi.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 
-#include <mpi.h>
-
+#include "generators/dlrm/dlrm_rank_generator.hpp"
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "perfsim/error.hpp"
 #include "trace_io/execution_trace_writer.hpp"
@@ -23,9 +28,40 @@ namespace llm = generators::llm;
 
 struct GenerateOptions {
   LlmSimulateOptions llm;
+  DlrmSimulateOptions dlrm;
   std::string output_dir = "perfsim-traces";
   std::vector<int> ranks;  // empty: all
 };
+
+// One workload, either kind: what it is, its rank count and a per-rank trace generator.
+struct GeneratedWorkload {
+  std::string description;
+  int world_size = 0;
+  std::function<Trace(int rank)> generate;
+};
+
+GeneratedWorkload read_workload(const GenerateOptions& options) {
+  if (options.llm.requested() == options.dlrm.requested()) {
+    throw InputError("<command line>", "--model / --dlrm",
+                     "give exactly one workload: --model (LLM) or --dlrm (DLRM)");
+  }
+  if (options.dlrm.requested()) {
+    auto scenario = std::make_shared<DlrmScenario>(read_dlrm_scenario(options.dlrm, options.llm));
+    return {"DLRM " + scenario->config.name + ", " + std::to_string(scenario->config.ranks) +
+                " ranks, sharder " + options.dlrm.sharder,
+            scenario->config.ranks, [scenario](int rank) {
+              return generators::dlrm::generate_dlrm_rank(scenario->config, scenario->plan, rank);
+            }};
+  }
+  auto model = std::make_shared<llm::TransformerConfig>(
+      llm::load_transformer_config(options.llm.model_path));
+  auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
+  llm::validate(*model, *parallel);
+  return {model->name + ", TP " + std::to_string(parallel->tp) + " x PP " +
+              std::to_string(parallel->pp) + " x DP " + std::to_string(parallel->dp),
+          parallel->world_size(),
+          [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
+}
 
 std::string trace_file_name(int rank) {
   char name[64];
@@ -35,21 +71,17 @@ std::string trace_file_name(int rank) {
 
 int run_generate(const GenerateOptions& options, const CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.llm.model_path.empty())
-    throw InputError("--model", "", "give the model file to generate (configs/models/*.json)");
-  const llm::TransformerConfig model = llm::load_transformer_config(options.llm.model_path);
-  const llm::ParallelConfig parallel = parallel_config_from(options.llm);
-  llm::validate(model, parallel);
+  const GeneratedWorkload workload = read_workload(options);
   std::vector<int> ranks = options.ranks;
   if (ranks.empty()) {
-    for (int rank = 0; rank < parallel.world_size(); ++rank)
+    for (int rank = 0; rank < workload.world_size; ++rank)
       ranks.push_back(rank);
   }
   for (int rank : ranks) {
-    if (rank < 0 || rank >= parallel.world_size()) {
+    if (rank < 0 || rank >= workload.world_size) {
       throw InputError(
           "--ranks", std::to_string(rank),
-          "rank outside the layout's " + std::to_string(parallel.world_size()) + " ranks");
+          "rank outside the workload's " + std::to_string(workload.world_size) + " ranks");
     }
   }
   std::filesystem::create_directories(options.output_dir);
@@ -60,7 +92,7 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
   const std::size_t last = std::min(ranks.size(), first + per_process);
   long long bytes = 0;
   for (std::size_t i = first; i < last; ++i) {
-    const Trace trace = llm::generate_llm_rank(model, parallel, ranks[i]);
+    const Trace trace = workload.generate(ranks[i]);
     const std::string path =
         (std::filesystem::path(options.output_dir) / trace_file_name(ranks[i])).string();
     write_execution_trace_file(trace, path);
@@ -75,11 +107,9 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
   if (context.mpi_rank == 0) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf(
-        "wrote %zu execution traces (schema %s) of %s, TP %d x PP %d x DP %d, to %s: "
-        "%.1f MB in %.2f s\n",
-        ranks.size(), kWrittenEtSchema, model.name.c_str(), parallel.tp, parallel.pp, parallel.dp,
-        options.output_dir.c_str(), static_cast<double>(total_bytes) / 1e6, seconds);
+    std::printf("wrote %zu execution traces (schema %s) of %s to %s: %.1f MB in %.2f s\n",
+                ranks.size(), kWrittenEtSchema, workload.description.c_str(),
+                options.output_dir.c_str(), static_cast<double>(total_bytes) / 1e6, seconds);
     std::printf(
         "simulate them with: perfsim simulate --et %s/*.et.json --comm model --topology "
         "T --device D\n",
@@ -94,10 +124,11 @@ void add_generate_command(CLI::App& app, CommandRegistry& registry) {
   auto options = std::make_shared<GenerateOptions>();
   CLI::App* sub = app.add_subcommand(
       "generate",
-      "Write the per-rank traces of a generated LLM training iteration as PyTorch execution "
-      "traces (JSON, schema 1.1.0-chakra.0.0.4); --topology, --device and --assets are not used "
-      "here");
+      "Write the per-rank traces of a generated training iteration (--model LLM or --dlrm DLRM) "
+      "as PyTorch execution traces (JSON, schema 1.1.0-chakra.0.0.4). --topology and --device "
+      "are needed only by --dlrm (the sharders' memory cap)");
   add_llm_simulate_options(*sub, options->llm);
+  add_dlrm_simulate_options(*sub, options->dlrm);
   sub->add_option("-o,--output", options->output_dir,
                   "directory for rank<N>.et.json (created if missing)")
       ->capture_default_str();

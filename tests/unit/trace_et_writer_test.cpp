@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "devices/device_spec.hpp"
+#include "generators/dlrm/dlrm_config.hpp"
+#include "generators/dlrm/dlrm_rank_generator.hpp"
+#include "generators/dlrm/dlrm_sharders.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
@@ -162,6 +165,40 @@ TEST(ExecutionTraceWriter, ReadBackTracesSimulateLikeTheGeneratedOnes) {
   std::cout << "tiny TP2 PP2 DP2: generated " << generated_us << " us, written and read back "
             << loaded_us << " us\n";
   EXPECT_GT(generated_us, 0);
+  EXPECT_NEAR(loaded_us, generated_us, 1e-6 * generated_us);
+}
+
+TEST(ExecutionTraceWriter, DlrmAllToAllvSplitsSurviveTheRoundTrip) {
+  namespace dlrm = generators::dlrm;
+  const dlrm::DlrmConfig config = dlrm::load_dlrm_config(std::string(PERFSIM_SOURCE_DIR) +
+                                                         "/configs/dlrm/dlrm-small-4gpu.json");
+  const dlrm::ShardingPlan plan = dlrm::shard_tables(
+      config.tables, dlrm::Sharder::kSizeLookupGreedy, {config.ranks, config.dtype, 0, 0});
+  std::vector<Trace> generated;
+  std::vector<Trace> loaded;
+  for (int rank = 0; rank < config.ranks; ++rank) {
+    generated.push_back(dlrm::generate_dlrm_rank(config, plan, rank));
+    loaded.push_back(round_trip(generated.back()));
+    int all_to_allv = 0;
+    const auto a = working_ops(generated.back());
+    const auto b = working_ops(loaded.back());
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i]->comm || a[i]->comm->kind != CollectiveKind::kAllToAllv)
+        continue;
+      ++all_to_allv;
+      ASSERT_TRUE(b[i]->comm.has_value());
+      EXPECT_EQ(b[i]->comm->kind, CollectiveKind::kAllToAllv);
+      EXPECT_EQ(b[i]->comm->in_split_elements, a[i]->comm->in_split_elements);
+      EXPECT_EQ(b[i]->comm->out_split_elements, a[i]->comm->out_split_elements);
+      EXPECT_EQ(b[i]->comm->bytes_in, a[i]->comm->bytes_in);
+    }
+    EXPECT_GT(all_to_allv, 0) << "rank " << rank;
+  }
+  const double generated_us = simulated_iteration_us(generated, false);
+  const double loaded_us = simulated_iteration_us(loaded, true);
+  std::cout << "dlrm-small-4gpu: generated " << generated_us << " us, written and read back "
+            << loaded_us << " us\n";
   EXPECT_NEAR(loaded_us, generated_us, 1e-6 * generated_us);
 }
 

@@ -96,6 +96,9 @@ int run_run(const SweepArguments& arguments, const RunArguments& run) {
     if (skipped > 0)
       std::cout << "skipping " << skipped << " tasks already done (--force reruns them)\n";
   }
+  std::cout << "running " << indices.size() << " tasks with "
+            << (settings.launcher == sweep::Launcher::kSrun ? "srun" : "mpirun") << ", " << run.jobs
+            << " at a time" << std::endl;
   const auto start = std::chrono::steady_clock::now();
   int failed = 0;
   sweep::run_tasks(spec, indices, run.jobs, settings, [&](const sweep::TaskOutcome& outcome) {

@@ -39,13 +39,23 @@ h5::Column parameter_column(const SweepSpec& spec, const std::string& key) {
   return texts;
 }
 
-std::string last_nonempty_line(const std::string& text) {
-  std::size_t end = text.find_last_not_of("\n\r ");
-  if (end == std::string::npos)
-    return "";
-  const std::size_t start = text.find_last_of('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1,
-                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+// The line that says what went wrong: perfsim's own error line when the tail has one (MPI's
+// abort banner follows it), else the last non-empty line.
+std::string error_line(const std::string& stderr_tail) {
+  std::string last;
+  std::size_t start = 0;
+  while (start < stderr_tail.size()) {
+    std::size_t end = stderr_tail.find('\n', start);
+    if (end == std::string::npos)
+      end = stderr_tail.size();
+    const std::string line = stderr_tail.substr(start, end - start);
+    if (line.rfind("perfsim: error: ", 0) == 0)
+      return line;
+    if (line.find_first_not_of(" \r") != std::string::npos)
+      last = line;
+    start = end + 1;
+  }
+  return last;
 }
 
 }  // namespace
@@ -82,7 +92,7 @@ MergedSweep merge_sweep(const SweepSpec& spec) {
     } else if (state == TaskState::kFailed) {
       TaskFailure failure = read_failure(paths);
       exit_statuses[row] = failure.exit_status;
-      errors[row] = last_nonempty_line(failure.stderr_tail);
+      errors[row] = error_line(failure.stderr_tail);
       merged.failures[task.index] = std::move(failure);
     } else if (state == TaskState::kLost) {
       errors[row] = "started but its process is gone (no result, no failure record)";

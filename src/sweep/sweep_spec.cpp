@@ -118,14 +118,12 @@ int dlrm_config_ranks(const std::string& config, const std::string& source,
   return root.at("ranks").get<int>();
 }
 
-// The simulated world size the settings imply: --ranks for the synthetic workload, --dlrm-ranks
-// or the DLRM config's ranks for --dlrm, the product of the parallel degrees for --model; 0
-// when it cannot be known without reading the inputs (traces).
+// The simulated world size the settings imply, in simulate's order of precedence:
+// --dlrm-ranks or the DLRM config's ranks for --dlrm, the product of the parallel degrees for
+// --model, --ranks for the synthetic workload; 0 when it cannot be known without reading the
+// inputs (traces).
 int simulated_ranks_of(const SweepTask& task, const std::string& source) {
   const std::string where = "task " + std::to_string(task.index);
-  const std::string ranks = task.value_of("ranks");
-  if (!ranks.empty())
-    return positive_integer(ranks, source, where + ": ranks");
   const std::string dlrm_config = task.value_of("dlrm");
   if (!dlrm_config.empty()) {
     const std::string override_ranks = task.value_of("dlrm-ranks");
@@ -142,6 +140,9 @@ int simulated_ranks_of(const SweepTask& task, const std::string& source) {
     }
     return product;
   }
+  const std::string ranks = task.value_of("ranks");
+  if (!ranks.empty())
+    return positive_integer(ranks, source, where + ": ranks");
   return 0;
 }
 

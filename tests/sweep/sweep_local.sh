@@ -61,5 +61,5 @@ awk -F, 'NR == 3 && $2 == "failed" && $NF != "" {ok = 1} END {exit !ok}' failing
 "$perfsim" sweep status "$failing" --dir "$work/failing" | grep -q "2 done, 0 running, 1 failed" ||
   fail "status of the failing sweep"
 "$perfsim" sweep submit "$failing" --dir "$work/failing" --only-failed --dry-run
-grep -q "^tasks=(1)$" failing/slurm/array-np2-0.sbatch || fail "--only-failed did not select task 1 alone"
+grep -q "^tasks=(1)$" failing/slurm/array-np1-0.sbatch || fail "--only-failed did not select task 1 alone"
 echo "sweep_local: OK"

@@ -137,7 +137,7 @@ while squeue -h -o %i 2> /dev/null | grep -q .; do
   elapsed=$((elapsed + 2))
 done
 echo "slurm: all jobs ended after about $elapsed s"
-merge_state="$(scontrol show job "$merge_job" | sed -n 's/.*JobState=\([A-Z_]*\).*ExitCode=\([0-9:]*\).*/\1 \2/p')"
+merge_state="$(scontrol -o show job "$merge_job" | sed -n 's/.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1 \2/p')"
 cat "$work"/slurm-sweep/slurm/merge-"$merge_job".out || true
 [ "$merge_state" = "COMPLETED 0:0" ] || {
   for out in "$work"/slurm-sweep/slurm/*.out; do echo "--- $out"; cat "$out"; done
@@ -146,6 +146,9 @@ cat "$work"/slurm-sweep/slurm/merge-"$merge_job".out || true
 "$perfsim" sweep status "$sweep" --dir "$work/slurm-sweep" | grep -q "6 done, 0 running, 0 failed" ||
   fail "status after the Slurm run"
 check_small_synthetic_table "$work/slurm-sweep"
+# Inside the allocation every task was launched with srun.
+[ "$(cat "$work"/slurm-sweep/slurm/array-*.out | grep -c "^running 1 tasks with srun")" -eq 6 ] ||
+  fail "not every array task ran its task with srun"
 
 # Without Slurm, the same sweep gives the same table.
 env -u SLURM_CONF "$perfsim" sweep run "$sweep" --dir "$work/local-sweep" --all --jobs 2 --launcher mpirun

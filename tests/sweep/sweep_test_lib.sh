@@ -18,7 +18,7 @@ check_small_synthetic_table() {
     task,state,mpi_processes,simulated_ranks,ranks,group-size,group-layout,compute-us,iteration_us,*) ;;
     *) fail "unexpected merged header: $header" ;;
   esac
-  for column in exposed_comm_us comm_time_us gemm_us stream0_busy_us exit_status error; do
+  for column in exposed_comm_us comm_time_us gemm_us stream7_busy_us exposed_world_us exit_status error; do
     echo "$header" | tr ',' '\n' | grep -qx "$column" || fail "no column $column in $header"
   done
   [ "$(tail -n +2 "$csv" | wc -l)" -eq 6 ] || fail "expected 6 rows in $csv"

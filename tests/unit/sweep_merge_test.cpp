@@ -85,7 +85,8 @@ TEST_F(SweepResults, MergeReportsMissingAndFailedByIndexAndKeepsEveryRow) {
   write_result(0, 1.0);
   write_result(2, 2.0);
   write_failure(task_paths(directory_, 1),
-                {2, "mpirun -n 2 perfsim simulate", "line one\nperfsim: error: x.json: bad\n"});
+                {2, "mpirun -n 2 perfsim simulate",
+                 "line one\nperfsim: error: x.json: bad\nMPI_ABORT was invoked\n[vm:1] help\n"});
   const MergedSweep merged = merge_sweep(spec_);
   EXPECT_EQ(merged.missing_indices, (std::vector<int>{3}));
   EXPECT_EQ(merged.failed_indices, (std::vector<int>{1}));

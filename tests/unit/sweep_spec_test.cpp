@@ -82,6 +82,11 @@ TEST(SweepSpec, ValuesBecomeArgumentsAndMpiProcessesComeFromTheScenario) {
   EXPECT_EQ(spec.tasks[3].simulated_ranks, 0);  // unknown: one process
   EXPECT_EQ(spec.tasks[3].mpi_processes, 1);
   EXPECT_EQ(spec.name, "values");
+  // Simulate's precedence: a generated model ignores the synthetic --ranks.
+  EXPECT_EQ(parse_sweep(R"({"base": {"model": "m.json", "tp": 2, "dp": 3, "ranks": 8}})", "m.json")
+                .tasks[0]
+                .simulated_ranks,
+            6);
   EXPECT_EQ(spec.directory, "sweep-values");
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <variant>
 
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
@@ -66,9 +67,18 @@ std::string join_indices(const std::vector<int>& indices) {
 int run_plan(const SweepArguments& arguments) {
   const SweepSpec spec = load(arguments);
   sweep::write_plan(spec);
+  constexpr std::size_t kPrintedTasks = 20;
   std::cout << spec.tasks.size() << " tasks\n";
-  std::cout << sweep::table_to_text(sweep::task_table(spec), {})
-            << "task table: " << (spec.directory / "tasks.csv").string() << "\n";
+  h5::ColumnTable table = sweep::task_table(spec);
+  if (spec.tasks.size() > kPrintedTasks) {
+    // The first tasks only: the whole table is in tasks.csv.
+    for (auto& [name, column] : table.columns)
+      std::visit([&](auto& values) { values.resize(kPrintedTasks); }, column);
+  }
+  std::cout << sweep::table_to_text(table, {});
+  if (spec.tasks.size() > kPrintedTasks)
+    std::cout << "(" << spec.tasks.size() - kPrintedTasks << " more tasks)\n";
+  std::cout << "task table: " << (spec.directory / "tasks.csv").string() << "\n";
   return 0;
 }
 

@@ -150,6 +150,39 @@ check_small_synthetic_table "$work/slurm-sweep"
 [ "$(cat "$work"/slurm-sweep/slurm/array-*.out | grep -c "^running 1 tasks with srun")" -eq 6 ] ||
   fail "not every array task ran its task with srun"
 
+# wait_for_jobs: until the queue is empty, within the time limit.
+wait_for_jobs() {
+  local waited=0
+  while squeue -h -o %i 2> /dev/null | grep -q .; do
+    [ "$waited" -lt "$wait_limit_s" ] || { squeue; fail "jobs still queued after $wait_limit_s s"; }
+    sleep 2
+    waited=$((waited + 2))
+  done
+}
+
+# A sweep with a failing task through the plain script slurm/submit-sweep: the merge job ends
+# non-zero naming the task; `perfsim sweep submit --only-failed` sends that task alone again.
+failing="$source_dir/tests/sweep/failing.json"
+bash "$source_dir/slurm/submit-sweep" "$failing" --dir "$work/failing" --perfsim "$perfsim" \
+  --max-parallel 2 --time 00:05:00 | tee submit-failing.txt
+failing_merge="$(sed -n 's/^submitted merge job \([0-9]*\).*/\1/p' submit-failing.txt)"
+[ -n "$failing_merge" ] || fail "slurm/submit-sweep printed no merge job"
+wait_for_jobs
+failing_state="$(scontrol -o show job "$failing_merge" | sed -n 's/.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1 \2/p')"
+[ "$failing_state" = "FAILED 1:0" ] || fail "merge of the failing sweep: '$failing_state', want 'FAILED 1:0'"
+grep -q "^failed tasks (1): 1$" "$work/failing/slurm/merge-$failing_merge.out" ||
+  fail "the merge job did not report task 1 failed"
+"$perfsim" sweep submit "$failing" --dir "$work/failing" --only-failed | tee resubmit.txt
+grep -q "submitted job array .*: 1 tasks x 1 MPI processes" resubmit.txt ||
+  fail "--only-failed did not resubmit task 1 alone"
+grep -q "^tasks=(1)$" "$work/failing/slurm/array-np1-0.sbatch" || fail "resubmitted array is not task 1"
+resubmitted="$(sed -n 's/^submitted job array \([0-9]*\):.*/\1/p' resubmit.txt)"
+wait_for_jobs
+grep -q "^task 1: FAILED" "$work/failing/slurm/array-np1-0-${resubmitted}_0.out" ||
+  fail "the resubmitted job $resubmitted did not run task 1 again"
+"$perfsim" sweep status "$failing" --dir "$work/failing" | grep -q "2 done, 0 running, 1 failed" ||
+  fail "status of the failing sweep after the resubmission"
+
 # Without Slurm, the same sweep gives the same table.
 env -u SLURM_CONF "$perfsim" sweep run "$sweep" --dir "$work/local-sweep" --all --jobs 2 --launcher mpirun
 "$perfsim" sweep merge "$sweep" --dir "$work/local-sweep" > /dev/null

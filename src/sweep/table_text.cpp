@@ -62,8 +62,18 @@ std::string table_to_text(const h5::ColumnTable& table, const std::vector<std::s
   std::vector<std::size_t> widths(chosen.size());
   for (std::size_t c = 0; c < chosen.size(); ++c) {
     cells[0].push_back(chosen[c]);
-    for (std::size_t row = 0; row < rows; ++row)
-      cells[row + 1].push_back(cell_text(table, chosen[c], row));
+    // Times to 0.1 us on the terminal; the CSV keeps every digit.
+    const auto unit = table.units.find(chosen[c]);
+    const bool time_column = unit != table.units.end() && unit->second == "us";
+    for (std::size_t row = 0; row < rows; ++row) {
+      std::string text = cell_text(table, chosen[c], row);
+      if (time_column && !text.empty()) {
+        char fixed[40];
+        std::snprintf(fixed, sizeof(fixed), "%.1f", table.doubles(chosen[c])[row]);
+        text = fixed;
+      }
+      cells[row + 1].push_back(text);
+    }
     for (const auto& line : cells)
       widths[c] = std::max(widths[c], line[c].size());
   }

@@ -15,7 +15,8 @@ std::string cell_text(const h5::ColumnTable& table, const std::string& column, s
 // are quoted (RFC 4180).
 std::string table_to_csv(const h5::ColumnTable& table);
 
-// Right-aligned columns (all of the table's columns when `columns` is empty).
+// Right-aligned columns (all of the table's columns when `columns` is empty); columns in "us"
+// to 0.1 us.
 std::string table_to_text(const h5::ColumnTable& table, const std::vector<std::string>& columns);
 
 }  // namespace perfsim::sweep

@@ -21,11 +21,10 @@ double mean(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-// "tp/3" -> "tp", "world" -> "world"; anything but [a-z0-9_] becomes '_' so the kind is a
-// clean column name.
+// "tp/3" -> "tp", "p2p:0->2" -> "p2p", "world" -> "world"; anything but [a-z0-9_] becomes
+// '_' so the kind is a clean column name.
 std::string group_kind(const std::string& group) {
-  const auto slash = group.find_last_of('/');
-  std::string kind = slash == std::string::npos ? group : group.substr(0, slash);
+  std::string kind = group.substr(0, group.find_first_of("/:"));
   for (char& c : kind) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')

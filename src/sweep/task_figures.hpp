@@ -17,7 +17,8 @@ namespace perfsim::sweep {
 //   comm_time_us           max over ranks of the rank's summed collective time
 //   exposed_comm_us        max over ranks of the time the rank's compute waited for collectives
 //   stream<id>_busy_us     per stream id, mean over ranks of its busy time
-//   exposed_<kind>_us      per group kind ("tp/3" -> tp, "world"), max over ranks
+//   exposed_<kind>_us      per group kind ("tp/3" -> tp, "p2p:0->2" -> p2p, "world"), max
+//                          over ranks of the rank's sum over the groups of that kind
 using TaskFigures = std::vector<std::pair<std::string, double>>;
 
 TaskFigures read_task_figures(const std::filesystem::path& results_file,

@@ -47,6 +47,7 @@ class SweepResults : public ::testing::Test {
         result.streams.push_back({7, scale * 20, {}});
       result.groups["tp/0"] = {3, 1000, scale * 20, scale * 5 * (r + 1)};
       result.groups["dp/1"] = {1, 500, scale * 10, scale * 1};
+      result.groups["p2p:" + std::to_string(r) + "->" + std::to_string(1 - r)] = {1, 8, 0, 0};
     }
     results::write_run_results(task_paths(directory_, task).partial.string(), kTaskRunName, ranks,
                                {});
@@ -109,6 +110,7 @@ TEST_F(SweepResults, MergeReportsMissingAndFailedByIndexAndKeepsEveryRow) {
   EXPECT_DOUBLE_EQ(value_at(table, "exposed_comm_us", 0), 11);
   EXPECT_DOUBLE_EQ(value_at(table, "exposed_tp_us", 0), 10);
   EXPECT_DOUBLE_EQ(value_at(table, "exposed_dp_us", 2), 2);
+  EXPECT_DOUBLE_EQ(value_at(table, "exposed_p2p_us", 2), 0);  // "p2p:0->1", "p2p:1->0": one kind
   EXPECT_DOUBLE_EQ(value_at(table, "comm_time_us", 0), 30);
   // Stream 7 exists on one rank of two: mean over ranks.
   EXPECT_DOUBLE_EQ(value_at(table, "stream7_busy_us", 0), 10);

@@ -11,6 +11,7 @@
 
 #include "generators/synthetic_workload.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
@@ -227,6 +228,7 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "fail when no cross-process collective completes for this long")
       ->check(CLI::PositiveNumber);
   add_llm_simulate_options(sub, options.llm);
+  add_dlrm_simulate_options(sub, options.dlrm);
 }
 
 int run_simulate(const SimulateOptions& options, const CommandContext& context) {

@@ -11,6 +11,7 @@
 #include "kernels/mlp_asset.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "kernels/model_vs_measured.hpp"
+#include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "overheads/overhead_asset.hpp"
@@ -119,6 +120,11 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
 int simulated_world_size(const SimulateOptions& options, int mpi_size) {
   if (options.llm.requested() && (!options.et_specs.empty() || !options.kineto_specs.empty())) {
     throw InputError("--model", "", "give a model to generate or traces to replay, not both");
+  }
+  if (options.dlrm.requested()) {
+    if (options.llm.requested() || !options.et_specs.empty() || !options.kineto_specs.empty())
+      throw InputError("--dlrm", "", "give one workload: --dlrm, --model or traces");
+    return read_dlrm_config(options.dlrm).ranks;
   }
   if (options.llm.requested())
     return options.llm.world_size();
@@ -317,6 +323,9 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
 
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks) {
+  if (options.dlrm.requested())
+    return load_dlrm_inputs(read_dlrm_scenario(options.dlrm, options.llm), local_ranks,
+                            options.overheads_path);
   if (options.llm.requested())
     return load_llm_inputs(read_llm_scenario(options.llm), local_ranks);
   if (!options.kineto_specs.empty() || !options.et_specs.empty()) {

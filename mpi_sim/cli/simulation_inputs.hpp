@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "generators/synthetic_workload.hpp"
+#include "mpi_sim/cli/dlrm_simulate_options.hpp"
 #include "mpi_sim/cli/llm_simulate_options.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/duration_source.hpp"
@@ -45,7 +46,8 @@ struct SimulateOptions {
   // cost per event (seed 000 Sec. 4.3.3/4.4.2: predicts the run without the profiler).
   std::string overhead_extraction = "replay";
   int stall_timeout_s = 120;
-  LlmSimulateOptions llm;  // --model ...: a generated LLM iteration
+  LlmSimulateOptions llm;    // --model ...: a generated LLM iteration
+  DlrmSimulateOptions dlrm;  // --dlrm ...: a generated DLRM iteration
 };
 
 struct SimulationInputs {

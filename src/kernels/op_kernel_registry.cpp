@@ -233,6 +233,27 @@ OpExpansion embedding_bag_rule(const Op& op) {
   return embedding_kernel(op, work);
 }
 
+// aten::_embedding_bag_backward(grad [B, D], indices [N], offsets [B or B+1], ...) -> the
+// weight gradient [E, D] (dense mode; the generated DLRM fuses the sparse update into it, as
+// FBGEMM's backward kernels do).
+OpExpansion embedding_bag_backward_rule(const Op& op) {
+  const TensorRef* grad = input_at(op, 0);
+  const TensorRef* indices = input_at(op, 1);
+  const TensorRef* offsets = input_at(op, 2);
+  if (!grad || !indices || !offsets || op.outputs.empty() || op.outputs[0].shape.size() != 2)
+    return missing("needs grad [B, D], indices, offsets and the weight gradient [E, D]",
+                   KernelCategory::kEmbeddingLookup);
+  EmbeddingWork work;
+  work.rows = op.outputs[0].shape[0];
+  work.dim = op.outputs[0].shape[1];
+  work.batch_size = std::max<std::int64_t>(1, tensor_elements(*offsets) - 1);
+  work.dtype = tensor_dtype(op.outputs[0]);
+  work.pooling_factor =
+      static_cast<double>(tensor_elements(*indices)) / static_cast<double>(work.batch_size);
+  work.backward = true;
+  return embedding_kernel(op, work);
+}
+
 // aten::embedding(weight [E, D], indices [...]): one lookup per index.
 OpExpansion embedding_rule(const Op& op) {
   const TensorRef* weight = input_at(op, 0);
@@ -359,6 +380,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::embedding_bag"] = embedding_bag_rule;
     t["aten::_embedding_bag"] = embedding_bag_rule;
     t["aten::embedding"] = embedding_rule;
+    t["aten::_embedding_bag_backward"] = embedding_bag_backward_rule;
     auto fbgemm_lookup = [](const Op& op) { return besides_children(fbgemm_lookup_rule(op)); };
     t["fbgemm::split_embedding_codegen_lookup_sgd_function"] = fbgemm_lookup;
     t["fbgemm::split_embedding_codegen_lookup_adagrad_function"] = fbgemm_lookup;

@@ -1,0 +1,198 @@
+#include "mpi_sim/cli/dlrm_simulation.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "assets/collective_curve_assets.hpp"
+#include "collectives/collective_model.hpp"
+#include "devices/device_spec.hpp"
+#include "generators/dlrm/dlrm_rank_generator.hpp"
+#include "generators/llm/nominal_collective_curves.hpp"
+#include "io/input_file.hpp"
+#include "kernels/model_duration_source.hpp"
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "mpi_sim/engine/rank_simulator.hpp"
+#include "overheads/overhead_asset.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace dlrm = generators::dlrm;
+
+std::string dlrm_report(const DlrmScenario& scenario, std::span<const RankResult> results) {
+  const dlrm::DlrmConfig& config = scenario.config;
+  double iteration_us = 0;
+  for (const RankResult& result : results)
+    iteration_us = std::max(iteration_us, result.iteration_us);
+  char line[256];
+  std::string out =
+      "DLRM training iteration: " + config.name + ", " + std::to_string(config.ranks) + " GPUs, " +
+      std::to_string(config.tables.size()) + " tables (dim " +
+      std::to_string(config.embedding_dim()) + "), batch " + std::to_string(config.batch_per_gpu) +
+      " per GPU (global " + std::to_string(config.global_batch()) + "), sharder " +
+      std::string(dlrm::sharder_name(scenario.plan.sharder)) + "\n";
+  std::snprintf(line, sizeof(line), "  iteration time      %.3f ms\n", iteration_us / 1000);
+  out += line;
+  out += format_rank_load(scenario, results);
+  return out;
+}
+
+}  // namespace
+
+void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
+  sub.add_option("--dlrm", options.config_path,
+                 "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
+                 "rank, tables sharded by --sharder; needs --topology and --device");
+  sub.add_option("--sharder", options.sharder, "DLRM: embedding-table sharder (seed 001 Table III)")
+      ->check(CLI::IsMember({"naive", "random", "size_greedy", "lookup_greedy",
+                             "norm_lookup_greedy", "size_lookup_greedy"}));
+  sub.add_option("--dlrm-batch", options.batch_per_gpu, "DLRM: batch per GPU (default: config)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dlrm-tables", options.tables,
+                 "DLRM: number of tables (sampled configs resample, listed ones cut or repeat)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dlrm-ranks", options.ranks, "DLRM: GPUs (default: config)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dlrm-seed", options.seed,
+                 "DLRM: seed of the table sampler and the random sharder (default: config)");
+  sub.add_option("--memory-cap-GB", options.memory_cap_GB,
+                 "DLRM: embedding weights allowed per GPU, GB (default: config; 0 = no cap)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+dlrm::DlrmConfig read_dlrm_config(const DlrmSimulateOptions& options) {
+  dlrm::DlrmOverrides overrides;
+  overrides.batch_per_gpu = options.batch_per_gpu;
+  overrides.ranks = options.ranks;
+  overrides.tables = options.tables;
+  overrides.seed = options.seed;
+  overrides.memory_cap_GB = options.memory_cap_GB;
+  return dlrm::apply_overrides(dlrm::load_dlrm_config(options.config_path), overrides);
+}
+
+DlrmScenario read_dlrm_scenario(const DlrmSimulateOptions& options,
+                                const LlmSimulateOptions& shared) {
+  if (shared.topology_path.empty())
+    throw InputError("--topology", "", "--dlrm needs a topology file");
+  if (shared.device_path.empty())
+    throw InputError("--device", "", "--dlrm needs a device file");
+  const std::optional<dlrm::Sharder> sharder = dlrm::parse_sharder(options.sharder);
+  if (!sharder)
+    throw InputError("--sharder", "", "unknown sharder '" + options.sharder + "'");
+  dlrm::DlrmConfig config = read_dlrm_config(options);
+  dlrm::ShardingOptions sharding{config.ranks, config.dtype, config.memory_cap_bytes, config.seed};
+  dlrm::ShardingPlan plan = dlrm::shard_tables(config.tables, *sharder, sharding, config.file);
+  return {std::move(config),
+          std::move(plan),
+          topology::load_topology(shared.topology_path),
+          io::read_file_decompressed(shared.device_path),
+          shared.device_path,
+          shared.assets_path};
+}
+
+SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vector<int>& local_ranks,
+                                  const std::string& overheads_path) {
+  const dlrm::DlrmConfig& config = scenario.config;
+  if (config.ranks > scenario.topology.world_size()) {
+    throw InputError(scenario.topology.source, "nodes",
+                     "the DLRM runs on " + std::to_string(config.ranks) +
+                         " GPUs, the topology has " +
+                         std::to_string(scenario.topology.world_size()));
+  }
+  SimulationInputs inputs;
+  const devices::DeviceSpec device =
+      devices::parse_device_json(scenario.device_json, scenario.device_source);
+  inputs.kernel_source =
+      std::make_unique<kernels::ModelDurationSource>(kernels::KernelPredictor(device));
+  collectives::CurveSet curves = scenario.assets_path.empty()
+                                     ? generators::llm::nominal_collective_curves(scenario.topology)
+                                     : assets::read_collective_curves(scenario.assets_path);
+  inputs.comm_source =
+      std::make_unique<collectives::CollectiveModel>(scenario.topology, std::move(curves));
+  const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
+  for (int rank : local_ranks) {
+    const Trace trace = dlrm::generate_dlrm_rank(config, scenario.plan, rank);
+    inputs.programs.push_back(engine::build_rank_program(trace, rank, config.ranks, sources));
+  }
+  // Generated traces have no profile to take host overheads from: none, unless an asset
+  // extracted from a profiled run is given.
+  std::string host = "none";
+  if (overheads_path.empty()) {
+    inputs.overheads.launch.kernel_gap_us = 1.0;
+  } else {
+    inputs.overheads = overheads::load_host_overheads(overheads_path);
+    host = overheads_path;
+  }
+  inputs.notes.push_back("workload: generated DLRM " + config.name + " (" + config.file +
+                         "), sharder " + std::string(dlrm::sharder_name(scenario.plan.sharder)));
+  inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
+                         scenario.device_source + "); host overheads: " + host);
+  inputs.notes.push_back(
+      "collectives: " + scenario.topology.name + " with " +
+      (scenario.assets_path.empty()
+           ? std::string("NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; pass --assets "
+                         "from `perfsim fit` for fitted curves)")
+           : "fitted curves from " + scenario.assets_path));
+  inputs.attributes["workload"] = "dlrm";
+  inputs.attributes["model"] = config.name;
+  inputs.attributes["sharder"] = std::string(dlrm::sharder_name(scenario.plan.sharder));
+  inputs.attributes["batch_per_gpu"] = std::to_string(config.batch_per_gpu);
+  inputs.attributes["tables"] = std::to_string(config.tables.size());
+  inputs.extra_report = [scenario](std::span<const RankResult> results) {
+    return dlrm_report(scenario, results);
+  };
+  return inputs;
+}
+
+std::vector<RankResult> simulate_dlrm_in_process(const DlrmScenario& scenario) {
+  std::vector<int> ranks(static_cast<std::size_t>(scenario.config.ranks));
+  for (int rank = 0; rank < scenario.config.ranks; ++rank)
+    ranks[static_cast<std::size_t>(rank)] = rank;
+  SimulationInputs inputs = load_dlrm_inputs(scenario, ranks);
+  engine::InProcessClockSync sync;
+  std::vector<engine::RankSimulator> simulators;
+  simulators.reserve(inputs.programs.size());
+  for (const engine::RankProgram& program : inputs.programs)
+    simulators.emplace_back(program, inputs.overheads, sync, false);
+  engine::run_to_completion(simulators, sync);
+  std::vector<RankResult> results;
+  for (const engine::RankSimulator& simulator : simulators)
+    results.push_back(simulator.result());
+  return results;
+}
+
+std::string format_rank_load(const DlrmScenario& scenario, std::span<const RankResult> results) {
+  const dlrm::DlrmConfig& config = scenario.config;
+  const dlrm::ShardingPlan& plan = scenario.plan;
+  char line[256];
+  std::snprintf(line, sizeof(line), "  %4s %6s %10s %12s %10s %10s %10s\n", "rank", "tables", "GB",
+                "lookups", "emb_ms", "a2a_ms", "iter_ms");
+  std::string out = line;
+  for (int rank = 0; rank < config.ranks; ++rank) {
+    std::int64_t lookups = 0;
+    for (int t : plan.tables_of_rank[rank])
+      lookups += dlrm::table_lookups(config.tables[t], config.global_batch());
+    const auto result = std::find_if(results.begin(), results.end(),
+                                     [rank](const RankResult& r) { return r.sim_rank == rank; });
+    double embedding_ms = 0, a2a_ms = 0, iteration_ms = 0;
+    if (result != results.end()) {
+      embedding_ms =
+          result->by_category_us[static_cast<std::size_t>(KernelCategory::kEmbeddingLookup)] / 1000;
+      for (const StreamBreakdown& stream : result->streams) {
+        if (stream.stream == dlrm::kAllToAllStream)
+          a2a_ms = stream.busy_us / 1000;
+      }
+      iteration_ms = result->iteration_us / 1000;
+    }
+    std::snprintf(line, sizeof(line), "  %4d %6zu %10.3f %12lld %10.3f %10.3f %10.3f\n", rank,
+                  plan.tables_of_rank[rank].size(),
+                  static_cast<double>(plan.bytes_of_rank[rank]) / 1e9,
+                  static_cast<long long>(lookups), embedding_ms, a2a_ms, iteration_ms);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace perfsim::cli

@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +20,11 @@ extern char** environ;
 
 namespace perfsim::sweep {
 namespace {
+
+constexpr int kTerminationSignals[] = {SIGTERM, SIGINT, SIGHUP};
+// The one piece of global state: a signal handler can only talk through a lock-free atomic.
+std::atomic<int> caught_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 bool starts_with(const std::string& text, const char* prefix) {
   return text.rfind(prefix, 0) == 0;
@@ -104,9 +111,22 @@ pid_t start_process(const std::vector<std::string>& argv, const std::filesystem:
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // The child starts with nothing blocked and default handling of the termination signals,
+  // whatever this process catches (CaughtTerminationSignals).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int signal_number : kTerminationSignals)
+    sigaddset(&defaults, signal_number);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env.data());
+  const int error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (error != 0) {
     throw RuntimeFailure("cannot start " + argv[0] + ": " + std::strerror(error));
   }
@@ -122,11 +142,37 @@ int wait_for_exit(pid_t pid) {
   return decode_status(status);
 }
 
-int wait_for_one_of(const std::vector<pid_t>& pids, pid_t& ended) {
+CaughtTerminationSignals::CaughtTerminationSignals() {
+  static_assert(sizeof(previous_) / sizeof(previous_[0]) == std::size(kTerminationSignals));
+  caught_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = [](int signal_number) { caught_signal.store(signal_number); };
+  sigemptyset(&action.sa_mask);
+  for (std::size_t i = 0; i < std::size(kTerminationSignals); ++i)
+    sigaction(kTerminationSignals[i], &action, &previous_[i]);
+}
+
+CaughtTerminationSignals::~CaughtTerminationSignals() {
+  for (std::size_t i = 0; i < std::size(kTerminationSignals); ++i)
+    sigaction(kTerminationSignals[i], &previous_[i], nullptr);
+}
+
+int CaughtTerminationSignals::take_pending() {
+  return caught_signal.exchange(0);
+}
+
+int wait_for_one_of(const std::vector<pid_t>& pids, pid_t& ended,
+                    CaughtTerminationSignals* signals) {
   constexpr auto kPollInterval = std::chrono::milliseconds(20);
   if (pids.empty())
     throw RuntimeFailure("wait_for_one_of: no process to wait for");
   while (true) {
+    if (signals != nullptr) {
+      if (const int signal_number = signals->take_pending(); signal_number != 0) {
+        ended = 0;
+        return signal_number;
+      }
+    }
     for (pid_t pid : pids) {
       int status = 0;
       const pid_t result = waitpid(pid, &status, WNOHANG);

@@ -1,5 +1,6 @@
 #pragma once
 // Starting and waiting for the launcher processes a sweep runs (mpirun, srun, sbatch).
+#include <signal.h>
 #include <sys/types.h>
 
 #include <filesystem>
@@ -25,9 +26,29 @@ pid_t start_process(const std::vector<std::string>& argv, const std::filesystem:
 
 // Waits for `pid`; returns its exit code, or 128 + N when signal N ended it.
 int wait_for_exit(pid_t pid);
+// While alive, SIGTERM, SIGINT and SIGHUP are caught and remembered instead of ending the
+// process, so a runner stopped by Slurm (time limit, scancel) or Ctrl-C can record what it was
+// running. A handler, not a blocked mask: MPI_Init has started threads that would otherwise
+// take a process-directed signal and die of it. Processes started meanwhile get default
+// handling back (start_process). One instance at a time.
+class CaughtTerminationSignals {
+ public:
+  CaughtTerminationSignals();
+  ~CaughtTerminationSignals();
+  CaughtTerminationSignals(const CaughtTerminationSignals&) = delete;
+  CaughtTerminationSignals& operator=(const CaughtTerminationSignals&) = delete;
+  // Takes the termination signal caught since the last call: its number, or 0.
+  int take_pending();
+
+ private:
+  struct sigaction previous_[3];
+};
+
 // Waits until one of `pids` ends; sets `ended` to it and returns its exit code as above.
-// Other children of this process (Open MPI's own helpers) are left alone.
-int wait_for_one_of(const std::vector<pid_t>& pids, pid_t& ended);
+// Other children of this process (Open MPI's own helpers) are left alone. With `signals`,
+// returns early when a termination signal arrived: `ended` = 0, the result is the signal.
+int wait_for_one_of(const std::vector<pid_t>& pids, pid_t& ended,
+                    CaughtTerminationSignals* signals = nullptr);
 
 // Runs `argv` to completion, capturing stdout and stderr (for sbatch and friends).
 struct CapturedRun {

@@ -87,16 +87,19 @@ TaskFailure read_failure(const TaskPaths& paths) {
     throw RuntimeFailure(paths.failure.string() + ": cannot read the failure record");
   TaskFailure failure;
   std::string line;
-  bool in_tail = false;
+  enum class Part { kHead, kCommand, kTail } part = Part::kHead;
   while (std::getline(in, line)) {
-    if (in_tail) {
+    if (part == Part::kTail) {
       failure.stderr_tail += line + "\n";
+    } else if (line == "stderr_tail:") {
+      part = Part::kTail;
+    } else if (part == Part::kCommand) {
+      failure.command += "\n" + line;  // a quoted argument with newlines
     } else if (line.rfind("exit_status: ", 0) == 0) {
       failure.exit_status = std::atoi(line.c_str() + 13);
     } else if (line.rfind("command: ", 0) == 0) {
       failure.command = line.substr(9);
-    } else if (line == "stderr_tail:") {
-      in_tail = true;
+      part = Part::kCommand;
     }
   }
   return failure;

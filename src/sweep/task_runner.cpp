@@ -1,9 +1,13 @@
 #include "sweep/task_runner.hpp"
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "perfsim/error.hpp"
 #include "sweep/child_process.hpp"
@@ -51,6 +55,35 @@ TaskOutcome finish(const SweepSpec& spec, const Started& started, int exit_statu
   return outcome;
 }
 
+// The runner was told to stop (Slurm time limit, scancel, Ctrl-C): pass the signal on to the
+// launchers, give them a grace period, then record each task as failed by that signal.
+void stop_running_tasks(const SweepSpec& spec, std::map<pid_t, Started>& running, int signal_number,
+                        std::vector<TaskOutcome>& outcomes,
+                        const std::function<void(const TaskOutcome&)>& on_finish) {
+  constexpr auto kGracePeriod = std::chrono::seconds(10);
+  for (const auto& [pid, started] : running)
+    kill(pid, signal_number);
+  const auto deadline = Clock::now() + kGracePeriod;
+  for (const auto& [pid, started] : running) {
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ofstream(task_paths(spec.directory, started.index).err_log, std::ios::app)
+        << "perfsim sweep: the runner received signal " << signal_number
+        << " and stopped this task\n";
+    outcomes.push_back(finish(spec, started, 128 + signal_number));
+    if (on_finish)
+      on_finish(outcomes.back());
+  }
+  running.clear();
+}
+
 }  // namespace
 
 Launcher default_launcher(const std::vector<std::string>& environment) {
@@ -93,6 +126,7 @@ std::vector<TaskOutcome> run_tasks(const SweepSpec& spec, const std::vector<int>
   std::vector<TaskOutcome> outcomes;
   std::map<pid_t, Started> running;
   std::size_t next = 0;
+  CaughtTerminationSignals signals;
   while (next < indices.size() || !running.empty()) {
     while (next < indices.size() && static_cast<int>(running.size()) < jobs) {
       const int index = indices[next++];
@@ -119,7 +153,12 @@ std::vector<TaskOutcome> run_tasks(const SweepSpec& spec, const std::vector<int>
     for (const auto& [pid, started] : running)
       pids.push_back(pid);
     pid_t ended = 0;
-    const int exit_status = wait_for_one_of(pids, ended);
+    const int exit_status = wait_for_one_of(pids, ended, &signals);
+    if (ended == 0) {
+      stop_running_tasks(spec, running, exit_status, outcomes, on_finish);
+      throw RuntimeFailure("perfsim sweep: stopped by signal " + std::to_string(exit_status) +
+                           "; the tasks it was running are recorded as failed");
+    }
     auto slot = running.find(ended);
     outcomes.push_back(finish(spec, slot->second, exit_status));
     running.erase(slot);

@@ -36,7 +36,9 @@ struct TaskOutcome {
 // Runs the tasks with these indices, at most `jobs` at a time, each one after the other in
 // index order as slots free up. Before a task starts its old files are removed and a running
 // marker written; after it ends, either its results file is in place or its failure record
-// is. `on_finish` is called as each task ends (in completion order).
+// is. `on_finish` is called as each task ends (in completion order). SIGTERM, SIGINT or SIGHUP
+// (a Slurm time limit, scancel, Ctrl-C) stops the run: the running tasks get the signal and are
+// recorded as failed with exit status 128 + signal, then RuntimeFailure is thrown.
 std::vector<TaskOutcome> run_tasks(const SweepSpec& spec, const std::vector<int>& indices, int jobs,
                                    const RunSettings& settings,
                                    const std::function<void(const TaskOutcome&)>& on_finish);

@@ -183,6 +183,24 @@ grep -q "^task 1: FAILED" "$work/failing/slurm/array-np1-0-${resubmitted}_0.out"
 "$perfsim" sweep status "$failing" --dir "$work/failing" | grep -q "2 done, 0 running, 1 failed" ||
   fail "status of the failing sweep after the resubmission"
 
+# scancel of a running task (what a time limit does too): the runner gets SIGTERM and records
+# the task as failed (exit 143), so --only-failed picks it up.
+stalled="$source_dir/tests/sweep/stalled.json"
+"$perfsim" sweep submit "$stalled" --dir "$work/stalled" --time 00:05:00 | tee submit-stalled.txt
+stalled_job="$(sed -n 's/^submitted job array \([0-9]*\):.*/\1/p' submit-stalled.txt)"
+for _ in $(seq 100); do
+  "$perfsim" sweep status "$stalled" --dir "$work/stalled" | grep -q "1 running" && break
+  sleep 0.3
+done
+"$perfsim" sweep status "$stalled" --dir "$work/stalled" | grep -q "1 running" ||
+  fail "the stalled task never started"
+scancel "$stalled_job"
+wait_for_jobs
+"$perfsim" sweep status "$stalled" --dir "$work/stalled" | grep -q "0 done, 0 running, 1 failed" ||
+  fail "a cancelled task is not recorded as failed"
+grep -q "^exit_status: 143$" "$work/stalled/results/task-000000.failed" ||
+  fail "the cancelled task's record: $(cat "$work/stalled/results/task-000000.failed")"
+
 # Without Slurm, the same sweep gives the same table.
 env -u SLURM_CONF "$perfsim" sweep run "$sweep" --dir "$work/local-sweep" --all --jobs 2 --launcher mpirun
 "$perfsim" sweep merge "$sweep" --dir "$work/local-sweep" > /dev/null

@@ -53,8 +53,11 @@ void add_sweep_arguments(CLI::App& sub, SweepArguments& arguments) {
                  "sweep directory (default: the file's \"directory\", else sweep-<name>)");
 }
 
+// The sweep, with its directory tied to this file's text (see write_plan).
 SweepSpec load(const SweepArguments& arguments) {
-  return sweep::load_sweep(arguments.file, arguments.directory);
+  SweepSpec spec = sweep::load_sweep(arguments.file, arguments.directory);
+  sweep::write_plan(spec);
+  return spec;
 }
 
 std::string join_indices(const std::vector<int>& indices) {
@@ -66,7 +69,6 @@ std::string join_indices(const std::vector<int>& indices) {
 
 int run_plan(const SweepArguments& arguments) {
   const SweepSpec spec = load(arguments);
-  sweep::write_plan(spec);
   constexpr std::size_t kPrintedTasks = 20;
   std::cout << spec.tasks.size() << " tasks\n";
   h5::ColumnTable table = sweep::task_table(spec);

@@ -1,6 +1,7 @@
 #include "sweep/sweep_plan.hpp"
 
 #include <fstream>
+#include <sstream>
 
 #include "perfsim/error.hpp"
 #include "sweep/child_process.hpp"
@@ -30,16 +31,52 @@ h5::ColumnTable task_table(const SweepSpec& spec) {
   return table;
 }
 
+namespace {
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path.string(), "", "cannot read the sweep file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool has_results(const std::filesystem::path& directory) {
+  const std::filesystem::path results = directory / "results";
+  return std::filesystem::is_directory(results) && !std::filesystem::is_empty(results);
+}
+
+}  // namespace
+
 std::filesystem::path write_plan(const SweepSpec& spec) {
+  const std::filesystem::path copy = spec.directory / "sweep.json";
+  const std::string text = file_text(spec.file);
+  const bool same_file = std::filesystem::exists(copy) && std::filesystem::exists(spec.file) &&
+                         std::filesystem::equivalent(copy, spec.file);
+  if (same_file)
+    return copy;
+  if (std::filesystem::exists(copy)) {
+    if (file_text(copy) == text)
+      return copy;
+    if (has_results(spec.directory)) {
+      throw InputError(spec.file.string(), "",
+                       "differs from " + copy.string() + ", the sweep whose results are in " +
+                           spec.directory.string() +
+                           " (task numbers would no longer match); give another --dir, or "
+                           "remove that directory");
+    }
+  }
   std::filesystem::create_directories(spec.directory);
   const std::filesystem::path table_path = spec.directory / "tasks.csv";
   std::ofstream table(table_path);
   table << table_to_csv(task_table(spec));
   if (!table)
     throw RuntimeFailure(table_path.string() + ": cannot write the task table");
-  const std::filesystem::path copy = spec.directory / "sweep.json";
-  if (!std::filesystem::exists(copy) || !std::filesystem::equivalent(copy, spec.file))
-    std::filesystem::copy_file(spec.file, copy, std::filesystem::copy_options::overwrite_existing);
+  std::ofstream copy_out(copy);
+  copy_out << text;
+  if (!copy_out)
+    throw RuntimeFailure(copy.string() + ": cannot write the sweep file's copy");
   return copy;
 }
 

@@ -9,9 +9,11 @@ namespace perfsim::sweep {
 // and the task's simulate arguments as one shell-quoted string.
 h5::ColumnTable task_table(const SweepSpec& spec);
 
-// Creates the sweep directory and writes tasks.csv and sweep.json (a copy of the sweep file,
-// which `sweep submit` hands to the jobs so that editing the original after a submission
-// cannot renumber tasks in flight). Returns the copy's path.
+// Ties the sweep directory to this sweep file: writes tasks.csv and sweep.json (a copy of the
+// file, which `sweep submit` hands to the jobs so that editing the original after a submission
+// cannot renumber tasks in flight) unless the copy there already has the same text. Throws
+// InputError when the directory holds results of a different text (their task numbers would
+// no longer match). Every sweep command calls it first. Returns the copy's path.
 std::filesystem::path write_plan(const SweepSpec& spec);
 
 }  // namespace perfsim::sweep

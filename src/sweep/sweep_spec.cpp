@@ -16,7 +16,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Options the sweep itself sets on every task: a sweep file may not.
-const std::set<std::string> kOwnedBySweep = {"results", "run-name", "timeline", "single-rank"};
+const std::set<std::string> kOwnedBySweep = {"results", "run-name", "timeline"};
 // Keys of base/cases/parameters that configure the task instead of simulate.
 constexpr const char* kProcessesKey = "mpi_processes";
 // Beyond this a sweep file is almost surely a mistake (and the task table would not fit).

@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "perfsim/error.hpp"
 #include "results/results_file.hpp"
 #include "sweep/sweep_merge.hpp"
+#include "sweep/sweep_plan.hpp"
 #include "sweep/table_text.hpp"
 #include "sweep/task_files.hpp"
 
@@ -139,6 +141,30 @@ TEST_F(SweepResults, UnreadableResultsAreAFailedTaskNotAFailedMerge) {
   EXPECT_EQ(merged.failed_indices, (std::vector<int>{2}));
   EXPECT_EQ(merged.missing_indices, (std::vector<int>{1, 3}));
   EXPECT_EQ(merged.table.strings("state")[2], "failed");
+}
+
+TEST_F(SweepResults, PlanTiesTheDirectoryToTheSweepFileText) {
+  const fs::path file = directory_ / "grid.json";
+  std::ofstream(file) << R"({"parameters": {"ranks": [1, 2]}})";
+  const fs::path planned = directory_ / "planned";
+  const SweepSpec spec = load_sweep(file, planned);
+  EXPECT_EQ(write_plan(spec), planned / "sweep.json");
+  EXPECT_NO_THROW(write_plan(spec));  // same text: nothing to do
+  std::ifstream table(planned / "tasks.csv");
+  std::string header;
+  std::getline(table, header);
+  EXPECT_EQ(header, "task,mpi_processes,simulated_ranks,ranks,simulate_arguments");
+
+  fs::create_directories(planned / "results");
+  std::ofstream(task_paths(planned, 0).result) << "x";
+  std::ofstream(file) << R"({"parameters": {"ranks": [2, 1]}})";
+  EXPECT_THROW(write_plan(load_sweep(file, planned)), InputError);
+  fs::remove_all(planned / "results");
+  EXPECT_NO_THROW(write_plan(load_sweep(file, planned)));  // no results yet: re-planned
+  std::ifstream copy(planned / "sweep.json");
+  std::string text;
+  std::getline(copy, text);
+  EXPECT_EQ(text, R"({"parameters": {"ranks": [2, 1]}})");
 }
 
 }  // namespace

@@ -97,16 +97,23 @@ int run_run(const SweepArguments& arguments, const RunArguments& run) {
                                                  : sweep::default_launcher(environment);
 
   std::vector<int> indices = run.tasks;
-  int skipped = 0;
+  int skipped_done = 0, skipped_running = 0;
   if (run.all) {
     for (const sweep::SweepTask& task : spec.tasks) {
-      if (!run.force && sweep::task_state(spec.directory, task.index) == sweep::TaskState::kDone)
-        ++skipped;
+      const sweep::TaskState state = sweep::task_state(spec.directory, task.index);
+      if (!run.force && state == sweep::TaskState::kDone)
+        ++skipped_done;
+      else if (!run.force && state == sweep::TaskState::kRunning)
+        ++skipped_running;  // by another runner (a Slurm job, another shell)
       else
         indices.push_back(task.index);
     }
-    if (skipped > 0)
-      std::cout << "skipping " << skipped << " tasks already done (--force reruns them)\n";
+    if (skipped_done > 0)
+      std::cout << "skipping " << skipped_done << " tasks already done (--force reruns them)\n";
+    if (skipped_running > 0) {
+      std::cout << "skipping " << skipped_running
+                << " tasks another runner is running (--force reruns them)\n";
+    }
   }
   std::cout << "running " << indices.size() << " tasks with "
             << (settings.launcher == sweep::Launcher::kSrun ? "srun" : "mpirun") << ", " << run.jobs

@@ -16,7 +16,8 @@ packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-
           libeigen3-dev libcereal-dev libgtest-dev libsimdjson-dev nlohmann-json3-dev
           libcli11-dev zlib1g-dev)
 if [ "$mode" = test ]; then
-  packages+=(clang-format)  # the style test
+  packages+=(clang-format)     # the style test
+  packages+=(slurm-wlm munge)  # the sweep test's one-node Slurm (tests/sweep/sweep_slurm.sh)
 fi
 
 missing=()

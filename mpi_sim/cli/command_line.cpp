@@ -70,6 +70,7 @@ int run_perfsim(int argc, char** argv) {
   add_models_command(app, registry);
   add_memory_command(app, registry);
   add_generate_command(app, registry);
+  add_sweep_command(app, registry);
   add_shard_command(app, registry);
 
   try {

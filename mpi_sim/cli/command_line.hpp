@@ -51,6 +51,7 @@ void add_train_command(CLI::App& app, CommandRegistry& registry);
 void add_models_command(CLI::App& app, CommandRegistry& registry);
 void add_memory_command(CLI::App& app, CommandRegistry& registry);
 void add_generate_command(CLI::App& app, CommandRegistry& registry);
+void add_sweep_command(CLI::App& app, CommandRegistry& registry);
 void add_shard_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);

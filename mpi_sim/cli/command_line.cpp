@@ -69,6 +69,7 @@ int run_perfsim(int argc, char** argv) {
   add_train_command(app, registry);
   add_models_command(app, registry);
   add_memory_command(app, registry);
+  add_plan_command(app, registry);
 
   try {
     app.parse(argc, argv);

@@ -50,6 +50,7 @@ void add_bench_parse_command(CLI::App& app, CommandRegistry& registry);
 void add_train_command(CLI::App& app, CommandRegistry& registry);
 void add_models_command(CLI::App& app, CommandRegistry& registry);
 void add_memory_command(CLI::App& app, CommandRegistry& registry);
+void add_plan_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

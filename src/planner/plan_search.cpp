@@ -189,7 +189,7 @@ std::string format_plan_table(const std::vector<LayoutScore>& layouts) {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line, "%4s  %-30s %12s %6s %10s %10s  %s\n", "rank", "layout",
-                "iteration_s", "MFU_%", "peak_GiB", "spare_GiB",
+                "iteration_ms", "MFU_%", "peak_GiB", "spare_GiB",
                 "dominant exposed communication (ms per rank)");
   out += line;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -200,8 +200,8 @@ std::string format_plan_table(const std::vector<LayoutScore>& layouts) {
             ? std::string("none")
             : layout.dominant_comm + " " +
                   std::to_string(static_cast<long long>(layout.dominant_exposed_us / 1000 + 0.5));
-    std::snprintf(line, sizeof line, "%4zu  %-30s %12.3f %6.1f %10.2f %10.2f  %s\n", i + 1,
-                  short_layout_name(layout.parallel).c_str(), layout.iteration_us / 1e6,
+    std::snprintf(line, sizeof line, "%4zu  %-30s %12.1f %6.1f %10.2f %10.2f  %s\n", i + 1,
+                  short_layout_name(layout.parallel).c_str(), layout.iteration_us / 1e3,
                   100 * layout.mfu, static_cast<double>(layout.peak_bytes) / kGiB,
                   static_cast<double>(layout.headroom_bytes) / kGiB, dominant.c_str());
     out += line;

@@ -77,7 +77,7 @@ TEST(PlanSearch, ShortNamesAndTable) {
   score.dominant_exposed_us = 1500e3;
   const std::string table = format_plan_table({score});
   EXPECT_NE(table.find("TP8 PP8 v3 DP1 mb1 SP sel"), std::string::npos) << table;
-  EXPECT_NE(table.find("14.200"), std::string::npos) << table;
+  EXPECT_NE(table.find("14200.0"), std::string::npos) << table;
   EXPECT_NE(table.find("51.2"), std::string::npos) << table;
   EXPECT_NE(table.find("tensor parallel 1500"), std::string::npos) << table;
 }

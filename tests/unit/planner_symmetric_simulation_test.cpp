@@ -70,9 +70,11 @@ void expect_symmetric_matches_full(const llm::ParallelConfig& parallel) {
                      full.results.at(representative.sim_rank).iteration_us)
         << "rank " << representative.sim_rank;
   }
-  // The planner's bound stays at or below the simulated time.
-  EXPECT_LE(iteration_lower_bound_us(scenario), full.summary.iteration_us);
-  EXPECT_GT(iteration_lower_bound_us(scenario), 0.5 * full.summary.iteration_us);
+  // The planner's bound stays at or below the simulated time (it counts layer work only, so
+  // communication-bound layouts such as ZeRO 3 on this small model are far above it).
+  const double bound_us = iteration_lower_bound_us(scenario);
+  EXPECT_LE(bound_us, full.summary.iteration_us);
+  EXPECT_GT(bound_us, 0.3 * full.summary.iteration_us);
 }
 
 TEST(SymmetricSimulation, Tp2Pp2Dp4MatchesFullSimulation) {

@@ -149,13 +149,6 @@ LayoutSimulation simulate_layout(const LlmScenario& scenario, SimulatedRanks ran
     engine::SymmetricClockSync sync(simulated);
     simulation.results = run_programs(inputs, sync);
   }
-  for (const RankResult& result : simulation.results) {
-    simulation.ops += result.ops;
-    for (const StreamBreakdown& stream : result.streams) {
-      if (stream.stream == kDefaultComputeStream)
-        simulation.compute_busy_us = std::max(simulation.compute_busy_us, stream.busy_us);
-    }
-  }
   const devices::DeviceSpec device =
       devices::parse_device_json(scenario.device_json, scenario.device_source);
   simulation.summary =

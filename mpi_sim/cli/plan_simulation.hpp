@@ -25,10 +25,6 @@ enum class SimulatedRanks { kAll, kPipelineRepresentatives };
 struct LayoutSimulation {
   LlmRunSummary summary;
   std::vector<RankResult> results;  // the simulated ranks only
-  std::size_t ops = 0;
-  // Busy time of the compute stream, max over simulated ranks (the iteration cannot be
-  // shorter).
-  double compute_busy_us = 0;
 };
 
 // How long one transformer layer keeps a pipeline stage busy for one micro-batch: the forward

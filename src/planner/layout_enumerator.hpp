@@ -1,6 +1,7 @@
 #pragma once
 // Every way of splitting an LLM training job over a given number of GPUs that the generator
-// accepts: tensor parallel (divides heads, FFN and vocabulary, stays inside a node), pipeline
+// accepts: tensor parallel (divides heads, FFN, vocabulary and the GPUs of a node, so a TP
+// group never crosses a node), pipeline
 // stages (divide the layers) with interleaving (virtual stages), data parallel (the rest),
 // micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
 // without it every stage is the same layout), sequence parallelism (only with TP > 1) and

@@ -102,6 +102,18 @@ TEST(LlmMemory, Table2ActivationsPerLayerFor22B) {
                    2 * sbh);  // 100,663,296
 }
 
+TEST(LlmMemory, FlashAttentionStoresNoScores) {
+  // Flash attention keeps the s x s scores, softmax and dropout mask on chip: Table 2 without
+  // the 5as/(ht) term, i.e. the selective-recompute rows.
+  Layout config = config_of("22B");
+  config.model.attention = llm::AttentionKernel::kFlash;
+  const double sbh = 2048.0 * 4 * 6144;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   sbh * (10 + 24.0 / 8));
+  config.parallel.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel), 34 * sbh / 8);
+}
+
 TEST(LlmMemory, ModelStatesFor22BOnOneStage) {
   Layout config = config_of("22B");
   ASSERT_EQ(config.parallel.pp, 1);

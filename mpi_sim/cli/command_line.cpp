@@ -72,6 +72,7 @@ int run_perfsim(int argc, char** argv) {
   add_generate_command(app, registry);
   add_sweep_command(app, registry);
   add_shard_command(app, registry);
+  add_plan_command(app, registry);
 
   try {
     app.parse(argc, argv);

@@ -53,6 +53,7 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry);
 void add_generate_command(CLI::App& app, CommandRegistry& registry);
 void add_sweep_command(CLI::App& app, CommandRegistry& registry);
 void add_shard_command(CLI::App& app, CommandRegistry& registry);
+void add_plan_command(CLI::App& app, CommandRegistry& registry);
 
 int run_perfsim(int argc, char** argv);
 

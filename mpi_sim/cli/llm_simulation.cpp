@@ -14,6 +14,8 @@
 #include "generators/llm/nominal_collective_curves.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
+#include "memory/llm_memory.hpp"
+#include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -60,35 +62,25 @@ std::string group_kind(const std::string& group) {
 }
 
 std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
+                       const memory::DeviceMemory& device_memory,
                        std::span<const RankResult> results) {
   const llm::TransformerConfig& model = scenario.model;
   const llm::ParallelConfig& parallel = scenario.parallel;
   const int ranks = static_cast<int>(results.size());
-  double iteration_us = 0;
-  for (const RankResult& result : results)
-    iteration_us = std::max(iteration_us, result.iteration_us);
+  const LlmRunSummary summary = summarize_llm_run(model, parallel, peak_flops_per_s, results);
   const int global_batch = llm::global_batch_size(model, parallel);
   const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
-  const double model_flops = llm::model_flops_per_iteration(model, global_batch);
-  const double mfu = model_flops / (iteration_us * 1e-6 * parallel.world_size() * peak_flops_per_s);
-  std::string out = "LLM training iteration: " + model.name + ", TP " +
-                    std::to_string(parallel.tp) + " x PP " + std::to_string(parallel.pp) +
-                    " x DP " + std::to_string(parallel.dp) +
-                    (parallel.virtual_stages > 1
-                         ? " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)"
-                         : std::string()) +
-                    " = " + std::to_string(parallel.world_size()) + " GPUs, micro-batch " +
-                    std::to_string(llm::micro_batch_size(model, parallel)) + ", global batch " +
+  llm::ParallelConfig effective = parallel;
+  effective.micro_batch = llm::micro_batch_size(model, parallel);
+  std::string out = "LLM training iteration: " + model.name + ", " + describe_layout(effective) +
+                    " = " + std::to_string(parallel.world_size()) + " GPUs, global batch " +
                     std::to_string(global_batch) + " (" + std::to_string(micro_batches) +
-                    " micro-batches per pipeline), sequence parallel " +
-                    (parallel.sequence_parallel ? "on" : "off") + ", recompute " +
-                    std::string(llm::recompute_name(parallel.recompute)) + ", ZeRO " +
-                    std::to_string(parallel.zero_stage) + ", backward TP overlap " +
+                    " micro-batches per pipeline), backward TP overlap " +
                     (parallel.overlap_tp_backward ? "on" : "off") + "\n";
-  out += format("  iteration time      %.2f ms\n", iteration_us / 1000);
+  out += format("  iteration time      %.2f ms\n", summary.iteration_us / 1000);
   out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
-                model_flops);
-  out += format("  MFU                 %.1f %% of %.1f TFLOP/s per GPU\n", 100 * mfu,
+                summary.model_flops);
+  out += format("  MFU                 %.1f %% of %.1f TFLOP/s per GPU\n", 100 * summary.mfu,
                 peak_flops_per_s / 1e12);
   // Streams: mean busy time over ranks.
   std::map<StreamId, std::pair<double, double>> stream_busy;  // sum, max
@@ -106,46 +98,72 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
                   busy.first / ranks / 1000, busy.second / 1000);
     out += line;
   }
-  // Exposed communication: time compute waited for each kind of group.
-  std::map<std::string, std::pair<double, double>> exposed;  // total, total time
-  std::vector<double> bubble_per_rank;
-  for (const RankResult& result : results) {
-    double bubble = 0;
-    for (const auto& [group, traffic] : result.groups) {
-      auto& [waited, busy] = exposed[group_kind(group)];
-      waited += traffic.exposed_us;
-      busy += traffic.time_us;
-      if (group.rfind("p2p:", 0) == 0)
-        bubble += traffic.exposed_us;
-    }
-    bubble_per_rank.push_back(bubble);
-  }
   out += "  communication per group kind (mean per rank, ms): time / exposed to compute\n";
-  for (const auto& [kind, values] : exposed) {
+  for (const auto& [kind, time_us] : summary.comm_us_by_kind) {
     char line[160];
-    std::snprintf(line, sizeof(line), "    %-24s %10.2f %10.2f\n", kind.c_str(),
-                  values.second / ranks / 1000, values.first / ranks / 1000);
+    std::snprintf(line, sizeof(line), "    %-24s %10.2f %10.2f\n", kind.c_str(), time_us / 1000,
+                  summary.exposed_us_by_kind.at(kind) / 1000);
     out += line;
   }
   if (parallel.pp > 1) {
-    double mean = 0, max = 0;
-    for (double bubble : bubble_per_rank) {
-      mean += bubble / ranks;
-      max = std::max(max, bubble);
-    }
     const double ideal =
         static_cast<double>(parallel.pp - 1) /
         (static_cast<double>(micro_batches) * parallel.virtual_stages + parallel.pp - 1);
     out += format(
         "  pipeline bubble     mean %.2f ms, max %.2f ms per rank (%.1f %% of the "
         "iteration)",
-        mean / 1000, max / 1000, 100 * mean / iteration_us);
+        summary.bubble_mean_us / 1000, summary.bubble_max_us / 1000,
+        100 * summary.bubble_mean_us / summary.iteration_us);
     out += format("; 1F1B ideal (P-1)/(V M+P-1) = %.1f %%\n", 100 * ideal);
   }
+  // Out of memory does not stop the simulation: the time says what the layout would give.
+  const memory::LlmMemoryEstimate estimate =
+      memory::estimate_llm_memory(model, parallel, device_memory);
+  out += memory::format_worst_stage_memory(estimate, device_memory);
   return out;
 }
 
 }  // namespace
+
+std::string describe_layout(const llm::ParallelConfig& parallel) {
+  std::string text = "TP " + std::to_string(parallel.tp) + " x PP " + std::to_string(parallel.pp) +
+                     " x DP " + std::to_string(parallel.dp);
+  if (parallel.virtual_stages > 1)
+    text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
+  if (parallel.micro_batch > 0)
+    text += ", micro-batch " + std::to_string(parallel.micro_batch);
+  text += std::string(", sequence parallel ") + (parallel.sequence_parallel ? "on" : "off") +
+          ", recompute " + std::string(llm::recompute_name(parallel.recompute)) + ", ZeRO " +
+          std::to_string(parallel.zero_stage);
+  return text;
+}
+
+LlmRunSummary summarize_llm_run(const llm::TransformerConfig& model,
+                                const llm::ParallelConfig& parallel, double peak_flops_per_s,
+                                std::span<const RankResult> results) {
+  LlmRunSummary summary;
+  const double ranks = static_cast<double>(results.size());
+  for (const RankResult& result : results)
+    summary.iteration_us = std::max(summary.iteration_us, result.iteration_us);
+  summary.model_flops =
+      llm::model_flops_per_iteration(model, llm::global_batch_size(model, parallel));
+  summary.mfu = summary.model_flops /
+                (summary.iteration_us * 1e-6 * parallel.world_size() * peak_flops_per_s);
+  // Exposed communication: time compute waited for each kind of group.
+  for (const RankResult& result : results) {
+    double bubble = 0;
+    for (const auto& [group, traffic] : result.groups) {
+      const std::string kind = group_kind(group);
+      summary.comm_us_by_kind[kind] += traffic.time_us / ranks;
+      summary.exposed_us_by_kind[kind] += traffic.exposed_us / ranks;
+      if (group.rfind("p2p:", 0) == 0)
+        bubble += traffic.exposed_us;
+    }
+    summary.bubble_mean_us += bubble / ranks;
+    summary.bubble_max_us = std::max(summary.bubble_max_us, bubble);
+  }
+  return summary;
+}
 
 void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
@@ -231,7 +249,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   return {llm::load_transformer_config(options.model_path),
           parallel_config_from(options),
           topology::load_topology(options.topology_path),
-          io::read_file_decompressed(options.device_path),
+          io::read_file_decompressed(read_device_argument(options.device_path).file),
           options.device_path,
           options.assets_path};
 }
@@ -282,8 +300,9 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   inputs.attributes["parallel"] = "tp" + std::to_string(parallel.tp) + " pp" +
                                   std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp);
   const double peak = device.gemm_peak_flops_per_s(model.dtype);
-  inputs.extra_report = [scenario, peak](std::span<const RankResult> results) {
-    return llm_report(scenario, peak, results);
+  const memory::DeviceMemory device_memory = memory::device_memory_of(device);
+  inputs.extra_report = [scenario, peak, device_memory](std::span<const RankResult> results) {
+    return llm_report(scenario, peak, device_memory, results);
   };
   return inputs;
 }

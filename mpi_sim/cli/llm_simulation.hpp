@@ -2,6 +2,9 @@
 // The LLM branch of `perfsim simulate`: options, inputs (generated traces priced by the kernel
 // models and the collective model) and the LLM report (MFU, streams, exposed communication per
 // group, pipeline bubble).
+#include <map>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +38,28 @@ struct LlmScenario {
 };
 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options);
+
+// What one simulated iteration gives, as the report and the planner use it.
+struct LlmRunSummary {
+  double iteration_us = 0;  // the slowest rank
+  double model_flops = 0;
+  double mfu = 0;
+  // By group kind ("tensor parallel", "data parallel", "pipeline (p2p)"): mean per rank of the
+  // communication time and of the part of it compute waited for (for p2p that includes the
+  // pipeline bubble).
+  std::map<std::string, double> comm_us_by_kind;
+  std::map<std::string, double> exposed_us_by_kind;
+  double bubble_mean_us = 0;  // exposed p2p time, mean and max over ranks
+  double bubble_max_us = 0;
+};
+
+LlmRunSummary summarize_llm_run(const generators::llm::TransformerConfig& model,
+                                const generators::llm::ParallelConfig& parallel,
+                                double peak_flops_per_s, std::span<const RankResult> results);
+
+// "TP 8 x PP 8 x DP 1 (3 chunks per stage), micro-batch 1, sequence parallel on, recompute
+// selective, ZeRO 0".
+std::string describe_layout(const generators::llm::ParallelConfig& parallel);
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks);
 

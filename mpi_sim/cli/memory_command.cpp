@@ -2,80 +2,145 @@
 // emulation) and `perfsim memory --llm ...` (closed forms for a GPT-style model). Rank 0 only.
 #include <cmath>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_parallel_config.hpp"
 #include "hdf5/column_table.hpp"
 #include "memory/llm_memory.hpp"
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
 #include "trace_io/trace_format.hpp"
 
 namespace perfsim::cli {
 namespace {
 
+namespace llm = generators::llm;
+
+// The closed form's model: a model file (--model) or GPT shapes from flags (FFN 4h unless
+// --ffn, multi-head, unfused attention with dropout as in Korthikanti et al. 2022).
+struct LlmShapeFlags {
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int seq_len = 0;
+  int micro_batch = 0;  // 0: 1 with shape flags, the model file's with --model
+  int vocab = 0;
+  int ffn_hidden = 0;  // 0 means 4 x hidden
+  int dtype_bytes = 2;
+  int micro_batches = 0;  // per iteration per pipeline; 0: as many as pipeline stages
+};
+
 struct MemoryOptions {
   std::string trace;
   std::string gpu_device;
   std::string timeline_path;
   bool llm = false;
-  memory::LlmMemoryConfig config;
+  std::string model_path;
+  LlmShapeFlags shape;
+  llm::ParallelConfig parallel;
   std::string recompute = "none";
+  std::string device;  // name or file; gives the capacity
   std::string device_name;
-  double capacity_GB = 0;  // 0: unknown for traces, 80 (A100-80GB) for --llm
+  double capacity_GB = 0;  // overrides the device's; 0: the device's (unknown without one)
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
 };
 
-memory::Recompute parse_recompute(const std::string& name) {
-  static const std::map<std::string, memory::Recompute> kNames = {
-      {"none", memory::Recompute::kNone},
-      {"selective", memory::Recompute::kSelective},
-      {"full", memory::Recompute::kFull}};
-  auto it = kNames.find(name);
-  if (it == kNames.end())
-    throw InputError("<command line>", "--recompute",
-                     "'" + name + "' is not one of none, selective, full");
-  return it->second;
+memory::DeviceMemory device_memory(const MemoryOptions& options) {
+  const Bytes context = static_cast<Bytes>(std::llround(options.context_MiB * 1024 * 1024));
+  memory::DeviceMemory device;
+  if (!options.device.empty())
+    device = memory::device_memory_of(read_device_argument(options.device), options.capacity_GB,
+                                      context);
+  else if (options.capacity_GB > 0)
+    device.capacity_bytes = static_cast<Bytes>(std::llround(options.capacity_GB * kBytesPerGB));
+  device.context_bytes = context;
+  if (!options.device_name.empty())
+    device.name = options.device_name;
+  return device;
 }
 
-memory::DeviceMemory device_memory(const MemoryOptions& options, double default_capacity_GB) {
-  memory::DeviceMemory device;
-  device.name = options.device_name;
-  const double capacity_GB = options.capacity_GB > 0 ? options.capacity_GB : default_capacity_GB;
-  if (capacity_GB > 0)
-    device.capacity_bytes = static_cast<Bytes>(std::llround(capacity_GB * kBytesPerGB));
-  device.context_bytes = static_cast<Bytes>(std::llround(options.context_MiB * 1024 * 1024));
-  return device;
+llm::TransformerConfig model_from_flags(const LlmShapeFlags& shape, const llm::ParallelConfig& p) {
+  llm::TransformerConfig model;
+  model.name = "command-line model";
+  model.source = "perfsim memory flags";
+  model.layers = shape.layers;
+  model.hidden = shape.hidden;
+  model.heads = shape.heads;
+  model.kv_heads = shape.heads;
+  model.ffn_hidden = shape.ffn_hidden > 0 ? shape.ffn_hidden : 4 * shape.hidden;
+  model.vocab = shape.vocab;
+  model.seq_len = shape.seq_len;
+  model.micro_batch = shape.micro_batch > 0 ? shape.micro_batch : 1;
+  const int micro_batches = shape.micro_batches > 0 ? shape.micro_batches : p.pp;
+  model.global_batch = micro_batches * model.micro_batch * p.dp;
+  if (shape.dtype_bytes != 2 && shape.dtype_bytes != 4)
+    throw InputError("<command line>", "--dtype-bytes",
+                     "must be 2 (bf16) or 4 (fp32), got " + std::to_string(shape.dtype_bytes));
+  model.dtype = shape.dtype_bytes == 2 ? DType::kBFloat16 : DType::kFloat32;
+  model.attention = llm::AttentionKernel::kUnfused;
+  model.dropout = true;
+  llm::validate(model, "<command line>");
+  return model;
 }
 
 // Every closed-form option needs --llm: given with a trace it would be silently ignored.
 void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm_flag) {
-  memory::LlmMemoryConfig& config = options.config;
+  LlmShapeFlags& shape = options.shape;
+  llm::ParallelConfig& parallel = options.parallel;
   const char* group = "LLM closed form (with --llm)";
   auto add = [&](const char* name, auto& value, const char* help) {
-    command.add_option(name, value, help)->group(group)->capture_default_str()->needs(llm_flag);
+    return command.add_option(name, value, help)
+        ->group(group)
+        ->capture_default_str()
+        ->needs(llm_flag);
   };
-  add("--layers", config.layers, "transformer layers L");
-  add("--hidden", config.hidden, "hidden size h");
-  add("--heads", config.heads, "attention heads a");
-  add("--seq", config.seq_len, "sequence length s");
-  add("--micro-batch", config.micro_batch, "micro-batch size b");
-  add("--vocab", config.vocab, "vocabulary size v");
-  add("--ffn", config.ffn_hidden, "MLP hidden size (0: 4h)");
-  add("--dtype-bytes", config.dtype_bytes, "bytes per weight and activation element");
-  add("--tp", config.tensor_parallel, "tensor-parallel size t");
-  add("--pp", config.pipeline_parallel, "pipeline stages p");
-  add("--dp", config.data_parallel, "data-parallel size");
-  add("--virtual-stages", config.virtual_stages, "model chunks per stage (interleaved 1F1B)");
-  add("--zero", config.zero_stage, "ZeRO stage 0..3");
-  add("--micro-batches", config.micro_batches, "micro-batches per iteration (0: as many as p)");
+  CLI::Option* model_file =
+      add("--model", options.model_path, "model file (configs/models/*.json) instead of shapes");
+  auto add_shape = [&](const char* name, auto& value, const char* help) {
+    add(name, value, help)->excludes(model_file);
+  };
+  add_shape("--layers", shape.layers, "transformer layers L");
+  add_shape("--hidden", shape.hidden, "hidden size h");
+  add_shape("--heads", shape.heads, "attention heads a");
+  add_shape("--seq", shape.seq_len, "sequence length s");
+  add_shape("--vocab", shape.vocab, "vocabulary size v");
+  add_shape("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h)");
+  add_shape("--dtype-bytes", shape.dtype_bytes, "bytes per weight and activation element");
+  add_shape("--micro-batches", shape.micro_batches,
+            "micro-batches per iteration (0: as many as p)");
+  add("--micro-batch", shape.micro_batch, "micro-batch size b");
+  add("--tp", parallel.tp, "tensor-parallel size t");
+  add("--pp", parallel.pp, "pipeline stages p");
+  add("--dp", parallel.dp, "data-parallel size");
+  add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
+  add("--zero", parallel.zero_stage, "ZeRO stage 0..3");
+  add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
+      ->needs(model_file);
   add("--recompute", options.recompute, "activation recomputation: none, selective, full");
-  command.add_flag("--sequence-parallel", config.sequence_parallel, "sequence parallelism")
+  command.add_flag("--sequence-parallel", parallel.sequence_parallel, "sequence parallelism")
       ->group(group)
       ->needs(llm_flag);
+}
+
+int run_llm_memory(MemoryOptions& options) {
+  options.parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
+  llm::TransformerConfig model;
+  if (options.model_path.empty()) {
+    model = model_from_flags(options.shape, options.parallel);
+  } else {
+    model = llm::load_transformer_config(options.model_path);
+    options.parallel.micro_batch = options.shape.micro_batch;
+  }
+  const memory::DeviceMemory device = device_memory(options);
+  const memory::LlmMemoryEstimate estimate =
+      memory::estimate_llm_memory(model, options.parallel, device);
+  std::cout << memory::format_llm_memory(model, options.parallel, estimate, device);
+  return 0;
 }
 
 }  // namespace
@@ -96,10 +161,14 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
       ->add_option("--gpu-device", options->gpu_device,
                    "tensor device to follow (default: the busiest cuda:N in the trace)")
       ->excludes(llm_flag);
+  command->add_option("--device", options->device,
+                      "GPU whose capacity decides the verdict: a device file "
+                      "(configs/devices/*.json) or a name (A100-80GB); default with --llm: "
+                      "A100-80GB, for traces: no verdict");
   command
       ->add_option("--capacity-GB", options->capacity_GB,
-                   "device memory in GB (1e9 bytes); default unknown for traces, 80 "
-                   "(A100-80GB, hbm_capacity_bytes of its device file) with --llm")
+                   "device memory in GB (1e9 bytes), overriding the device file's "
+                   "hbm_capacity_bytes")
       ->check(CLI::NonNegativeNumber);
   command
       ->add_option("--context-MiB", options->context_MiB,
@@ -116,20 +185,14 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
 
   registry.add(command, RankScope::kRankZeroOnly, [options](const CommandContext&) -> int {
     if (options->llm) {
-      constexpr double kA100CapacityGB = 80;
-      MemoryOptions& opts = *options;
-      if (opts.device_name.empty() && opts.capacity_GB == 0)
-        opts.device_name = "A100-80GB";
-      opts.config.recompute = parse_recompute(opts.recompute);
-      const memory::DeviceMemory device = device_memory(opts, kA100CapacityGB);
-      const memory::LlmMemoryEstimate estimate = memory::estimate_llm_memory(opts.config, device);
-      std::cout << memory::format_llm_memory(opts.config, estimate, device);
-      return 0;
+      if (options->device.empty() && options->capacity_GB == 0)
+        options->device = "A100-80GB";
+      return run_llm_memory(*options);
     }
     if (options->trace.empty())
       throw InputError("<command line>", "TRACE", "a trace file is required (or --llm)");
     const Trace trace = trace_io::load_trace(options->trace);
-    const memory::DeviceMemory device = device_memory(*options, 0);
+    const memory::DeviceMemory device = device_memory(*options);
     const memory::TraceMemoryReport report =
         memory::trace_memory_report(trace, device, options->gpu_device);
     std::cout << memory::format_trace_memory_report(report);

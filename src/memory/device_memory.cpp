@@ -3,7 +3,21 @@
 #include <cmath>
 #include <cstdio>
 
+#include "devices/device_spec.hpp"
+
 namespace perfsim::memory {
+
+DeviceMemory device_memory_of(const devices::DeviceSpec& spec, double capacity_override_GB,
+                              Bytes context_bytes) {
+  DeviceMemory device;
+  device.name = spec.name;
+  const double capacity_bytes =
+      capacity_override_GB > 0 ? capacity_override_GB * kBytesPerGB : spec.hbm_capacity_bytes.value;
+  if (capacity_bytes > 0)
+    device.capacity_bytes = static_cast<Bytes>(std::llround(capacity_bytes));
+  device.context_bytes = context_bytes;
+  return device;
+}
 
 MemoryVerdict memory_verdict(Bytes footprint_bytes, const DeviceMemory& device) {
   MemoryVerdict verdict;

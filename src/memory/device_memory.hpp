@@ -6,6 +6,10 @@
 
 #include "perfsim/units.hpp"
 
+namespace perfsim::devices {
+struct DeviceSpec;
+}
+
 namespace perfsim::memory {
 
 // Memory the driver, the CUDA context and the libraries (cuBLAS, cuDNN, NCCL) hold outside the
@@ -30,6 +34,11 @@ struct MemoryVerdict {
   bool fits = true;
   Bytes margin_bytes = 0;  // capacity - footprint; negative when out of memory
 };
+
+// The memory of a device file (hbm_capacity_bytes); capacity_override_GB > 0 (1e9 bytes)
+// replaces the file's capacity, e.g. for a partitioned or smaller part.
+DeviceMemory device_memory_of(const devices::DeviceSpec& spec, double capacity_override_GB = 0,
+                              Bytes context_bytes = kDefaultContextBytes);
 
 MemoryVerdict memory_verdict(Bytes footprint_bytes, const DeviceMemory& device);
 

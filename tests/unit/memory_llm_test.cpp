@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "generators/llm/llm_parallel_config.hpp"
 #include "memory/llm_memory.hpp"
 #include "perfsim/error.hpp"
 #include "support/csv_rows.hpp"
@@ -33,20 +34,35 @@ std::map<std::string, std::string> model_row(const std::string& model) {
   return {};
 }
 
-LlmMemoryConfig config_of(const std::string& model) {
+namespace llm = generators::llm;
+
+// The model and the published layout of a CSV row: GPT shapes (FFN 4h, multi-head attention),
+// unfused attention with dropout as in Megatron-LM 2022, bf16.
+struct Layout {
+  llm::TransformerConfig model;
+  llm::ParallelConfig parallel;
+};
+
+Layout config_of(const std::string& model) {
   const auto row = model_row(model);
-  auto number = [&](const char* column) { return std::stoll(row.at(column)); };
-  LlmMemoryConfig config;
-  config.layers = number("num_layers");
-  config.hidden = number("hidden_size");
-  config.heads = number("attention_heads");
-  config.seq_len = number("seq_len");
-  config.micro_batch = number("micro_batch_size");
-  config.vocab = number("vocab_size");
-  config.tensor_parallel = static_cast<int>(number("tensor_parallel"));
-  config.pipeline_parallel = static_cast<int>(number("pipeline_parallel"));
-  config.data_parallel = static_cast<int>(number("data_parallel"));
-  config.micro_batches = number("global_batch_size") / (config.micro_batch * config.data_parallel);
+  auto number = [&](const char* column) { return std::stoi(row.at(column)); };
+  Layout config;
+  config.model.name = model;
+  config.model.layers = number("num_layers");
+  config.model.hidden = number("hidden_size");
+  config.model.heads = number("attention_heads");
+  config.model.kv_heads = config.model.heads;
+  config.model.ffn_hidden = 4 * config.model.hidden;
+  config.model.seq_len = number("seq_len");
+  config.model.micro_batch = number("micro_batch_size");
+  config.model.global_batch = number("global_batch_size");
+  config.model.vocab = number("vocab_size");
+  config.model.dtype = DType::kBFloat16;
+  config.model.attention = llm::AttentionKernel::kUnfused;
+  config.model.dropout = true;
+  config.parallel.tp = number("tensor_parallel");
+  config.parallel.pp = number("pipeline_parallel");
+  config.parallel.dp = number("data_parallel");
   return config;
 }
 
@@ -59,37 +75,55 @@ DeviceMemory a100_80gb() {
 }
 
 TEST(LlmMemory, Table2ActivationsPerLayerFor22B) {
-  LlmMemoryConfig config = config_of("22B");
-  ASSERT_EQ(config.hidden, 6144);
-  ASSERT_EQ(config.micro_batch, 4);
+  Layout config = config_of("22B");
+  ASSERT_EQ(config.model.hidden, 6144);
+  ASSERT_EQ(config.model.micro_batch, 4);
   // s = 2048, b = 4, h = 6144, a = 64, t = 8: sbh = 50,331,648 and 5as/h = 320/3.
   const double sbh = 2048.0 * 4 * 6144;
-  config.tensor_parallel = 1;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), sbh * (34 + 5.0 * 64 * 2048 / 6144));
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 7'079'985'152.0);
-  config.tensor_parallel = 8;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config),
+  config.parallel.tp = 1;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   sbh * (34 + 5.0 * 64 * 2048 / 6144));
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel), 7'079'985'152.0);
+  config.parallel.tp = 8;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
                    sbh * (10 + 24.0 / 8 + 5.0 * 64 * 2048 / (6144 * 8)));
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 1'325'400'064.0);
-  config.sequence_parallel = true;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 884'998'144.0);  // sbh(34/t + 5as/ht)
-  config.recompute = Recompute::kSelective;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 34 * sbh / 8);  // 213,909,504
-  config.sequence_parallel = false;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), sbh * (10 + 24.0 / 8));
-  config.recompute = Recompute::kFull;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config), 2 * sbh);  // 100,663,296
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel), 1'325'400'064.0);
+  config.parallel.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   884'998'144.0);  // sbh(34/t + 5as/ht)
+  config.parallel.recompute = llm::Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   34 * sbh / 8);  // 213,909,504
+  config.parallel.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   sbh * (10 + 24.0 / 8));
+  config.parallel.recompute = llm::Recompute::kFull;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   2 * sbh);  // 100,663,296
+}
+
+TEST(LlmMemory, FlashAttentionStoresNoScores) {
+  // Flash attention keeps the s x s scores, softmax and dropout mask on chip: Table 2 without
+  // the 5as/(ht) term, i.e. the selective-recompute rows.
+  Layout config = config_of("22B");
+  config.model.attention = llm::AttentionKernel::kFlash;
+  const double sbh = 2048.0 * 4 * 6144;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel),
+                   sbh * (10 + 24.0 / 8));
+  config.parallel.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(config.model, config.parallel), 34 * sbh / 8);
 }
 
 TEST(LlmMemory, ModelStatesFor22BOnOneStage) {
-  LlmMemoryConfig config = config_of("22B");
-  ASSERT_EQ(config.pipeline_parallel, 1);
-  const LlmMemoryEstimate estimate = estimate_llm_memory(config, a100_80gb());
+  Layout config = config_of("22B");
+  ASSERT_EQ(config.parallel.pp, 1);
+  const LlmMemoryEstimate estimate =
+      estimate_llm_memory(config.model, config.parallel, a100_80gb());
   ASSERT_EQ(estimate.stages.size(), 1u);
   // Per layer on one of t = 8 ranks: (12h^2 + 7h)/8 + 6h with h = 6144.
   const double h = 6144;
   const double per_layer = (12 * h * h + 7 * h) / 8 + 6 * h;  // 56,666,112
-  EXPECT_DOUBLE_EQ(parameters_per_layer(config), per_layer);
+  EXPECT_DOUBLE_EQ(parameters_per_layer(config.model, config.parallel), per_layer);
   // 48 layers + word embedding vh/t + position embedding sh + final layer norm 2h.
   const double parameters = 48 * per_layer + 51200 * h / 8 + 2048 * h + 2 * h;
   const StageMemory& stage = estimate.stages[0];
@@ -105,9 +139,9 @@ TEST(LlmMemory, ModelStatesFor22BOnOneStage) {
   // 44 GB of model states + 64 GB of activations: the baseline does not fit in 80 GB ...
   EXPECT_FALSE(estimate.verdict.fits);
   // ... with sequence parallelism and selective recompute (34sbh/t per layer) it does.
-  config.sequence_parallel = true;
-  config.recompute = Recompute::kSelective;
-  const LlmMemoryEstimate reduced = estimate_llm_memory(config, a100_80gb());
+  config.parallel.sequence_parallel = true;
+  config.parallel.recompute = llm::Recompute::kSelective;
+  const LlmMemoryEstimate reduced = estimate_llm_memory(config.model, config.parallel, a100_80gb());
   EXPECT_NEAR(static_cast<double>(reduced.stages[0].activation_bytes),
               48 * (34 * sbh / 8) + sbh / 8 + 4 * sbh / 8 * (1 + 51200.0 / 6144), 1.0);
   EXPECT_TRUE(reduced.verdict.fits);
@@ -116,14 +150,15 @@ TEST(LlmMemory, ModelStatesFor22BOnOneStage) {
 TEST(LlmMemory, PublishedLayoutOf175BFitsOnA100_80GB) {
   // TP = 8, PP = 8, interleaved with 3 virtual stages, SP and selective recompute, 64
   // micro-batches of 1 (global batch 64, DP = 1): the "present work" row of the CSV.
-  LlmMemoryConfig config = config_of("175B");
-  ASSERT_EQ(config.tensor_parallel, 8);
-  ASSERT_EQ(config.pipeline_parallel, 8);
-  ASSERT_EQ(config.micro_batches, 64);
-  config.virtual_stages = 3;
-  config.sequence_parallel = true;
-  config.recompute = Recompute::kSelective;
-  const LlmMemoryEstimate estimate = estimate_llm_memory(config, a100_80gb());
+  Layout config = config_of("175B");
+  ASSERT_EQ(config.parallel.tp, 8);
+  ASSERT_EQ(config.parallel.pp, 8);
+  ASSERT_EQ(llm::micro_batches_per_iteration(config.model, config.parallel), 64);
+  config.parallel.virtual_stages = 3;
+  config.parallel.sequence_parallel = true;
+  config.parallel.recompute = llm::Recompute::kSelective;
+  const LlmMemoryEstimate estimate =
+      estimate_llm_memory(config.model, config.parallel, a100_80gb());
   ASSERT_EQ(estimate.stages.size(), 8u);
   EXPECT_EQ(estimate.worst_stage, 0u);
 
@@ -152,11 +187,12 @@ TEST(LlmMemory, PublishedLayoutOf175BFitsOnA100_80GB) {
 }
 
 TEST(LlmMemory, TensorParallelOnlyLayoutOf175BIsOutOfMemory) {
-  LlmMemoryConfig config = config_of("175B");
-  config.pipeline_parallel = 1;
-  config.sequence_parallel = true;
-  config.recompute = Recompute::kSelective;
-  const LlmMemoryEstimate estimate = estimate_llm_memory(config, a100_80gb());
+  Layout config = config_of("175B");
+  config.parallel.pp = 1;
+  config.parallel.sequence_parallel = true;
+  config.parallel.recompute = llm::Recompute::kSelective;
+  const LlmMemoryEstimate estimate =
+      estimate_llm_memory(config.model, config.parallel, a100_80gb());
   const double h = 12288;
   const double parameters =
       96 * ((12 * h * h + 7 * h) / 8 + 6 * h) + 51200 * h / 8 + 2048 * h + 2 * h;
@@ -166,18 +202,21 @@ TEST(LlmMemory, TensorParallelOnlyLayoutOf175BIsOutOfMemory) {
   EXPECT_FALSE(estimate.verdict.fits);
   EXPECT_LT(estimate.verdict.margin_bytes, -250'000'000'000);
   EXPECT_EQ(estimate.verdict.margin_bytes, 80'000'000'000 - only.total_bytes);
-  const std::string text = format_llm_memory(config, estimate, a100_80gb());
+  const std::string text = format_llm_memory(config.model, config.parallel, estimate, a100_80gb());
   EXPECT_NE(text.find("OUT OF MEMORY"), std::string::npos) << text;
 }
 
 TEST(LlmMemory, ZeroStagesShardModelStatesAcrossDataParallelRanks) {
-  LlmMemoryConfig config = config_of("22B");
-  config.data_parallel = 4;
-  const double parameters = estimate_llm_memory(config, a100_80gb()).stages[0].parameter_count;
+  Layout config = config_of("22B");
+  config.parallel.dp = 4;
+  config.parallel.global_batch = 16;  // one micro-batch of 4 per data-parallel rank
+  const double parameters =
+      estimate_llm_memory(config.model, config.parallel, a100_80gb()).stages[0].parameter_count;
   const Bytes p = static_cast<Bytes>(parameters);
   auto states = [&](int zero) {
-    config.zero_stage = zero;
-    const StageMemory stage = estimate_llm_memory(config, a100_80gb()).stages[0];
+    config.parallel.zero_stage = zero;
+    const StageMemory stage =
+        estimate_llm_memory(config.model, config.parallel, a100_80gb()).stages[0];
     return std::array<Bytes, 3>{stage.parameter_bytes, stage.gradient_bytes, stage.optimizer_bytes};
   };
   EXPECT_EQ(states(0), (std::array<Bytes, 3>{2 * p, 2 * p, 12 * p}));
@@ -187,17 +226,17 @@ TEST(LlmMemory, ZeroStagesShardModelStatesAcrossDataParallelRanks) {
 }
 
 TEST(LlmMemory, RejectsLayoutsThatDoNotDivideTheModel) {
-  LlmMemoryConfig config = config_of("175B");
-  config.pipeline_parallel = 7;
+  Layout config = config_of("175B");
+  config.parallel.pp = 7;
   try {
-    estimate_llm_memory(config, a100_80gb());
+    estimate_llm_memory(config.model, config.parallel, a100_80gb());
     FAIL() << "96 layers over 7 stages was accepted";
   } catch (const InputError& error) {
-    EXPECT_EQ(error.location(), "layers");
+    EXPECT_EQ(error.location(), "pp");
   }
-  config.pipeline_parallel = 1;
-  config.zero_stage = 4;
-  EXPECT_THROW(estimate_llm_memory(config, a100_80gb()), InputError);
+  config.parallel.pp = 1;
+  config.parallel.zero_stage = 4;
+  EXPECT_THROW(estimate_llm_memory(config.model, config.parallel, a100_80gb()), InputError);
 }
 
 }  // namespace

@@ -1,0 +1,11 @@
+#include "mpi_sim/cli/device_argument.hpp"
+
+namespace perfsim::cli {
+
+devices::DeviceSpec read_device_argument(const std::string& name_or_file) {
+  if (name_or_file.ends_with(".json"))
+    return devices::load_device_file(name_or_file);
+  return devices::find_device(std::string(PERFSIM_SOURCE_DIR) + "/configs/devices", name_or_file);
+}
+
+}  // namespace perfsim::cli

@@ -1,0 +1,192 @@
+// `perfsim plan MODEL --gpus N --topology T --device D`: every layout of the model over N GPUs
+// that divides it (planner/layout_enumerator.hpp), minus those that do not fit in memory
+// (memory/llm_memory.hpp), simulated best bound first until no remaining layout can enter the
+// top K (planner/plan_search.hpp). Each layout is simulated with one representative rank per
+// pipeline stage (plan_simulation.hpp). Rank 0 only; --jobs simulates layouts on threads.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "devices/device_spec.hpp"
+#include "generators/llm/llm_model_config.hpp"
+#include "io/input_file.hpp"
+#include "memory/device_memory.hpp"
+#include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/plan_simulation.hpp"
+#include "perfsim/error.hpp"
+#include "planner/layout_enumerator.hpp"
+#include "planner/plan_search.hpp"
+#include "topology/topology.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+using Clock = std::chrono::steady_clock;
+
+struct PlanOptions {
+  std::string model;
+  int gpus = 0;
+  std::string topology;
+  std::string device;
+  int global_batch = 0;
+  std::size_t top = 5;
+  int jobs = 1;
+  int max_micro_batch = 8;
+  int max_virtual_stages = 4;
+  double capacity_GB = 0;
+  double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
+  std::string assets;
+  bool tp_overlap = false;
+  bool exhaustive = false;
+};
+
+// A file path, or a name in the source tree's configs/<folder>/<name>.json.
+std::string config_path(const std::string& name_or_file, const char* folder) {
+  if (name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file))
+    return name_or_file;
+  return std::string(PERFSIM_SOURCE_DIR) + "/configs/" + folder + "/" + name_or_file + ".json";
+}
+
+int run_plan(const PlanOptions& options) {
+  const auto start = Clock::now();
+  const llm::TransformerConfig model =
+      llm::load_transformer_config(config_path(options.model, "models"));
+  const topology::Topology topology =
+      topology::load_topology(config_path(options.topology, "topologies"));
+  const devices::DeviceSpec device = read_device_argument(options.device);
+  const memory::DeviceMemory device_memory =
+      memory::device_memory_of(device, options.capacity_GB,
+                               static_cast<Bytes>(std::llround(options.context_MiB * 1024 * 1024)));
+  const int gpus = options.gpus > 0 ? options.gpus : topology.world_size();
+  if (gpus > topology.world_size())
+    throw InputError(topology.source, "nodes",
+                     "--gpus " + std::to_string(gpus) + " but the topology has " +
+                         std::to_string(topology.world_size()) + " GPUs");
+
+  PlanRequest request;
+  request.model = model;
+  request.topology = topology;
+  request.device_json = io::read_file_decompressed(device.file);
+  request.device_file = device.file;
+  request.device_memory = device_memory;
+  request.limits.gpus = gpus;
+  request.limits.gpus_per_node = topology.node.gpus;
+  request.limits.global_batch = options.global_batch;
+  request.limits.max_micro_batch = options.max_micro_batch;
+  request.limits.max_virtual_stages = options.max_virtual_stages;
+  request.limits.overlap_tp_backward = options.tp_overlap;
+  request.top = options.top;
+  request.jobs = options.jobs;
+  request.exhaustive = options.exhaustive;
+  request.assets_path = options.assets;
+  std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
+            << topology.name << "), capacity "
+            << memory::format_bytes(device_memory.capacity_bytes.value_or(0))
+            << (options.exhaustive ? ", every fitting layout simulated"
+                                   : ", best lower bound first, pruned when beaten")
+            << "\n";
+  request.progress = [&](const planner::SearchProgress& progress) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (progress.bounded < progress.candidates) {
+      if (progress.bounded == 1 || progress.bounded % 10 == 0)
+        std::fprintf(stderr, "  lower bounds %zu/%zu (%.1f s)\n", progress.bounded,
+                     progress.candidates, elapsed);
+    } else if (progress.latest) {
+      std::fprintf(stderr, "  [%3zu/%zu %6.1f s] %-30s %9.3f s (bound %.3f s, best %.3f s)\n",
+                   progress.simulated, progress.candidates, elapsed,
+                   planner::short_layout_name(progress.latest->parallel).c_str(),
+                   progress.latest->iteration_us / 1e6, progress.latest_bound_us / 1e6,
+                   progress.best_us / 1e6);
+    } else {
+      std::fprintf(stderr,
+                   "  %zu layouts not simulated: their lower bound cannot beat the top %zu\n",
+                   progress.pruned, options.top);
+    }
+  };
+  const PlanOutcome outcome = plan_layouts(request);
+  const planner::SearchResult& result = outcome.search;
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+
+  std::cout << "perfsim plan: " << model.name << " (" << model.layers << " layers, hidden "
+            << model.hidden << ", global batch "
+            << (options.global_batch > 0 ? options.global_batch : model.global_batch) << ") on "
+            << gpus << " x " << device.name << ", " << topology.name << "\n";
+  std::cout << "  " << outcome.layouts << " layouts divide the model, " << outcome.out_of_memory
+            << " out of memory, " << result.simulated << " simulated, " << result.pruned
+            << " pruned by their lower bound\n";
+  std::cout << "top " << result.top.size() << " by iteration time:\n";
+  std::cout << planner::format_plan_table(result.top);
+  char footer[160];
+  std::snprintf(footer, sizeof footer, "planned in %.1f s wall\n", wall_s);
+  std::cout << footer;
+  return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CommandRegistry& registry) {
+  CLI::App* command = app.add_subcommand(
+      "plan",
+      "Search parallel layouts (TP, PP and virtual stages, DP, micro-batch, ZeRO, sequence "
+      "parallelism, recomputation) of an LLM over N GPUs: drop those that do not fit in "
+      "memory, simulate the rest, print the fastest");
+  auto options = std::make_shared<PlanOptions>();
+  command
+      ->add_option("MODEL", options->model,
+                   "model file or name in configs/models (korthikanti-175b)")
+      ->required();
+  command->add_option("--gpus", options->gpus, "GPUs to use (default: the whole topology)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--topology", options->topology,
+                   "topology file or name in configs/topologies (dgx-a100-8node)")
+      ->required();
+  command
+      ->add_option("--device", options->device,
+                   "GPU: device file or name in configs/devices (A100-80GB); its capacity "
+                   "decides what fits")
+      ->required();
+  command
+      ->add_option("--global-batch", options->global_batch,
+                   "global batch in sequences (default: the model file's)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--top", options->top, "layouts to print")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--jobs", options->jobs, "layouts simulated at once (threads)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--max-micro-batch", options->max_micro_batch, "largest micro-batch tried")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--max-virtual-stages", options->max_virtual_stages,
+                   "most model chunks per pipeline rank tried (interleaved 1F1B)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--capacity-GB", options->capacity_GB,
+                   "device memory in GB (1e9 bytes), overriding the device file's")
+      ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--context-MiB", options->context_MiB,
+                   "CUDA context and library memory outside the allocator")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--assets", options->assets,
+                      "fitted collective curves (`perfsim fit`); default: nominal curves");
+  command->add_flag("--tp-overlap", options->tp_overlap,
+                    "overlap backward TP collectives (see `simulate --tp-overlap`)");
+  command->add_flag("--exhaustive", options->exhaustive,
+                    "simulate every layout that fits (no lower-bound pruning)");
+  registry.add(command, RankScope::kRankZeroOnly,
+               [options](const CommandContext&) { return run_plan(*options); });
+}
+
+}  // namespace perfsim::cli

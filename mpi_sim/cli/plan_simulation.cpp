@@ -1,0 +1,212 @@
+#include "mpi_sim/cli/plan_simulation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "devices/device_spec.hpp"
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "mpi_sim/engine/rank_simulator.hpp"
+#include "mpi_sim/engine/symmetric_clock_sync.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+
+// The probe's layer times include the host's launch latency after each receive, which a
+// long-running stage may have hidden: the bound gives 1 % of them back.
+constexpr double kHostSlack = 0.99;
+
+std::vector<RankResult> run_programs(const SimulationInputs& inputs, engine::ClockSync& sync,
+                                     bool record_timeline = false) {
+  std::vector<engine::RankSimulator> simulators;
+  simulators.reserve(inputs.programs.size());
+  for (const engine::RankProgram& program : inputs.programs)
+    simulators.emplace_back(program, inputs.overheads, sync, record_timeline);
+  engine::run_to_completion(simulators, sync);
+  std::vector<RankResult> results;
+  results.reserve(simulators.size());
+  for (const engine::RankSimulator& simulator : simulators)
+    results.push_back(simulator.result());
+  return results;
+}
+
+// The first slice whose collective key starts with `group` + "#", or the last one.
+const TimelineSlice* find_slice(const RankResult& result, const std::string& group, bool last) {
+  const std::string prefix = group + "#";
+  const TimelineSlice* found = nullptr;
+  for (const TimelineSlice& slice : result.timeline) {
+    if (slice.collective_key.rfind(prefix, 0) != 0)
+      continue;
+    found = &slice;
+    if (!last)
+      break;
+  }
+  if (!found)
+    throw RuntimeFailure("layer probe: rank " + std::to_string(result.sim_rank) +
+                         " has no transfer on " + group);
+  return found;
+}
+
+double end_of(const TimelineSlice& slice) {
+  return slice.start_us + slice.duration_us;
+}
+
+// Compute kernels' time inside [from, to).
+double compute_busy_between(const RankResult& result, double from_us, double to_us) {
+  double busy = 0;
+  for (const TimelineSlice& slice : result.timeline) {
+    if (slice.lane != kDefaultComputeStream || !slice.collective_key.empty())
+      continue;
+    busy += std::max(0.0, std::min(to_us, end_of(slice)) - std::max(from_us, slice.start_us));
+  }
+  return busy;
+}
+
+}  // namespace
+
+LayerWork layer_work(const LlmScenario& scenario) {
+  constexpr int kProbeStages = 3;  // the middle one has neighbours on both sides
+  LlmScenario probe = scenario;
+  probe.model.layers = kProbeStages;
+  llm::ParallelConfig& parallel = probe.parallel;
+  parallel.pp = kProbeStages;
+  parallel.dp = 1;
+  parallel.virtual_stages = 1;
+  parallel.zero_stage = 0;
+  parallel.micro_batch = llm::micro_batch_size(scenario.model, scenario.parallel);
+  parallel.global_batch = parallel.micro_batch;  // one micro-batch
+  const int gpus_per_node = probe.topology.node.gpus;
+  const int nodes = (parallel.world_size() + gpus_per_node - 1) / gpus_per_node;
+  if (nodes > probe.topology.nodes)
+    probe.topology = topology::with_node_count(std::move(probe.topology), nodes);
+  const std::vector<int> ranks = pipeline_representatives(parallel);
+  const SimulationInputs inputs = load_llm_inputs(probe, ranks);
+  engine::SymmetricClockSync sync(ranks);
+  const std::vector<RankResult> results = run_programs(inputs, sync, true);
+  const RankResult& middle = results.at(1);
+  const std::string from_previous =
+      "p2p:" + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]);
+  const std::string to_next = "p2p:" + std::to_string(ranks[1]) + "->" + std::to_string(ranks[2]);
+  const std::string from_next = "p2p:" + std::to_string(ranks[2]) + "->" + std::to_string(ranks[1]);
+  const std::string to_previous =
+      "p2p:" + std::to_string(ranks[1]) + "->" + std::to_string(ranks[0]);
+  const double forward_sent_us = find_slice(middle, to_next, false)->start_us;
+  const double gradient_received_us = end_of(*find_slice(middle, from_next, true));
+  LayerWork work;
+  work.forward_us = forward_sent_us - end_of(*find_slice(middle, from_previous, false));
+  // Recomputation may run while the stage waits for the gradient: count its kernels there.
+  work.backward_us = find_slice(middle, to_previous, true)->start_us - gradient_received_us +
+                     compute_busy_between(middle, forward_sent_us, gradient_received_us);
+  return work;
+}
+
+double iteration_lower_bound_us(const llm::TransformerConfig& model,
+                                const llm::ParallelConfig& parallel, const LayerWork& layer) {
+  const double p = parallel.pp;
+  const double v = parallel.virtual_stages;
+  const double chunk_layers = model.layers / (p * v);
+  const double m = llm::micro_batches_per_iteration(model, parallel);
+  const double layer_us = layer.forward_us + layer.backward_us;
+  const double bound = parallel.virtual_stages == 1 ? (m + p - 1) * chunk_layers * layer_us
+                                                    : (p - 1) * chunk_layers * layer.forward_us +
+                                                          m * v * chunk_layers * layer_us;
+  return kHostSlack * bound;
+}
+
+double iteration_lower_bound_us(const LlmScenario& scenario) {
+  return iteration_lower_bound_us(scenario.model, scenario.parallel, layer_work(scenario));
+}
+
+std::vector<int> pipeline_representatives(const llm::ParallelConfig& parallel) {
+  std::vector<int> ranks;
+  for (int stage = 0; stage < parallel.pp; ++stage)
+    ranks.push_back(llm::rank_of(parallel, {0, 0, stage}));
+  return ranks;
+}
+
+LayoutSimulation simulate_layout(const LlmScenario& scenario, SimulatedRanks ranks) {
+  std::vector<int> simulated;
+  if (ranks == SimulatedRanks::kAll) {
+    for (int rank = 0; rank < scenario.parallel.world_size(); ++rank)
+      simulated.push_back(rank);
+  } else {
+    simulated = pipeline_representatives(scenario.parallel);
+  }
+  const SimulationInputs inputs = load_llm_inputs(scenario, simulated);
+  LayoutSimulation simulation;
+  if (ranks == SimulatedRanks::kAll) {
+    engine::InProcessClockSync sync;
+    simulation.results = run_programs(inputs, sync);
+  } else {
+    engine::SymmetricClockSync sync(simulated);
+    simulation.results = run_programs(inputs, sync);
+  }
+  const devices::DeviceSpec device =
+      devices::parse_device_json(scenario.device_json, scenario.device_source);
+  simulation.summary =
+      summarize_llm_run(scenario.model, scenario.parallel,
+                        device.gemm_peak_flops_per_s(scenario.model.dtype), simulation.results);
+  return simulation;
+}
+
+planner::LayoutScore score_layout(const LayoutSimulation& simulation,
+                                  const planner::FittingLayout& layout) {
+  planner::LayoutScore score;
+  score.parallel = layout.parallel;
+  score.iteration_us = simulation.summary.iteration_us;
+  score.mfu = simulation.summary.mfu;
+  score.peak_bytes = layout.memory.worst().total_bytes;
+  score.headroom_bytes = layout.memory.verdict.margin_bytes;
+  const std::vector<std::pair<std::string, double>> exposed(
+      simulation.summary.exposed_us_by_kind.begin(), simulation.summary.exposed_us_by_kind.end());
+  std::tie(score.dominant_comm, score.dominant_exposed_us) = planner::dominant_entry(exposed);
+  return score;
+}
+
+PlanOutcome plan_layouts(const PlanRequest& request) {
+  PlanOutcome outcome;
+  const auto layouts = planner::enumerate_layouts(request.model, request.limits);
+  outcome.layouts = layouts.size();
+  const planner::MemoryFilter filter =
+      planner::keep_fitting(request.model, layouts, request.device_memory);
+  outcome.out_of_memory = filter.out_of_memory;
+  auto scenario_of = [&](const llm::ParallelConfig& parallel) {
+    return LlmScenario{request.model,       parallel,
+                       request.topology,    request.device_json,
+                       request.device_file, request.assets_path};
+  };
+  planner::SearchCallbacks callbacks;
+  callbacks.simulate = [&](const planner::FittingLayout& layout) {
+    return score_layout(
+        simulate_layout(scenario_of(layout.parallel), SimulatedRanks::kPipelineRepresentatives),
+        layout);
+  };
+  // Layer work depends on four choices only: probe each combination once. Bounds are computed
+  // on this thread before any simulation starts, so the cache needs no lock.
+  std::map<std::tuple<int, bool, llm::Recompute, int>, LayerWork> layer_cache;
+  if (!request.exhaustive) {
+    callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
+      const llm::ParallelConfig& parallel = layout.parallel;
+      const auto key = std::make_tuple(parallel.tp, parallel.sequence_parallel, parallel.recompute,
+                                       llm::micro_batch_size(request.model, parallel));
+      auto found = layer_cache.find(key);
+      if (found == layer_cache.end())
+        found = layer_cache.emplace(key, layer_work(scenario_of(parallel))).first;
+      return iteration_lower_bound_us(request.model, parallel, found->second);
+    };
+  }
+  callbacks.progress = request.progress;
+  outcome.search =
+      planner::search_top_layouts(filter.fitting, request.top, callbacks, request.jobs);
+  return outcome;
+}
+
+}  // namespace perfsim::cli

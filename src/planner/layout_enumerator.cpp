@@ -1,0 +1,94 @@
+#include "planner/layout_enumerator.hpp"
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::planner {
+namespace {
+
+namespace llm = generators::llm;
+
+std::vector<int> divisors(int n) {
+  std::vector<int> result;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0)
+      result.push_back(d);
+  }
+  return result;
+}
+
+bool tensor_parallel_divides(const llm::TransformerConfig& model, int tp) {
+  const bool kv_fits = model.kv_heads % tp == 0 || tp % model.kv_heads == 0;
+  return model.heads % tp == 0 && model.ffn_hidden % tp == 0 && model.vocab % tp == 0 && kv_fits;
+}
+
+}  // namespace
+
+std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig& model,
+                                                   const EnumerationLimits& limits) {
+  if (limits.gpus <= 0)
+    throw InputError("--gpus", "", "must be positive, got " + std::to_string(limits.gpus));
+  const int global_batch = limits.global_batch > 0 ? limits.global_batch : model.global_batch;
+  constexpr llm::Recompute kRecomputes[] = {llm::Recompute::kNone, llm::Recompute::kSelective,
+                                            llm::Recompute::kFull};
+  std::vector<llm::ParallelConfig> layouts;
+  for (int tp : divisors(limits.gpus)) {
+    if (limits.gpus_per_node % tp != 0 || !tensor_parallel_divides(model, tp))
+      continue;
+    for (int pp : divisors(limits.gpus / tp)) {
+      if (model.layers % pp != 0)
+        continue;
+      const int dp = limits.gpus / (tp * pp);
+      if (global_batch % dp != 0)
+        continue;
+      for (int micro : divisors(global_batch / dp)) {
+        if (micro > limits.max_micro_batch)
+          continue;
+        const int micro_batches = global_batch / (dp * micro);
+        for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
+             ++virtual_stages) {
+          if (virtual_stages > 1 &&
+              (pp < 3 || micro_batches % pp != 0 || model.layers % (pp * virtual_stages) != 0))
+            continue;
+          for (bool sequence_parallel : {false, true}) {
+            if (sequence_parallel && (tp == 1 || model.seq_len % tp != 0))
+              continue;
+            for (llm::Recompute recompute : kRecomputes) {
+              for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
+                llm::ParallelConfig layout;
+                layout.tp = tp;
+                layout.pp = pp;
+                layout.dp = dp;
+                layout.virtual_stages = virtual_stages;
+                layout.micro_batch = micro;
+                layout.global_batch = global_batch;
+                layout.sequence_parallel = sequence_parallel;
+                layout.recompute = recompute;
+                layout.zero_stage = zero;
+                layout.overlap_tp_backward = limits.overlap_tp_backward;
+                llm::validate(model, layout);  // the rules above are the generator's
+                layouts.push_back(layout);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return layouts;
+}
+
+MemoryFilter keep_fitting(const llm::TransformerConfig& model,
+                          const std::vector<llm::ParallelConfig>& layouts,
+                          const memory::DeviceMemory& device) {
+  MemoryFilter filter;
+  for (const llm::ParallelConfig& layout : layouts) {
+    memory::LlmMemoryEstimate estimate = memory::estimate_llm_memory(model, layout, device);
+    if (estimate.verdict.fits)
+      filter.fitting.push_back({layout, std::move(estimate)});
+    else
+      ++filter.out_of_memory;
+  }
+  return filter;
+}
+
+}  // namespace perfsim::planner

@@ -1,0 +1,44 @@
+#pragma once
+// Every way of splitting an LLM training job over a given number of GPUs that the generator
+// accepts: tensor parallel (divides heads, FFN, vocabulary and the GPUs of a node, so a TP
+// group never crosses a node), pipeline
+// stages (divide the layers) with interleaving (virtual stages), data parallel (the rest),
+// micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
+// without it every stage is the same layout), sequence parallelism (only with TP > 1) and
+// recomputation. Every layout returned passes generators::llm::validate.
+#include <vector>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_parallel_config.hpp"
+#include "memory/llm_memory.hpp"
+
+namespace perfsim::planner {
+
+struct EnumerationLimits {
+  int gpus = 0;
+  int gpus_per_node = 8;    // TP divides it: a TP group never crosses a node
+  int global_batch = 0;     // 0: the model file's
+  int max_micro_batch = 8;  // larger micro-batches rarely fit and lengthen the bubble
+  int max_virtual_stages = 4;
+  bool overlap_tp_backward = false;  // copied into every layout
+};
+
+std::vector<generators::llm::ParallelConfig> enumerate_layouts(
+    const generators::llm::TransformerConfig& model, const EnumerationLimits& limits);
+
+struct FittingLayout {
+  generators::llm::ParallelConfig parallel;
+  memory::LlmMemoryEstimate memory;
+};
+
+struct MemoryFilter {
+  std::vector<FittingLayout> fitting;
+  std::size_t out_of_memory = 0;
+};
+
+// Keeps the layouts whose worst pipeline stage fits on `device` (memory::estimate_llm_memory).
+MemoryFilter keep_fitting(const generators::llm::TransformerConfig& model,
+                          const std::vector<generators::llm::ParallelConfig>& layouts,
+                          const memory::DeviceMemory& device);
+
+}  // namespace perfsim::planner

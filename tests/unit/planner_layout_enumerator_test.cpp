@@ -1,0 +1,116 @@
+// The planner's layout enumeration (src/planner/layout_enumerator.hpp): the count for a small
+// case worked out by hand, every layout divides the model and the GPUs, and the memory filter
+// drops exactly the layouts whose closed-form footprint exceeds the capacity.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "generators/llm/llm_parallel_config.hpp"
+#include "planner/layout_enumerator.hpp"
+
+namespace perfsim::planner {
+namespace {
+
+namespace llm = generators::llm;
+
+// 8 layers, 4 heads, global batch 4: small enough to count by hand.
+llm::TransformerConfig small_model() {
+  llm::TransformerConfig model;
+  model.name = "small";
+  model.layers = 8;
+  model.hidden = 256;
+  model.heads = 4;
+  model.kv_heads = 4;
+  model.ffn_hidden = 1024;
+  model.vocab = 1024;
+  model.seq_len = 128;
+  model.micro_batch = 1;
+  model.global_batch = 4;
+  return model;
+}
+
+TEST(LayoutEnumerator, CountForFourGpusMatchesHandCount) {
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  // By hand (micro-batch b divides global / DP; ZeRO 0..3 only with DP > 1; SP only with TP > 1;
+  // 3 recompute choices; interleaving needs PP >= 3, micro-batches % PP == 0 and layers %
+  // (PP v) == 0):
+  //   TP1 PP1 DP4: b 1            x 3 recompute x 4 ZeRO           = 12
+  //   TP1 PP2 DP2: b 1, 2         x 3 x 4                          = 24
+  //   TP1 PP4 DP1: b 1, 2, 4      x 3, plus v = 2 with b = 1 x 3   = 12
+  //   TP2 PP1 DP2: b 1, 2         x 2 SP x 3 x 4                   = 48
+  //   TP2 PP2 DP1: b 1, 2, 4      x 2 x 3                          = 18
+  //   TP4 PP1 DP1: b 1, 2, 4      x 2 x 3                          = 18
+  const auto layouts = enumerate_layouts(small_model(), limits);
+  EXPECT_EQ(layouts.size(), 132u);
+  const auto interleaved = std::count_if(
+      layouts.begin(), layouts.end(), [](const auto& layout) { return layout.virtual_stages > 1; });
+  EXPECT_EQ(interleaved, 3);
+
+  // TP stays inside a node: with 2 GPUs per node the 18 TP4 layouts go.
+  limits.gpus_per_node = 2;
+  EXPECT_EQ(enumerate_layouts(small_model(), limits).size(), 114u);
+}
+
+TEST(LayoutEnumerator, EveryLayoutDividesTheModelAndTheGpus) {
+  llm::TransformerConfig model = small_model();
+  model.layers = 12;
+  model.heads = 6;
+  model.kv_heads = 6;
+  model.ffn_hidden = 1536;
+  model.vocab = 1536;
+  model.global_batch = 48;
+  EnumerationLimits limits;
+  limits.gpus = 24;
+  limits.gpus_per_node = 6;
+  const auto layouts = enumerate_layouts(model, limits);
+  ASSERT_FALSE(layouts.empty());
+  for (const llm::ParallelConfig& layout : layouts) {
+    const std::string name = "TP" + std::to_string(layout.tp) + " PP" + std::to_string(layout.pp) +
+                             " DP" + std::to_string(layout.dp);
+    EXPECT_EQ(layout.world_size(), 24) << name;
+    EXPECT_EQ(6 % layout.tp, 0) << name;
+    EXPECT_EQ(model.heads % layout.tp, 0) << name;
+    EXPECT_EQ(model.layers % (layout.pp * layout.virtual_stages), 0) << name;
+    EXPECT_EQ(48 % (layout.micro_batch * layout.dp), 0) << name;
+    EXPECT_LE(layout.micro_batch, limits.max_micro_batch) << name;
+    EXPECT_TRUE(layout.tp > 1 || !layout.sequence_parallel) << name;
+    EXPECT_TRUE(layout.dp > 1 || layout.zero_stage == 0) << name;
+    EXPECT_NO_THROW(llm::validate(model, layout)) << name;
+  }
+  // TP 3 and 6 divide 6 heads, 6 GPUs per node and 24 GPUs; TP 4 divides neither the heads nor
+  // the node.
+  EXPECT_TRUE(std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return l.tp == 6; }));
+  EXPECT_FALSE(std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return l.tp == 4; }));
+}
+
+TEST(LayoutEnumerator, MemoryFilterDropsExactlyTheLayoutsThatDoNotFit) {
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  const llm::TransformerConfig model = small_model();
+  const auto layouts = enumerate_layouts(model, limits);
+  memory::DeviceMemory device;
+  device.context_bytes = 0;
+  // The median footprint as capacity: about half fit.
+  std::vector<Bytes> totals;
+  for (const auto& layout : layouts)
+    totals.push_back(memory::estimate_llm_memory(model, layout, device).worst().total_bytes);
+  std::sort(totals.begin(), totals.end());
+  device.capacity_bytes = totals[totals.size() / 2];
+  const MemoryFilter filter = keep_fitting(model, layouts, device);
+  EXPECT_EQ(filter.fitting.size() + filter.out_of_memory, layouts.size());
+  EXPECT_GT(filter.fitting.size(), 0u);
+  EXPECT_GT(filter.out_of_memory, 0u);
+  const auto expected_fitting = std::count_if(
+      totals.begin(), totals.end(), [&](Bytes total) { return total <= *device.capacity_bytes; });
+  EXPECT_EQ(static_cast<long>(filter.fitting.size()), expected_fitting);
+  for (const FittingLayout& layout : filter.fitting) {
+    EXPECT_TRUE(layout.memory.verdict.fits);
+    EXPECT_LE(layout.memory.worst().total_bytes, *device.capacity_bytes);
+  }
+}
+
+}  // namespace
+}  // namespace perfsim::planner

@@ -1,0 +1,147 @@
+// The planner's branch-and-bound search (src/planner/plan_search.hpp) on made-up scores, and a
+// whole plan of a small model on one DGX A100 node: pruning by the lower bound gives the same
+// top layouts as simulating every layout, and with memory to spare the best layout does not
+// recompute (recomputation only adds work).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/input_file.hpp"
+#include "memory/device_memory.hpp"
+#include "mpi_sim/cli/plan_simulation.hpp"
+#include "planner/layout_enumerator.hpp"
+#include "planner/plan_search.hpp"
+#include "topology/topology.hpp"
+
+namespace perfsim::planner {
+namespace {
+
+namespace llm = generators::llm;
+
+// Ten layouts told apart by TP = 1..10; layout TP k "takes" 11 - k seconds.
+std::vector<FittingLayout> ten_layouts() {
+  std::vector<FittingLayout> layouts(10);
+  for (int i = 0; i < 10; ++i)
+    layouts[i].parallel.tp = i + 1;
+  return layouts;
+}
+
+LayoutScore made_up_score(const FittingLayout& layout) {
+  LayoutScore score;
+  score.parallel = layout.parallel;
+  score.iteration_us = 11 - layout.parallel.tp;
+  return score;
+}
+
+TEST(PlanSearch, PrunesLayoutsWhoseBoundCannotBeatTheKthBest) {
+  SearchCallbacks callbacks;
+  callbacks.simulate = made_up_score;
+  // Bounds 0.5 s under the time: sorted 0.5, 1.5, 2.5, then 3.5 >= the third best (3).
+  callbacks.lower_bound_us = [](const FittingLayout& layout) {
+    return 11 - layout.parallel.tp - 0.5;
+  };
+  for (int jobs : {1, 3}) {
+    const SearchResult result = search_top_layouts(ten_layouts(), 3, callbacks, jobs);
+    ASSERT_EQ(result.top.size(), 3u);
+    EXPECT_EQ(result.top[0].parallel.tp, 10);
+    EXPECT_EQ(result.top[1].parallel.tp, 9);
+    EXPECT_EQ(result.top[2].parallel.tp, 8);
+    EXPECT_EQ(result.simulated + result.pruned, 10u);
+    if (jobs == 1) {
+      EXPECT_EQ(result.simulated, 3u);
+      EXPECT_EQ(result.pruned, 7u);
+    }
+  }
+  // Without a bound every layout is simulated.
+  callbacks.lower_bound_us = nullptr;
+  const SearchResult all = search_top_layouts(ten_layouts(), 3, callbacks);
+  EXPECT_EQ(all.simulated, 10u);
+  EXPECT_EQ(all.pruned, 0u);
+  EXPECT_EQ(all.top[0].parallel.tp, 10);
+}
+
+TEST(PlanSearch, ShortNamesAndTable) {
+  llm::ParallelConfig parallel;
+  parallel.tp = 8;
+  parallel.pp = 8;
+  parallel.virtual_stages = 3;
+  parallel.micro_batch = 1;
+  parallel.sequence_parallel = true;
+  parallel.recompute = llm::Recompute::kSelective;
+  EXPECT_EQ(short_layout_name(parallel), "TP8 PP8 v3 DP1 mb1 SP sel");
+  LayoutScore score;
+  score.parallel = parallel;
+  score.iteration_us = 14.2e6;
+  score.mfu = 0.512;
+  score.dominant_comm = "tensor parallel";
+  score.dominant_exposed_us = 1500e3;
+  const std::string table = format_plan_table({score});
+  EXPECT_NE(table.find("TP8 PP8 v3 DP1 mb1 SP sel"), std::string::npos) << table;
+  EXPECT_NE(table.find("14200.0"), std::string::npos) << table;
+  EXPECT_NE(table.find("51.2"), std::string::npos) << table;
+  EXPECT_NE(table.find("tensor parallel 1500"), std::string::npos) << table;
+}
+
+TEST(PlanSearch, SmallModelOnOneNodePrunedSearchEqualsExhaustive) {
+  const std::string source = PERFSIM_SOURCE_DIR;
+  llm::TransformerConfig model;
+  model.name = "small-gpt";
+  model.layers = 6;
+  model.hidden = 1024;
+  model.heads = 16;
+  model.kv_heads = 16;
+  model.ffn_hidden = 4096;
+  model.vocab = 32768;
+  model.seq_len = 1024;
+  model.micro_batch = 1;
+  model.global_batch = 8;
+  model.attention = llm::AttentionKernel::kUnfused;
+  model.dropout = true;
+  const topology::Topology topology =
+      topology::load_topology(source + "/configs/topologies/dgx-a100.json");
+  const std::string device_file = source + "/configs/devices/A100-80GB.json";
+  const std::string device_json = io::read_file_decompressed(device_file);
+  memory::DeviceMemory device;
+  device.capacity_bytes = 80'000'000'000;
+
+  EnumerationLimits limits;
+  limits.gpus = 8;
+  limits.max_micro_batch = 2;
+  limits.max_virtual_stages = 2;
+  const MemoryFilter filter = keep_fitting(model, enumerate_layouts(model, limits), device);
+  ASSERT_GT(filter.fitting.size(), 10u);
+  EXPECT_EQ(filter.out_of_memory, 0u);  // a 0.1e9-parameter model fits everywhere
+
+  auto scenario_of = [&](const llm::ParallelConfig& parallel) {
+    return cli::LlmScenario{model, parallel, topology, device_json, device_file, ""};
+  };
+  SearchCallbacks callbacks;
+  callbacks.simulate = [&](const FittingLayout& layout) {
+    return cli::score_layout(cli::simulate_layout(scenario_of(layout.parallel),
+                                                  cli::SimulatedRanks::kPipelineRepresentatives),
+                             layout);
+  };
+  const SearchResult exhaustive = search_top_layouts(filter.fitting, 3, callbacks);
+  callbacks.lower_bound_us = [&](const FittingLayout& layout) {
+    return cli::iteration_lower_bound_us(scenario_of(layout.parallel));
+  };
+  const SearchResult pruned = search_top_layouts(filter.fitting, 3, callbacks, 2);
+  EXPECT_GT(pruned.pruned, 0u);
+  ASSERT_EQ(pruned.top.size(), 3u);
+  ASSERT_EQ(exhaustive.top.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(short_layout_name(pruned.top[i].parallel),
+              short_layout_name(exhaustive.top[i].parallel));
+    EXPECT_DOUBLE_EQ(pruned.top[i].iteration_us, exhaustive.top[i].iteration_us);
+  }
+  const LayoutScore& best = pruned.top.front();
+  EXPECT_EQ(best.parallel.recompute, llm::Recompute::kNone) << short_layout_name(best.parallel);
+  EXPECT_GT(best.mfu, 0.0);
+  EXPECT_LT(best.mfu, 1.0);
+  EXPECT_GT(best.headroom_bytes, 0);
+  std::cout << format_plan_table(pruned.top) << "simulated " << pruned.simulated << " of "
+            << pruned.candidates << " (exhaustive " << exhaustive.simulated << ")\n";
+}
+
+}  // namespace
+}  // namespace perfsim::planner

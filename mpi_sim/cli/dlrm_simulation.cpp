@@ -167,15 +167,7 @@ std::vector<RankResult> simulate_dlrm_in_process(const DlrmScenario& scenario) {
     ranks[static_cast<std::size_t>(rank)] = rank;
   SimulationInputs inputs = load_dlrm_inputs(scenario, ranks);
   engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  simulators.reserve(inputs.programs.size());
-  for (const engine::RankProgram& program : inputs.programs)
-    simulators.emplace_back(program, inputs.overheads, sync, false);
-  engine::run_to_completion(simulators, sync);
-  std::vector<RankResult> results;
-  for (const engine::RankSimulator& simulator : simulators)
-    results.push_back(simulator.result());
-  return results;
+  return engine::simulate_programs(inputs.programs, inputs.overheads, sync);
 }
 
 std::string format_rank_load(const DlrmScenario& scenario, std::span<const RankResult> results) {

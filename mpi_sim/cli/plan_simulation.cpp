@@ -26,16 +26,7 @@ constexpr double kHostSlack = 0.99;
 
 std::vector<RankResult> run_programs(const SimulationInputs& inputs, engine::ClockSync& sync,
                                      bool record_timeline = false) {
-  std::vector<engine::RankSimulator> simulators;
-  simulators.reserve(inputs.programs.size());
-  for (const engine::RankProgram& program : inputs.programs)
-    simulators.emplace_back(program, inputs.overheads, sync, record_timeline);
-  engine::run_to_completion(simulators, sync);
-  std::vector<RankResult> results;
-  results.reserve(simulators.size());
-  for (const engine::RankSimulator& simulator : simulators)
-    results.push_back(simulator.result());
-  return results;
+  return engine::simulate_programs(inputs.programs, inputs.overheads, sync, record_timeline);
 }
 
 // The first slice whose collective key starts with `group` + "#", or the last one.
@@ -92,12 +83,10 @@ LayerWork layer_work(const LlmScenario& scenario) {
   engine::SymmetricClockSync sync(ranks);
   const std::vector<RankResult> results = run_programs(inputs, sync, true);
   const RankResult& middle = results.at(1);
-  const std::string from_previous =
-      "p2p:" + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]);
-  const std::string to_next = "p2p:" + std::to_string(ranks[1]) + "->" + std::to_string(ranks[2]);
-  const std::string from_next = "p2p:" + std::to_string(ranks[2]) + "->" + std::to_string(ranks[1]);
-  const std::string to_previous =
-      "p2p:" + std::to_string(ranks[1]) + "->" + std::to_string(ranks[0]);
+  const std::string from_previous = point_to_point_group_name(ranks[0], ranks[1]);
+  const std::string to_next = point_to_point_group_name(ranks[1], ranks[2]);
+  const std::string from_next = point_to_point_group_name(ranks[2], ranks[1]);
+  const std::string to_previous = point_to_point_group_name(ranks[1], ranks[0]);
   const double forward_sent_us = find_slice(middle, to_next, false)->start_us;
   const double gradient_received_us = end_of(*find_slice(middle, from_next, true));
   LayerWork work;

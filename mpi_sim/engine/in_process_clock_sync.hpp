@@ -1,6 +1,8 @@
 #pragma once
 // Every member of every collective lives in this process: resolution is immediate once the
 // last member posts. Used for tests and for groups that are local under --ranks-per-process.
+#include <functional>
+
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/local_collective_table.hpp"
 
@@ -9,6 +11,9 @@ namespace perfsim::engine {
 class InProcessClockSync final : public ClockSync {
  public:
   InProcessClockSync() : table_([](int) { return true; }) {}
+  // Only members for which `awaited` is true hold a collective back (a reduced world, see
+  // SymmetricClockSync).
+  explicit InProcessClockSync(std::function<bool(int)> awaited) : table_(std::move(awaited)) {}
   CollectiveHandle post(const CollectivePost& post) override;
   std::optional<CollectiveTiming> poll(CollectiveHandle handle) override;
   // Nothing is ever in flight elsewhere: if every rank is blocked, no post can arrive.

@@ -41,4 +41,19 @@ void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync) {
   }
 }
 
+std::vector<RankResult> simulate_programs(std::span<const RankProgram> programs,
+                                          const HostOverheads& overheads, ClockSync& sync,
+                                          bool record_timeline) {
+  std::vector<RankSimulator> simulators;
+  simulators.reserve(programs.size());
+  for (const RankProgram& program : programs)
+    simulators.emplace_back(program, overheads, sync, record_timeline);
+  run_to_completion(simulators, sync);
+  std::vector<RankResult> results;
+  results.reserve(simulators.size());
+  for (const RankSimulator& simulator : simulators)
+    results.push_back(simulator.result());
+  return results;
+}
+
 }  // namespace perfsim::engine

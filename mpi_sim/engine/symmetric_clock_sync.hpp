@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "mpi_sim/engine/clock_sync.hpp"
-#include "mpi_sim/engine/local_collective_table.hpp"
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
 
 namespace perfsim::engine {
 
@@ -20,13 +20,15 @@ class SymmetricClockSync final : public ClockSync {
  public:
   // `simulated_ranks`: the representatives, global simulated rank numbers.
   explicit SymmetricClockSync(std::vector<int> simulated_ranks);
-  CollectiveHandle post(const CollectivePost& post) override;
-  std::optional<CollectiveTiming> poll(CollectiveHandle handle) override;
+  CollectiveHandle post(const CollectivePost& post) override { return awaited_.post(post); }
+  std::optional<CollectiveTiming> poll(CollectiveHandle handle) override {
+    return awaited_.poll(handle);
+  }
   // Every awaited member is simulated in this process: if all are blocked, none will post.
   bool make_progress() override { return false; }
 
  private:
-  LocalCollectiveTable table_;
+  InProcessClockSync awaited_;
 };
 
 }  // namespace perfsim::engine

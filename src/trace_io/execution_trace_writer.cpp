@@ -144,33 +144,6 @@ std::string c10d_name(CollectiveKind kind) {
   return "c10d::unknown";
 }
 
-// The name record_param_comms gives the collective ("allreduce", "all_to_allv", ...).
-std::string record_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return "allreduce";
-    case CollectiveKind::kAllToAll:
-      return "all_to_all";
-    case CollectiveKind::kAllToAllv:
-      return "all_to_allv";
-    case CollectiveKind::kAllGather:
-      return "_allgather_base";
-    case CollectiveKind::kReduceScatter:
-      return "_reduce_scatter_base";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kReduce:
-      return "reduce";
-    case CollectiveKind::kBarrier:
-      return "barrier";
-    case CollectiveKind::kSend:
-      return "send";
-    case CollectiveKind::kRecv:
-      return "recv";
-  }
-  return "unknown";
-}
-
 std::string split_text(const std::vector<std::int64_t>& sizes) {
   std::string text = "[";
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -309,8 +282,8 @@ class EtWriter {
     json inputs = {
         {"values",
          json::array({tensor_list, seq, json::array({comm.process_group, group_description}),
-                      rank_argument, record_name(comm.kind), comm.in_split_elements,
-                      comm.out_split_elements, layout ? layout->start : 0,
+                      rank_argument, std::string(collective_name(comm.kind)),
+                      comm.in_split_elements, comm.out_split_elements, layout ? layout->start : 0,
                       layout ? layout->stride : 1, comm.group_size})},
         {"shapes",
          json::array({tensor_shapes, json::array(), json::array({json::array(), json::array()}),
@@ -319,7 +292,8 @@ class EtWriter {
         {"types", json::array({list_type, "Int", "Tuple[String,String]", "Int", "String",
                                "GenericList[Int]", "GenericList[Int]", "Int", "Int", "Int"})}};
     json attrs = standard_attributes(thread, 0);
-    attrs.push_back(attribute("collective_name", "string", record_name(comm.kind)));
+    attrs.push_back(
+        attribute("collective_name", "string", std::string(collective_name(comm.kind))));
     attrs.push_back(attribute("dtype", "string", comm_dtype_name(comm.dtype)));
     attrs.push_back(attribute("in_msg_nelems", "uint64", comm.bytes_in / element_size));
     attrs.push_back(attribute("out_msg_nelems", "uint64", comm.bytes_out / element_size));

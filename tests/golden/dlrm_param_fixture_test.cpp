@@ -116,10 +116,7 @@ TEST_F(DlrmParamFixture, SimulatesToAFiniteIterationWithMatchingCollectives) {
   HostOverheads overheads;
   overheads.launch.kernel_gap_us = 1;
   engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, overheads, sync, false);
-  engine::run_to_completion(simulators, sync);
+  const std::vector<RankResult> results = engine::simulate_programs(programs, overheads, sync);
   // Every rank sends what the others receive, in total, in each all-to-all.
   for (std::size_t k = 0; k < 3; ++k) {
     Bytes sent = 0, received = 0;
@@ -130,8 +127,7 @@ TEST_F(DlrmParamFixture, SimulatesToAFiniteIterationWithMatchingCollectives) {
     EXPECT_EQ(sent, received) << "all-to-all " << k;
   }
   double iteration_us = 0;
-  for (const auto& simulator : simulators) {
-    const RankResult result = simulator.result();
+  for (const RankResult& result : results) {
     ASSERT_TRUE(std::isfinite(result.iteration_us));
     iteration_us = std::max(iteration_us, result.iteration_us);
   }

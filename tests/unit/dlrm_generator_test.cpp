@@ -223,13 +223,9 @@ TEST(DlrmGenerator, CollectivesMatchAcrossRanksAndEveryOpIsModelled) {
   HostOverheads overheads;
   overheads.launch.kernel_gap_us = 1;
   engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, overheads, sync, false);
-  engine::run_to_completion(simulators, sync);
+  const std::vector<RankResult> results = engine::simulate_programs(programs, overheads, sync);
   double iteration_us = 0;
-  for (const auto& simulator : simulators) {
-    const RankResult result = simulator.result();
+  for (const RankResult& result : results) {
     EXPECT_TRUE(std::isfinite(result.iteration_us));
     EXPECT_GT(result.iteration_us, 0);
     const double embedding_us =

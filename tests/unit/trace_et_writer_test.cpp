@@ -94,13 +94,9 @@ double simulated_iteration_us(const std::vector<Trace>& traces, bool expand) {
   HostOverheads overheads;
   overheads.launch.kernel_gap_us = 1.0;
   engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, overheads, sync, false);
-  engine::run_to_completion(simulators, sync);
   double iteration_us = 0;
-  for (const auto& simulator : simulators)
-    iteration_us = std::max(iteration_us, simulator.result().iteration_us);
+  for (const RankResult& result : engine::simulate_programs(programs, overheads, sync))
+    iteration_us = std::max(iteration_us, result.iteration_us);
   return iteration_us;
 }
 

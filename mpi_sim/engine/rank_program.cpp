@@ -268,7 +268,8 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       slot.is_collective = true;
       sim_op.kernels.push_back(std::move(slot));
     }
-    sim_op.collective = std::move(collective);
+    if (collective)
+      sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
 
     ++program.coverage.top_level_ops;
     program.coverage.kernels += sim_op.kernels.size();

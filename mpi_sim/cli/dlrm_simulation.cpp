@@ -10,6 +10,7 @@
 #include "generators/llm/nominal_collective_curves.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
+#include "mpi_sim/cli/generated_workload_sources.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
@@ -115,15 +116,14 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
                          std::to_string(scenario.topology.world_size()));
   }
   SimulationInputs inputs;
-  const devices::DeviceSpec device =
-      devices::parse_device_json(scenario.device_json, scenario.device_source);
-  inputs.kernel_source =
-      std::make_unique<kernels::ModelDurationSource>(kernels::KernelPredictor(device));
-  collectives::CurveSet curves = scenario.assets_path.empty()
-                                     ? generators::llm::nominal_collective_curves(scenario.topology)
-                                     : assets::read_collective_curves(scenario.assets_path);
-  inputs.comm_source =
-      std::make_unique<collectives::CollectiveModel>(scenario.topology, std::move(curves));
+  inputs.notes.push_back("workload: generated DLRM " + config.name + " (" + config.file +
+                         "), sharder " + std::string(dlrm::sharder_name(scenario.plan.sharder)));
+  attach_generated_workload_models(inputs, {scenario.topology,
+                                            scenario.device_json,
+                                            scenario.device_source,
+                                            scenario.assets_path,
+                                            {},
+                                            overheads_path.empty() ? "none" : overheads_path});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   for (int rank : local_ranks) {
     const Trace trace = dlrm::generate_dlrm_rank(config, scenario.plan, rank);
@@ -131,23 +131,10 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
   }
   // Generated traces have no profile to take host overheads from: none, unless an asset
   // extracted from a profiled run is given.
-  std::string host = "none";
-  if (overheads_path.empty()) {
+  if (overheads_path.empty())
     inputs.overheads.launch.kernel_gap_us = 1.0;
-  } else {
+  else
     inputs.overheads = overheads::load_host_overheads(overheads_path);
-    host = overheads_path;
-  }
-  inputs.notes.push_back("workload: generated DLRM " + config.name + " (" + config.file +
-                         "), sharder " + std::string(dlrm::sharder_name(scenario.plan.sharder)));
-  inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
-                         scenario.device_source + "); host overheads: " + host);
-  inputs.notes.push_back(
-      "collectives: " + scenario.topology.name + " with " +
-      (scenario.assets_path.empty()
-           ? std::string("NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; pass --assets "
-                         "from `perfsim fit` for fitted curves)")
-           : "fitted curves from " + scenario.assets_path));
   inputs.attributes["workload"] = "dlrm";
   inputs.attributes["model"] = config.name;
   inputs.attributes["sharder"] = std::string(dlrm::sharder_name(scenario.plan.sharder));

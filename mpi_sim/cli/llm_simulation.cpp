@@ -16,6 +16,7 @@
 #include "kernels/model_duration_source.hpp"
 #include "memory/llm_memory.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/generated_workload_sources.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -265,18 +266,13 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
                          std::to_string(scenario.topology.world_size()));
   }
   SimulationInputs inputs;
-  const devices::DeviceSpec device =
-      devices::parse_device_json(scenario.device_json, scenario.device_source);
-  inputs.kernel_source =
-      std::make_unique<kernels::ModelDurationSource>(kernels::KernelPredictor(device));
-  collectives::CurveSet curves = scenario.assets_path.empty()
-                                     ? llm::nominal_collective_curves(scenario.topology)
-                                     : assets::read_collective_curves(scenario.assets_path);
+  inputs.notes.push_back("workload: generated LLM " + model.name + " (" + model.source + ")");
   std::vector<ProcessGroup> groups = llm::all_process_groups(parallel);
   for (ProcessGroup& group : llm::pipeline_peer_groups(parallel))
     groups.push_back(std::move(group));
-  inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
-      scenario.topology, std::move(curves), std::move(groups));
+  const devices::DeviceSpec device = attach_generated_workload_models(
+      inputs, {scenario.topology, scenario.device_json, scenario.device_source,
+               scenario.assets_path, std::move(groups)});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   for (int rank : local_ranks) {
     const Trace trace = llm::generate_llm_rank(model, parallel, rank);
@@ -286,15 +282,6 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   // No host overheads: generated traces have no profile to take them from, and large
   // transformer kernels keep the GPU ahead of the CPU.
   inputs.overheads.launch.kernel_gap_us = 1.0;
-  inputs.notes.push_back("workload: generated LLM " + model.name + " (" + model.source + ")");
-  inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
-                         scenario.device_source + "); host overheads: none");
-  inputs.notes.push_back(
-      "collectives: " + scenario.topology.name + " with " +
-      (scenario.assets_path.empty()
-           ? std::string("NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; pass --assets "
-                         "from `perfsim fit` for fitted curves)")
-           : "fitted curves from " + scenario.assets_path));
   inputs.attributes["workload"] = "llm";
   inputs.attributes["model"] = model.name;
   inputs.attributes["parallel"] = "tp" + std::to_string(parallel.tp) + " pp" +

@@ -164,9 +164,9 @@ TEST(DlrmGenerator, DdpBucketsFollowPyTorchBucketing) {
   EXPECT_EQ(mlp_parameter_count(config), parameters);
   ASSERT_EQ(ddp_buckets(config).size(), 1u);  // under 1 MiB
   std::int64_t reduced = 0;
-  for (const Op* op :
-       comm_ops(generate_dlrm_rank(config, shard_tables(config.tables, Sharder::kNaive, {4}), 0),
-                CollectiveKind::kAllReduce))
+  const Trace rank0 =
+      generate_dlrm_rank(config, shard_tables(config.tables, Sharder::kNaive, {4}), 0);
+  for (const Op* op : comm_ops(rank0, CollectiveKind::kAllReduce))
     reduced += op->comm->bytes_in;
   EXPECT_EQ(reduced, parameters * 4);
 

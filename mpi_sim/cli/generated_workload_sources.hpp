@@ -1,0 +1,29 @@
+#pragma once
+// What every generated workload (LLM, DLRM) is priced with: the analytical kernel models of
+// one device and the collective model of one topology, with fitted curves when an asset is
+// given and nominal ones from link bandwidths otherwise. Fills the inputs' duration sources and
+// the two notes that say which models were used.
+#include <string>
+#include <vector>
+
+#include "devices/device_spec.hpp"
+#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "perfsim/comm.hpp"
+#include "topology/topology.hpp"
+
+namespace perfsim::cli {
+
+struct GeneratedWorkloadModels {
+  const topology::Topology& topology;
+  const std::string& device_json;
+  const std::string& device_source;
+  const std::string& assets_path;    // "" = nominal curves
+  std::vector<ProcessGroup> groups;  // the groups the collective model must route
+  std::string host_overheads = "none";
+};
+
+// Returns the device the kernel models use (for peak FLOP/s and memory).
+devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
+                                                     GeneratedWorkloadModels models);
+
+}  // namespace perfsim::cli

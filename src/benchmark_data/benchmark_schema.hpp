@@ -15,6 +15,9 @@
 // not know, so a tool may add attributes and, for collectives, extra per-sample columns.
 #include <map>
 #include <string>
+#include <vector>
+
+#include "hdf5/column_table.hpp"
 
 namespace perfsim::benchmark_data {
 
@@ -28,5 +31,12 @@ std::map<std::string, std::string> table_attributes(const std::string& kind,
                                                     const std::string& device,
                                                     const std::string& source,
                                                     const BenchmarkAttributes& extra);
+
+// Reads the table at `group` for a reader of one benchmark kind: InputError (file, group or
+// group/column) when the table is absent ("no <what> benchmark table"), a required column is
+// missing, or the device or source attribute is missing or empty.
+h5::ColumnTable read_benchmark_table(const std::string& file_path, const std::string& group,
+                                     const std::string& what,
+                                     const std::vector<std::string>& required_columns);
 
 }  // namespace perfsim::benchmark_data

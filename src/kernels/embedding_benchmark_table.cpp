@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "benchmark_data/benchmark_schema.hpp"
 #include "hdf5/column_table.hpp"
 #include "perfsim/error.hpp"
 
@@ -36,18 +37,8 @@ bool has_embedding_benchmark(const std::string& file_path) {
 
 EmbeddingBenchmark read_embedding_benchmark(const std::string& file_path) {
   const std::string group = kEmbeddingBenchmarkGroup;
-  if (!has_embedding_benchmark(file_path))
-    throw InputError(file_path, group, "no embedding benchmark table");
-  const h5::ColumnTable table = h5::read_table(file_path, group);
-  for (const std::string& column : required_columns()) {
-    if (!table.columns.contains(column))
-      throw InputError(file_path, group + "/" + column, "missing column");
-  }
-  for (const char* key : {"device", "source"}) {
-    auto it = table.attributes.find(key);
-    if (it == table.attributes.end() || it->second.empty())
-      throw InputError(file_path, group, std::string("missing attribute ") + key);
-  }
+  const h5::ColumnTable table =
+      benchmark_data::read_benchmark_table(file_path, group, "embedding", required_columns());
   EmbeddingBenchmark benchmark;
   benchmark.device = table.attributes.at("device");
   benchmark.source = table.attributes.at("source");

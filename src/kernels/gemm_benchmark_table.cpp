@@ -1,5 +1,6 @@
 #include "kernels/gemm_benchmark_table.hpp"
 
+#include "benchmark_data/benchmark_schema.hpp"
 #include "hdf5/column_table.hpp"
 #include "perfsim/error.hpp"
 
@@ -7,19 +8,9 @@ namespace perfsim::kernels {
 
 GemmBenchmark read_gemm_benchmark(const std::string& file_path) {
   const std::string group = kGemmBenchmarkGroup;
-  if (!h5::group_exists(file_path, group))
-    throw InputError(file_path, group, "no GEMM benchmark table");
-  const h5::ColumnTable table = h5::read_table(file_path, group);
-  for (const char* column : {"m", "n", "k", "batch", "dtype", "time_us"}) {
-    if (!table.columns.contains(column))
-      throw InputError(file_path, group + "/" + column, "missing column");
-  }
+  const h5::ColumnTable table = benchmark_data::read_benchmark_table(
+      file_path, group, "GEMM", {"m", "n", "k", "batch", "dtype", "time_us"});
   GemmBenchmark benchmark;
-  for (const char* key : {"device", "source"}) {
-    auto it = table.attributes.find(key);
-    if (it == table.attributes.end() || it->second.empty())
-      throw InputError(file_path, group, std::string("missing attribute ") + key);
-  }
   benchmark.device = table.attributes.at("device");
   benchmark.source = table.attributes.at("source");
   const auto& m = table.integers("m");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "benchmark_data/benchmark_schema.hpp"
 #include "hdf5/column_table.hpp"
 #include "perfsim/error.hpp"
 
@@ -23,19 +24,9 @@ bool has_memory_op_benchmark(const std::string& file_path) {
 
 MemoryOpBenchmark read_memory_op_benchmark(const std::string& file_path) {
   const std::string group = kMemoryOpBenchmarkGroup;
-  if (!has_memory_op_benchmark(file_path))
-    throw InputError(file_path, group, "no memory-op benchmark table");
-  const h5::ColumnTable table = h5::read_table(file_path, group);
-  for (const char* column :
-       {"op", "dtype", "dim0", "dim1", "dim2", "bytes_read", "bytes_written", "time_us"}) {
-    if (!table.columns.contains(column))
-      throw InputError(file_path, group + "/" + column, "missing column");
-  }
-  for (const char* key : {"device", "source"}) {
-    auto it = table.attributes.find(key);
-    if (it == table.attributes.end() || it->second.empty())
-      throw InputError(file_path, group, std::string("missing attribute ") + key);
-  }
+  const h5::ColumnTable table = benchmark_data::read_benchmark_table(
+      file_path, group, "memory-op",
+      {"op", "dtype", "dim0", "dim1", "dim2", "bytes_read", "bytes_written", "time_us"});
   MemoryOpBenchmark benchmark;
   benchmark.device = table.attributes.at("device");
   benchmark.source = table.attributes.at("source");

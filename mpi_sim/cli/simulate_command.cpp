@@ -133,7 +133,8 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
                 << packing.cores_per_node << " cores: packing " << ranks_per_process
                 << " simulated ranks per process onto " << packing.active_processes
-                << " processes, the others wait (--ranks-per-process 1 forces one rank each)\n";
+                << " processes, the others wait (`perfsim simulate ... --ranks-per-process 1` "
+                   "forces one rank each)\n";
     }
   }
   if (static_cast<long>(ranks_per_process) * context.mpi_size < world_size) {

@@ -16,6 +16,7 @@ struct LlmSimulateOptions {
   std::string recompute = "none";
   int zero_stage = 0;
   double bucket_mb = 25;
+  int vocab_divisible_by = 128;  // Megatron's --make-vocab-size-divisible-by
   bool tp_overlap = false;    // overlap backward TP collectives (see ParallelConfig)
   std::string topology_path;  // required with --model
   std::string device_path;    // required with --model

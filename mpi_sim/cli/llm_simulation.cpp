@@ -188,6 +188,10 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--zero", options.zero_stage, "LLM: ZeRO stage 0..3")->check(CLI::Range(0, 3));
   sub.add_option("--bucket-mb", options.bucket_mb, "LLM: gradient bucket size, MB (1e6 bytes)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--make-vocab-size-divisible-by", options.vocab_divisible_by,
+                 "LLM: pad the vocabulary to a multiple of this x TP, as Megatron does (default "
+                 "128)")
+      ->check(CLI::PositiveNumber);
   sub.add_flag("--tp-overlap", options.tp_overlap,
                "LLM: overlap backward TP collectives with the weight-gradient GEMMs (modelled "
                "free of contention, so optimistic; default: each is waited for, which matches "
@@ -230,6 +234,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.zero_stage = options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
   parallel.overlap_tp_backward = options.tp_overlap;
+  parallel.vocab_divisible_by = options.vocab_divisible_by;
   return parallel;
 }
 

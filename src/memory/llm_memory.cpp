@@ -99,7 +99,7 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
   const double h = model.hidden;
   const double sbh =
       static_cast<double>(model.seq_len) * llm::micro_batch_size(model, parallel) * h;
-  const double v = model.vocab;
+  const double v = static_cast<double>(llm::padded_vocab(model, parallel));
   const int layers_per_stage = model.layers / p;
   const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
   const double interleave =

@@ -17,7 +17,7 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.ffn_local = model.ffn_hidden / parallel.tp;
   shapes.gated_ffn = model.gated_ffn;
   shapes.fc1_width = model.gated_ffn ? 2 * shapes.ffn_local : shapes.ffn_local;
-  shapes.vocab_local = model.vocab / parallel.tp;
+  shapes.vocab_local = padded_vocab(model, parallel) / parallel.tp;
   shapes.dtype = model.dtype;
   return shapes;
 }

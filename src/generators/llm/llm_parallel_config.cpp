@@ -70,6 +70,12 @@ int micro_batches_per_iteration(const TransformerConfig& model, const ParallelCo
   return global_batch_size(model, parallel) / (micro_batch_size(model, parallel) * parallel.dp);
 }
 
+long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel) {
+  const long multiple = static_cast<long>(std::max(1, parallel.vocab_divisible_by)) *
+                        std::max(1, parallel.tp);
+  return (model.vocab + multiple - 1) / multiple * multiple;
+}
+
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0)
     throw InputError(kParallel, "tp/pp/dp", "every degree must be positive");
@@ -79,7 +85,8 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                      "kv_heads " + std::to_string(model.kv_heads) + " and TP " +
                          std::to_string(parallel.tp) + ": one must divide the other");
   require_divisible(model.ffn_hidden, parallel.tp, "tp", "ffn_hidden");
-  require_divisible(model.vocab, parallel.tp, "tp", "vocab");
+  if (parallel.vocab_divisible_by <= 0)
+    throw InputError(kParallel, "make_vocab_size_divisible_by", "must be positive");
   if (parallel.virtual_stages <= 0)
     throw InputError(kParallel, "virtual_stages", "must be positive");
   require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",

@@ -32,6 +32,9 @@ struct ParallelConfig {
   // all-reduce) when true. Off by default: the engine models overlap as free of contention
   // for SMs and HBM, and the Korthikanti et al. 2022 layer times (golden test) match waiting.
   bool overlap_tp_backward = false;
+  // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
+  // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
+  int vocab_divisible_by = 128;
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 
@@ -52,6 +55,10 @@ int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates);
 int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
 int global_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
 int micro_batches_per_iteration(const TransformerConfig& model, const ParallelConfig& parallel);
+
+// The vocabulary after Megatron's padding: the smallest multiple of vocab_divisible_by x TP that
+// is at least model.vocab.
+long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel);
 
 // Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
 void validate(const TransformerConfig& model, const ParallelConfig& parallel);

@@ -5,6 +5,7 @@
 // CommInfo and one kernel on its group's stream.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfsim/trace.hpp"
@@ -20,6 +21,9 @@ inline constexpr StreamId kSendNextStream = kDefaultCommStream + 2;
 inline constexpr StreamId kRecvPrevStream = kDefaultCommStream + 3;
 inline constexpr StreamId kSendPrevStream = kDefaultCommStream + 4;
 inline constexpr StreamId kRecvNextStream = kDefaultCommStream + 5;
+
+// The op of load_batch(): host overhead assets may give it the data loader's CPU time.
+inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";
 
 // What one communication op moves.
 struct CollectiveSpec {
@@ -49,6 +53,14 @@ class RankTraceBuilder {
   // list `input` as input and `output` as output. Consumers of the result name the output
   // tensor (or the buffer), so the engine makes them wait for the collective.
   void communicate(const CollectiveSpec& spec, const TensorRef& input, const TensorRef& output);
+
+  // torch.cuda.synchronize(): an op without kernels whose cudaDeviceSynchronize call blocks the
+  // host until every stream of the rank, communication included, has drained.
+  void synchronize_device();
+  // Megatron's get_batch on a stage that reads data: the data loader's next batch, broadcast
+  // over the TP group after its sizes were copied to the host (a blocking device-to-host copy:
+  // the host waits for the compute stream). No kernel worth pricing.
+  void load_batch();
 
   // Attributes attached to ops appended from now on ("phase", "micro_batch", "layer").
   void set_context(std::string phase, int micro_batch, int layer);

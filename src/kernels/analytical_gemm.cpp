@@ -9,10 +9,7 @@
 namespace perfsim::kernels {
 namespace {
 
-// Estimates, not fits (no GPU data yet): large cuBLAS GEMMs reach roughly 85-90% of the
-// tensor-core peak; smaller tiles re-read more of A and B per flop and run slower.
-constexpr double kPeakFraction = 0.88;
-constexpr double kPipelineDepth = 64;  // k-steps of main-loop prologue + epilogue per tile
+// Smaller tiles re-read more of A and B per flop and run slower (relative efficiencies).
 
 struct Tile {
   int m;
@@ -35,7 +32,22 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
+GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype) {
+  GemmEfficiencyParameters parameters;
+  if (auto it = device.gemm_efficiency.find(device.gemm_unit(dtype));
+      it != device.gemm_efficiency.end()) {
+    parameters.peak_fraction = it->second.peak_fraction.value;
+    parameters.pipeline_depth_k = it->second.pipeline_depth_k.value;
+  }
+  return parameters;
+}
+
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device) {
+  return analytical_gemm_estimate(work, device, gemm_efficiency_for(device, work.dtype));
+}
+
+GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device,
+                                      const GemmEfficiencyParameters& efficiency) {
   GemmEstimate best;
   if (work.m <= 0 || work.n <= 0 || work.k <= 0 || work.batch <= 0)
     return best;
@@ -43,14 +55,15 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
   const double sm_count = device.sm_count.value;
   const double per_sm_peak = peak / sm_count;
   const double k = static_cast<double>(work.k);
-  const double k_efficiency = k / (k + kPipelineDepth);
+  const double k_efficiency = k / (k + efficiency.pipeline_depth_k);
   best.duration_us = std::numeric_limits<double>::infinity();
   for (const Tile& tile : kTiles) {
     const std::int64_t tiles = ceil_div(work.m, tile.m) * ceil_div(work.n, tile.n) * work.batch;
     const std::int64_t waves = ceil_div(tiles, static_cast<std::int64_t>(sm_count));
     const double tile_flops = 2.0 * tile.m * tile.n * k;
     const double tile_us =
-        tile_flops / (per_sm_peak * kPeakFraction * tile.efficiency * k_efficiency) * kUsPerSecond;
+        tile_flops / (per_sm_peak * efficiency.peak_fraction * tile.efficiency * k_efficiency) *
+        kUsPerSecond;
     const double compute_us = static_cast<double>(waves) * tile_us;
     if (compute_us < best.duration_us) {
       best.duration_us = compute_us;
@@ -76,11 +89,12 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
 
 std::string analytical_gemm_parameters() {
   std::ostringstream out;
-  out << "peak fraction " << kPeakFraction << ", pipeline depth " << kPipelineDepth
-      << " k-steps, tiles";
+  const GemmEfficiencyParameters defaults;
+  out << "peak fraction and pipeline depth from the device file's gemm_efficiency (else "
+      << defaults.peak_fraction << " and " << defaults.pipeline_depth_k
+      << " k-steps, estimates), tiles";
   for (const Tile& tile : kTiles)
     out << " " << tile.m << "x" << tile.n << "@" << tile.efficiency;
-  out << " (estimates, not fitted)";
   return out.str();
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -23,7 +24,6 @@ namespace perfsim::cli {
 namespace {
 
 namespace llm = generators::llm;
-using validation::CalibrationSample;
 using validation::EndToEndCalibration;
 using validation::MeasuredKind;
 using validation::RunRow;
@@ -127,21 +127,60 @@ double measured_iteration_s(const RunRow& row, const llm::TransformerConfig& mod
   return 0;
 }
 
-// The host cost per op as the engine's pooled gap between top-level ops (T1); the batch
-// loading time as the CPU time of the get_batch op after its host wait (T5 of an op without
-// kernels).
-void set_host_cost(HostOverheads& overheads, const validation::HostCostPoint& point) {
+// The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
+// more of it before communication ops, and the batch load as the CPU time of the get_batch op
+// after its host wait (T5 of an op without kernels).
+HostOverheads with_host_cost(HostOverheads overheads, const validation::HostCostPoint& point) {
   overheads.all_ops.t1 = {point.host_us_per_op, 0.0, 1};
-  overheads.per_op[std::string(llm::kLoadBatchOpName)].t5 = {point.host_us_per_micro_batch, 0.0, 1};
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+        CollectiveKind::kAllToAll, CollectiveKind::kBroadcast, CollectiveKind::kSend,
+        CollectiveKind::kRecv})
+    overheads.per_op["nccl:" + std::string(collective_name(kind))].t1 = {
+        point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
+  overheads.per_op[std::string(llm::kLoadBatchOpName)].t5 = {point.host_us_per_micro_batch, 0.0,
+                                                             1};
+  return overheads;
 }
+
+// One row's generated programs, simulated at any host cost on demand (memoized: the fit visits
+// the same points for many folds).
+class RowModel {
+ public:
+  RowModel(SimulationInputs inputs, std::vector<int> ranks)
+      : inputs_(std::move(inputs)), ranks_(std::move(ranks)) {}
+
+  double iteration_us(const validation::HostCostPoint& point) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = cache_.find(point); it != cache_.end())
+        return it->second;
+    }
+    const HostOverheads overheads = with_host_cost(inputs_.overheads, point);
+    engine::SymmetricClockSync sync(ranks_);
+    double iteration = 0;
+    for (const RankResult& result :
+         engine::simulate_programs(inputs_.programs, overheads, sync, false))
+      iteration = std::max(iteration, result.iteration_us);
+    std::lock_guard<std::mutex> lock(mutex_);
+    cache_[point] = iteration;
+    return iteration;
+  }
+
+ private:
+  SimulationInputs inputs_;
+  std::vector<int> ranks_;
+  std::mutex mutex_;
+  std::map<validation::HostCostPoint, double> cache_;
+};
 
 struct SimulatedRow {
   RunPrediction prediction;
-  std::optional<CalibrationSample> sample;
+  std::unique_ptr<RowModel> model;  // null when the row was skipped
 };
 
 SimulatedRow simulate_row(const RunRow& row, const std::string& table,
-                          const RunValidationRequest& request, bool whole_grid) {
+                          const RunValidationRequest& request) {
   SimulatedRow out;
   RunPrediction& prediction = out.prediction;
   prediction.row = &row;
@@ -153,33 +192,9 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     const LlmScenario scenario = scenario_of(row, table, request.assets_path);
     prediction.layout = describe_layout(scenario.parallel);
     prediction.measured_s = measured_iteration_s(row, scenario.model);
-    const std::vector<int> ranks = pipeline_representatives(scenario.parallel);
-    SimulationInputs inputs = load_llm_inputs(scenario, ranks);
-    auto simulate_at = [&](const validation::HostCostPoint& point) {
-      set_host_cost(inputs.overheads, point);
-      engine::SymmetricClockSync sync(ranks);
-      const std::vector<RankResult> results =
-          engine::simulate_programs(inputs.programs, inputs.overheads, sync, false);
-      double iteration_us = 0;
-      for (const RankResult& result : results)
-        iteration_us = std::max(iteration_us, result.iteration_us);
-      return iteration_us;
-    };
-    CalibrationSample sample;
-    sample.measured_us = prediction.measured_s * 1e6;
-    if (whole_grid) {
-      for (const validation::HostCostPoint& point : validation::host_cost_grid())
-        sample.simulated_us_by_grid.push_back(simulate_at(point));
-      prediction.simulated_s = sample.simulated_us_by_grid.front() * 1e-6;
-    } else {
-      prediction.simulated_s = simulate_at({}) * 1e-6;
-      const EndToEndCalibration& calibration = request.calibration;
-      sample.simulated_us_by_grid.push_back(
-          calibration.fitted_on.empty()
-              ? prediction.simulated_s * 1e6
-              : simulate_at({calibration.host_us_per_op, calibration.host_us_per_micro_batch}));
-    }
-    out.sample = std::move(sample);
+    std::vector<int> ranks = pipeline_representatives(scenario.parallel);
+    out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks));
+    prediction.simulated_s = out.model->iteration_us({}) * 1e-6;
   } catch (const InputError& error) {
     prediction.skipped = error.what();
   } catch (const RuntimeFailure& error) {
@@ -191,17 +206,17 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
 }
 
 std::vector<SimulatedRow> simulate_rows(const validation::RunTable& table,
-                                        const RunValidationRequest& request, bool whole_grid) {
+                                        const RunValidationRequest& request) {
   std::vector<SimulatedRow> rows(table.rows.size());
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex progress_lock;
   auto worker = [&] {
     for (std::size_t i = next++; i < rows.size(); i = next++) {
-      rows[i] = simulate_row(table.rows[i], table.source, request, whole_grid);
+      rows[i] = simulate_row(table.rows[i], table.source, request);
       const std::size_t finished = ++done;
       if (request.progress) {
         std::lock_guard<std::mutex> lock(progress_lock);
-        request.progress(finished, rows.size());
+        request.progress("runs simulated", finished, rows.size());
       }
     }
   };
@@ -213,6 +228,24 @@ std::vector<SimulatedRow> simulate_rows(const validation::RunTable& table,
   for (std::thread& thread : threads)
     thread.join();
   return rows;
+}
+
+// Fits on the rows at `indices` (of simulated rows).
+EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<std::size_t>& indices,
+                           int jobs) {
+  std::vector<double> measured;
+  for (std::size_t index : indices)
+    measured.push_back(rows[index].prediction.measured_s * 1e6);
+  return validation::fit_calibration(
+      measured,
+      [&](std::size_t i, const validation::HostCostPoint& point) {
+        return rows[indices[i]].model->iteration_us(point);
+      },
+      jobs);
+}
+
+double calibrated_s(SimulatedRow& row, const EndToEndCalibration& calibration) {
+  return (row.model->iteration_us(calibration.host) + calibration.iteration_us) * 1e-6;
 }
 
 std::vector<GroupStatistics> group_statistics(const std::vector<RunPrediction>& predictions) {
@@ -259,47 +292,46 @@ RunValidationReport validate_runs(const validation::RunTable& table,
                                   const RunValidationRequest& request) {
   RunValidationReport report;
   report.source = table.source;
-  const bool cross_validate = request.folds > 1;
-  std::vector<SimulatedRow> rows = simulate_rows(table, request, cross_validate);
+  std::vector<SimulatedRow> rows = simulate_rows(table, request);
   for (SimulatedRow& row : rows)
     report.predictions.push_back(row.prediction);
+  std::vector<std::size_t> simulated;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].model)
+      simulated.push_back(i);
 
-  if (!cross_validate) {
+  if (request.folds <= 1) {
     report.calibration = request.calibration;
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (rows[i].sample)
-        report.predictions[i].predicted_s =
-            (rows[i].sample->simulated_us_by_grid.front() + request.calibration.iteration_us) *
-            1e-6;
+    for (std::size_t i : simulated)
+      report.predictions[i].predicted_s = request.calibration.fitted_on.empty()
+                                              ? report.predictions[i].simulated_s
+                                              : calibrated_s(rows[i], request.calibration);
     finish(report);
     return report;
   }
 
   // Folds by position among the simulated rows: row k of them is held out in fold k mod K.
   report.cross_validated = true;
-  std::vector<std::size_t> simulated;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].sample)
-      simulated.push_back(i);
   const std::size_t folds = static_cast<std::size_t>(request.folds);
   if (simulated.size() < folds)
     throw InputError(table.source, "--cv",
                      std::to_string(simulated.size()) + " simulated rows, fewer than " +
                          std::to_string(folds) + " folds");
   for (std::size_t fold = 0; fold < folds; ++fold) {
-    std::vector<CalibrationSample> training;
+    std::vector<std::size_t> training;
     for (std::size_t k = 0; k < simulated.size(); ++k)
       if (k % folds != fold)
-        training.push_back(*rows[simulated[k]].sample);
-    EndToEndCalibration calibration = validation::fit_calibration(training);
+        training.push_back(simulated[k]);
+    EndToEndCalibration calibration = fit_on(rows, training, request.jobs);
     calibration.fitted_on = table.source + " (all folds but " + std::to_string(fold + 1) + ")";
     for (std::size_t k = fold; k < simulated.size(); k += folds) {
       RunPrediction& prediction = report.predictions[simulated[k]];
       prediction.fold = static_cast<int>(fold);
-      prediction.predicted_s =
-          validation::calibrated_us(*rows[simulated[k]].sample, calibration) * 1e-6;
+      prediction.predicted_s = calibrated_s(rows[simulated[k]], calibration);
     }
     report.fold_calibrations.push_back(calibration);
+    if (request.progress)
+      request.progress("folds fitted", fold + 1, folds);
   }
   finish(report);
   return report;
@@ -307,14 +339,14 @@ RunValidationReport validate_runs(const validation::RunTable& table,
 
 EndToEndCalibration fit_calibration_on(const validation::RunTable& table,
                                        const RunValidationRequest& request) {
-  const std::vector<SimulatedRow> rows = simulate_rows(table, request, true);
-  std::vector<CalibrationSample> samples;
-  for (const SimulatedRow& row : rows)
-    if (row.sample)
-      samples.push_back(*row.sample);
-  if (samples.empty())
+  std::vector<SimulatedRow> rows = simulate_rows(table, request);
+  std::vector<std::size_t> simulated;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].model)
+      simulated.push_back(i);
+  if (simulated.empty())
     throw InputError(table.source, "", "no row could be simulated: nothing to fit");
-  EndToEndCalibration calibration = validation::fit_calibration(samples);
+  EndToEndCalibration calibration = fit_on(rows, simulated, request.jobs);
   calibration.fitted_on = std::filesystem::path(table.source).filename().string();
   return calibration;
 }

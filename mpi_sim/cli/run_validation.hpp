@@ -21,7 +21,8 @@ struct RunValidationRequest {
   validation::EndToEndCalibration calibration;
   int folds = 0;  // > 1: K-fold cross-validation of the calibration, held-fold predictions only
   int jobs = 1;
-  std::function<void(std::size_t done, std::size_t total)> progress;
+  // Called as rows are generated and simulated ("runs"), and as folds are fitted ("folds").
+  std::function<void(const char* stage, std::size_t done, std::size_t total)> progress;
 };
 
 struct RunPrediction {

@@ -47,8 +47,9 @@ std::string fixed(double value, int digits) {
 std::string describe(const validation::EndToEndCalibration& calibration) {
   if (calibration.fitted_on.empty())
     return "none (kernel, collective and engine models only)";
-  return "host " + fixed(calibration.host_us_per_op, 1) + " us/op, " +
-         fixed(calibration.host_us_per_micro_batch, 0) + " us/micro-batch, " +
+  return "host " + fixed(calibration.host.host_us_per_op, 1) + " us/op + " +
+         fixed(calibration.host.host_us_per_collective, 0) + " us/collective, " +
+         fixed(calibration.host.host_us_per_micro_batch, 0) + " us/micro-batch, " +
          fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration, fitted on " +
          calibration.fitted_on;
 }
@@ -125,8 +126,9 @@ void print_json(const RunValidationReport& report, std::ostream& out) {
   doc["source"] = report.source;
   doc["cross_validated"] = report.cross_validated;
   auto calibration_of = [](const validation::EndToEndCalibration& c) {
-    return nlohmann::ordered_json{{"host_us_per_op", c.host_us_per_op},
-                                  {"host_us_per_micro_batch", c.host_us_per_micro_batch},
+    return nlohmann::ordered_json{{"host_us_per_op", c.host.host_us_per_op},
+                                  {"host_us_per_collective", c.host.host_us_per_collective},
+                                  {"host_us_per_micro_batch", c.host.host_us_per_micro_batch},
                                   {"iteration_us", c.iteration_us},
                                   {"fitted_on", c.fitted_on}};
   };
@@ -179,8 +181,8 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   if (!options.calibration.empty())
     request.calibration = validation::load_calibration(options.calibration);
   if (!options.quiet && isatty(STDERR_FILENO)) {
-    request.progress = [](std::size_t done, std::size_t total) {
-      std::fprintf(stderr, "\r  simulated %zu/%zu runs", done, total);
+    request.progress = [](const char* stage, std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\r  %s: %zu/%zu", stage, done, total);
       if (done == total)
         std::fprintf(stderr, "\n");
     };

@@ -1,9 +1,11 @@
 #include "validation/end_to_end_calibration.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "io/input_file.hpp"
 #include "perfsim/error.hpp"
@@ -12,6 +14,7 @@ namespace perfsim::validation {
 namespace {
 
 constexpr const char* kSchema = "perfsim-llm-calibration/1";
+constexpr int kMaxSweeps = 6;
 
 double non_negative(const nlohmann::json& doc, const char* field, const std::string& source) {
   if (!doc.contains(field) || !doc[field].is_number())
@@ -24,12 +27,12 @@ double non_negative(const nlohmann::json& doc, const char* field, const std::str
 
 // The c >= 0 minimizing sum |(p_i + c) / m_i - 1| = sum (1/m_i) |c - (m_i - p_i)|: a weighted
 // median of the residuals with weights 1/m_i.
-double best_offset(std::span<const CalibrationSample> samples, std::size_t grid_index) {
+double best_offset(std::span<const double> measured, std::span<const double> simulated) {
   std::vector<std::pair<double, double>> residuals;  // (residual, weight)
   double total = 0;
-  for (const CalibrationSample& sample : samples) {
-    const double weight = 1.0 / sample.measured_us;
-    residuals.emplace_back(sample.measured_us - sample.simulated_us_by_grid[grid_index], weight);
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const double weight = 1.0 / measured[i];
+    residuals.emplace_back(measured[i] - simulated[i], weight);
     total += weight;
   }
   std::sort(residuals.begin(), residuals.end());
@@ -42,17 +45,47 @@ double best_offset(std::span<const CalibrationSample> samples, std::size_t grid_
   return 0;
 }
 
-std::size_t grid_index_of(const EndToEndCalibration& calibration) {
-  const auto& grid = host_cost_grid();
-  auto distance = [&](const HostCostPoint& point) {
-    return std::abs(point.host_us_per_op - calibration.host_us_per_op) +
-           std::abs(point.host_us_per_micro_batch - calibration.host_us_per_micro_batch);
+std::vector<double> simulate_all(std::size_t rows, const HostCostPoint& point,
+                                  const RowSimulator& simulate, int jobs) {
+  std::vector<double> out(rows);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < rows; i = next++)
+      out[i] = simulate(i, point);
   };
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < grid.size(); ++i)
-    if (distance(grid[i]) < distance(grid[best]))
-      best = i;
-  return best;
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(rows)); ++j)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread& thread : threads)
+    thread.join();
+  return out;
+}
+
+struct Candidate {
+  HostCostPoint point;
+  double offset_us = 0;
+  double error = std::numeric_limits<double>::infinity();
+};
+
+Candidate score(std::span<const double> measured, const HostCostPoint& point,
+                const RowSimulator& simulate, int jobs) {
+  const std::vector<double> simulated = simulate_all(measured.size(), point, simulate, jobs);
+  Candidate candidate;
+  candidate.point = point;
+  candidate.offset_us = best_offset(measured, simulated);
+  candidate.error = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    candidate.error += std::abs((simulated[i] + candidate.offset_us) / measured[i] - 1.0);
+  candidate.error /= static_cast<double>(measured.size());
+  return candidate;
+}
+
+std::vector<double> steps(double step, int count) {
+  std::vector<double> values;
+  for (int i = 0; i <= count; ++i)
+    values.push_back(step * i);
+  return values;
 }
 
 }  // namespace
@@ -67,11 +100,14 @@ EndToEndCalibration parse_calibration(std::string_view json_text, const std::str
   if (!doc.is_object() || doc.value("schema", "") != kSchema)
     throw InputError(source, "schema", std::string("expected \"") + kSchema + "\"");
   EndToEndCalibration calibration;
-  calibration.host_us_per_op = non_negative(doc, "host_us_per_op", source);
-  calibration.host_us_per_micro_batch = non_negative(doc, "host_us_per_micro_batch", source);
+  calibration.host.host_us_per_op = non_negative(doc, "host_us_per_op", source);
+  calibration.host.host_us_per_collective = non_negative(doc, "host_us_per_collective", source);
+  calibration.host.host_us_per_micro_batch = non_negative(doc, "host_us_per_micro_batch", source);
   calibration.iteration_us = non_negative(doc, "iteration_us", source);
   if (doc.contains("fitted_on") && doc["fitted_on"].is_string())
     calibration.fitted_on = doc["fitted_on"].get<std::string>();
+  if (calibration.fitted_on.empty())
+    calibration.fitted_on = source;
   if (doc.contains("fitted_rows") && doc["fitted_rows"].is_number_unsigned())
     calibration.fitted_rows = doc["fitted_rows"].get<std::size_t>();
   if (doc.contains("fit_mean_abs_error") && doc["fit_mean_abs_error"].is_number())
@@ -86,57 +122,55 @@ EndToEndCalibration load_calibration(const std::string& path) {
 std::string calibration_json(const EndToEndCalibration& calibration) {
   nlohmann::ordered_json doc;
   doc["schema"] = kSchema;
-  doc["host_us_per_op"] = calibration.host_us_per_op;
-  doc["host_us_per_micro_batch"] = calibration.host_us_per_micro_batch;
+  doc["host_us_per_op"] = calibration.host.host_us_per_op;
+  doc["host_us_per_collective"] = calibration.host.host_us_per_collective;
+  doc["host_us_per_micro_batch"] = calibration.host.host_us_per_micro_batch;
   doc["iteration_us"] = calibration.iteration_us;
   doc["fitted_on"] = calibration.fitted_on;
   doc["fitted_rows"] = calibration.fitted_rows;
   doc["fit_mean_abs_error"] = calibration.fit_mean_abs_error;
   doc["note"] =
-      "host_us_per_op: CPU time per top-level op (eager framework dispatch + launch); "
-      "host_us_per_micro_batch: CPU time of loading a micro-batch after the host waited for the "
-      "GPU; iteration_us: fixed per-iteration cost outside the traced ops. Fitted by `perfsim "
-      "validate runs --fit-calibration`; the fit error is in-sample.";
+      "CPU time per top-level op, extra per communication call, per micro-batch load (after a "
+      "host wait), and a fixed per-iteration cost. Fitted by `perfsim validate runs "
+      "--fit-calibration`; fit_mean_abs_error is in-sample.";
   return doc.dump(2) + "\n";
 }
 
-const std::vector<HostCostPoint>& host_cost_grid() {
-  static const std::vector<HostCostPoint> grid = [] {
-    std::vector<HostCostPoint> points;
-    // Per op 0 .. 80 us (a C++ loop up to slow eager Python); per micro-batch 0 .. 4 ms.
-    for (int op = 0; op <= 20; ++op)
-      for (int batch = 0; batch <= 16; ++batch)
-        points.push_back({4.0 * op, 250.0 * batch});
-    return points;
-  }();
-  return grid;
+const HostCostAxes& host_cost_axes() {
+  static const HostCostAxes axes{steps(4.0, 20), steps(20.0, 20), steps(250.0, 32)};
+  return axes;
 }
 
-EndToEndCalibration fit_calibration(std::span<const CalibrationSample> samples) {
-  EndToEndCalibration best;
-  best.fit_mean_abs_error = std::numeric_limits<double>::infinity();
-  if (samples.empty())
-    return best;
-  const auto& grid = host_cost_grid();
-  for (std::size_t g = 0; g < grid.size(); ++g) {
-    const double offset = best_offset(samples, g);
-    double error = 0;
-    for (const CalibrationSample& sample : samples)
-      error += std::abs((sample.simulated_us_by_grid[g] + offset) / sample.measured_us - 1.0);
-    error /= static_cast<double>(samples.size());
-    if (error < best.fit_mean_abs_error) {
-      best.fit_mean_abs_error = error;
-      best.host_us_per_op = grid[g].host_us_per_op;
-      best.host_us_per_micro_batch = grid[g].host_us_per_micro_batch;
-      best.iteration_us = offset;
+EndToEndCalibration fit_calibration(std::span<const double> measured_us,
+                                    const RowSimulator& simulate, int jobs) {
+  EndToEndCalibration fitted;
+  if (measured_us.empty())
+    return fitted;
+  const HostCostAxes& axes = host_cost_axes();
+  Candidate best = score(measured_us, HostCostPoint{}, simulate, jobs);
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    const HostCostPoint start = best.point;
+    for (int axis = 0; axis < 3; ++axis) {
+      const std::vector<double>& values =
+          axis == 0 ? axes.per_op_us : axis == 1 ? axes.per_collective_us : axes.per_micro_batch_us;
+      for (double value : values) {
+        HostCostPoint point = best.point;
+        (axis == 0   ? point.host_us_per_op
+         : axis == 1 ? point.host_us_per_collective
+                     : point.host_us_per_micro_batch) = value;
+        const Candidate candidate = score(measured_us, point, simulate, jobs);
+        if (candidate.error < best.error - 1e-12)
+          best = candidate;
+      }
     }
+    if (!(start < best.point) && !(best.point < start))
+      break;  // a whole sweep moved nothing: a coordinate-wise minimum
   }
-  best.fitted_rows = samples.size();
-  return best;
-}
-
-double calibrated_us(const CalibrationSample& sample, const EndToEndCalibration& calibration) {
-  return sample.simulated_us_by_grid.at(grid_index_of(calibration)) + calibration.iteration_us;
+  fitted.host = best.point;
+  fitted.iteration_us = best.offset_us;
+  fitted.fit_mean_abs_error = best.error;
+  fitted.fitted_rows = measured_us.size();
+  return fitted;
 }
 
 }  // namespace perfsim::validation

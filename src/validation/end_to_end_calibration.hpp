@@ -1,16 +1,20 @@
 #pragma once
-// What the kernel and collective models cannot see, fitted end to end on measured runs as two
+// What the kernel and collective models cannot see, fitted end to end on measured runs as a few
 // physical parameters (never a per-row or per-model multiplier):
-//   host_us_per_op   CPU time the framework spends per top-level op (PyTorch eager dispatch,
-//                    Megatron's Python, the launch call). The engine's CPU clock runs it, so it
-//                    costs time only where the GPU would otherwise outrun the CPU: small layers,
-//                    small micro-batches, many ranks of tensor parallelism.
-//   host_us_per_micro_batch  CPU time of loading one micro-batch (the data loader's next
-//                    batch, Megatron's get_batch broadcast and masks), spent after the host
-//                    waited for the GPU (get_batch copies the batch sizes to the host).
-//   iteration_us     a fixed cost per iteration outside the traced ops (the scheduler's
-//                    bookkeeping, logging, the loss scaler's and gradient norm's host syncs).
+//   host_us_per_op          CPU time the framework spends per top-level op (PyTorch eager
+//                           dispatch, the framework's Python, the launch call). The engine's CPU
+//                           clock runs it, so it costs time only where the GPU would otherwise
+//                           outrun the CPU: small layers, small micro-batches, wide TP.
+//   host_us_per_collective  extra CPU time of a communication call (the process group's work
+//                           object, events and stream waits around the NCCL launch).
+//   host_us_per_micro_batch CPU time of loading one micro-batch (the data loader's next batch,
+//                           Megatron's get_batch broadcast and masks), spent after the host
+//                           waited for the GPU (get_batch copies the batch sizes to the host).
+//   iteration_us            a fixed cost per iteration outside the traced ops (the scheduler's
+//                           bookkeeping, logging, the loss scaler's and gradient norm's syncs).
 // Stored as JSON ("perfsim-llm-calibration/1") with the table it was fitted on.
+#include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,9 +22,23 @@
 
 namespace perfsim::validation {
 
-struct EndToEndCalibration {
+// The host costs a simulation runs with.
+struct HostCostPoint {
   double host_us_per_op = 0;
+  double host_us_per_collective = 0;
   double host_us_per_micro_batch = 0;
+
+  bool operator<(const HostCostPoint& other) const {
+    if (host_us_per_op != other.host_us_per_op)
+      return host_us_per_op < other.host_us_per_op;
+    if (host_us_per_collective != other.host_us_per_collective)
+      return host_us_per_collective < other.host_us_per_collective;
+    return host_us_per_micro_batch < other.host_us_per_micro_batch;
+  }
+};
+
+struct EndToEndCalibration {
+  HostCostPoint host;
   double iteration_us = 0;
   std::string fitted_on;  // the run table (and rows) it was fitted on; "" = not calibrated
   std::size_t fitted_rows = 0;
@@ -31,26 +49,22 @@ EndToEndCalibration parse_calibration(std::string_view json_text, const std::str
 EndToEndCalibration load_calibration(const std::string& path);
 std::string calibration_json(const EndToEndCalibration& calibration);
 
-// The two host costs are searched on a grid (each point needs its own simulation of every
-// row); the per-iteration cost is then solved in closed form.
-struct HostCostPoint {
-  double host_us_per_op = 0;
-  double host_us_per_micro_batch = 0;
+// The values each host cost is searched over (one simulation of every row per point visited).
+struct HostCostAxes {
+  std::vector<double> per_op_us;
+  std::vector<double> per_collective_us;
+  std::vector<double> per_micro_batch_us;
 };
-const std::vector<HostCostPoint>& host_cost_grid();
+const HostCostAxes& host_cost_axes();
 
-// One run for fitting: its measured time and the simulated iteration (without the
-// per-iteration term) at every point of host_cost_grid().
-struct CalibrationSample {
-  double measured_us = 0;
-  std::vector<double> simulated_us_by_grid;  // host_cost_grid().size() values
-};
+// The simulated iteration of fitting row `row` (without the per-iteration term) at `point`.
+// Called from up to `jobs` threads at once for different rows.
+using RowSimulator = std::function<double(std::size_t row, const HostCostPoint& point)>;
 
-// Minimizes the mean absolute relative error over `samples` (the per-iteration term is the
-// weighted median that minimizes it for each grid value, kept non-negative).
-EndToEndCalibration fit_calibration(std::span<const CalibrationSample> samples);
-
-// Predicted iteration of a sample under a calibration fitted on the same grid.
-double calibrated_us(const CalibrationSample& sample, const EndToEndCalibration& calibration);
+// Minimizes the mean absolute relative error over the rows: coordinate descent over the three
+// host costs on host_cost_axes() (starting at zero), the per-iteration term solved for each
+// candidate in closed form (the weighted median of the residuals, kept non-negative).
+EndToEndCalibration fit_calibration(std::span<const double> measured_us,
+                                    const RowSimulator& simulate, int jobs = 1);
 
 }  // namespace perfsim::validation

@@ -61,6 +61,15 @@ struct NodeSpec {
   std::optional<NicSet> nics;
 };
 
+// NCCL_ALGO / NCCL_PROTO-like restrictions ("ring,tree", "^nvls", "LL128,Simple"; "" = NCCL's
+// own choice) and the channel count, as the cluster's jobs set them. Checked by the collective
+// model (collectives/nccl_tuning.hpp), which owns the names.
+struct NcclTopologySettings {
+  std::string algorithms;
+  std::string protocols;
+  int channels = 0;  // 0 = the model's default
+};
+
 struct Topology {
   std::string source;  // file path, named in errors
   std::string name;
@@ -69,6 +78,7 @@ struct Topology {
   NodeSpec node;
   std::string network;  // inter-node fabric, e.g. "infiniband rail-optimized fat tree"
   std::map<std::string, LinkClass> link_classes;
+  NcclTopologySettings nccl;
 
   int world_size() const { return nodes * node.gpus; }
   int node_of(int global_rank) const { return global_rank / node.gpus; }

@@ -309,13 +309,20 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
                      std::string("invalid JSON: ") + error.what());
   }
   const ObjectReader root(document, "", source);
-  root.allow_only({"name", "description", "nodes", "node", "network", "link_classes"});
+  root.allow_only({"name", "description", "nodes", "node", "network", "link_classes", "nccl"});
   Topology topology;
   topology.source = source;
   topology.name = root.text("name");
   topology.description = root.text("description", "");
   topology.nodes = root.integer("nodes", 1, 1);
   topology.network = root.text("network", "");
+  if (root.has("nccl")) {
+    const ObjectReader nccl = root.child("nccl");
+    nccl.allow_only({"algo", "proto", "channels", "note"});
+    topology.nccl.algorithms = nccl.text("algo", "");
+    topology.nccl.protocols = nccl.text("proto", "");
+    topology.nccl.channels = nccl.integer("channels", 1, 0);
+  }
 
   const ObjectReader node = root.child("node");
   topology.node = [&] {

@@ -80,6 +80,46 @@ void calibrate_latency(const NcclFabric& nominal, const NcclSettings& settings,
 
 }  // namespace
 
+DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& reference_fabric,
+                               CollectiveKind kind, double bytes, const CommShape& shape,
+                               const NcclFabric& fabric, const NcclSettings& settings) {
+  const double measured_us =
+      reference.curve.duration_us(bytes * bus_factor(reference.measured_kind, reference.n_ranks));
+  if (kind == reference.measured_kind && shape.n_ranks == reference.n_ranks &&
+      shape.n_nodes == reference.n_nodes &&
+      fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps)
+    return measured_us;
+  const double target_us = nccl_estimate(kind, bytes, shape, fabric, settings).time_us;
+  const double reference_us =
+      nccl_estimate(reference.measured_kind, bytes, shape_of(reference), reference_fabric, settings)
+          .time_us;
+  return measured_us * target_us / reference_us;
+}
+
+CollectiveSweep sampled_sweep(const FittedCurve& curve) {
+  CollectiveSweep sweep;
+  sweep.name = curve.name;
+  sweep.source_file = curve.source_file;
+  sweep.kind = curve.measured_kind;
+  sweep.n_ranks = curve.n_ranks;
+  sweep.n_nodes = curve.n_nodes;
+  const double factor = bus_factor(curve.measured_kind, curve.n_ranks);
+  for (int power = 3; power <= 34; ++power) {
+    const Bytes bytes = Bytes{1} << power;
+    sweep.samples.push_back(
+        {bytes, curve.curve.duration_us(static_cast<double>(bytes) * factor), 0.0, 0.0, false});
+  }
+  return sweep;
+}
+
+CurveRegion model_region(const NcclEstimate& estimate) {
+  const double transfer_share =
+      estimate.time_us > 0.0 ? 1.0 - estimate.latency_us / estimate.time_us : 0.0;
+  return transfer_share < 0.2   ? CurveRegion::kLatency
+         : transfer_share > 0.8 ? CurveRegion::kBandwidth
+                                : CurveRegion::kTransition;
+}
+
 FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings& settings,
                                    std::span<const CollectiveSweep> sweeps) {
   std::vector<const CollectiveSweep*> ordered;
@@ -173,16 +213,7 @@ CurveTransfer::Bracket CurveTransfer::bracket(const CommShape& shape) const {
 
 double CurveTransfer::transfer_us(const FittedCurve& reference, CollectiveKind kind, double bytes,
                                   const CommShape& shape) const {
-  const double measured_us =
-      reference.curve.duration_us(bytes * bus_factor(reference.measured_kind, reference.n_ranks));
-  if (kind == reference.measured_kind && shape.n_ranks == reference.n_ranks &&
-      shape.n_nodes == reference.n_nodes)
-    return measured_us;
-  const double target_us = nccl_estimate(kind, bytes, shape, fabric_, settings_).time_us;
-  const double reference_us =
-      nccl_estimate(reference.measured_kind, bytes, shape_of(reference), fabric_, settings_)
-          .time_us;
-  return measured_us * target_us / reference_us;
+  return carried_duration_us(reference, fabric_, kind, bytes, shape, fabric_, settings_);
 }
 
 DurationUs CurveTransfer::duration_us(CollectiveKind kind, double bytes,

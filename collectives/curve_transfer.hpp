@@ -29,6 +29,20 @@
 
 namespace perfsim::collectives {
 
+// One reference carried to (kind, bytes, shape): the formula above. `reference_fabric` is the
+// fabric the reference was measured on (all NICs of its nodes), `fabric` the target group's.
+DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& reference_fabric,
+                               CollectiveKind kind, double bytes, const CommShape& shape,
+                               const NcclFabric& fabric, const NcclSettings& settings);
+
+// A fitted curve read back as a sweep on every power of two from 8 B to 16 GiB, so that model
+// assets (curves without their data) can calibrate a fabric.
+CollectiveSweep sampled_sweep(const FittedCurve& curve);
+
+// Region by the model's split of the time: latency-bound below 20% transfer time, bandwidth-
+// bound above 80%, transition between.
+CurveRegion model_region(const NcclEstimate& estimate);
+
 FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings& settings,
                                    std::span<const CollectiveSweep> sweeps);
 

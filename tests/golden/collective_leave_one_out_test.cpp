@@ -5,9 +5,11 @@
 // tolerances are the issue's; collectives/README.md reports the figures this test prints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
+#include "collectives/bus_factor.hpp"
 #include "collectives/collective_csv.hpp"
 #include "collectives/curve_transfer.hpp"
 #include "collectives/error_table.hpp"
@@ -47,6 +49,36 @@ TEST(CollectiveLeaveOneOut, H100InfinibandNodeCounts) {
   print(results);
   for (const auto& result : results)
     EXPECT_LE(summarize_by_region(result.points).all.gmae, 0.06) << result.name;
+}
+
+// A misconfigured cluster (say NCCL without GPUDirect RDMA: NIC traffic bounced through host
+// memory) must not pass for the healthy one. Its sweep is built from the measured 4-node sweep:
+// bus bandwidth capped at a third of what the healthy run reached, 5 us more per call. The
+// model fitted on the healthy 1- and 2-node sweeps must miss it by more than twice the 6% GMAE
+// it is held to on healthy sweeps (so `validate collectives --max-gmae 6` flags it), and the
+// bandwidth-bound sizes, where the misconfiguration lives, by far more.
+TEST(CollectiveLeaveOneOut, MisconfiguredFabricIsFlagged) {
+  const std::vector<CollectiveSweep> healthy = {
+      nccl_tests("azure-ndh200v5-1node-allreduce-busbw.txt"),
+      nccl_tests("h100-ib400-2node-allreduce.txt")};
+  CollectiveSweep degraded = nccl_tests("h100-ib400-4node-allreduce.txt");
+  double healthy_busbw_GBps = 0.0;
+  const double factor = bus_factor(degraded.kind, degraded.n_ranks);
+  for (const auto& sample : degraded.samples)
+    healthy_busbw_GBps =
+        std::max(healthy_busbw_GBps, sample.bytes * factor / (1e3 * sample.time_us));
+  for (auto& sample : degraded.samples) {
+    const double bus_bytes = sample.bytes * factor;
+    sample.time_us = std::max(sample.time_us, bus_bytes / (1e3 * healthy_busbw_GBps / 3.0)) + 5.0;
+  }
+  degraded.name = "h100-ib400-4node-allreduce-no-gdr";
+  const auto topology =
+      topology::load_topology((kSource / "configs/topologies/hgx-h100-2node.json").string());
+  const auto result = predict_held_out(nominal_fabric(topology), {}, healthy, degraded);
+  print({result});
+  const RegionErrors errors = summarize_by_region(result.points);
+  EXPECT_GT(errors.all.gmae, 2 * 0.06);
+  EXPECT_GT(errors.by_region[2].gmae, 0.5);
 }
 
 TEST(CollectiveLeaveOneOut, A100EvenGpuCountsPredictOdd) {

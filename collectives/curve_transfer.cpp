@@ -59,6 +59,9 @@ void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings
     if (!binding || best_elasticity < 0.2)
       return;  // latency-bound even at the largest size: nothing to learn about bandwidth
     calibration.*binding *= std::pow(base_us / measured_us, 1.0 / best_elasticity);
+    // A NIC cannot beat its line rate: a sweep that seems to (a stand-in measured on other
+    // hardware, or the wrong term judged binding) leaves the network at nominal.
+    calibration.net_scale = std::min(calibration.net_scale, 1.0);
   }
 }
 

@@ -43,7 +43,8 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
       sweeps.push_back(sampled_sweep(
           scaled_bandwidth(curves_.at(it->second.asset), it->second.bandwidth_scale)));
   }
-  calibration_ = calibrate_fabric(nominal_fabric(topology_), settings_, sweeps);
+  // The curves were measured with NCCL's own choice; settings_ restrict the predictions only.
+  calibration_ = calibrate_fabric(nominal_fabric(topology_), NcclSettings{}, sweeps);
   for (auto& group : groups)
     groups_[group.name] = std::move(group.ranks);
 }

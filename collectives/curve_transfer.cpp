@@ -93,9 +93,9 @@ DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& r
       fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps)
     return measured_us;
   const double target_us = nccl_estimate(kind, bytes, shape, fabric, settings).time_us;
-  const double reference_us =
-      nccl_estimate(reference.measured_kind, bytes, shape_of(reference), reference_fabric, settings)
-          .time_us;
+  const double reference_us = nccl_estimate(reference.measured_kind, bytes, shape_of(reference),
+                                            reference_fabric, NcclSettings{})
+                                  .time_us;
   return measured_us * target_us / reference_us;
 }
 
@@ -275,7 +275,8 @@ HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& se
   }
   if (references.empty())
     throw RuntimeFailure("predict_held_out: no training sweep for '" + target.name + "'");
-  const FabricCalibration calibration = calibrate_fabric(nominal, settings, training);
+  // The training sweeps ran with NCCL's own choice; `settings` describe the target's run.
+  const FabricCalibration calibration = calibrate_fabric(nominal, NcclSettings{}, training);
   const CurveTransfer transfer(calibrated(nominal, calibration), settings, std::move(references));
   return {target.name,
           target.kind,

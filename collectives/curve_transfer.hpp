@@ -31,6 +31,8 @@ namespace perfsim::collectives {
 
 // One reference carried to (kind, bytes, shape): the formula above. `reference_fabric` is the
 // fabric the reference was measured on (all NICs of its nodes), `fabric` the target group's.
+// References are taken as measured with NCCL's own algorithm choice; `settings` (NCCL_ALGO /
+// NCCL_PROTO-like) restrict the target only.
 DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& reference_fabric,
                                CollectiveKind kind, double bytes, const CommShape& shape,
                                const NcclFabric& fabric, const NcclSettings& settings);

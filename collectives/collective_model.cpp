@@ -35,13 +35,8 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
     fabric_classes.push_back(node.nics->link_class);
   std::vector<CollectiveSweep> sweeps;
   for (const auto& class_name : fabric_classes) {
-    const auto& curves = topology_.link_class(class_name).curves;
-    auto it = curves.find(CollectiveKind::kAllReduce);
-    if (it == curves.end())
-      it = curves.begin();
-    if (it != curves.end())
-      sweeps.push_back(sampled_sweep(
-          scaled_bandwidth(curves_.at(it->second.asset), it->second.bandwidth_scale)));
+    for (const auto& curve : curves_for(class_name, CollectiveKind::kAllReduce))
+      sweeps.push_back(sampled_sweep(curve));
   }
   // The curves were measured with NCCL's own choice; settings_ restrict the predictions only.
   calibration_ = calibrate_fabric(nominal_fabric(topology_), NcclSettings{}, sweeps);
@@ -49,7 +44,8 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
     groups_[group.name] = std::move(group.ranks);
 }
 
-FittedCurve CollectiveModel::curve_for(const std::string& link_class, CollectiveKind kind) const {
+std::vector<FittedCurve> CollectiveModel::curves_for(const std::string& link_class,
+                                                     CollectiveKind kind) const {
   const auto& definition = topology_.link_class(link_class);
   // A send is timed like its matching recv and vice versa.
   auto it = definition.curves.find(kind);
@@ -65,7 +61,15 @@ FittedCurve CollectiveModel::curve_for(const std::string& link_class, Collective
     throw InputError(topology_.source, definition.json_pointer + "/curves",
                      "missing curve: link class '" + link_class + "' names no curve for " +
                          std::string(collective_name(kind)));
-  return scaled_bandwidth(curves_.at(it->second.asset), it->second.bandwidth_scale);
+  const topology::CurveReference& reference = it->second;
+  std::vector<FittedCurve> result{
+      scaled_bandwidth(curves_.at(reference.asset), reference.bandwidth_scale)};
+  // Other counts are extra data: used when the assets hold them (leave-one-out assets do not).
+  for (const auto& other : reference.other_counts) {
+    if (curves_.count(other))
+      result.push_back(scaled_bandwidth(curves_.at(other), reference.bandwidth_scale));
+  }
+  return result;
 }
 
 CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
@@ -80,15 +84,18 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
   if (route.algorithm == topology::GroupAlgorithm::kLocal)
     return prediction;
   const std::string& link_class = route.n_nodes > 1 ? route.inter_class : route.intra_class;
-  const FittedCurve reference = curve_for(link_class, kind);
+  const std::vector<FittedCurve> references = curves_for(link_class, kind);
   const CommShape shape{route.n_ranks, route.n_nodes};
+  const ReferenceBracket bracket = bracket_references(references, shape);
   const NcclFabric reference_fabric = calibrated(nominal_fabric(topology_), calibration_);
   const NcclFabric fabric =
       calibrated(nominal_fabric(topology_, route.nics_per_node), calibration_);
-  prediction.curve = reference.name;
+  prediction.curve = bracket.lower->name;
+  if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
+    prediction.curve += " + " + bracket.upper->name;
   prediction.nccl = nccl_estimate(kind, static_cast<double>(bytes), shape, fabric, settings_);
-  prediction.duration_us = carried_duration_us(
-      reference, reference_fabric, kind, static_cast<double>(bytes), shape, fabric, settings_);
+  prediction.duration_us = bracketed_duration_us(
+      bracket, reference_fabric, kind, static_cast<double>(bytes), shape, fabric, settings_);
   prediction.region = model_region(prediction.nccl);
   return prediction;
 }

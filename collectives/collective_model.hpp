@@ -58,7 +58,9 @@ class CollectiveModel final : public CommDurationSource {
   const NcclSettings& settings() const { return settings_; }
 
  private:
-  FittedCurve curve_for(const std::string& link_class, CollectiveKind kind) const;
+  // The curve the link class names for `kind` (with fallbacks), then its other counts; all
+  // bandwidth-scaled as the topology says.
+  std::vector<FittedCurve> curves_for(const std::string& link_class, CollectiveKind kind) const;
   std::vector<int> ranks_of(const CollectiveCall& call) const;
 
   topology::Topology topology_;

@@ -164,10 +164,13 @@ CurveTransfer::CurveTransfer(NcclFabric fabric, NcclSettings settings,
     throw RuntimeFailure("CurveTransfer: no reference curves");
 }
 
-CurveTransfer::Bracket CurveTransfer::bracket(const CommShape& shape) const {
+ReferenceBracket bracket_references(std::span<const FittedCurve> references,
+                                    const CommShape& shape) {
+  if (references.empty())
+    throw RuntimeFailure("bracket_references: no reference curves");
   const bool across_nodes = shape.n_nodes > 1;
   std::vector<const FittedCurve*> pool;
-  for (const auto& reference : references_) {
+  for (const auto& reference : references) {
     if ((reference.n_nodes > 1) == across_nodes)
       pool.push_back(&reference);
   }
@@ -186,11 +189,11 @@ CurveTransfer::Bracket CurveTransfer::bracket(const CommShape& shape) const {
       pool = same_density;
   }
   if (pool.empty()) {
-    for (const auto& reference : references_)
+    for (const auto& reference : references)
       pool.push_back(&reference);
   }
   const double target = across_nodes ? shape.n_nodes : shape.n_ranks;
-  Bracket result;
+  ReferenceBracket result;
   for (const auto* reference : pool) {
     const double value = count(*reference);
     if (value <= target && (!result.lower || value > count(*result.lower)))
@@ -214,9 +217,18 @@ CurveTransfer::Bracket CurveTransfer::bracket(const CommShape& shape) const {
   return result;
 }
 
-double CurveTransfer::transfer_us(const FittedCurve& reference, CollectiveKind kind, double bytes,
-                                  const CommShape& shape) const {
-  return carried_duration_us(reference, fabric_, kind, bytes, shape, fabric_, settings_);
+DurationUs bracketed_duration_us(const ReferenceBracket& bracket,
+                                 const NcclFabric& reference_fabric, CollectiveKind kind,
+                                 double bytes, const CommShape& shape, const NcclFabric& fabric,
+                                 const NcclSettings& settings) {
+  const double lower_us =
+      carried_duration_us(*bracket.lower, reference_fabric, kind, bytes, shape, fabric, settings);
+  if (bracket.lower == bracket.upper || bracket.lower_weight >= 1.0)
+    return lower_us;
+  const double upper_us =
+      carried_duration_us(*bracket.upper, reference_fabric, kind, bytes, shape, fabric, settings);
+  return std::exp(bracket.lower_weight * std::log(lower_us) +
+                  (1.0 - bracket.lower_weight) * std::log(upper_us));
 }
 
 DurationUs CurveTransfer::duration_us(CollectiveKind kind, double bytes,
@@ -225,17 +237,12 @@ DurationUs CurveTransfer::duration_us(CollectiveKind kind, double bytes,
     return kind == CollectiveKind::kBarrier && shape.n_ranks > 1
                ? nccl_estimate(CollectiveKind::kAllReduce, 8.0, shape, fabric_, settings_).time_us
                : 0.0;
-  const Bracket chosen = bracket(shape);
-  const double lower_us = transfer_us(*chosen.lower, kind, bytes, shape);
-  if (chosen.lower == chosen.upper || chosen.lower_weight >= 1.0)
-    return lower_us;
-  const double upper_us = transfer_us(*chosen.upper, kind, bytes, shape);
-  return std::exp(chosen.lower_weight * std::log(lower_us) +
-                  (1.0 - chosen.lower_weight) * std::log(upper_us));
+  return bracketed_duration_us(bracket_references(references_, shape), fabric_, kind, bytes, shape,
+                               fabric_, settings_);
 }
 
 std::vector<std::string> CurveTransfer::references_for(const CommShape& shape) const {
-  const Bracket chosen = bracket(shape);
+  const ReferenceBracket chosen = bracket_references(references_, shape);
   std::vector<std::string> names{chosen.lower->name};
   if (chosen.upper != chosen.lower && chosen.lower_weight < 1.0)
     names.push_back(chosen.upper->name);

@@ -37,6 +37,22 @@ DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& r
                                CollectiveKind kind, double bytes, const CommShape& shape,
                                const NcclFabric& fabric, const NcclSettings& settings);
 
+// The references a shape is carried from (see "Which reference" above): lower and upper (the
+// same one when only one side exists) and the lower one's weight in the geometric mean.
+struct ReferenceBracket {
+  const FittedCurve* lower = nullptr;
+  const FittedCurve* upper = nullptr;
+  double lower_weight = 1.0;
+};
+// `references` must not be empty.
+ReferenceBracket bracket_references(std::span<const FittedCurve> references,
+                                    const CommShape& shape);
+// Carries the bracket's references and interpolates (carried_duration_us for each).
+DurationUs bracketed_duration_us(const ReferenceBracket& bracket,
+                                 const NcclFabric& reference_fabric, CollectiveKind kind,
+                                 double bytes, const CommShape& shape, const NcclFabric& fabric,
+                                 const NcclSettings& settings);
+
 // A fitted curve read back as a sweep on every power of two from 8 B to 16 GiB, so that model
 // assets (curves without their data) can calibrate a fabric.
 CollectiveSweep sampled_sweep(const FittedCurve& curve);
@@ -60,15 +76,6 @@ class CurveTransfer {
   const NcclSettings& settings() const { return settings_; }
 
  private:
-  struct Bracket {
-    const FittedCurve* lower = nullptr;
-    const FittedCurve* upper = nullptr;
-    double lower_weight = 1.0;
-  };
-  Bracket bracket(const CommShape& shape) const;
-  double transfer_us(const FittedCurve& reference, CollectiveKind kind, double bytes,
-                     const CommShape& shape) const;
-
   NcclFabric fabric_;
   NcclSettings settings_;
   std::vector<FittedCurve> references_;

@@ -24,6 +24,10 @@ struct CurveReference {
   double bandwidth_scale = 1.0;
   std::string note;          // why the stand-in is acceptable
   std::string json_pointer;  // where the topology names it, for errors
+  // The same collective measured on the same fabric at other node (or GPU) counts: the model
+  // carries the nearest measurement(s) to a group's shape (collectives/curve_transfer.hpp).
+  // Used when the model assets hold them; `asset` must be there.
+  std::vector<std::string> other_counts;
 };
 
 struct LinkClass {

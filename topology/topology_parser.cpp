@@ -254,8 +254,17 @@ LinkClass read_link_class(const ObjectReader& reader, const std::string& name) {
     reference.json_pointer = curves.at(key);
     if (value.is_object()) {
       const ObjectReader entry = curves.child(key);
-      entry.allow_only({"asset", "bandwidth_scale", "note"});
+      entry.allow_only({"asset", "bandwidth_scale", "note", "other_counts"});
       reference.asset = entry.text("asset");
+      if (entry.has("other_counts")) {
+        for (std::size_t i = 0; i < entry.array_size("other_counts"); ++i) {
+          const auto& name = entry.array_element("other_counts", i);
+          if (!name.is_string())
+            curves.fail(entry.at("other_counts") + "/" + std::to_string(i),
+                        "expected the name of a fitted curve");
+          reference.other_counts.push_back(name.get<std::string>());
+        }
+      }
       reference.bandwidth_scale = entry.number("bandwidth_scale", 1.0);
       reference.note = entry.text("note", "");
       if (!(reference.bandwidth_scale > 0.0))

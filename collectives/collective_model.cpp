@@ -1,6 +1,7 @@
 #include "collectives/collective_model.hpp"
 
 #include <numeric>
+#include <set>
 
 #include "collectives/bus_factor.hpp"
 #include "collectives/curve_transfer.hpp"
@@ -39,7 +40,12 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
       sweeps.push_back(sampled_sweep(curve));
   }
   // The curves were measured with NCCL's own choice; settings_ restrict the predictions only.
-  calibration_ = calibrate_fabric(nominal_fabric(topology_), NcclSettings{}, sweeps);
+  // (Measured on whole nodes: every socket of a PCIe-only node in the path.)
+  std::set<std::string> bridges;
+  for (int gpu = 0; gpu < node.gpus; ++gpu)
+    bridges.insert(node.host_bridge_of(gpu));
+  calibration_ = calibrate_fabric(nominal_fabric(topology_, 0, static_cast<int>(bridges.size())),
+                                  NcclSettings{}, sweeps);
   for (auto& group : groups)
     groups_[group.name] = std::move(group.ranks);
 }
@@ -87,9 +93,19 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
   const std::vector<FittedCurve> references = curves_for(link_class, kind);
   const CommShape shape{route.n_ranks, route.n_nodes};
   const ReferenceBracket bracket = bracket_references(references, shape);
-  const NcclFabric reference_fabric = calibrated(nominal_fabric(topology_), calibration_);
-  const NcclFabric fabric =
-      calibrated(nominal_fabric(topology_, route.nics_per_node), calibration_);
+  // The reference ran on GPUs 0..g-1 of its nodes: the sockets those span.
+  std::set<std::string> reference_bridges;
+  const int reference_per_node = bracket.lower->n_ranks / std::max(1, bracket.lower->n_nodes);
+  for (int gpu = 0; gpu < std::min(reference_per_node, topology_.node.gpus); ++gpu)
+    reference_bridges.insert(topology_.node.host_bridge_of(gpu));
+  const NcclFabric reference_fabric = calibrated(
+      nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())), calibration_);
+  std::set<std::string> host_bridges;
+  for (int rank : global_ranks)
+    host_bridges.insert(topology_.node.host_bridge_of(topology_.local_gpu_of(rank)));
+  const NcclFabric fabric = calibrated(
+      nominal_fabric(topology_, route.nics_per_node, static_cast<int>(host_bridges.size())),
+      calibration_);
   prediction.curve = bracket.lower->name;
   if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
     prediction.curve += " + " + bracket.upper->name;

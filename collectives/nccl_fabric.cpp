@@ -26,6 +26,26 @@ bool contains(const std::string& text, const char* word) {
 
 }  // namespace
 
+double socket_link_GBps(const std::string& cpu) {
+  if (contains(cpu, "broadwell"))
+    return 6.0;
+  if (contains(cpu, "emerald"))
+    return 40.0;
+  if (contains(cpu, "sapphire"))
+    return 22.0;
+  if (contains(cpu, "zen5"))
+    return 32.0;
+  if (contains(cpu, "zen3") || contains(cpu, "zen4"))
+    return 24.0;
+  if (contains(cpu, "amd") || contains(cpu, "zen"))
+    return 16.0;
+  if (contains(cpu, "power"))
+    return 32.0;
+  if (contains(cpu, "arm"))
+    return 6.0;
+  return 10.0;  // Skylake-class Intel, and unknown
+}
+
 GpuGeneration gpu_generation(const std::string& gpu_model) {
   if (contains(gpu_model, "B200") || contains(gpu_model, "B100") || contains(gpu_model, "GB2"))
     return GpuGeneration::kBlackwell;
@@ -37,7 +57,7 @@ GpuGeneration gpu_generation(const std::string& gpu_model) {
   return GpuGeneration::kAmpere;
 }
 
-NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node) {
+NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node, int host_bridges) {
   const topology::NodeSpec& node = topology.node;
   NcclFabric fabric;
   fabric.generation = gpu_generation(node.gpu_model);
@@ -56,6 +76,8 @@ NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node)
     }
     case topology::IntraNodeFabric::kPcie:
       fabric.intra_busbw_GBps = pcie_x16_GBps(node.pcie_generation);
+      if (host_bridges > 1)
+        fabric.intra_busbw_GBps = std::min(fabric.intra_busbw_GBps, socket_link_GBps(node.cpu));
       break;
   }
   const bool nvswitch = node.fabric == topology::IntraNodeFabric::kNvSwitch;
@@ -71,6 +93,7 @@ NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node)
         nics_per_node > 0 ? std::min(nics_per_node, node.nics->count) : node.nics->count;
     fabric.net_busbw_GBps = nics * node.nics->rate_Gbps / 8.0;
   }
+  fabric.amd_cpu = contains(node.cpu, "amd") || contains(node.cpu, "zen");
   if (topology.nccl.channels > 0)
     fabric.channels = topology.nccl.channels;
   return fabric;

@@ -62,6 +62,12 @@ struct NodeSpec {
   std::string pcie_link_class;
   int pcie_generation = 0;
   std::vector<PcieSwitch> pcie_switches;
+  // CPU family ("intel-skylake", "intel-sapphire-rapids", "amd-zen3", "arm", ...; "" unknown):
+  // sets the socket interconnect PCIe-only GPUs on different sockets talk through, and NCCL's
+  // LL caps across nodes.
+  std::string cpu;
+  // The host bridge (CPU socket / root complex) of a local GPU's PCIe switch, "" if unlisted.
+  std::string host_bridge_of(int local_gpu) const;
   std::optional<NicSet> nics;
 };
 

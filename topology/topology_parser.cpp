@@ -309,6 +309,15 @@ const LinkClass& Topology::link_class(const std::string& class_name) const {
   return it->second;
 }
 
+std::string NodeSpec::host_bridge_of(int local_gpu) const {
+  for (const auto& pcie_switch : pcie_switches) {
+    if (std::find(pcie_switch.gpus.begin(), pcie_switch.gpus.end(), local_gpu) !=
+        pcie_switch.gpus.end())
+      return pcie_switch.host_bridge;
+  }
+  return "";
+}
+
 Topology parse_topology(std::string_view json_text, const std::string& source) {
   json document;
   try {
@@ -335,10 +344,11 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
 
   const ObjectReader node = root.child("node");
   topology.node = [&] {
-    node.allow_only({"gpus", "gpu_model", "fabric", "pcie", "nics"});
+    node.allow_only({"gpus", "gpu_model", "cpu", "fabric", "pcie", "nics"});
     NodeSpec spec;
     spec.gpus = node.integer("gpus", 1);
     spec.gpu_model = node.text("gpu_model", "");
+    spec.cpu = node.text("cpu", "");
     read_fabric(node.child("fabric"), spec);
     read_pcie(node.child("pcie"), spec);
     if (node.has("nics"))

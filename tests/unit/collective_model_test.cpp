@@ -172,3 +172,43 @@ TEST(CollectiveModel, MissingAssetNamesTheTopologyReference) {
 
 }  // namespace
 }  // namespace perfsim::collectives
+
+namespace perfsim::collectives {
+namespace {
+
+// A PCIe-only box: GPUs 0-1 behind a switch on socket 0, 2-3 on socket 1 (Skylake: 10 GB/s
+// between sockets). A pair across sockets is bound by the socket link, a pair on one switch by
+// PCIe 4 x16; the measured 4-GPU curve already spans both sockets.
+TEST(CollectiveModel, PcieGpusOnDifferentSocketsShareTheSocketLink) {
+  const std::string json = R"({
+    "name": "pcie-4gpu", "nodes": 1,
+    "node": {"gpus": 4, "gpu_model": "A100-PCIE-40GB", "cpu": "intel-skylake",
+             "fabric": {"type": "pcie"},
+             "pcie": {"generation": 4, "link_class": "pcie4", "switches": [
+               {"name": "sw0", "gpus": [0, 1], "host_bridge": "cpu0"},
+               {"name": "sw1", "gpus": [2, 3], "host_bridge": "cpu1"}]}},
+    "link_classes": {"pcie4": {"medium": "pcie4-x16", "bandwidth_GBps": 25,
+                               "curves": {"all_reduce": "pcie-4gpu-allreduce"}}}})";
+  const auto topology = topology::parse_topology(json, "pcie-4gpu.json");
+  CurveSet curves;
+  curves.emplace("pcie-4gpu-allreduce", FittedCurve{"pcie-4gpu-allreduce",
+                                                    CollectiveKind::kAllReduce,
+                                                    4,
+                                                    1,
+                                                    "",
+                                                    PiecewiseSigmoidModel::from_free_parameters(
+                                                        1e4, 1e8, 20.0, 9.0, 20.0, 0.5),
+                                                    {}});
+  const CollectiveModel model(topology, curves);
+  const Bytes large = Bytes{1} << 30;
+  const auto same_switch = model.predict(CollectiveKind::kAllReduce, large, std::vector<int>{0, 1});
+  const auto across = model.predict(CollectiveKind::kAllReduce, large, std::vector<int>{0, 2});
+  EXPECT_NEAR(across.duration_us / same_switch.duration_us, 24.0 / 10.0, 0.05);
+  EXPECT_NE(same_switch.nccl.protocol, NcclProtocol::kLL128);  // no LL128 over PCIe
+  // The measured shape gives the measured curve back.
+  EXPECT_DOUBLE_EQ(model.predict(CollectiveKind::kAllReduce, large, ranks(4)).duration_us,
+                   curves.at("pcie-4gpu-allreduce").curve.duration_us(large * 1.5));
+}
+
+}  // namespace
+}  // namespace perfsim::collectives

@@ -35,13 +35,13 @@ double model_us(const NcclFabric& nominal, const FabricCalibration& calibration,
       .time_us;
 }
 
-// Scales the bandwidth factor that binds at `bytes` so that the model meets `measured_us`.
+using CalibrationFactor = double FabricCalibration::*;
+
+// Scales the factor among `factors` that binds at `bytes` so that the model meets `measured_us`.
 void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings,
                          const CollectiveSweep& sweep, double bytes, DurationUs measured_us,
+                         std::span<const CalibrationFactor> factors,
                          FabricCalibration& calibration) {
-  double FabricCalibration::*factors[] = {&FabricCalibration::intra_scale,
-                                          &FabricCalibration::nvls_scale,
-                                          &FabricCalibration::net_scale};
   for (int iteration = 0; iteration < 4; ++iteration) {
     const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
     double best_elasticity = 0.0;
@@ -131,6 +131,7 @@ FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto* a, const auto* b) { return a->n_nodes < b->n_nodes; });
   FabricCalibration calibration;
+  bool in_node_measured = false;
   for (const CollectiveSweep* sweep : ordered) {
     if (!calibration.source.empty())
       calibration.source += ", ";
@@ -139,8 +140,18 @@ FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings
     if (fastest.empty() || sweep->n_ranks < 2)
       continue;
     const auto& [largest_bytes, largest_us] = *fastest.rbegin();
+    // NVLink terms belong to in-node measurements when there are any: a multi-node sweep then
+    // only speaks for the network (else a stand-in NIC curve would rewrite NVLS).
+    static constexpr CalibrationFactor kAll[] = {&FabricCalibration::intra_scale,
+                                                 &FabricCalibration::nvls_scale,
+                                                 &FabricCalibration::net_scale};
+    static constexpr CalibrationFactor kNetwork[] = {&FabricCalibration::net_scale};
+    const bool network_only = sweep->n_nodes > 1 && in_node_measured;
     calibrate_bandwidth(nominal, settings, *sweep, static_cast<double>(largest_bytes), largest_us,
+                        network_only ? std::span<const CalibrationFactor>(kNetwork)
+                                     : std::span<const CalibrationFactor>(kAll),
                         calibration);
+    in_node_measured |= sweep->n_nodes == 1;
     if (sweep->n_nodes > 1) {
       // The median of the four smallest sizes' fastest times: latency, robust to a warm-up.
       std::vector<std::pair<Bytes, DurationUs>> smallest(fastest.begin(), fastest.end());

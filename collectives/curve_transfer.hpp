@@ -18,7 +18,8 @@
 // by the measured sweeps: at each sweep's largest size the bandwidth term that binds in the
 // model (intra-node ring, NVLS, or network) is scaled so the model meets the measurement, and at
 // its smallest sizes the network hop latency likewise (multi-node sweeps). Sweeps in one node go
-// first, then by node count. The network factor never exceeds 1: NICs do not beat line rate.
+// first, then by node count; once an in-node sweep has set the NVLink terms, multi-node sweeps
+// only set the network ones. The network factor never exceeds 1: NICs do not beat line rate.
 #include <span>
 #include <string>
 #include <vector>

@@ -1,15 +1,19 @@
 #include "collectives/collective_model.hpp"
 
 #include <numeric>
+#include <set>
 
 #include "collectives/bus_factor.hpp"
+#include "collectives/curve_transfer.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::collectives {
 
 CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
-                                 std::vector<ProcessGroup> groups)
+                                 std::vector<ProcessGroup> groups,
+                                 std::optional<NcclSettings> settings)
     : topology_(std::move(topology)), curves_(std::move(curves)) {
+  settings_ = settings ? *settings : topology_nccl_settings(topology_);
   for (const auto& [class_name, link_class] : topology_.link_classes) {
     for (const auto& [kind, reference] : link_class.curves) {
       if (!curves_.count(reference.asset))
@@ -17,11 +21,37 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
                          "curve '" + reference.asset + "' is not in the model assets");
     }
   }
+  // Calibrate on the curves of the links the model's fabric stands for: the node's main
+  // intra-node class and the NIC class. (Other classes, e.g. PCIe beside NVSwitch, are carried
+  // by their own stand-in curves but say nothing about this fabric.)
+  std::vector<std::string> fabric_classes;
+  const topology::NodeSpec& node = topology_.node;
+  if (node.fabric == topology::IntraNodeFabric::kNvSwitch)
+    fabric_classes.push_back(node.nvswitch_link_class);
+  else if (node.fabric == topology::IntraNodeFabric::kPcie)
+    fabric_classes.push_back(node.pcie_link_class);
+  else if (!node.ring_link_classes.empty())
+    fabric_classes.push_back(node.ring_link_classes.rbegin()->second);
+  if (node.nics)
+    fabric_classes.push_back(node.nics->link_class);
+  std::vector<CollectiveSweep> sweeps;
+  for (const auto& class_name : fabric_classes) {
+    for (const auto& curve : curves_for(class_name, CollectiveKind::kAllReduce))
+      sweeps.push_back(sampled_sweep(curve));
+  }
+  // The curves were measured with NCCL's own choice; settings_ restrict the predictions only.
+  // (Measured on whole nodes: every socket of a PCIe-only node in the path.)
+  std::set<std::string> bridges;
+  for (int gpu = 0; gpu < node.gpus; ++gpu)
+    bridges.insert(node.host_bridge_of(gpu));
+  calibration_ = calibrate_fabric(nominal_fabric(topology_, 0, static_cast<int>(bridges.size())),
+                                  NcclSettings{}, sweeps);
   for (auto& group : groups)
     groups_[group.name] = std::move(group.ranks);
 }
 
-FittedCurve CollectiveModel::curve_for(const std::string& link_class, CollectiveKind kind) const {
+std::vector<FittedCurve> CollectiveModel::curves_for(const std::string& link_class,
+                                                     CollectiveKind kind) const {
   const auto& definition = topology_.link_class(link_class);
   // A send is timed like its matching recv and vice versa.
   auto it = definition.curves.find(kind);
@@ -30,46 +60,59 @@ FittedCurve CollectiveModel::curve_for(const std::string& link_class, Collective
                                                               : CollectiveKind::kSend);
   if (it == definition.curves.end() && kind == CollectiveKind::kAllToAllv)
     it = definition.curves.find(CollectiveKind::kAllToAll);
+  // The algorithm model carries any collective from the all-reduce curve.
+  if (it == definition.curves.end())
+    it = definition.curves.find(CollectiveKind::kAllReduce);
   if (it == definition.curves.end())
     throw InputError(topology_.source, definition.json_pointer + "/curves",
                      "missing curve: link class '" + link_class + "' names no curve for " +
                          std::string(collective_name(kind)));
-  return scaled_bandwidth(curves_.at(it->second.asset), it->second.bandwidth_scale);
+  const topology::CurveReference& reference = it->second;
+  std::vector<FittedCurve> result{
+      scaled_bandwidth(curves_.at(reference.asset), reference.bandwidth_scale)};
+  // Other counts are extra data: used when the assets hold them (leave-one-out assets do not).
+  for (const auto& other : reference.other_counts) {
+    if (curves_.count(other))
+      result.push_back(scaled_bandwidth(curves_.at(other), reference.bandwidth_scale));
+  }
+  return result;
 }
 
 CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
                                               std::span<const int> global_ranks) const {
+  if (kind == CollectiveKind::kBarrier) {  // NCCL has none: frameworks all-reduce one element
+    kind = CollectiveKind::kAllReduce;
+    bytes = 4;
+  }
   CollectivePrediction prediction;
   prediction.route = topology::resolve_group(topology_, global_ranks);
   const auto& route = prediction.route;
   if (route.algorithm == topology::GroupAlgorithm::kLocal)
     return prediction;
-  if (route.algorithm == topology::GroupAlgorithm::kFlat) {
-    const std::string& link_class = route.n_nodes > 1 ? route.inter_class : route.intra_class;
-    const FittedCurve curve = curve_for(link_class, kind);
-    if (route.n_nodes > 1) {  // one rank per node: the NIC phase alone
-      prediction.inter_curve = curve.name;
-      prediction.phases = hierarchical_duration(kind, bytes, {route.n_nodes, 1, 1}, nullptr, curve,
-                                                topology_.node.nics->count);
-      prediction.duration_us = prediction.phases.total_us;
-      prediction.region = prediction.phases.region;
-    } else {
-      prediction.intra_curve = curve.name;
-      const double bus_bytes = static_cast<double>(bytes) * bus_factor(kind, route.n_ranks);
-      prediction.duration_us = curve.curve.duration_us(bus_bytes);
-      prediction.region = curve.curve.region(bus_bytes);
-    }
-    return prediction;
-  }
-  const FittedCurve intra = curve_for(route.intra_class, kind);
-  const FittedCurve inter = curve_for(route.inter_class, kind);
-  prediction.intra_curve = intra.name;
-  prediction.inter_curve = inter.name;
-  prediction.phases = hierarchical_duration(
-      kind, bytes, {route.n_nodes, route.ranks_per_node, route.nics_per_node}, &intra, inter,
-      std::min(topology_.node.nics->count, inter.n_ranks / inter.n_nodes));
-  prediction.duration_us = prediction.phases.total_us;
-  prediction.region = prediction.phases.region;
+  const std::string& link_class = route.n_nodes > 1 ? route.inter_class : route.intra_class;
+  const std::vector<FittedCurve> references = curves_for(link_class, kind);
+  const CommShape shape{route.n_ranks, route.n_nodes};
+  const ReferenceBracket bracket = bracket_references(references, shape);
+  // The reference ran on GPUs 0..g-1 of its nodes: the sockets those span.
+  std::set<std::string> reference_bridges;
+  const int reference_per_node = bracket.lower->n_ranks / std::max(1, bracket.lower->n_nodes);
+  for (int gpu = 0; gpu < std::min(reference_per_node, topology_.node.gpus); ++gpu)
+    reference_bridges.insert(topology_.node.host_bridge_of(gpu));
+  const NcclFabric reference_fabric = calibrated(
+      nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())), calibration_);
+  std::set<std::string> host_bridges;
+  for (int rank : global_ranks)
+    host_bridges.insert(topology_.node.host_bridge_of(topology_.local_gpu_of(rank)));
+  const NcclFabric fabric = calibrated(
+      nominal_fabric(topology_, route.nics_per_node, static_cast<int>(host_bridges.size())),
+      calibration_);
+  prediction.curve = bracket.lower->name;
+  if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
+    prediction.curve += " + " + bracket.upper->name;
+  prediction.nccl = nccl_estimate(kind, static_cast<double>(bytes), shape, fabric, settings_);
+  prediction.duration_us = bracketed_duration_us(
+      bracket, reference_fabric, kind, static_cast<double>(bytes), shape, fabric, settings_);
+  prediction.region = model_region(prediction.nccl);
   return prediction;
 }
 

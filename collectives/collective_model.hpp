@@ -1,14 +1,22 @@
 #pragma once
 // The collective cost model the engine calls: a topology plus fitted curves (model assets).
-// For a group it resolves the link classes (topology/group_route.hpp), picks each class's curve
-// for the collective, and evaluates it flat or hierarchically (hierarchical.hpp).
+// For a group it resolves the link classes (topology/group_route.hpp), takes the curve the
+// topology names for the collective on the class the traffic crosses (the NIC class when the
+// group spans nodes, else the intra-node class), and carries it from the shape it was measured
+// on to the group's shape and collective with NCCL's algorithm model (curve_transfer.hpp):
+// per-collective bus factors, ring/tree/NVLS/NVLS-tree and LL/LL128/Simple choice, ring
+// latency linear in ranks, tree latency logarithmic in nodes, the bandwidth that binds. The
+// fabric's nominal bandwidths and network latency are first calibrated on the curves the
+// topology names (nccl_fabric.hpp), and its NCCL restrictions (topology "nccl") apply.
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "collectives/fitted_curve.hpp"
-#include "collectives/hierarchical.hpp"
+#include "collectives/nccl_fabric.hpp"
+#include "collectives/nccl_tuning.hpp"
 #include "perfsim/duration_source.hpp"
 #include "topology/group_route.hpp"
 #include "topology/topology.hpp"
@@ -18,10 +26,9 @@ namespace perfsim::collectives {
 struct CollectivePrediction {
   DurationUs duration_us = 0;
   topology::GroupRoute route;
-  std::string intra_curve;  // asset names used ("" when none)
-  std::string inter_curve;
-  HierarchicalEstimate phases;                 // groups spanning nodes only
-  CurveRegion region = CurveRegion::kLatency;  // region of the curve that set the duration
+  std::string curve;  // asset the duration was carried from ("" for one rank)
+  NcclEstimate nccl;  // the algorithm model on the group: NCCL's algorithm and protocol
+  CurveRegion region = CurveRegion::kLatency;  // by the model's latency / transfer split
 };
 
 class CollectiveModel final : public CommDurationSource {
@@ -30,8 +37,11 @@ class CollectiveModel final : public CommDurationSource {
   // file and the JSON pointer of the reference otherwise). `groups` maps the trace's process
   // group names to global ranks; "" (or a group listed without ranks) is the world: ranks
   // 0..call.group_size-1, or the whole cluster when group_size is 0.
+  // Also throws InputError for invalid topology NCCL settings. `settings` replaces the
+  // topology's when given (command-line NCCL_ALGO / NCCL_PROTO).
   CollectiveModel(topology::Topology topology, CurveSet curves,
-                  std::vector<ProcessGroup> groups = {});
+                  std::vector<ProcessGroup> groups = {},
+                  std::optional<NcclSettings> settings = std::nullopt);
 
   // The duration on every member of call.group. The size is model_message_bytes(*call.comm)
   // of the calling rank: for all-to-allv the engine should pass the group-wide maximum
@@ -44,13 +54,19 @@ class CollectiveModel final : public CommDurationSource {
   CollectivePrediction predict(CollectiveKind kind, Bytes bytes,
                                std::span<const int> global_ranks) const;
   const topology::Topology& topology() const { return topology_; }
+  const FabricCalibration& calibration() const { return calibration_; }
+  const NcclSettings& settings() const { return settings_; }
 
  private:
-  FittedCurve curve_for(const std::string& link_class, CollectiveKind kind) const;
+  // The curve the link class names for `kind` (with fallbacks), then its other counts; all
+  // bandwidth-scaled as the topology says.
+  std::vector<FittedCurve> curves_for(const std::string& link_class, CollectiveKind kind) const;
   std::vector<int> ranks_of(const CollectiveCall& call) const;
 
   topology::Topology topology_;
   CurveSet curves_;
+  NcclSettings settings_;
+  FabricCalibration calibration_;
   std::map<std::string, std::vector<int>> groups_;
 };
 

@@ -4,6 +4,7 @@
 #include "collectives/curve_fit.hpp"
 
 #include <cmath>
+#include <set>
 
 namespace perfsim::collectives {
 
@@ -49,8 +50,27 @@ FittedCurve scaled_bandwidth(const FittedCurve& curve, double bandwidth_scale) {
   return scaled;
 }
 
+namespace {
+// Sweeps on a fine linear grid (vTrain's 1 MiB steps: 1024 sizes) would make the boundary search
+// quadratic in sizes; fit them on their power-of-two sizes, the grid nccl-tests uses.
+constexpr std::size_t kMaxFittedSizes = 64;
+
+CollectiveSweep on_octave_grid(const CollectiveSweep& sweep) {
+  std::set<Bytes> sizes;
+  for (const auto& sample : sweep.samples)
+    sizes.insert(sample.bytes);
+  if (sizes.size() <= kMaxFittedSizes)
+    return sweep;
+  CollectiveSweep thinned = sweep;
+  std::erase_if(thinned.samples, [](const CollectiveSample& sample) {
+    return (sample.bytes & (sample.bytes - 1)) != 0;
+  });
+  return thinned.samples.size() >= 8 ? thinned : sweep;
+}
+}  // namespace
+
 FittedCurve fit_sweep(const CollectiveSweep& sweep) {
-  const auto points = curve_points(sweep);
+  const auto points = curve_points(on_octave_grid(sweep));
   const std::string source = sweep.source_file.empty() ? sweep.name : sweep.source_file;
   FittedCurve fitted{sweep.name,
                      sweep.kind,

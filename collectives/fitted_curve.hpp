@@ -45,7 +45,8 @@ struct RegionErrors {
 };
 RegionErrors summarize_by_region(const std::vector<PredictionPoint>& points);
 
-// Fits the sweep's points (all placements together) and measures the fit on them.
+// Fits the sweep's points (all placements together; a sweep of more than 64 sizes on its
+// power-of-two sizes only) and measures the fit on all of them.
 FittedCurve fit_sweep(const CollectiveSweep& sweep);
 
 // Predicts every sample of `sweep` with `curve` alone (flat, the sweep's own group size).

@@ -24,6 +24,10 @@ struct CurveReference {
   double bandwidth_scale = 1.0;
   std::string note;          // why the stand-in is acceptable
   std::string json_pointer;  // where the topology names it, for errors
+  // The same collective measured on the same fabric at other node (or GPU) counts: the model
+  // carries the nearest measurement(s) to a group's shape (collectives/curve_transfer.hpp).
+  // Used when the model assets hold them; `asset` must be there.
+  std::vector<std::string> other_counts;
 };
 
 struct LinkClass {
@@ -58,7 +62,22 @@ struct NodeSpec {
   std::string pcie_link_class;
   int pcie_generation = 0;
   std::vector<PcieSwitch> pcie_switches;
+  // CPU family ("intel-skylake", "intel-sapphire-rapids", "amd-zen3", "arm", ...; "" unknown):
+  // sets the socket interconnect PCIe-only GPUs on different sockets talk through, and NCCL's
+  // LL caps across nodes.
+  std::string cpu;
+  // The host bridge (CPU socket / root complex) of a local GPU's PCIe switch, "" if unlisted.
+  std::string host_bridge_of(int local_gpu) const;
   std::optional<NicSet> nics;
+};
+
+// NCCL_ALGO / NCCL_PROTO-like restrictions ("ring,tree", "^nvls", "LL128,Simple"; "" = NCCL's
+// own choice) and the channel count, as the cluster's jobs set them. Checked by the collective
+// model (collectives/nccl_tuning.hpp), which owns the names.
+struct NcclTopologySettings {
+  std::string algorithms;
+  std::string protocols;
+  int channels = 0;  // 0 = the model's default
 };
 
 struct Topology {
@@ -69,6 +88,7 @@ struct Topology {
   NodeSpec node;
   std::string network;  // inter-node fabric, e.g. "infiniband rail-optimized fat tree"
   std::map<std::string, LinkClass> link_classes;
+  NcclTopologySettings nccl;
 
   int world_size() const { return nodes * node.gpus; }
   int node_of(int global_rank) const { return global_rank / node.gpus; }

@@ -254,8 +254,17 @@ LinkClass read_link_class(const ObjectReader& reader, const std::string& name) {
     reference.json_pointer = curves.at(key);
     if (value.is_object()) {
       const ObjectReader entry = curves.child(key);
-      entry.allow_only({"asset", "bandwidth_scale", "note"});
+      entry.allow_only({"asset", "bandwidth_scale", "note", "other_counts"});
       reference.asset = entry.text("asset");
+      if (entry.has("other_counts")) {
+        for (std::size_t i = 0; i < entry.array_size("other_counts"); ++i) {
+          const auto& name = entry.array_element("other_counts", i);
+          if (!name.is_string())
+            curves.fail(entry.at("other_counts") + "/" + std::to_string(i),
+                        "expected the name of a fitted curve");
+          reference.other_counts.push_back(name.get<std::string>());
+        }
+      }
       reference.bandwidth_scale = entry.number("bandwidth_scale", 1.0);
       reference.note = entry.text("note", "");
       if (!(reference.bandwidth_scale > 0.0))
@@ -300,6 +309,15 @@ const LinkClass& Topology::link_class(const std::string& class_name) const {
   return it->second;
 }
 
+std::string NodeSpec::host_bridge_of(int local_gpu) const {
+  for (const auto& pcie_switch : pcie_switches) {
+    if (std::find(pcie_switch.gpus.begin(), pcie_switch.gpus.end(), local_gpu) !=
+        pcie_switch.gpus.end())
+      return pcie_switch.host_bridge;
+  }
+  return "";
+}
+
 Topology parse_topology(std::string_view json_text, const std::string& source) {
   json document;
   try {
@@ -309,20 +327,28 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
                      std::string("invalid JSON: ") + error.what());
   }
   const ObjectReader root(document, "", source);
-  root.allow_only({"name", "description", "nodes", "node", "network", "link_classes"});
+  root.allow_only({"name", "description", "nodes", "node", "network", "link_classes", "nccl"});
   Topology topology;
   topology.source = source;
   topology.name = root.text("name");
   topology.description = root.text("description", "");
   topology.nodes = root.integer("nodes", 1, 1);
   topology.network = root.text("network", "");
+  if (root.has("nccl")) {
+    const ObjectReader nccl = root.child("nccl");
+    nccl.allow_only({"algo", "proto", "channels", "note"});
+    topology.nccl.algorithms = nccl.text("algo", "");
+    topology.nccl.protocols = nccl.text("proto", "");
+    topology.nccl.channels = nccl.integer("channels", 1, 0);
+  }
 
   const ObjectReader node = root.child("node");
   topology.node = [&] {
-    node.allow_only({"gpus", "gpu_model", "fabric", "pcie", "nics"});
+    node.allow_only({"gpus", "gpu_model", "cpu", "fabric", "pcie", "nics"});
     NodeSpec spec;
     spec.gpus = node.integer("gpus", 1);
     spec.gpu_model = node.text("gpu_model", "");
+    spec.cpu = node.text("cpu", "");
     read_fabric(node.child("fabric"), spec);
     read_pcie(node.child("pcie"), spec);
     if (node.has("nics"))

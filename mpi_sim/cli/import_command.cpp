@@ -3,6 +3,7 @@
 
 #include "benchmark_data/collective_benchmark_table.hpp"
 #include "collectives/bus_factor.hpp"
+#include "collectives/collective_csv.hpp"
 #include "collectives/nccl_tests_log.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 
@@ -19,7 +20,11 @@ int run_import(const ImportOptions& options) {
   bool first = true;
   int warnings = 0;
   for (const auto& file : options.files) {
-    const collectives::NcclTestsLog log = collectives::read_nccl_tests_log(file);
+    collectives::NcclTestsLog log;
+    if (file.size() > 4 && file.substr(file.size() - 4) == ".csv")
+      log.sweep = collectives::read_collective_csv(file);  // vTrain's nccl-tests CSV
+    else
+      log = collectives::read_nccl_tests_log(file);
     for (const auto& warning : log.warnings)
       std::cerr << "perfsim: warning: " << warning << "\n";
     warnings += static_cast<int>(log.warnings.size());
@@ -46,7 +51,8 @@ void add_import_command(CLI::App& app, CommandRegistry& registry) {
   CLI::App* nccl = import->add_subcommand(
       "nccl-tests",
       "nccl-tests logs (current and 2019 formats, out-of-place and in-place columns, "
-      "busbw-only tables) -> /benchmarks/collective/<file stem>");
+      "busbw-only tables; .csv: vTrain's <collective>-<N>gpu.csv) -> "
+      "/benchmarks/collective/<file stem>");
   auto options = std::make_shared<ImportOptions>();
   nccl->add_option("files", options->files, "nccl-tests output files")
       ->required()

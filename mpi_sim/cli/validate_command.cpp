@@ -1,12 +1,15 @@
 // perfsim validate collectives: GMAE and MAPE of predicted against measured collective times,
 // per benchmark table and per curve region (seed 001 Table I). Without --topology each table is
 // predicted by the curve of the same name; with it, by the full collective model (link classes,
-// hierarchical multi-node composition) on ranks 0..n-1 of that topology.
+// NCCL algorithm model) on ranks 0..n-1 of that topology. With --leave-one-out each table named
+// by --hold-out (default: every multi-node table) is predicted from curves fitted to, and a
+// fabric calibrated on, the other tables only (collectives/curve_transfer.hpp).
 #include <iostream>
 
 #include "assets/collective_curve_assets.hpp"
 #include "benchmark_data/collective_benchmark_table.hpp"
 #include "collectives/collective_model.hpp"
+#include "collectives/curve_transfer.hpp"
 #include "collectives/error_table.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
@@ -21,16 +24,97 @@ struct ValidateOptions {
   int nodes = 0;
   std::vector<std::string> tables;
   double max_gmae_percent = 0.0;
+  bool leave_one_out = false;
+  std::vector<std::string> hold_out;
+  std::string nccl_algo;
+  std::string nccl_proto;
 };
 
+std::optional<collectives::NcclSettings> command_line_settings(const ValidateOptions& options) {
+  if (options.nccl_algo.empty() && options.nccl_proto.empty())
+    return std::nullopt;
+  return collectives::parse_nccl_settings(options.nccl_algo, options.nccl_proto,
+                                          "--nccl-algo/proto", "");
+}
+
+int report(const std::vector<collectives::ErrorTableRow>& rows, double max_gmae_percent) {
+  if (max_gmae_percent > 0.0) {
+    for (const auto& row : rows) {
+      if (100.0 * row.errors.all.gmae > max_gmae_percent) {
+        std::cerr << "perfsim: error: " << row.name << ": GMAE " << 100.0 * row.errors.all.gmae
+                  << "% above --max-gmae " << max_gmae_percent << "%\n";
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+int run_leave_one_out(const ValidateOptions& options) {
+  if (options.topology.empty())
+    throw InputError("--leave-one-out", "",
+                     "needs --topology: the fabric (GPUs, NVSwitch, NICs) the sweeps ran on");
+  const auto topology = topology::load_topology(options.topology);
+  const auto settings =
+      command_line_settings(options).value_or(collectives::topology_nccl_settings(topology));
+  std::vector<std::string> names = options.tables;
+  if (names.empty())
+    names = benchmark_data::list_collective_sweeps(options.bench);
+  std::vector<collectives::CollectiveSweep> sweeps;
+  for (const auto& name : names)
+    sweeps.push_back(benchmark_data::read_collective_sweep(options.bench, name));
+  // Held-out tables predicted from the --tables pool minus themselves; a held-out table that is
+  // not in the pool is read on its own (train on some tables, predict others).
+  std::vector<collectives::HeldOutResult> results;
+  std::vector<std::string> held = options.hold_out;
+  if (held.empty()) {
+    for (const auto& sweep : sweeps) {
+      if (sweep.n_nodes > 1)
+        held.push_back(sweep.name);
+    }
+  }
+  if (held.empty())
+    throw InputError("--hold-out", "", "no table to hold out (none spans nodes; name some)");
+  const auto nominal = collectives::nominal_fabric(topology);
+  for (const auto& name : held) {
+    std::vector<collectives::CollectiveSweep> training;
+    for (const auto& sweep : sweeps) {
+      if (sweep.name != name)
+        training.push_back(sweep);
+    }
+    const auto target = benchmark_data::read_collective_sweep(options.bench, name);
+    results.push_back(collectives::predict_held_out(nominal, settings, training, target));
+  }
+  std::vector<collectives::ErrorTableRow> rows;
+  std::cout << "leave one out on " << options.topology
+            << ": each held-out table predicted from the others (fitted curves + calibrated "
+               "fabric)\n";
+  for (const auto& result : results) {
+    std::string from;
+    for (const auto& reference : result.references)
+      from += (from.empty() ? "" : " + ") + reference;
+    std::cout << "  " << result.name << ": " << collective_name(result.kind) << ", "
+              << result.n_ranks << " GPUs on " << result.n_nodes << " node(s), from " << from
+              << "\n";
+    rows.push_back({result.name, collectives::summarize_by_region(result.points)});
+  }
+  std::cout << collectives::format_error_table(rows);
+  return report(rows, options.max_gmae_percent);
+}
+
 int run_validate(const ValidateOptions& options) {
+  if (options.leave_one_out)
+    return run_leave_one_out(options);
+  if (options.assets.empty())
+    throw InputError("--assets", "", "required unless --leave-one-out");
   const auto curves = assets::read_collective_curves(options.assets);
   std::optional<collectives::CollectiveModel> model;
   if (!options.topology.empty()) {
     auto topology = topology::load_topology(options.topology);
     if (options.nodes > 0)
       topology = topology::with_node_count(std::move(topology), options.nodes);
-    model.emplace(std::move(topology), curves);
+    model.emplace(std::move(topology), curves, std::vector<ProcessGroup>{},
+                  command_line_settings(options));
   }
   std::vector<std::string> names = options.tables;
   if (names.empty())
@@ -54,16 +138,7 @@ int run_validate(const ValidateOptions& options) {
   std::cout << (model ? "collective model on " + options.topology : std::string("own curves"))
             << ": relative error of predicted time\n"
             << collectives::format_error_table(rows);
-  if (options.max_gmae_percent > 0.0) {
-    for (const auto& row : rows) {
-      if (100.0 * row.errors.all.gmae > options.max_gmae_percent) {
-        std::cerr << "perfsim: error: " << row.name << ": GMAE " << 100.0 * row.errors.all.gmae
-                  << "% above --max-gmae " << options.max_gmae_percent << "%\n";
-        return 1;
-      }
-    }
-  }
-  return 0;
+  return report(rows, options.max_gmae_percent);
 }
 
 CLI::App* find_or_add(CLI::App& app, const std::string& name, const std::string& description) {
@@ -85,8 +160,9 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
   collectives_command->add_option("--bench", options->bench, "benchmark HDF5 (perfsim import)")
       ->required()
       ->check(CLI::ExistingFile);
-  collectives_command->add_option("--assets", options->assets, "model assets (perfsim fit)")
-      ->required()
+  collectives_command
+      ->add_option("--assets", options->assets,
+                   "model assets (perfsim fit); not with --leave-one-out")
       ->check(CLI::ExistingFile);
   collectives_command
       ->add_option("--topology", options->topology,
@@ -94,6 +170,18 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::ExistingFile);
   collectives_command->add_option("--nodes", options->nodes, "override the topology's node count");
   collectives_command->add_option("--tables", options->tables, "only these tables (default: all)");
+  collectives_command->add_flag(
+      "--leave-one-out", options->leave_one_out,
+      "predict each held-out table from curves fitted to the other tables only (needs "
+      "--topology for the fabric)");
+  collectives_command->add_option(
+      "--hold-out", options->hold_out,
+      "tables to hold out with --leave-one-out, each predicted from the --tables minus itself "
+      "(default: every multi-node table)");
+  collectives_command->add_option("--nccl-algo", options->nccl_algo,
+                                  "NCCL_ALGO-like restriction: ring,tree,nvls,nvlstree or ^name");
+  collectives_command->add_option("--nccl-proto", options->nccl_proto,
+                                  "NCCL_PROTO-like restriction: LL,LL128,Simple or ^name");
   collectives_command->add_option("--max-gmae", options->max_gmae_percent,
                                   "exit 1 when a table's GMAE exceeds this many percent");
   registry.add(collectives_command, RankScope::kRankZeroOnly,

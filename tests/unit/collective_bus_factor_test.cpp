@@ -19,6 +19,9 @@ TEST(BusFactor, MatchesNcclTests) {
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kAllToAllv, 2), 0.5);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kBroadcast, 8), 1.0);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kSend, 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kRecv, 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kReduce, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kBarrier, 8), 0.0);
   EXPECT_THROW(bus_factor(CollectiveKind::kAllReduce, 0), RuntimeFailure);
 }
 

@@ -1,0 +1,107 @@
+#pragma once
+// Measured curves carried to group shapes and collectives nobody measured, by NCCL's algorithm
+// model (nccl_tuning.hpp).
+//
+// A fitted curve c_ref (PiecewiseSigmoidModel, measured for collective K_ref on shape S_ref)
+// keeps the measured shape of the size dependence; the algorithm model m supplies what changes
+// with the collective and the shape (algorithm and protocol switches, ring latency linear in
+// ranks, tree latency logarithmic in nodes, the NIC or NVLink bandwidth that binds):
+//   t(K, B, S) = c_ref(B x busfactor(K_ref, n_ref)) x m(K, B, S) / m(K_ref, B, S_ref).
+// The same collective on the same shape gives back c_ref exactly.
+//
+// Which reference: among the curves measured across nodes when S spans nodes (else those in
+// one node), the nearest below and above S in node count (in rank count inside a node); with
+// both, the two transfers are interpolated geometrically, weights linear in log(count), so a
+// per-fabric efficiency that drifts with the count is followed; with one side only, that one.
+//
+// Calibration (before any transfer): the model's nominal fabric (nccl_fabric.hpp) is corrected
+// by the measured sweeps: at each sweep's largest size the bandwidth term that binds in the
+// model (intra-node ring, NVLS, or network) is scaled so the model meets the measurement, and at
+// its smallest sizes the network hop latency likewise (multi-node sweeps). Sweeps in one node go
+// first, then by node count; once an in-node sweep has set the NVLink terms, multi-node sweeps
+// only set the network ones. The network factor never exceeds 1: NICs do not beat line rate.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/fitted_curve.hpp"
+#include "collectives/nccl_fabric.hpp"
+#include "collectives/nccl_tuning.hpp"
+
+namespace perfsim::collectives {
+
+// One reference carried to (kind, bytes, shape): the formula above. `reference_fabric` is the
+// fabric the reference was measured on (all NICs of its nodes), `fabric` the target group's.
+// References are taken as measured with NCCL's own algorithm choice; `settings` (NCCL_ALGO /
+// NCCL_PROTO-like) restrict the target only.
+DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& reference_fabric,
+                               CollectiveKind kind, double bytes, const CommShape& shape,
+                               const NcclFabric& fabric, const NcclSettings& settings);
+
+// The references a shape is carried from (see "Which reference" above): lower and upper (the
+// same one when only one side exists) and the lower one's weight in the geometric mean.
+struct ReferenceBracket {
+  const FittedCurve* lower = nullptr;
+  const FittedCurve* upper = nullptr;
+  double lower_weight = 1.0;
+};
+// `references` must not be empty.
+ReferenceBracket bracket_references(std::span<const FittedCurve> references,
+                                    const CommShape& shape);
+// Carries the bracket's references and interpolates (carried_duration_us for each).
+DurationUs bracketed_duration_us(const ReferenceBracket& bracket,
+                                 const NcclFabric& reference_fabric, CollectiveKind kind,
+                                 double bytes, const CommShape& shape, const NcclFabric& fabric,
+                                 const NcclSettings& settings);
+
+// A fitted curve read back as a sweep on every power of two from 8 B to 16 GiB, so that model
+// assets (curves without their data) can calibrate a fabric.
+CollectiveSweep sampled_sweep(const FittedCurve& curve);
+
+// Region by the model's split of the time: latency-bound below 20% transfer time, bandwidth-
+// bound above 80%, transition between.
+CurveRegion model_region(const NcclEstimate& estimate);
+
+FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings& settings,
+                                   std::span<const CollectiveSweep> sweeps);
+
+class CurveTransfer {
+ public:
+  // `references` must not be empty (RuntimeFailure).
+  CurveTransfer(NcclFabric fabric, NcclSettings settings, std::vector<FittedCurve> references);
+
+  DurationUs duration_us(CollectiveKind kind, double bytes, const CommShape& shape) const;
+  // The names of the curves duration_us uses for `shape`, for provenance.
+  std::vector<std::string> references_for(const CommShape& shape) const;
+  const NcclFabric& fabric() const { return fabric_; }
+  const NcclSettings& settings() const { return settings_; }
+
+ private:
+  NcclFabric fabric_;
+  NcclSettings settings_;
+  std::vector<FittedCurve> references_;
+};
+
+// Predicts every sample of `sweep` on its own shape.
+std::vector<PredictionPoint> predict_sweep(const CurveTransfer& transfer,
+                                           const CollectiveSweep& sweep);
+
+// Leave one out: for each sweep in `held_out`, fit curves and calibrate the fabric on all the
+// other sweeps of `sweeps` (never on the held one), then predict it.
+struct HeldOutResult {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  int n_ranks = 0;
+  int n_nodes = 1;
+  std::vector<std::string> references;  // curves the prediction came from
+  std::vector<PredictionPoint> points;
+};
+// Fits and calibrates on `training` only, then predicts `target`.
+HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& settings,
+                               std::span<const CollectiveSweep> training,
+                               const CollectiveSweep& target);
+std::vector<HeldOutResult> leave_one_out(const NcclFabric& nominal, const NcclSettings& settings,
+                                         std::span<const CollectiveSweep> sweeps,
+                                         std::span<const std::string> held_out);
+
+}  // namespace perfsim::collectives

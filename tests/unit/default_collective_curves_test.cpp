@@ -1,0 +1,34 @@
+// Default collective curves (assets/default_collective_curves.hpp): fitted where the shipped
+// assets cover the topology, nominal (and said so) otherwise.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "assets/default_collective_curves.hpp"
+
+namespace perfsim::assets {
+namespace {
+
+const std::filesystem::path kSource = PERFSIM_SOURCE_DIR;
+
+TEST(DefaultCollectiveCurves, FittedWhereShippedDataCoversTheTopology) {
+  const auto topology =
+      topology::load_topology((kSource / "configs/topologies/hgx-h100-8node.json").string());
+  const auto shipped = (kSource / "configs/assets/collective_curves.h5").string();
+  const auto choice = default_collective_curves_for(topology, shipped);
+  EXPECT_TRUE(choice.fitted);
+  EXPECT_EQ(choice.provenance.rfind("fitted: ", 0), 0u) << choice.provenance;
+  EXPECT_NE(choice.provenance.find("h100-ib400-2node-allreduce"), std::string::npos);
+}
+
+TEST(DefaultCollectiveCurves, NominalWithoutData) {
+  const auto topology =
+      topology::load_topology((kSource / "configs/topologies/hgx-h100-8node.json").string());
+  const auto choice = default_collective_curves_for(topology, "/nonexistent/assets.h5");
+  EXPECT_FALSE(choice.fitted);
+  EXPECT_EQ(choice.provenance.rfind("nominal (no data)", 0), 0u) << choice.provenance;
+  EXPECT_FALSE(choice.curves.empty());
+}
+
+}  // namespace
+}  // namespace perfsim::assets

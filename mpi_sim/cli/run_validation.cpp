@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -138,8 +138,7 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::HostCost
         CollectiveKind::kRecv})
     overheads.per_op["nccl:" + std::string(collective_name(kind))].t1 = {
         point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
-  overheads.per_op[std::string(llm::kLoadBatchOpName)].t5 = {point.host_us_per_micro_batch, 0.0,
-                                                             1};
+  overheads.per_op[std::string(llm::kLoadBatchOpName)].t5 = {point.host_us_per_micro_batch, 0.0, 1};
   return overheads;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -46,7 +47,7 @@ double best_offset(std::span<const double> measured, std::span<const double> sim
 }
 
 std::vector<double> simulate_all(std::size_t rows, const HostCostPoint& point,
-                                  const RowSimulator& simulate, int jobs) {
+                                 const RowSimulator& simulate, int jobs) {
   std::vector<double> out(rows);
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
@@ -147,24 +148,50 @@ EndToEndCalibration fit_calibration(std::span<const double> measured_us,
   if (measured_us.empty())
     return fitted;
   const HostCostAxes& axes = host_cost_axes();
-  Candidate best = score(measured_us, HostCostPoint{}, simulate, jobs);
+  const std::vector<double>* values[3] = {&axes.per_op_us, &axes.per_collective_us,
+                                          &axes.per_micro_batch_us};
+  auto coordinate = [](HostCostPoint& point, int axis) -> double& {
+    return axis == 0   ? point.host_us_per_op
+           : axis == 1 ? point.host_us_per_collective
+                       : point.host_us_per_micro_batch;
+  };
+  std::map<HostCostPoint, Candidate> scored;
+  auto evaluate = [&](const HostCostPoint& point) {
+    auto it = scored.find(point);
+    if (it == scored.end())
+      it = scored.emplace(point, score(measured_us, point, simulate, jobs)).first;
+    return it->second;
+  };
+  // Pattern search on the grid indices: from zero host cost, try steps of 8, 4, 2 and 1 grid
+  // points along each axis and move while the error falls.
+  int index[3] = {0, 0, 0};
+  Candidate best = evaluate(HostCostPoint{});
   for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
-    const HostCostPoint start = best.point;
-    for (int axis = 0; axis < 3; ++axis) {
-      const std::vector<double>& values =
-          axis == 0 ? axes.per_op_us : axis == 1 ? axes.per_collective_us : axes.per_micro_batch_us;
-      for (double value : values) {
-        HostCostPoint point = best.point;
-        (axis == 0   ? point.host_us_per_op
-         : axis == 1 ? point.host_us_per_collective
-                     : point.host_us_per_micro_batch) = value;
-        const Candidate candidate = score(measured_us, point, simulate, jobs);
-        if (candidate.error < best.error - 1e-12)
-          best = candidate;
+    bool moved = false;
+    for (int step : {8, 4, 2, 1}) {
+      for (int axis = 0; axis < 3; ++axis) {
+        const int size = static_cast<int>(values[axis]->size());
+        for (bool improved = true; improved;) {
+          improved = false;
+          for (int direction : {-1, 1}) {
+            const int next = index[axis] + direction * step;
+            if (next < 0 || next >= size)
+              continue;
+            HostCostPoint point = best.point;
+            coordinate(point, axis) = (*values[axis])[static_cast<std::size_t>(next)];
+            const Candidate candidate = evaluate(point);
+            if (candidate.error < best.error - 1e-12) {
+              best = candidate;
+              index[axis] = next;
+              improved = moved = true;
+              break;
+            }
+          }
+        }
       }
     }
-    if (!(start < best.point) && !(best.point < start))
-      break;  // a whole sweep moved nothing: a coordinate-wise minimum
+    if (!moved)
+      break;  // no step along any axis helps: a local minimum on the grid
   }
   fitted.host = best.point;
   fitted.iteration_us = best.offset_us;

@@ -42,52 +42,55 @@ TEST(RunStatistics, RegretOfThePick) {
   EXPECT_NEAR(pick_regret(std::vector<double>{4, 5}, std::vector<double>{10, 12}), 0.0, 1e-12);
 }
 
-// Samples whose simulation at grid point g is base + ops * per_op(g) + batches * per_batch(g):
-// the fit must find the host costs and the per-iteration term that generated the measurements.
+// Rows whose simulation is linear in the host costs with row-specific weights: the fit must
+// find the costs and the per-iteration term that generated the measurements.
 TEST(EndToEndCalibration, RecoversGeneratingParameters) {
-  const std::vector<HostCostPoint>& grid = host_cost_grid();
-  const HostCostPoint truth = grid.at(grid.size() / 3);
+  const HostCostAxes& axes = host_cost_axes();
+  const HostCostPoint truth{axes.per_op_us.at(5), axes.per_collective_us.at(3),
+                            axes.per_micro_batch_us.at(7)};
   const double iteration = 1500.0;
-  std::vector<CalibrationSample> samples;
-  for (int i = 0; i < 24; ++i) {
-    const double base = 20'000.0 + 3'000.0 * i, ops = 400.0 + 150.0 * (i % 5);
-    const double batches = 1 << (i % 4);
-    auto simulated = [&](const HostCostPoint& point) {
-      return base + ops * point.host_us_per_op + batches * point.host_us_per_micro_batch;
-    };
-    CalibrationSample sample;
-    sample.measured_us = simulated(truth) + iteration;
-    for (const HostCostPoint& point : grid)
-      sample.simulated_us_by_grid.push_back(simulated(point));
-    samples.push_back(sample);
-  }
-  const EndToEndCalibration fitted = fit_calibration(samples);
-  EXPECT_DOUBLE_EQ(fitted.host_us_per_op, truth.host_us_per_op);
-  EXPECT_DOUBLE_EQ(fitted.host_us_per_micro_batch, truth.host_us_per_micro_batch);
+  struct Row {
+    double base, ops, collectives, batches;
+  };
+  std::vector<Row> rows;
+  for (int i = 0; i < 24; ++i)
+    rows.push_back({20'000.0 + 3'000.0 * i, 400.0 + 150.0 * (i % 5), 20.0 + 35.0 * (i % 3),
+                    static_cast<double>(1 << (i % 4))});
+  auto simulated = [&](std::size_t i, const HostCostPoint& point) {
+    const Row& row = rows[i];
+    return row.base + row.ops * point.host_us_per_op +
+           row.collectives * point.host_us_per_collective +
+           row.batches * point.host_us_per_micro_batch;
+  };
+  std::vector<double> measured;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    measured.push_back(simulated(i, truth) + iteration);
+  const EndToEndCalibration fitted = fit_calibration(measured, simulated, 2);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_op, truth.host_us_per_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_collective, truth.host_us_per_collective);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_micro_batch, truth.host_us_per_micro_batch);
   EXPECT_NEAR(fitted.iteration_us, iteration, 1e-6);
   EXPECT_NEAR(fitted.fit_mean_abs_error, 0.0, 1e-12);
-  EXPECT_EQ(fitted.fitted_rows, samples.size());
-  EXPECT_NEAR(calibrated_us(samples[3], fitted), samples[3].measured_us, 1e-6);
+  EXPECT_EQ(fitted.fitted_rows, rows.size());
 }
 
 TEST(EndToEndCalibration, IterationTermNeverNegative) {
-  CalibrationSample sample;
-  sample.measured_us = 100;
-  sample.simulated_us_by_grid.assign(host_cost_grid().size(), 150.0);
-  const EndToEndCalibration fitted = fit_calibration(std::vector<CalibrationSample>{sample});
+  const std::vector<double> measured{100.0};
+  const EndToEndCalibration fitted =
+      fit_calibration(measured, [](std::size_t, const HostCostPoint&) { return 150.0; });
   EXPECT_GE(fitted.iteration_us, 0.0);
 }
 
 TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
   EndToEndCalibration calibration;
-  calibration.host_us_per_op = 12.5;
-  calibration.host_us_per_micro_batch = 750;
+  calibration.host = {12.5, 40, 750};
   calibration.iteration_us = 3000;
   calibration.fitted_on = "runs.csv";
   calibration.fitted_rows = 7;
   const EndToEndCalibration back = parse_calibration(calibration_json(calibration), "c.json");
-  EXPECT_DOUBLE_EQ(back.host_us_per_op, 12.5);
-  EXPECT_DOUBLE_EQ(back.host_us_per_micro_batch, 750);
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_op, 12.5);
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_collective, 40);
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_micro_batch, 750);
   EXPECT_DOUBLE_EQ(back.iteration_us, 3000);
   EXPECT_EQ(back.fitted_on, "runs.csv");
   EXPECT_EQ(back.fitted_rows, 7u);
@@ -95,12 +98,12 @@ TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
   EXPECT_THROW(parse_calibration(R"({"schema":"other"})", "c.json"), InputError);
   EXPECT_THROW(
       parse_calibration(
-          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":-1,"host_us_per_micro_batch":0,"iteration_us":0})",
+          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":-1,"host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0})",
           "c.json"),
       InputError);
   EXPECT_THROW(
       parse_calibration(
-          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":"x","host_us_per_micro_batch":0,"iteration_us":0})",
+          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":"x","host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0})",
           "c.json"),
       InputError);
 }

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "assets/collective_curve_assets.hpp"
+#include "assets/default_collective_curves.hpp"
 #include "collectives/collective_model.hpp"
-#include "generators/llm/nominal_collective_curves.hpp"
 #include "kernels/model_duration_source.hpp"
 
 namespace perfsim::cli {
@@ -14,19 +14,23 @@ devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
   devices::DeviceSpec device = devices::parse_device_json(models.device_json, models.device_source);
   inputs.kernel_source =
       std::make_unique<kernels::ModelDurationSource>(kernels::KernelPredictor(device));
-  collectives::CurveSet curves = models.assets_path.empty()
-                                     ? generators::llm::nominal_collective_curves(models.topology)
-                                     : assets::read_collective_curves(models.assets_path);
+  // No assets given: the shipped fitted curves where they cover the topology, else nominal.
+  assets::CollectiveCurveChoice curves =
+      models.assets_path.empty()
+          ? assets::default_collective_curves_for(
+                models.topology,
+                std::string(PERFSIM_SOURCE_DIR) + "/configs/assets/collective_curves.h5")
+          : assets::CollectiveCurveChoice{assets::read_collective_curves(models.assets_path),
+                                          "fitted curves from " + models.assets_path, true};
   inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
-      models.topology, std::move(curves), std::move(models.groups));
+      models.topology, std::move(curves.curves), std::move(models.groups));
   inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
                          models.device_source + "); host overheads: " + models.host_overheads);
-  inputs.notes.push_back(
-      "collectives: " + models.topology.name + " with " +
-      (models.assets_path.empty()
-           ? std::string("NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; pass --assets "
-                         "from `perfsim fit` for fitted curves)")
-           : "fitted curves from " + models.assets_path));
+  inputs.notes.push_back("collectives: " + models.topology.name + ", NCCL algorithm model with " +
+                         (curves.fitted
+                              ? curves.provenance
+                              : "NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; " +
+                                    curves.provenance + "; pass --assets from `perfsim fit`)"));
   return device;
 }
 

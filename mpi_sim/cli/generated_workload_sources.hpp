@@ -1,8 +1,9 @@
 #pragma once
 // What every generated workload (LLM, DLRM) is priced with: the analytical kernel models of
 // one device and the collective model of one topology, with fitted curves when an asset is
-// given and nominal ones from link bandwidths otherwise. Fills the inputs' duration sources and
-// the two notes that say which models were used.
+// given, else the shipped fitted curves when they cover the topology
+// (assets/default_collective_curves.hpp), else nominal ones from link bandwidths. Fills the inputs'
+// duration sources and the two notes that say which models were used.
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct GeneratedWorkloadModels {
   const topology::Topology& topology;
   const std::string& device_json;
   const std::string& device_source;
-  const std::string& assets_path;    // "" = nominal curves
+  const std::string& assets_path;    // "" = shipped fitted curves where they cover, else nominal
   std::vector<ProcessGroup> groups;  // the groups the collective model must route
   std::string host_overheads = "none";
 };

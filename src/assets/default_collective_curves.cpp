@@ -29,6 +29,10 @@ CollectiveCurveChoice default_collective_curves_for(const topology::Topology& to
                        "' that " + topology.source + " names");
       named.insert(reference.asset);
       stand_in |= reference.bandwidth_scale != 1.0;
+      // Other counts are extra data (collective_model.cpp uses those the assets hold).
+      for (const auto& other : reference.other_counts)
+        if (shipped.count(other))
+          named.insert(other);
     }
   }
   std::string sources;

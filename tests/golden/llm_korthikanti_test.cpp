@@ -1,7 +1,9 @@
 // Golden: the generated 22B and 175B models of Korthikanti et al. 2022 (arXiv:2205.05198;
 // shared/data/llm/korthikanti2022.csv) simulated on the A100 80GB device file and the DGX A100
-// topologies, with collective curves fitted to the shared nccl-tests sweeps and the analytical
-// kernel models (one set of device constants for every row; nothing here is tuned per row).
+// topologies, with collective curves fitted to the shared sweeps the topologies name (vTrain's
+// A100 DGX all-reduce at 2-8 GPUs for NVSwitch, the IB stand-in, the PCIe stand-in) and the
+// analytical kernel models (one set of device constants for every row; nothing here is tuned per
+// row).
 //
 // Table 4: forward and backward time of ONE transformer layer of the 22B model (TP 8, s 2048,
 // b 4) in five configurations. A layer's time is measured on the simulated compute stream from
@@ -24,6 +26,7 @@
 #include <map>
 #include <sstream>
 
+#include "collectives/collective_csv.hpp"
 #include "collectives/collective_model.hpp"
 #include "collectives/nccl_tests_log.hpp"
 #include "devices/device_spec.hpp"
@@ -66,6 +69,12 @@ collectives::CurveSet fitted_curves() {
        {"azure-nda100v4-1node-allreduce-busbw.txt", "h100-ib400-2node-allreduce.txt"}) {
     auto curve = collectives::fit_sweep(
         collectives::read_nccl_tests_log(require(kShared / "nccl-tests" / name)).sweep);
+    curves.emplace(curve.name, std::move(curve));
+  }
+  for (int gpus = 2; gpus <= 8; ++gpus) {
+    const std::string name = "allreduce-" + std::to_string(gpus) + "gpu.csv";
+    auto curve = collectives::fit_sweep(collectives::read_collective_csv(
+        require(kShared / "collectives" / "a100-dgx-allreduce" / name)));
     curves.emplace(curve.name, std::move(curve));
   }
   return curves;

@@ -7,7 +7,6 @@
 #include "collectives/collective_model.hpp"
 #include "devices/device_spec.hpp"
 #include "generators/dlrm/dlrm_rank_generator.hpp"
-#include "generators/llm/nominal_collective_curves.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "mpi_sim/cli/generated_workload_sources.hpp"

@@ -25,7 +25,7 @@ struct DlrmScenario {
   topology::Topology topology;
   std::string device_json;
   std::string device_source;
-  std::string assets_path;  // "" = nominal curves from the topology's link bandwidths
+  std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
 };
 
 // The config with the command line's overrides applied (no topology or device needed).

@@ -11,7 +11,6 @@
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
-#include "generators/llm/nominal_collective_curves.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "memory/llm_memory.hpp"
@@ -202,9 +201,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "GPU for the kernel models: a device file (configs/devices/*.json), or for "
                  "trace inputs also a name (default there: the GPU the Kineto trace recorded)");
   sub.add_option("--assets", options.assets_path,
-                 "model assets with fitted collective curves (`perfsim fit`); default: nominal "
-                 "curves from the topology's link bandwidths (--model), "
-                 "configs/assets/collective_curves.h5 (traces)");
+                 "model assets with fitted collective curves (`perfsim fit`); default: "
+                 "configs/assets/collective_curves.h5, for --model only where it holds every "
+                 "curve the topology names (else nominal curves from link bandwidths)");
 }
 
 LlmSimulateOptions embedded_default_llm_options() {

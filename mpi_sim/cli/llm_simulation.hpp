@@ -34,7 +34,7 @@ struct LlmScenario {
   topology::Topology topology;
   std::string device_json;
   std::string device_source;
-  std::string assets_path;  // "" = nominal curves
+  std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
 };
 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options);

@@ -179,8 +179,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                    "CUDA context and library memory outside the allocator")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command->add_option("--assets", options->assets,
-                      "fitted collective curves (`perfsim fit`); default: nominal curves");
+  command->add_option(
+      "--assets", options->assets,
+      "fitted collective curves (`perfsim fit`); default: the shipped ones where they "
+      "cover the topology, else nominal curves");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,

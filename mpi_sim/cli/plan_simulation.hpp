@@ -67,7 +67,7 @@ struct PlanRequest {
   std::size_t top = 5;
   int jobs = 1;
   bool exhaustive = false;
-  std::string assets_path;  // "" = nominal collective curves
+  std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
   std::function<void(const planner::SearchProgress&)> progress;
 };
 

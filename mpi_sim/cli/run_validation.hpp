@@ -16,7 +16,7 @@
 namespace perfsim::cli {
 
 struct RunValidationRequest {
-  std::string assets_path;  // fitted collective curves; "" = nominal
+  std::string assets_path;  // fitted collective curves; "" = shipped where they cover, else nominal
   // Used when folds == 0; empty fitted_on = no calibration.
   validation::EndToEndCalibration calibration;
   int folds = 0;  // > 1: K-fold cross-validation of the calibration, held-fold predictions only

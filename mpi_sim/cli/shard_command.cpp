@@ -148,7 +148,8 @@ void add_shard_command(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--device", options->shared.device_path, "device file (configs/devices/*.json)")
       ->required();
   sub->add_option("--assets", options->shared.assets_path,
-                  "fitted collective curves (`perfsim fit`); default: nominal curves");
+                  "fitted collective curves (`perfsim fit`); default: the shipped ones where they "
+                  "cover the topology, else nominal curves");
   sub->add_option("--memory-cap-GB", options->dlrm.memory_cap_GB,
                   "embedding weights allowed per GPU, GB (default: config, else 80% of the "
                   "device's memory; 0 = no cap)")

@@ -241,8 +241,8 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
                    "fit the calibration on every row of the table, write it to this JSON file "
                    "(the fit error printed is in-sample)");
   runs->add_option("--assets", options->assets,
-                   "fitted collective curves (perfsim fit); default: nominal curves from the "
-                   "topology's link bandwidths");
+                   "fitted collective curves (perfsim fit); default: the shipped ones where they "
+                   "cover the topology, else nominal curves from its link bandwidths");
   runs->add_option("--format", options->format, "text (default), csv or json")
       ->check(CLI::IsMember({"text", "csv", "json"}));
   runs->add_option("--jobs", options->jobs, "simulation threads (default 1)")

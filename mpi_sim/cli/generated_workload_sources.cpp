@@ -27,10 +27,8 @@ devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
   inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
                          models.device_source + "); host overheads: " + models.host_overheads);
   inputs.notes.push_back("collectives: " + models.topology.name + ", NCCL algorithm model with " +
-                         (curves.fitted
-                              ? curves.provenance
-                              : "NOMINAL curves (link bandwidth x 0.8, 10/20 us latency; " +
-                                    curves.provenance + "; pass --assets from `perfsim fit`)"));
+                         curves.provenance +
+                         (curves.fitted ? "" : " (pass --assets from `perfsim fit`)"));
   return device;
 }
 

@@ -13,7 +13,7 @@ CollectiveCurveChoice default_collective_curves_for(const topology::Topology& to
   CollectiveCurveChoice choice;
   const auto nominal = [&](const std::string& why) {
     choice.curves = generators::llm::nominal_collective_curves(topology);
-    choice.provenance = "nominal (no data): " + why;
+    choice.provenance = "NOMINAL (no data): link bandwidth x 0.8, 10/20 us latency, because " + why;
     choice.fitted = false;
     return choice;
   };

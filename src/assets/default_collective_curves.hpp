@@ -14,7 +14,7 @@ namespace perfsim::assets {
 struct CollectiveCurveChoice {
   collectives::CurveSet curves;
   // "fitted: <assets file> (<curve> from <measured source>, ...)" or
-  // "nominal (no data): <why>".
+  // "NOMINAL (no data): <what the curves are>, because <why>".
   std::string provenance;
   bool fitted = false;
 };

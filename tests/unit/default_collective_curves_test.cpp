@@ -44,6 +44,7 @@ TEST(DefaultCollectiveCurves, NominalWhenTheAssetsLackANamedCurve) {
   const auto shipped = (kSource / "configs/assets/collective_curves.h5").string();
   const auto choice = default_collective_curves_for(topology, shipped);
   EXPECT_FALSE(choice.fitted);
+  EXPECT_EQ(choice.provenance.rfind("NOMINAL (no data)", 0), 0u) << choice.provenance;
   EXPECT_NE(choice.provenance.find("no-such-sweep"), std::string::npos) << choice.provenance;
 }
 
@@ -52,7 +53,7 @@ TEST(DefaultCollectiveCurves, NominalWithoutData) {
       topology::load_topology((kSource / "configs/topologies/hgx-h100-8node.json").string());
   const auto choice = default_collective_curves_for(topology, "/nonexistent/assets.h5");
   EXPECT_FALSE(choice.fitted);
-  EXPECT_EQ(choice.provenance.rfind("nominal (no data)", 0), 0u) << choice.provenance;
+  EXPECT_EQ(choice.provenance.rfind("NOMINAL (no data)", 0), 0u) << choice.provenance;
   EXPECT_FALSE(choice.curves.empty());
 }
 

@@ -304,6 +304,18 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     }
     inputs.programs.push_back(std::move(program));
   }
+  engine::ProgramCoverage coverage;
+  for (const engine::RankProgram& program : inputs.programs) {
+    coverage.collectives += program.coverage.collectives;
+    coverage.collectives_without_size += program.coverage.collectives_without_size;
+    coverage.comm_kernels_without_collective += program.coverage.comm_kernels_without_collective;
+  }
+  inputs.notes.push_back(
+      "coverage (ranks of this process): " + std::to_string(coverage.collectives) +
+      " collectives, " + std::to_string(coverage.collectives_without_size) +
+      " of them unsized by the trace (0 bytes), " +
+      std::to_string(coverage.comm_kernels_without_collective) +
+      " NCCL kernels no collective record names (run for their measured time)");
   if (options.start_skew == "measured" && any_step) {
     inputs.notes.push_back(
         "start skew: each rank starts at its measured ProfilerStep start relative to the "

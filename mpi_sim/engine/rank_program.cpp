@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <set>
+#include <unordered_map>
 
 #include "perfsim/error.hpp"
 
@@ -14,23 +16,6 @@ bool contains_wait(std::string_view name) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower.find("wait") != std::string::npos;
-}
-
-// The op of the subtree rooted at `position` that owns the collective, if any (depth first).
-const Op* find_comm_op(const Trace& trace, std::size_t position) {
-  std::vector<std::size_t> stack{position};
-  while (!stack.empty()) {
-    const Op& op = trace.ops[stack.back()];
-    stack.pop_back();
-    if (op.comm)
-      return &op;
-    for (auto child = op.child_ids.rbegin(); child != op.child_ids.rend(); ++child) {
-      std::ptrdiff_t child_position = trace.position_of(*child);
-      if (child_position >= 0)
-        stack.push_back(static_cast<std::size_t>(child_position));
-    }
-  }
-  return nullptr;
 }
 
 // A wait on communication: c10d/aten wait ops, "..._Wait" ops of torchrec, and chakra
@@ -79,6 +64,101 @@ HostSync host_sync_of(const Trace& trace, std::size_t position) {
   return sync;
 }
 
+// Every op of the subtree rooted at `position` that owns a collective, in execution order.
+std::vector<const Op*> comm_ops_under(const Trace& trace, std::size_t position) {
+  std::vector<const Op*> found;
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    if (op.comm)
+      found.push_back(&op);
+    for (auto child = op.child_ids.rbegin(); child != op.child_ids.rend(); ++child) {
+      std::ptrdiff_t child_position = trace.position_of(*child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return found;
+}
+
+// A top-level op cut before each of its collectives after the first: the engine runs one
+// collective per SimOp, and a compiled backward may issue hundreds.
+struct OpSegment {
+  std::vector<const Kernel*> kernels;  // launch order
+  const Op* comm_op = nullptr;
+  std::unordered_map<const Kernel*, const Op*> kernel_owner;  // comm kernels -> their comm op
+
+  const Op* owner_of(const Kernel* kernel) const {
+    auto it = kernel_owner.find(kernel);
+    return it == kernel_owner.end() ? nullptr : it->second;
+  }
+};
+
+// The comm op a communication kernel belongs to: the nearest op with a CommInfo among the op
+// that launched it and that op's ancestors up to the top-level op.
+const Op* comm_op_of_launcher(const Trace& trace, std::size_t launcher, std::size_t top) {
+  for (std::ptrdiff_t current = static_cast<std::ptrdiff_t>(launcher); current >= 0;) {
+    const Op& op = trace.ops[static_cast<std::size_t>(current)];
+    if (op.comm)
+      return &op;
+    if (static_cast<std::size_t>(current) == top || op.parent_id == kNoParent)
+      break;
+    current = trace.position_of(op.parent_id);
+  }
+  return nullptr;
+}
+
+std::vector<OpSegment> split_by_collective(const Trace& trace, std::size_t position,
+                                           const std::vector<const Kernel*>& kernels) {
+  const std::vector<const Op*> comm_ops = comm_ops_under(trace, position);
+  std::unordered_map<const Kernel*, std::size_t> launcher;
+  {
+    std::vector<std::size_t> stack{position};
+    while (!stack.empty()) {
+      const std::size_t current = stack.back();
+      stack.pop_back();
+      for (const Kernel& kernel : trace.ops[current].kernels)
+        launcher.emplace(&kernel, current);
+      for (std::int64_t child : trace.ops[current].child_ids) {
+        std::ptrdiff_t child_position = trace.position_of(child);
+        if (child_position >= 0)
+          stack.push_back(static_cast<std::size_t>(child_position));
+      }
+    }
+  }
+  std::vector<OpSegment> segments(1);
+  std::set<const Op*> placed;
+  for (const Kernel* kernel : kernels) {
+    const Op* owner = nullptr;
+    if (kernel->category == KernelCategory::kCommunication) {
+      if (auto it = launcher.find(kernel); it != launcher.end())
+        owner = comm_op_of_launcher(trace, it->second, position);
+      else if (comm_ops.size() == 1)
+        owner = comm_ops.front();  // expanded by a model: the op's one collective
+    }
+    if (owner != nullptr && segments.back().comm_op != owner) {
+      if (segments.back().comm_op != nullptr)
+        segments.emplace_back();
+      segments.back().comm_op = owner;
+      placed.insert(owner);
+    }
+    if (owner != nullptr)
+      segments.back().kernel_owner.emplace(kernel, owner);
+    segments.back().kernels.push_back(kernel);
+  }
+  // Collectives without a recorded kernel (execution traces) run after the op's kernels.
+  for (const Op* comm_op : comm_ops) {
+    if (placed.count(comm_op))
+      continue;
+    if (segments.back().comm_op != nullptr)
+      segments.emplace_back();
+    segments.back().comm_op = comm_op;
+    placed.insert(comm_op);
+  }
+  return segments;
+}
+
 std::vector<int> world_members(int world_size) {
   std::vector<int> members(static_cast<std::size_t>(world_size));
   std::iota(members.begin(), members.end(), 0);
@@ -100,6 +180,77 @@ std::vector<std::int64_t> produced_buffers(const Op& comm_op) {
   }
   std::erase(ids, -1);
   return ids;
+}
+
+SimCollective make_collective(const Trace& trace, const Op& comm_op, const OpSegment& segment,
+                              int sim_rank, int world_size, const std::vector<int>& world,
+                              const ProgramSources& sources,
+                              std::map<std::string, std::size_t>& next_index_in_group) {
+  SimCollective sim_collective;
+  sim_collective.comm = *comm_op.comm;
+  const CommInfo& comm = sim_collective.comm;
+  if (is_point_to_point(comm.kind)) {
+    if (comm.peer_rank < 0 || comm.peer_rank >= world_size) {
+      throw InputError(trace.source, "node " + std::to_string(comm_op.id),
+                       "send/recv peer rank " + std::to_string(comm.peer_rank) +
+                           " is outside the world of " + std::to_string(world_size));
+    }
+    const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
+    const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
+    sim_collective.group = point_to_point_group_name(from, to);
+    sim_collective.members = {std::min(from, to), std::max(from, to)};
+  } else {
+    sim_collective.group = comm.process_group;
+    sim_collective.members = world;
+    auto group = std::find_if(
+        trace.process_groups.begin(), trace.process_groups.end(),
+        [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
+    if (group != trace.process_groups.end() && !group->ranks.empty()) {
+      sim_collective.members = group->ranks;
+      std::sort(sim_collective.members.begin(), sim_collective.members.end());
+    }
+    if (group == trace.process_groups.end() || group->ranks.empty()) {
+      // The trace's default group spans the whole job.
+      sim_collective.group = "";
+    }
+    if (!std::binary_search(sim_collective.members.begin(), sim_collective.members.end(),
+                            sim_rank)) {
+      throw InputError(trace.source, "node " + std::to_string(comm_op.id),
+                       "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
+                           comm.process_group + "' that it is not a member of");
+    }
+  }
+  sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
+  sim_collective.produced_tensor_ids = produced_buffers(comm_op);
+
+  // An execution trace written by perfsim keeps each communicator's stream here; a recorded
+  // kernel's stream, when there is one, takes precedence below.
+  if (const Attribute* stream = comm_op.find_attribute("stream")) {
+    if (const auto* id = std::get_if<std::int64_t>(&stream->value))
+      sim_collective.stream = *id;
+  }
+  DurationUs measured_us = 0;
+  bool has_measured = false;
+  for (const Kernel* kernel : segment.kernels) {
+    if (segment.owner_of(kernel) != &comm_op)
+      continue;
+    sim_collective.stream = kernel->stream;
+    if (kernel->measured_duration_us) {
+      measured_us += *kernel->measured_duration_us;
+      has_measured = true;
+    }
+  }
+  CollectiveCall call;
+  call.group = sim_collective.group;
+  call.group_size = static_cast<int>(sim_collective.members.size());
+  call.index_in_group = sim_collective.index_in_group;
+  call.comm = &sim_collective.comm;
+  call.op = &comm_op;
+  if (has_measured)
+    call.measured_kernel_time_us = measured_us;
+  sim_collective.duration_us = sources.communication->collective_duration_us(call);
+  sim_collective.combine = sources.communication->combine();
+  return sim_collective;
 }
 
 }  // namespace
@@ -127,7 +278,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       sim_kernel.name = kernel.name;
       sim_kernel.stream = kernel.stream;
       sim_kernel.category = kernel.category;
-      sim_kernel.duration_us = sources.kernels->kernel_duration_us(placeholder, kernel);
+      // A collective begun before the trace has no record to size it by: its measured time.
+      sim_kernel.duration_us = kernel.category == KernelCategory::kCommunication
+                                   ? kernel.measured_duration_us.value_or(0)
+                                   : sources.kernels->kernel_duration_us(placeholder, kernel);
       queued.kernels.push_back(std::move(sim_kernel));
     }
     program.coverage.kernels += queued.kernels.size();
@@ -141,17 +295,6 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
          *op.measured_start_us >= step->start_us + step->duration_us)) {
       continue;
     }
-    SimOp sim_op;
-    sim_op.trace_position = position;
-    sim_op.name = op.name;
-    sim_op.measured_start_us = op.measured_start_us.value_or(0);
-    sim_op.waits_for_communication = is_wait_op(trace, position);
-    sim_op.host_sync = host_sync_of(trace, position);
-    for (const TensorRef& tensor : op.inputs) {
-      if (tensor.tensor_id >= 0)
-        sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
-    }
-
     std::vector<const Kernel*> kernels = trace.kernels_under(position);
     std::vector<Kernel> expanded;
     if (kernels.empty() && sources.expand_kernels) {
@@ -159,123 +302,90 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       for (const Kernel& kernel : expanded)
         kernels.push_back(&kernel);
     }
+    const std::vector<OpSegment> segments = split_by_collective(trace, position, kernels);
 
-    const Op* comm_op = find_comm_op(trace, position);
-    std::optional<SimCollective> collective;
-    if (comm_op != nullptr) {
-      SimCollective sim_collective;
-      sim_collective.comm = *comm_op->comm;
-      const CommInfo& comm = sim_collective.comm;
-      if (is_point_to_point(comm.kind)) {
-        if (comm.peer_rank < 0 || comm.peer_rank >= world_size) {
-          throw InputError(trace.source, "node " + std::to_string(comm_op->id),
-                           "send/recv peer rank " + std::to_string(comm.peer_rank) +
-                               " is outside the world of " + std::to_string(world_size));
-        }
-        const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
-        const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
-        sim_collective.group = point_to_point_group_name(from, to);
-        sim_collective.members = {std::min(from, to), std::max(from, to)};
-      } else {
-        sim_collective.group = comm.process_group;
-        sim_collective.members = world;
-        auto group = std::find_if(
-            trace.process_groups.begin(), trace.process_groups.end(),
-            [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
-        if (group != trace.process_groups.end() && !group->ranks.empty()) {
-          sim_collective.members = group->ranks;
-          std::sort(sim_collective.members.begin(), sim_collective.members.end());
-        }
-        if (group == trace.process_groups.end() || group->ranks.empty()) {
-          // The trace's default group spans the whole job.
-          sim_collective.group = "";
-        }
-        if (!std::binary_search(sim_collective.members.begin(), sim_collective.members.end(),
-                                sim_rank)) {
-          throw InputError(trace.source, "node " + std::to_string(comm_op->id),
-                           "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
-                               comm.process_group + "' that it is not a member of");
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      const OpSegment& segment = segments[s];
+      SimOp sim_op;
+      sim_op.trace_position = position;
+      sim_op.name = op.name;
+      sim_op.measured_start_us = op.measured_start_us.value_or(0);
+      sim_op.continues_previous = s > 0;
+      sim_op.continued_by_next = s + 1 < segments.size();
+      if (s == 0) {
+        sim_op.waits_for_communication = is_wait_op(trace, position);
+        for (const TensorRef& tensor : op.inputs) {
+          if (tensor.tensor_id >= 0)
+            sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
         }
       }
-      sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
-      sim_collective.produced_tensor_ids = produced_buffers(*comm_op);
+      if (s + 1 == segments.size())
+        sim_op.host_sync = host_sync_of(trace, position);
 
-      // An execution trace written by perfsim keeps each communicator's stream here; a
-      // recorded kernel's stream, when there is one, takes precedence below.
-      if (const Attribute* stream = comm_op->find_attribute("stream")) {
-        if (const auto* id = std::get_if<std::int64_t>(&stream->value))
-          sim_collective.stream = *id;
+      std::optional<SimCollective> collective;
+      if (segment.comm_op != nullptr) {
+        collective = make_collective(trace, *segment.comm_op, segment, sim_rank, world_size, world,
+                                     sources, next_index_in_group);
+        ++program.coverage.collectives;
+        if (collective->comm.bytes_in == 0 && collective->comm.bytes_out == 0 &&
+            collective->comm.kind != CollectiveKind::kBarrier) {
+          ++program.coverage.collectives_without_size;
+        }
       }
-      DurationUs measured_us = 0;
-      bool has_measured = false;
-      for (const Kernel* kernel : kernels) {
-        if (kernel->category != KernelCategory::kCommunication)
+      bool slot_placed = false;
+      for (const Kernel* kernel : segment.kernels) {
+        const bool is_comm_kernel = kernel->category == KernelCategory::kCommunication;
+        if (is_comm_kernel && collective && segment.owner_of(kernel) == segment.comm_op) {
+          if (slot_placed)
+            continue;  // grouped kernels of one collective share its slot
+          SimKernel slot;
+          slot.name = kernel->name;
+          slot.stream = collective->stream;
+          slot.category = KernelCategory::kCommunication;
+          slot.duration_us = collective->duration_us;
+          slot.launch_api = kernel->launch_api.empty() ? "cudaLaunchKernel" : kernel->launch_api;
+          slot.is_collective = true;
+          sim_op.kernels.push_back(std::move(slot));
+          slot_placed = true;
           continue;
-        sim_collective.stream = kernel->stream;
-        if (kernel->measured_duration_us) {
-          measured_us += *kernel->measured_duration_us;
-          has_measured = true;
         }
+        SimKernel sim_kernel;
+        sim_kernel.name = kernel->name;
+        sim_kernel.stream = kernel->stream;
+        sim_kernel.category = kernel->category;
+        if (is_comm_kernel) {
+          // A communication kernel no collective record names: its measured time, since no
+          // model can size it; counted.
+          sim_kernel.duration_us = kernel->measured_duration_us.value_or(0);
+          ++program.coverage.comm_kernels_without_collective;
+        } else {
+          sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
+        }
+        sim_kernel.host_waits = kernel->blocks_host();
+        if (!kernel->launch_api.empty())
+          sim_kernel.launch_api = kernel->launch_api;
+        sim_op.kernels.push_back(std::move(sim_kernel));
       }
-      CollectiveCall call;
-      call.group = sim_collective.group;
-      call.group_size = static_cast<int>(sim_collective.members.size());
-      call.index_in_group = sim_collective.index_in_group;
-      call.comm = &sim_collective.comm;
-      call.op = comm_op;
-      if (has_measured)
-        call.measured_kernel_time_us = measured_us;
-      sim_collective.duration_us = sources.communication->collective_duration_us(call);
-      sim_collective.combine = sources.communication->combine();
-      collective = std::move(sim_collective);
-      ++program.coverage.collectives;
-    }
-
-    bool slot_placed = false;
-    for (const Kernel* kernel : kernels) {
-      const bool is_comm_kernel = kernel->category == KernelCategory::kCommunication;
-      if (is_comm_kernel && collective) {
-        if (slot_placed)
-          continue;  // grouped kernels of one collective share its slot
+      if (collective && !slot_placed) {
+        // No recorded kernel (execution trace): the collective runs on the communication stream.
         SimKernel slot;
-        slot.name = kernel->name;
+        slot.name = std::string("nccl:") + std::string(collective_name(collective->comm.kind));
         slot.stream = collective->stream;
         slot.category = KernelCategory::kCommunication;
         slot.duration_us = collective->duration_us;
-        slot.launch_api = kernel->launch_api.empty() ? "cudaLaunchKernel" : kernel->launch_api;
         slot.is_collective = true;
         sim_op.kernels.push_back(std::move(slot));
-        slot_placed = true;
-        continue;
       }
-      SimKernel sim_kernel;
-      sim_kernel.name = kernel->name;
-      sim_kernel.stream = kernel->stream;
-      sim_kernel.category = kernel->category;
-      sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
-      sim_kernel.host_waits = kernel->blocks_host();
-      if (!kernel->launch_api.empty())
-        sim_kernel.launch_api = kernel->launch_api;
-      sim_op.kernels.push_back(std::move(sim_kernel));
-    }
-    if (collective && !slot_placed) {
-      // No recorded kernel (execution trace): the collective runs on the communication stream.
-      SimKernel slot;
-      slot.name = std::string("nccl:") + std::string(collective_name(collective->comm.kind));
-      slot.stream = collective->stream;
-      slot.category = KernelCategory::kCommunication;
-      slot.duration_us = collective->duration_us;
-      slot.is_collective = true;
-      sim_op.kernels.push_back(std::move(slot));
-    }
-    if (collective)
-      sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
+      if (collective)
+        sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
 
-    ++program.coverage.top_level_ops;
-    program.coverage.kernels += sim_op.kernels.size();
-    if (sim_op.kernels.empty())
-      ++program.coverage.ops_without_kernels;
-    program.ops.push_back(std::move(sim_op));
+      if (s == 0)
+        ++program.coverage.top_level_ops;
+      program.coverage.kernels += sim_op.kernels.size();
+      if (sim_op.kernels.empty())
+        ++program.coverage.ops_without_kernels;
+      program.ops.push_back(std::move(sim_op));
+    }
   }
   return program;
 }

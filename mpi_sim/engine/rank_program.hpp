@@ -53,6 +53,11 @@ struct SimOp {
   // Kernels the host queued before the trace began (Kineto: launched before profiling); they
   // occupy their streams from the start and cost the simulated CPU nothing.
   bool queued_before_trace = false;
+  // A top-level op with several collectives becomes one SimOp per collective: the later
+  // parts continue the first (no op-level overheads T1/T2), the earlier ones are continued
+  // (no T3 and no host synchronization yet).
+  bool continues_previous = false;
+  bool continued_by_next = false;
   TimestampUs measured_start_us = 0;  // when the trace recorded it (0 when unknown)
   std::vector<std::int64_t> consumed_tensor_ids;
 };
@@ -63,6 +68,8 @@ struct ProgramCoverage {
   std::size_t ops_without_kernels = 0;
   std::size_t kernels = 0;
   std::size_t collectives = 0;
+  std::size_t collectives_without_size = 0;           // no byte count in the trace: 0 bytes
+  std::size_t comm_kernels_without_collective = 0;    // NCCL kernels no record names: measured
   std::map<std::string, std::size_t> unmodelled_ops;  // op name -> count
 };
 

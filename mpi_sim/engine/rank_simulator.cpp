@@ -126,12 +126,17 @@ void RankSimulator::run_op(const SimOp& op) {
     return;
   }
   const TimestampUs cpu_start = cpu_us_;
-  cpu_us_ += overheads_.t1_us(op.name);
+  // A continued op's parts share one T1/T2 before the first launch and one T3 after the last;
+  // between parts the host spends what it spends between any two launches (T5).
+  cpu_us_ += op.continues_previous ? overheads_.t5_us(op.name) : overheads_.t1_us(op.name);
   if (op.kernels.empty()) {
-    apply_host_sync(op);
-    cpu_us_ += overheads_.t5_us(op.name);
+    if (!op.continued_by_next) {
+      apply_host_sync(op);
+      cpu_us_ += overheads_.t5_us(op.name);
+    }
   } else {
-    cpu_us_ += overheads_.t2_us(op.name);
+    if (!op.continues_previous)
+      cpu_us_ += overheads_.t2_us(op.name);
     for (std::size_t i = 0; i < op.kernels.size(); ++i) {
       const SimKernel& kernel = op.kernels[i];
       const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
@@ -181,10 +186,13 @@ void RankSimulator::run_op(const SimOp& op) {
       if (i + 1 < op.kernels.size())
         cpu_us_ += overheads_.t5_us(op.name);
     }
-    apply_host_sync(op);
-    cpu_us_ += overheads_.t3_us(op.name);
+    if (!op.continued_by_next) {
+      apply_host_sync(op);
+      cpu_us_ += overheads_.t3_us(op.name);
+    }
   }
-  ++result_.ops;
+  if (!op.continues_previous)
+    ++result_.ops;
   if (record_timeline_) {
     result_.timeline.push_back(
         {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});

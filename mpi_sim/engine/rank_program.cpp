@@ -28,6 +28,8 @@ bool is_wait_op(const Trace& trace, std::size_t position) {
   while (!stack.empty()) {
     const Op& current = trace.ops[stack.back()];
     stack.pop_back();
+    if (current.find_attribute("comm_wait") != nullptr)
+      return true;  // the execution-trace loader's mark on wait records
     if (const Attribute* name = current.find_attribute("collective_name")) {
       if (const auto* text = std::get_if<std::string>(&name->value); text && *text == "wait") {
         return true;
@@ -40,6 +42,31 @@ bool is_wait_op(const Trace& trace, std::size_t position) {
     }
   }
   return false;
+}
+
+std::optional<std::int64_t> integer_attribute(const Op& op, std::string_view name) {
+  if (const Attribute* attribute = op.find_attribute(name)) {
+    if (const auto* value = std::get_if<std::int64_t>(&attribute->value))
+      return *value;
+  }
+  return std::nullopt;
+}
+
+// The sequence number of the work a wait op waits on (execution traces: its wait record).
+std::optional<std::int64_t> waited_seq(const Trace& trace, std::size_t position) {
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    if (op.find_attribute("comm_wait") != nullptr)
+      return integer_attribute(op, "comm_seq");
+    for (std::int64_t child : op.child_ids) {
+      std::ptrdiff_t child_position = trace.position_of(child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return std::nullopt;
 }
 
 // The strongest blocking synchronization among the runtime calls of the op's subtree.
@@ -222,6 +249,7 @@ SimCollective make_collective(const Trace& trace, const Op& comm_op, const OpSeg
   }
   sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
   sim_collective.produced_tensor_ids = produced_buffers(comm_op);
+  sim_collective.seq = integer_attribute(comm_op, "comm_seq");
 
   // An execution trace written by perfsim keeps each communicator's stream here; a recorded
   // kernel's stream, when there is one, takes precedence below.
@@ -314,6 +342,8 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       sim_op.continued_by_next = s + 1 < segments.size();
       if (s == 0) {
         sim_op.waits_for_communication = is_wait_op(trace, position);
+        if (sim_op.waits_for_communication)
+          sim_op.waits_for_seq = waited_seq(trace, position);
         for (const TensorRef& tensor : op.inputs) {
           if (tensor.tensor_id >= 0)
             sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);

@@ -39,6 +39,7 @@ struct SimCollective {
   DurationCombine combine = DurationCombine::kLongest;
   StreamId stream = kDefaultCommStream;
   std::vector<std::int64_t> produced_tensor_ids;  // buffers valid only after it ends
+  std::optional<std::int64_t> seq;                // its work handle's sequence number
 };
 
 struct SimOp {
@@ -49,6 +50,9 @@ struct SimOp {
   // every op the 240 bytes of a SimCollective (a 1024-rank LLM program has ~40 M ops).
   std::shared_ptr<const SimCollective> collective;
   bool waits_for_communication = false;  // c10d wait / Work.wait(): joins the last collective
+  // The work handle it waits on, when the trace names it (execution-trace sequence number of
+  // the collective, "comm_seq"): the wait joins that collective, not the most recent one.
+  std::optional<std::int64_t> waits_for_seq;
   HostSync host_sync = HostSync::kNone;  // cudaStreamSynchronize / cudaDeviceSynchronize
   // Kernels the host queued before the trace began (Kineto: launched before profiling); they
   // occupy their streams from the start and cost the simulated CPU nothing.

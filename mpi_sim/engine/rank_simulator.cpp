@@ -50,10 +50,20 @@ bool RankSimulator::resolved(std::size_t posted_index) {
   return true;
 }
 
+std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) const {
+  if (!op.waits_for_communication)
+    return std::nullopt;
+  if (op.waits_for_seq) {
+    if (auto it = posted_by_seq_.find(*op.waits_for_seq); it != posted_by_seq_.end())
+      return it->second;
+  }
+  return last_collective_;
+}
+
 std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   std::vector<std::size_t> needed;
-  if (op.waits_for_communication && last_collective_)
-    needed.push_back(*last_collective_);
+  if (std::optional<std::size_t> waited = waited_collective(op))
+    needed.push_back(*waited);
   for (std::int64_t tensor : op.consumed_tensor_ids) {
     if (auto producer = tensor_producer_.find(tensor); producer != tensor_producer_.end()) {
       needed.push_back(producer->second);
@@ -166,6 +176,8 @@ void RankSimulator::run_op(const SimOp& op) {
         posted_.push_back(std::move(posted));
         stream_state(kernel.stream).pending = index;
         last_collective_ = index;
+        if (collective.seq)
+          posted_by_seq_[*collective.seq] = index;
         for (std::int64_t tensor : collective.produced_tensor_ids)
           tensor_producer_[tensor] = index;
         GroupTraffic& traffic = result_.groups[collective.group];
@@ -212,9 +224,10 @@ RankSimulator::Progress RankSimulator::advance() {
       }
     }
     // Intra-rank synchronization: the compute stream joins what this op waits for.
-    if (op.waits_for_communication && last_collective_) {
-      wait_on_stream(compute_stream_, *last_collective_);
-      last_collective_.reset();
+    if (std::optional<std::size_t> waited = waited_collective(op)) {
+      wait_on_stream(compute_stream_, *waited);
+      if (waited == last_collective_)
+        last_collective_.reset();
     }
     for (std::int64_t tensor : op.consumed_tensor_ids) {
       auto producer = tensor_producer_.find(tensor);

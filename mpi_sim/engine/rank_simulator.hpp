@@ -76,6 +76,9 @@ class RankSimulator {
   std::map<StreamId, StreamState> streams_;
   std::vector<Posted> posted_;
   std::optional<std::size_t> last_collective_;
+  std::unordered_map<std::int64_t, std::size_t> posted_by_seq_;  // work handle -> posted
+  // The collective op `op` waits on: its work handle's, else the most recent one.
+  std::optional<std::size_t> waited_collective(const SimOp& op) const;
   std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
   std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
   RankResult result_;

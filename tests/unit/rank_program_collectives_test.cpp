@@ -6,9 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
+#include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
+#include "support/trace_builder.hpp"
 #include "trace_io/kineto_loader.hpp"
 
 namespace perfsim::engine {
@@ -109,6 +113,41 @@ TEST(RankProgramCollectives, AnnotationOnlyCollectivesInsideOneOpAreAllKept) {
   ASSERT_EQ(ops.size(), 4u);
   for (const SimOp* op : ops)
     EXPECT_EQ(op->collective->comm.bytes_in, 1024);  // 256 floats from Input Dims
+}
+
+// A wait bound to its work handle (execution traces: the wait record's sequence number) joins
+// that collective, not the most recent one. Zero overheads: collective 5 runs [0, 1000] on
+// stream 24, collective 6 [0, 10] on stream 25; the op after the wait on 5 starts at 1000
+// (joining the most recent collective would start it at 10).
+TEST(RankProgramCollectives, WaitJoinsTheCollectiveOfItsWorkHandle) {
+  Trace trace = testing::TraceBuilder()
+                    .collective(CollectiveKind::kAllReduce, 1024, 1000, -1, "", 24)
+                    .collective(CollectiveKind::kAllReduce, 1024, 10, -1, "", 25)
+                    .wait("record_param_comms")
+                    .op("after", {1})
+                    .build();
+  trace.ops[0].attributes.push_back({"comm_seq", std::int64_t{5}});
+  trace.ops[1].attributes.push_back({"comm_seq", std::int64_t{6}});
+  trace.ops[2].attributes.push_back({"comm_wait", std::int64_t{1}});
+  trace.ops[2].attributes.push_back({"comm_seq", std::int64_t{5}});
+  MeasuredKernelDurations kernels;
+  MeasuredCommDurations comm;
+  const RankProgram program = build_rank_program(trace, 0, 1, {&kernels, &comm, {}});
+  ASSERT_EQ(program.ops.size(), 4u);
+  EXPECT_EQ(program.ops[2].waits_for_seq, 5);
+  UnsynchronizedClockSync sync;
+  std::vector<RankSimulator> simulators;
+  simulators.emplace_back(program, testing::zero_overheads(), sync, /*record_timeline=*/true);
+  run_to_completion(simulators, sync);
+  const RankResult result = simulators.front().result();
+  bool found = false;
+  for (const auto& entry : result.timeline) {
+    if (entry.name == "after_kernel") {
+      EXPECT_DOUBLE_EQ(entry.start_us, 1000);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

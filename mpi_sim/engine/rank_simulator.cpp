@@ -123,6 +123,16 @@ void RankSimulator::apply_host_sync(const SimOp& op) {
   }
 }
 
+void RankSimulator::wait_for_launch_slot() {
+  while (!queued_ends_.empty() && queued_ends_.top() <= cpu_us_)
+    queued_ends_.pop();
+  const int depth = overheads_.launch.launch_queue_depth;
+  while (depth > 0 && queued_ends_.size() >= static_cast<std::size_t>(depth)) {
+    cpu_us_ = std::max(cpu_us_, queued_ends_.top());
+    queued_ends_.pop();
+  }
+}
+
 void RankSimulator::run_op(const SimOp& op) {
   const LaunchParameters& launch = overheads_.launch;
   if (op.queued_before_trace) {
@@ -130,6 +140,7 @@ void RankSimulator::run_op(const SimOp& op) {
       StreamState& stream = stream_state(kernel.stream);
       const TimestampUs start = stream.clock_us;
       stream.clock_us = start + kernel.duration_us;
+      queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
       add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
       ++result_.kernels;
     }
@@ -149,6 +160,8 @@ void RankSimulator::run_op(const SimOp& op) {
       cpu_us_ += overheads_.t2_us(op.name);
     for (std::size_t i = 0; i < op.kernels.size(); ++i) {
       const SimKernel& kernel = op.kernels[i];
+      if (!kernel.is_collective)
+        wait_for_launch_slot();
       const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
       const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
       StreamState& stream = stream_state(kernel.stream);
@@ -187,6 +200,7 @@ void RankSimulator::run_op(const SimOp& op) {
       } else {
         const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
         stream.clock_us = start + kernel.duration_us;
+        queued_ends_.push(stream.clock_us);
         add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
         if (kernel.category != KernelCategory::kCommunication)
           compute_stream_ = kernel.stream;

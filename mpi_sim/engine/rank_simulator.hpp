@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -81,6 +82,11 @@ class RankSimulator {
   std::optional<std::size_t> waited_collective(const SimOp& op) const;
   std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
   std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  // End times of launched kernels the device has not finished at the CPU's clock (the launch
+  // queue), earliest first.
+  std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;
+  // Blocks the CPU until the launch queue has room (returns the CPU clock then).
+  void wait_for_launch_slot();
   RankResult result_;
 };
 

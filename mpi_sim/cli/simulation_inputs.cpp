@@ -293,11 +293,26 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     const TimestampUs start = trace.measured_step->start_us - earliest_start;
     inputs.measured_steps.push_back({trace.rank, start, start + trace.measured_step->duration_us});
   }
+  const std::string host_timing =
+      !options.host_timing.empty()
+          ? options.host_timing
+          : (from_kineto ? "recorded" : "overheads");
+  if (host_timing == "recorded" && !from_kineto)
+    throw InputError("--host-timing", "", "execution traces record no host time; use overheads");
+  engine::ProgramOptions program_options;
+  program_options.replay_recorded_host = host_timing == "recorded";
+  inputs.notes.push_back(
+      host_timing == "recorded"
+          ? "host time: each op's recorded CPU time replayed (blocking calls simulated; "
+            "--host-timing overheads uses the T1..T5 means)"
+          : "host time: T1..T5 overhead means per op name");
+  inputs.attributes["host_timing"] = host_timing;
   for (int rank : local_ranks) {
     const Trace& trace = trace_io::trace_of_rank(traces, rank);
     const int program_world =
         single_rank ? trace_io::rank_coverage({trace}).world_size : world_size;
-    engine::RankProgram program = engine::build_rank_program(trace, rank, program_world, sources);
+    engine::RankProgram program =
+        engine::build_rank_program(trace, rank, program_world, sources, program_options);
     // A single rank starts at its own step start (0): its durations are from the step start.
     if (options.start_skew == "measured" && trace.measured_step) {
       program.start_us = trace.measured_step->start_us - earliest_start;

@@ -186,6 +186,47 @@ std::vector<OpSegment> split_by_collective(const Trace& trace, std::size_t posit
   return segments;
 }
 
+// Every runtime call of the subtree rooted at `position`, with its correlation id.
+std::unordered_map<std::int64_t, const RuntimeCall*> calls_under(const Trace& trace,
+                                                                 std::size_t position) {
+  std::unordered_map<std::int64_t, const RuntimeCall*> calls;
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    for (const RuntimeCall& call : op.runtime_calls)
+      calls.emplace(call.correlation_id, &call);
+    for (std::int64_t child : op.child_ids) {
+      std::ptrdiff_t child_position = trace.position_of(child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return calls;
+}
+
+std::shared_ptr<const RecordedHostTiming> recorded_timing(
+    const Op& op, const std::unordered_map<std::int64_t, const RuntimeCall*>& calls,
+    TimestampUs previous_end_us) {
+  auto timing = std::make_shared<RecordedHostTiming>();
+  const TimestampUs start = *op.measured_start_us;
+  timing->gap_before_us = std::max<DurationUs>(0, start - previous_end_us);
+  timing->cpu_us = *op.measured_duration_us;
+  const RuntimeCall* first_block = nullptr;
+  for (const auto& [correlation, call] : calls) {
+    if (is_blocking_runtime_call(call->name) &&
+        (first_block == nullptr || call->start_us < first_block->start_us)) {
+      first_block = call;
+    }
+  }
+  if (first_block != nullptr) {
+    timing->block_offset_us = std::max<DurationUs>(0, first_block->start_us - start);
+    timing->after_block_us = std::max<DurationUs>(
+        0, start + timing->cpu_us - (first_block->start_us + first_block->duration_us));
+  }
+  return timing;
+}
+
 std::vector<int> world_members(int world_size) {
   std::vector<int> members(static_cast<std::size_t>(world_size));
   std::iota(members.begin(), members.end(), 0);
@@ -316,6 +357,8 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
     program.ops.push_back(std::move(queued));
   }
   const std::optional<MeasuredStep>& step = trace.measured_step;
+  TimestampUs previous_end_us = step ? step->start_us : 0;
+  bool have_previous = step.has_value();
   for (std::size_t position : trace.top_level_positions()) {
     const Op& op = trace.ops[position];
     if (options.measured_step_only && step && op.measured_start_us &&
@@ -331,6 +374,16 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
         kernels.push_back(&kernel);
     }
     const std::vector<OpSegment> segments = split_by_collective(trace, position, kernels);
+    std::shared_ptr<const RecordedHostTiming> recorded;
+    std::unordered_map<std::int64_t, const RuntimeCall*> calls;
+    if (options.replay_recorded_host && op.measured_start_us && op.measured_duration_us) {
+      calls = calls_under(trace, position);
+      if (!have_previous)
+        previous_end_us = *op.measured_start_us;
+      recorded = recorded_timing(op, calls, previous_end_us);
+      previous_end_us = std::max(previous_end_us, *op.measured_start_us + *op.measured_duration_us);
+      have_previous = true;
+    }
 
     for (std::size_t s = 0; s < segments.size(); ++s) {
       const OpSegment& segment = segments[s];
@@ -351,6 +404,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       }
       if (s + 1 == segments.size())
         sim_op.host_sync = host_sync_of(trace, position);
+      sim_op.recorded_host = recorded;
 
       std::optional<SimCollective> collective;
       if (segment.comm_op != nullptr) {
@@ -408,6 +462,24 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       }
       if (collective)
         sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
+      if (recorded) {
+        // Kernels and slots were pushed in segment order, skipping the extra kernels of a
+        // collective: match them to the segment's kernels by walking both.
+        std::size_t next = 0;
+        std::set<const Op*> slotted;
+        for (const Kernel* kernel : segment.kernels) {
+          const Op* owner = segment.owner_of(kernel);
+          if (owner != nullptr && !slotted.insert(owner).second)
+            continue;  // a later kernel of the same collective slot
+          if (next >= sim_op.kernels.size())
+            break;
+          SimKernel& sim_kernel = sim_op.kernels[next++];
+          if (auto call = calls.find(kernel->correlation_id); call != calls.end()) {
+            sim_kernel.recorded_launch_offset_us = call->second->start_us - *op.measured_start_us;
+            sim_kernel.recorded_launch_us = call->second->duration_us;
+          }
+        }
+      }
 
       if (s == 0)
         ++program.coverage.top_level_ops;

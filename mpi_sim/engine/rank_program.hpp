@@ -25,6 +25,20 @@ struct SimKernel {
   std::string launch_api = "cudaLaunchKernel";
   bool is_collective = false;  // the slot where the op's collective runs
   bool host_waits = false;     // the CPU blocks until it ends (copy to pageable host memory)
+  // Recorded host timing (replay of a profiled run): when its launch call began, after the
+  // start of its top-level op, and how long the call took.
+  std::optional<DurationUs> recorded_launch_offset_us;
+  std::optional<DurationUs> recorded_launch_us;
+};
+
+// How a top-level op occupied the CPU in the profiled run, for a replay that keeps each op's
+// own host time instead of per-op-name means. Blocking calls are split out: their waiting is
+// simulated (the simulated GPU decides how long), everything else is replayed.
+struct RecordedHostTiming {
+  DurationUs gap_before_us = 0;  // from the end of the previous top-level op (or step start)
+  DurationUs cpu_us = 0;         // the op's recorded duration
+  std::optional<DurationUs> block_offset_us;  // start of its first blocking call, from op start
+  DurationUs after_block_us = 0;              // from the end of that call to the op's end
 };
 
 // A blocking synchronization the op's host code performs after its launches.
@@ -64,6 +78,7 @@ struct SimOp {
   bool continued_by_next = false;
   TimestampUs measured_start_us = 0;  // when the trace recorded it (0 when unknown)
   std::vector<std::int64_t> consumed_tensor_ids;
+  std::shared_ptr<const RecordedHostTiming> recorded_host;  // set by replay_recorded_host
 };
 
 // Counts of what the program builder could not model, for the coverage report.
@@ -101,6 +116,9 @@ struct ProgramOptions {
   // Walk only the top-level ops inside the trace's measured step (ProfilerStep window) when
   // it has one; ops outside belong to other iterations.
   bool measured_step_only = true;
+  // Replay each op's recorded host time (gaps, launch offsets, launch durations) instead of
+  // the per-op-name overhead means; needs a trace with host timing (Kineto).
+  bool replay_recorded_host = false;
 };
 
 // `sim_rank` is the rank this trace plays; `world_size` the number of simulated ranks.

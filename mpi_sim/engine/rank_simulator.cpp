@@ -134,7 +134,6 @@ void RankSimulator::wait_for_launch_slot() {
 }
 
 void RankSimulator::run_op(const SimOp& op) {
-  const LaunchParameters& launch = overheads_.launch;
   if (op.queued_before_trace) {
     for (const SimKernel& kernel : op.kernels) {
       StreamState& stream = stream_state(kernel.stream);
@@ -144,6 +143,10 @@ void RankSimulator::run_op(const SimOp& op) {
       add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
       ++result_.kernels;
     }
+    return;
+  }
+  if (op.recorded_host) {
+    run_recorded_op(op);
     return;
   }
   const TimestampUs cpu_start = cpu_us_;
@@ -160,61 +163,100 @@ void RankSimulator::run_op(const SimOp& op) {
       cpu_us_ += overheads_.t2_us(op.name);
     for (std::size_t i = 0; i < op.kernels.size(); ++i) {
       const SimKernel& kernel = op.kernels[i];
-      if (!kernel.is_collective)
-        wait_for_launch_slot();
       const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
-      const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
-      StreamState& stream = stream_state(kernel.stream);
-      if (kernel.is_collective) {
-        const SimCollective& collective = *op.collective;
-        // The communication stream waits for the work queued before it on the compute stream
-        // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
-        const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
-                                            stream_state(compute_stream_).clock_us});
-        CollectivePost post;
-        post.sim_rank = program_.sim_rank;
-        post.group = collective.group;
-        post.index_in_group = collective.index_in_group;
-        post.members = collective.members;
-        post.ready_us = ready;
-        post.duration_us = collective.duration_us;
-        post.combine = collective.combine;
-        Posted posted;
-        posted.handle = sync_.post(post);
-        posted.stream = kernel.stream;
-        posted.group = collective.group;
-        posted.index_in_group = collective.index_in_group;
-        posted.op_name = kernel.name;
-        const std::size_t index = posted_.size();
-        posted_.push_back(std::move(posted));
-        stream_state(kernel.stream).pending = index;
-        last_collective_ = index;
-        if (collective.seq)
-          posted_by_seq_[*collective.seq] = index;
-        for (std::int64_t tensor : collective.produced_tensor_ids)
-          tensor_producer_[tensor] = index;
-        GroupTraffic& traffic = result_.groups[collective.group];
-        ++traffic.collectives;
-        traffic.bytes += collective.comm.bytes_in;
-        resolved(index);  // in-process groups may resolve at once
-      } else {
-        const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
-        stream.clock_us = start + kernel.duration_us;
-        queued_ends_.push(stream.clock_us);
-        add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
-        if (kernel.category != KernelCategory::kCommunication)
-          compute_stream_ = kernel.stream;
-      }
-      ++result_.kernels;
-      cpu_us_ += t4;
-      if (kernel.host_waits)
-        cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
+      launch_kernel(op, kernel, t4);
       if (i + 1 < op.kernels.size())
         cpu_us_ += overheads_.t5_us(op.name);
     }
     if (!op.continued_by_next) {
       apply_host_sync(op);
       cpu_us_ += overheads_.t3_us(op.name);
+    }
+  }
+  if (!op.continues_previous)
+    ++result_.ops;
+  if (record_timeline_) {
+    result_.timeline.push_back(
+        {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
+  }
+}
+
+void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4) {
+  const LaunchParameters& launch = overheads_.launch;
+  if (!kernel.is_collective)
+    wait_for_launch_slot();
+  const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
+  StreamState& stream = stream_state(kernel.stream);
+  if (kernel.is_collective) {
+    const SimCollective& collective = *op.collective;
+    // The communication stream waits for the work queued before it on the compute stream
+    // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
+    const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
+                                        stream_state(compute_stream_).clock_us});
+    CollectivePost post;
+    post.sim_rank = program_.sim_rank;
+    post.group = collective.group;
+    post.index_in_group = collective.index_in_group;
+    post.members = collective.members;
+    post.ready_us = ready;
+    post.duration_us = collective.duration_us;
+    post.combine = collective.combine;
+    Posted posted;
+    posted.handle = sync_.post(post);
+    posted.stream = kernel.stream;
+    posted.group = collective.group;
+    posted.index_in_group = collective.index_in_group;
+    posted.op_name = kernel.name;
+    const std::size_t index = posted_.size();
+    posted_.push_back(std::move(posted));
+    stream_state(kernel.stream).pending = index;
+    last_collective_ = index;
+    if (collective.seq)
+      posted_by_seq_[*collective.seq] = index;
+    for (std::int64_t tensor : collective.produced_tensor_ids)
+      tensor_producer_[tensor] = index;
+    GroupTraffic& traffic = result_.groups[collective.group];
+    ++traffic.collectives;
+    traffic.bytes += collective.comm.bytes_in;
+    resolved(index);  // in-process groups may resolve at once
+  } else {
+    const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
+    stream.clock_us = start + kernel.duration_us;
+    queued_ends_.push(stream.clock_us);
+    add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
+    if (kernel.category != KernelCategory::kCommunication)
+      compute_stream_ = kernel.stream;
+  }
+  ++result_.kernels;
+  cpu_us_ += t4;
+  if (kernel.host_waits)
+    cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
+}
+
+// The op's recorded host time: the gap before it, each launch no earlier than its recorded
+// offset from the op's start and as long as recorded, the op's end no earlier than recorded;
+// a blocking call's waiting is simulated, the rest of the op after it replayed.
+void RankSimulator::run_recorded_op(const SimOp& op) {
+  const RecordedHostTiming& recorded = *op.recorded_host;
+  if (!op.continues_previous) {
+    cpu_us_ += recorded.gap_before_us;
+    recorded_op_start_us_ = cpu_us_;
+  }
+  const TimestampUs cpu_start = cpu_us_;
+  for (const SimKernel& kernel : op.kernels) {
+    if (kernel.recorded_launch_offset_us)
+      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + *kernel.recorded_launch_offset_us);
+    const DurationUs t4 = kernel.recorded_launch_us ? *kernel.recorded_launch_us
+                                                    : overheads_.t4_us(kernel.launch_api);
+    launch_kernel(op, kernel, t4);
+  }
+  if (!op.continued_by_next) {
+    if (recorded.block_offset_us && op.host_sync != HostSync::kNone) {
+      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + *recorded.block_offset_us);
+      apply_host_sync(op);
+      cpu_us_ += recorded.after_block_us;
+    } else {
+      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + recorded.cpu_us);
     }
   }
   if (!op.continues_previous)

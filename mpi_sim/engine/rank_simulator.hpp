@@ -58,6 +58,9 @@ class RankSimulator {
   std::vector<std::size_t> requirements(const SimOp& op) const;
   void run_op(const SimOp& op);
   void apply_host_sync(const SimOp& op);
+  void run_recorded_op(const SimOp& op);
+  // Launches one kernel (or posts the op's collective) with a launch call of t4 from now.
+  void launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4);
   void wait_on_stream(StreamId stream, std::size_t posted_index);
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
@@ -73,6 +76,7 @@ class RankSimulator {
   std::optional<std::size_t> blocked_posted_;
   std::size_t resolved_count_ = 0;
   TimestampUs cpu_us_ = 0;
+  TimestampUs recorded_op_start_us_ = 0;  // simulated start of the current recorded op
   StreamId compute_stream_ = kDefaultComputeStream;
   std::map<StreamId, StreamState> streams_;
   std::vector<Posted> posted_;

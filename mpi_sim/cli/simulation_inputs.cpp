@@ -294,9 +294,7 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     inputs.measured_steps.push_back({trace.rank, start, start + trace.measured_step->duration_us});
   }
   const std::string host_timing =
-      !options.host_timing.empty()
-          ? options.host_timing
-          : (from_kineto ? "recorded" : "overheads");
+      !options.host_timing.empty() ? options.host_timing : (from_kineto ? "recorded" : "overheads");
   if (host_timing == "recorded" && !from_kineto)
     throw InputError("--host-timing", "", "execution traces record no host time; use overheads");
   engine::ProgramOptions program_options;

@@ -205,12 +205,28 @@ std::unordered_map<std::int64_t, const RuntimeCall*> calls_under(const Trace& tr
   return calls;
 }
 
+// Where the previous recorded ops were: the last start of any thread, the last end per thread.
+struct RecordedCursor {
+  TimestampUs origin_us = 0;  // step start, or the first op's start
+  std::optional<TimestampUs> previous_start_us;
+  std::unordered_map<std::int64_t, TimestampUs> thread_end_us;
+};
+
 std::shared_ptr<const RecordedHostTiming> recorded_timing(
     const Op& op, const std::unordered_map<std::int64_t, const RuntimeCall*>& calls,
-    TimestampUs previous_end_us) {
+    RecordedCursor& cursor) {
   auto timing = std::make_shared<RecordedHostTiming>();
   const TimestampUs start = *op.measured_start_us;
-  timing->gap_before_us = std::max<DurationUs>(0, start - previous_end_us);
+  timing->thread_id = op.thread_id;
+  const TimestampUs previous_start = cursor.previous_start_us.value_or(cursor.origin_us);
+  timing->start_offset_us = std::max<DurationUs>(0, start - previous_start);
+  auto thread_end = cursor.thread_end_us.find(op.thread_id);
+  timing->thread_gap_us = std::max<DurationUs>(
+      0,
+      start - (thread_end == cursor.thread_end_us.end() ? cursor.origin_us : thread_end->second));
+  cursor.previous_start_us = start;
+  TimestampUs& end = cursor.thread_end_us[op.thread_id];
+  end = std::max(end, start + *op.measured_duration_us);
   timing->cpu_us = *op.measured_duration_us;
   const RuntimeCall* first_block = nullptr;
   for (const auto& [correlation, call] : calls) {
@@ -357,8 +373,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
     program.ops.push_back(std::move(queued));
   }
   const std::optional<MeasuredStep>& step = trace.measured_step;
-  TimestampUs previous_end_us = step ? step->start_us : 0;
-  bool have_previous = step.has_value();
+  RecordedCursor cursor;
+  bool have_origin = step.has_value();
+  if (step)
+    cursor.origin_us = step->start_us;
   for (std::size_t position : trace.top_level_positions()) {
     const Op& op = trace.ops[position];
     if (options.measured_step_only && step && op.measured_start_us &&
@@ -378,11 +396,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
     std::unordered_map<std::int64_t, const RuntimeCall*> calls;
     if (options.replay_recorded_host && op.measured_start_us && op.measured_duration_us) {
       calls = calls_under(trace, position);
-      if (!have_previous)
-        previous_end_us = *op.measured_start_us;
-      recorded = recorded_timing(op, calls, previous_end_us);
-      previous_end_us = std::max(previous_end_us, *op.measured_start_us + *op.measured_duration_us);
-      have_previous = true;
+      if (!have_origin)
+        cursor.origin_us = *op.measured_start_us;
+      have_origin = true;
+      recorded = recorded_timing(op, calls, cursor);
     }
 
     for (std::size_t s = 0; s < segments.size(); ++s) {

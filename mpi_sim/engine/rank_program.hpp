@@ -35,8 +35,14 @@ struct SimKernel {
 // own host time instead of per-op-name means. Blocking calls are split out: their waiting is
 // simulated (the simulated GPU decides how long), everything else is replayed.
 struct RecordedHostTiming {
-  DurationUs gap_before_us = 0;  // from the end of the previous top-level op (or step start)
-  DurationUs cpu_us = 0;         // the op's recorded duration
+  // Each CPU thread (main, autograd, data loader) has its own timeline: an op starts after the
+  // previous op of its thread by the recorded gap, and no earlier than the previous op of any
+  // thread by the recorded offset between their starts, so that a delay the simulation adds
+  // (a longer wait for the GPU) carries over to what came after it in the profile.
+  std::int64_t thread_id = 0;
+  DurationUs thread_gap_us = 0;    // from the end of the previous op of its thread (or step start)
+  DurationUs start_offset_us = 0;  // from the start of the previous op (or step start)
+  DurationUs cpu_us = 0;           // the op's recorded duration
   std::optional<DurationUs> block_offset_us;  // start of its first blocking call, from op start
   DurationUs after_block_us = 0;              // from the end of that call to the op's end
 };

@@ -20,6 +20,7 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
     : program_(program), overheads_(overheads), sync_(sync), record_timeline_(record_timeline) {
   result_.sim_rank = program.sim_rank;
   cpu_us_ = program.start_us;
+  recorded_previous_start_us_ = program.start_us;
 }
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
@@ -239,8 +240,14 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
 void RankSimulator::run_recorded_op(const SimOp& op) {
   const RecordedHostTiming& recorded = *op.recorded_host;
   if (!op.continues_previous) {
-    cpu_us_ += recorded.gap_before_us;
-    recorded_op_start_us_ = cpu_us_;
+    TimestampUs start = recorded_previous_start_us_ + recorded.start_offset_us;
+    auto thread_end = recorded_thread_end_us_.find(recorded.thread_id);
+    start = std::max(start, (thread_end == recorded_thread_end_us_.end() ? program_.start_us
+                                                                         : thread_end->second) +
+                                recorded.thread_gap_us);
+    cpu_us_ = start;
+    recorded_op_start_us_ = start;
+    recorded_previous_start_us_ = start;
   }
   const TimestampUs cpu_start = cpu_us_;
   for (const SimKernel& kernel : op.kernels) {
@@ -258,6 +265,8 @@ void RankSimulator::run_recorded_op(const SimOp& op) {
     } else {
       cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + recorded.cpu_us);
     }
+    recorded_thread_end_us_[recorded.thread_id] = cpu_us_;
+    recorded_cpu_end_us_ = std::max(recorded_cpu_end_us_, cpu_us_);
   }
   if (!op.continues_previous)
     ++result_.ops;
@@ -304,6 +313,7 @@ RankSimulator::Progress RankSimulator::advance() {
   blocked_posted_.reset();
   finished_ = true;
 
+  cpu_us_ = std::max(cpu_us_, recorded_cpu_end_us_);  // threads may end out of order
   result_.cpu_us = cpu_us_;
   result_.iteration_us = cpu_us_;
   for (const auto& [id, stream] : streams_) {

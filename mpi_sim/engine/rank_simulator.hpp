@@ -76,7 +76,10 @@ class RankSimulator {
   std::optional<std::size_t> blocked_posted_;
   std::size_t resolved_count_ = 0;
   TimestampUs cpu_us_ = 0;
-  TimestampUs recorded_op_start_us_ = 0;  // simulated start of the current recorded op
+  TimestampUs recorded_op_start_us_ = 0;        // simulated start of the current recorded op
+  TimestampUs recorded_previous_start_us_ = 0;  // simulated start of the previous recorded op
+  TimestampUs recorded_cpu_end_us_ = 0;         // latest end of any thread's recorded op
+  std::unordered_map<std::int64_t, TimestampUs> recorded_thread_end_us_;
   StreamId compute_stream_ = kDefaultComputeStream;
   std::map<StreamId, StreamState> streams_;
   std::vector<Posted> posted_;

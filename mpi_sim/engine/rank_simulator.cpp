@@ -184,8 +184,15 @@ void RankSimulator::run_op(const SimOp& op) {
 
 void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4) {
   const LaunchParameters& launch = overheads_.launch;
-  if (!kernel.is_collective)
+  if (!kernel.is_collective) {
+    const TimestampUs call_start = cpu_us_;
     wait_for_launch_slot();
+    // A recorded launch time already holds the blocking the profiled run saw; the simulated
+    // block replaces it: the call ends when the queue has room or as recorded, whichever is
+    // later.
+    if (kernel.recorded_launch_us)
+      t4 = std::max<DurationUs>(0, t4 - (cpu_us_ - call_start));
+  }
   const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
   StreamState& stream = stream_state(kernel.stream);
   if (kernel.is_collective) {

@@ -322,13 +322,19 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     coverage.collectives += program.coverage.collectives;
     coverage.collectives_without_size += program.coverage.collectives_without_size;
     coverage.comm_kernels_without_collective += program.coverage.comm_kernels_without_collective;
+    coverage.collectives_of_unlisted_groups += program.coverage.collectives_of_unlisted_groups;
   }
   inputs.notes.push_back(
       "coverage (ranks of this process): " + std::to_string(coverage.collectives) +
       " collectives, " + std::to_string(coverage.collectives_without_size) +
       " of them unsized by the trace (0 bytes), " +
       std::to_string(coverage.comm_kernels_without_collective) +
-      " NCCL kernels no collective record names (run for their measured time)");
+      " NCCL kernels no collective record names (run for their measured time)" +
+      (coverage.collectives_of_unlisted_groups == 0
+           ? std::string()
+           : "; WARNING: " + std::to_string(coverage.collectives_of_unlisted_groups) +
+                 " collectives of groups smaller than the world list no members and run over "
+                 "the whole world"));
   if (options.start_skew == "measured" && any_step) {
     inputs.notes.push_back(
         "start skew: each rank starts at its measured ProfilerStep start relative to the "

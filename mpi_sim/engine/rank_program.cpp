@@ -432,6 +432,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
             collective->comm.kind != CollectiveKind::kBarrier) {
           ++program.coverage.collectives_without_size;
         }
+        if (collective->group.empty() && collective->comm.group_size > 0 &&
+            collective->comm.group_size < world_size && !is_point_to_point(collective->comm.kind)) {
+          ++program.coverage.collectives_of_unlisted_groups;
+        }
       }
       bool slot_placed = false;
       for (const Kernel* kernel : segment.kernels) {

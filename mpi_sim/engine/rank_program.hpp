@@ -93,8 +93,11 @@ struct ProgramCoverage {
   std::size_t ops_without_kernels = 0;
   std::size_t kernels = 0;
   std::size_t collectives = 0;
-  std::size_t collectives_without_size = 0;           // no byte count in the trace: 0 bytes
-  std::size_t comm_kernels_without_collective = 0;    // NCCL kernels no record names: measured
+  std::size_t collectives_without_size = 0;         // no byte count in the trace: 0 bytes
+  std::size_t comm_kernels_without_collective = 0;  // NCCL kernels no record names: measured
+  // Collectives of a group smaller than the world whose members the trace does not list:
+  // run on the whole world, so matched across every rank (may be wrong).
+  std::size_t collectives_of_unlisted_groups = 0;
   std::map<std::string, std::size_t> unmodelled_ops;  // op name -> count
 };
 

@@ -76,6 +76,17 @@ TEST(HostModel, HostBlockingCallWaitsForTheDeepQueueToDrain) {
   EXPECT_LT(result.cpu_us, 4200);
 }
 
+// A synchronous cudaMemcpy returns when its copy is done: the CPU waits behind the 100 us
+// kernel queued before it on the stream and the 50 us copy (zero overheads: done at 150).
+TEST(HostModel, SynchronousMemcpyBlocksTheHost) {
+  Trace trace = testing::TraceBuilder().op("aten::mm", {100}).op("aten::copy_", {50}).build();
+  trace.ops[1].kernels[0].name = "Memcpy DtoD (Device -> Device)";
+  trace.ops[1].kernels[0].launch_api = "cudaMemcpy";
+  EXPECT_DOUBLE_EQ(simulate(trace, testing::zero_overheads()).cpu_us, 150);
+  trace.ops[1].kernels[0].launch_api = "cudaMemcpyAsync";
+  EXPECT_DOUBLE_EQ(simulate(trace, testing::zero_overheads()).cpu_us, 0);
+}
+
 // Per-thread CPU timelines in a replay of recorded host time: a data-loader thread busy from
 // 20 to 400 us does not hold back the main thread, whose op B (recorded at 120 us) launches
 // at 130 as recorded; the CPU is done when the loader thread ends (400).

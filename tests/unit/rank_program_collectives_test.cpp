@@ -115,6 +115,35 @@ TEST(RankProgramCollectives, AnnotationOnlyCollectivesInsideOneOpAreAllKept) {
     EXPECT_EQ(op->collective->comm.bytes_in, 1024);  // 256 floats from Input Dims
 }
 
+// Newer profilers' record_param_comms args: a send's peer ("Dst Rank") and a group given by
+// start and stride ("Global rank start" 2, stride 2, size 2: ranks 2 and 4).
+TEST(RankProgramCollectives, PeersAndStridedGroupsComeFromTheRecordArgs) {
+  const std::string json = R"({"distributedInfo":{"rank":2,"world_size":6},"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":10,"dur":10,
+     "args":{"Collective name":"send","dtype":"Float","In msg nelems":256,"Out msg nelems":256,
+             "Group size":6,"Process Group Name":"0","Dst Rank":3}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t","pid":1,"tid":24,"ts":30,"dur":5,"args":{"stream":24,"correlation":1}},
+    {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":40,"dur":10,
+     "args":{"Collective name":"allreduce","dtype":"BFloat16","In msg nelems":100,"Out msg nelems":100,
+             "Group size":2,"Process Group Name":"5","Global rank start":2,"Global rank stride":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":42,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_bf16","pid":1,"tid":24,"ts":60,"dur":5,"args":{"stream":24,"correlation":2}}]})";
+  const Trace trace = trace_io::load_kineto_trace({"p2p.json", json});
+  MeasuredKernelDurations kernels;
+  MeasuredCommDurations comm;
+  const RankProgram program = build_rank_program(trace, 2, 6, {&kernels, &comm, {}});
+  const std::vector<const SimOp*> ops = collective_ops(program);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0]->collective->comm.kind, CollectiveKind::kSend);
+  EXPECT_EQ(ops[0]->collective->comm.peer_rank, 3);
+  EXPECT_EQ(ops[0]->collective->group, point_to_point_group_name(2, 3));
+  EXPECT_EQ(ops[1]->collective->group, "5");
+  EXPECT_EQ(ops[1]->collective->members, (std::vector<int>{2, 4}));
+  EXPECT_EQ(ops[1]->collective->comm.bytes_in, 200);  // 100 bf16
+  EXPECT_EQ(program.coverage.collectives_of_unlisted_groups, 0u);
+}
+
 // A wait bound to its work handle (execution traces: the wait record's sequence number) joins
 // that collective, not the most recent one. Zero overheads: collective 5 runs [0, 1000] on
 // stream 24, collective 6 [0, 10] on stream 25; the op after the wait on 5 starts at 1000

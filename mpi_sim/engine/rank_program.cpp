@@ -139,8 +139,10 @@ const Op* comm_op_of_launcher(const Trace& trace, std::size_t launcher, std::siz
 std::vector<OpSegment> split_by_collective(const Trace& trace, std::size_t position,
                                            const std::vector<const Kernel*>& kernels) {
   const std::vector<const Op*> comm_ops = comm_ops_under(trace, position);
+  // Which op launched each kernel matters only when there are collectives to tell apart
+  // (generated traces have ~40 M top-level ops with at most one).
   std::unordered_map<const Kernel*, std::size_t> launcher;
-  {
+  if (comm_ops.size() > 1) {
     std::vector<std::size_t> stack{position};
     while (!stack.empty()) {
       const std::size_t current = stack.back();
@@ -159,10 +161,10 @@ std::vector<OpSegment> split_by_collective(const Trace& trace, std::size_t posit
   for (const Kernel* kernel : kernels) {
     const Op* owner = nullptr;
     if (kernel->category == KernelCategory::kCommunication) {
-      if (auto it = launcher.find(kernel); it != launcher.end())
+      if (comm_ops.size() == 1)
+        owner = comm_ops.front();  // the op's one collective (also for model-expanded kernels)
+      else if (auto it = launcher.find(kernel); it != launcher.end())
         owner = comm_op_of_launcher(trace, it->second, position);
-      else if (comm_ops.size() == 1)
-        owner = comm_ops.front();  // expanded by a model: the op's one collective
     }
     if (owner != nullptr && segments.back().comm_op != owner) {
       if (segments.back().comm_op != nullptr)

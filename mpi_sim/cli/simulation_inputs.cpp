@@ -317,6 +317,22 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     }
     inputs.programs.push_back(std::move(program));
   }
+  // GPU work launched in earlier iterations (the CPU ran ahead) runs first in the simulated
+  // window and is part of every predicted end: say how much there is.
+  for (int rank : local_ranks) {
+    const Trace& trace = trace_io::trace_of_rank(traces, rank);
+    DurationUs queued_us = 0;
+    for (const Kernel& kernel : trace.unattributed_kernels)
+      queued_us += kernel.measured_duration_us.value_or(0);
+    // Worth saying when it is a noticeable part of the step (5%), or when no step is known.
+    if (queued_us > 0 &&
+        (!trace.measured_step || queued_us > 0.05 * trace.measured_step->duration_us)) {
+      inputs.notes.push_back(
+          "note: rank " + std::to_string(rank) + " starts with " + decimal(queued_us) +
+          " us of GPU work queued before the trace (launched in earlier "
+          "iterations: the CPU ran ahead of the GPU); predicted ends include it");
+    }
+  }
   engine::ProgramCoverage coverage;
   for (const engine::RankProgram& program : inputs.programs) {
     coverage.collectives += program.coverage.collectives;

@@ -8,12 +8,15 @@
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
 #include "hdf5/column_table.hpp"
+#include "io/input_file.hpp"
+#include "memory/kineto_memory.hpp"
 #include "memory/llm_memory.hpp"
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
+#include "trace_io/kineto_memory_events.hpp"
 #include "trace_io/trace_format.hpp"
 
 namespace perfsim::cli {
@@ -191,8 +194,17 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
     }
     if (options->trace.empty())
       throw InputError("<command line>", "TRACE", "a trace file is required (or --llm)");
-    const Trace trace = trace_io::load_trace(options->trace);
     const memory::DeviceMemory device = device_memory(*options);
+    const io::InputBytes input = io::read_input(options->trace);
+    if (trace_io::detect_trace_format(input) == trace_io::TraceFormat::kKineto) {
+      // A Kineto trace names no tensor storage to replay, but records the allocator itself.
+      const memory::KinetoMemoryReport report = memory::kineto_memory_report(
+          input.source, trace_io::read_kineto_memory_events(input), device, options->gpu_device);
+      std::cout << memory::format_kineto_memory_report(report);
+      std::cout << "  verdict: " << memory::format_verdict(report.verdict, device) << "\n";
+      return 0;
+    }
+    const Trace trace = trace_io::load_trace(input);
     const memory::TraceMemoryReport report =
         memory::trace_memory_report(trace, device, options->gpu_device);
     std::cout << memory::format_trace_memory_report(report);

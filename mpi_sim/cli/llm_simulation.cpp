@@ -76,8 +76,19 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
   std::string out = "LLM training iteration: " + model.name + ", " + describe_layout(effective) +
                     " = " + std::to_string(parallel.world_size()) + " GPUs, global batch " +
                     std::to_string(global_batch) + " (" + std::to_string(micro_batches) +
-                    " micro-batches per pipeline), backward TP overlap " +
-                    (parallel.overlap_tp_backward ? "on" : "off") + "\n";
+                    " micro-batches per pipeline)\n";
+  out +=
+      "  precision           " + std::string(dtype_name(model.dtype)) +
+      (model.fp8() ? " (Transformer Engine recipe: linear-layer GEMMs FP8, the rest bf16)" : "") +
+      "\n";
+  out += "  overlaps            backward TP collectives " +
+         std::string(parallel.overlap_tp_backward
+                         ? "overlapped (GEMMs beside them on " + std::to_string(parallel.comm_sms) +
+                               " fewer SMs)"
+                         : "waited for") +
+         "; DP gradient reduction " +
+         (parallel.dp > 1 ? "bucketed under the last micro-batch's backward" : "none (DP 1)") +
+         "\n";
   out += format("  iteration time      %.2f ms\n", summary.iteration_us / 1000);
   out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
                 summary.model_flops);
@@ -193,9 +204,18 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "128)")
       ->check(CLI::PositiveNumber);
   sub.add_flag("--tp-overlap", options.tp_overlap,
-               "LLM: overlap backward TP collectives with the weight-gradient GEMMs (modelled "
-               "free of contention, so optimistic; default: each is waited for, which matches "
-               "Korthikanti et al. 2022 on A100)");
+               "LLM: overlap backward TP collectives with the GEMMs beside them, as Megatron "
+               "issues them; each overlapped GEMM runs on the SMs the NCCL kernel leaves "
+               "(--comm-sms). Default: each is waited for, which matches Korthikanti et al. "
+               "2022 on A100");
+  sub.add_option("--comm-sms", options.comm_sms,
+                 "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
+                 "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--dtype", options.dtype,
+                 "LLM: training precision bf16, fp16 or fp8 (Transformer Engine recipe: "
+                 "linear-layer GEMMs in FP8, the rest bf16); default: the model file's")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   sub.add_option("--topology", options.topology_path,
                  "topology file (configs/topologies/*.json) for the collective model");
   sub.add_option("--device", options.device_path,
@@ -234,14 +254,27 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.zero_stage = options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
   parallel.overlap_tp_backward = options.tp_overlap;
+  parallel.comm_sms = options.comm_sms;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
   return parallel;
 }
 
+namespace {
+
+llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::string& dtype) {
+  if (!dtype.empty())
+    model.dtype = llm::parse_training_dtype(dtype, "--dtype", "");
+  return model;
+}
+
+}  // namespace
+
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
-    return {llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+    return {with_dtype(
+                llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+                options.dtype),
             parallel_config_from(options),
             topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
             files.device.text,
@@ -252,7 +285,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
     throw InputError("--topology", "", "--model needs a topology file");
   if (options.device_path.empty())
     throw InputError("--device", "", "--model needs a device file");
-  return {llm::load_transformer_config(options.model_path),
+  return {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
           parallel_config_from(options),
           topology::load_topology(options.topology_path),
           io::read_file_decompressed(read_device_argument(options.device_path).file),
@@ -291,7 +324,9 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   inputs.attributes["model"] = model.name;
   inputs.attributes["parallel"] = "tp" + std::to_string(parallel.tp) + " pp" +
                                   std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp);
-  const double peak = device.gemm_peak_flops_per_s(model.dtype);
+  // MFU against the bf16 (fp16) peak also for FP8 runs, as Megatron and NeMo report it: the
+  // FP8 recipe runs only the linear-layer GEMMs at the FP8 rate.
+  const double peak = device.gemm_peak_flops_per_s(model.activation_dtype());
   const memory::DeviceMemory device_memory = memory::device_memory_of(device);
   inputs.extra_report = [scenario, peak, device_memory](std::span<const RankResult> results) {
     return llm_report(scenario, peak, device_memory, results);

@@ -32,6 +32,7 @@ struct LlmShapeFlags {
   int vocab = 0;
   int ffn_hidden = 0;  // 0 means 4 x hidden
   int dtype_bytes = 2;
+  std::string dtype;      // "" : bf16 / --dtype-bytes, or the model file's
   int micro_batches = 0;  // per iteration per pipeline; 0: as many as pipeline stages
 };
 
@@ -111,6 +112,9 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add_shape("--vocab", shape.vocab, "vocabulary size v");
   add_shape("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h)");
   add_shape("--dtype-bytes", shape.dtype_bytes, "bytes per weight and activation element");
+  add("--dtype", shape.dtype,
+      "training precision bf16, fp16 or fp8 (FP8 recipe: bf16 state plus FP8 weight copies)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   add_shape("--micro-batches", shape.micro_batches,
             "micro-batches per iteration (0: as many as p)");
   add("--micro-batch", shape.micro_batch, "micro-batch size b");
@@ -136,6 +140,8 @@ int run_llm_memory(MemoryOptions& options) {
     model = llm::load_transformer_config(options.model_path);
     options.parallel.micro_batch = options.shape.micro_batch;
   }
+  if (!options.shape.dtype.empty())
+    model.dtype = llm::parse_training_dtype(options.shape.dtype, "--dtype", "");
   const memory::DeviceMemory device = device_memory(options);
   const memory::LlmMemoryEstimate estimate =
       memory::estimate_llm_memory(model, options.parallel, device);

@@ -43,6 +43,7 @@ struct PlanOptions {
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
   std::string assets;
   bool tp_overlap = false;
+  std::string dtype;  // "": the model file's
   bool exhaustive = false;
 };
 
@@ -55,8 +56,9 @@ std::string config_path(const std::string& name_or_file, const char* folder) {
 
 int run_plan(const PlanOptions& options) {
   const auto start = Clock::now();
-  const llm::TransformerConfig model =
-      llm::load_transformer_config(config_path(options.model, "models"));
+  llm::TransformerConfig model = llm::load_transformer_config(config_path(options.model, "models"));
+  if (!options.dtype.empty())
+    model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   const topology::Topology topology =
       topology::load_topology(config_path(options.topology, "topologies"));
   const devices::DeviceSpec device = read_device_argument(options.device);
@@ -181,6 +183,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       ->capture_default_str();
   command->add_option("--assets", options->assets,
                       "fitted collective curves (`perfsim fit`); default: nominal curves");
+  command
+      ->add_option("--dtype", options->dtype,
+                   "training precision bf16, fp16 or fp8 (default: the model file's)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,

@@ -140,9 +140,9 @@ LayoutSimulation simulate_layout(const LlmScenario& scenario, SimulatedRanks ran
   }
   const devices::DeviceSpec device =
       devices::parse_device_json(scenario.device_json, scenario.device_source);
-  simulation.summary =
-      summarize_llm_run(scenario.model, scenario.parallel,
-                        device.gemm_peak_flops_per_s(scenario.model.dtype), simulation.results);
+  simulation.summary = summarize_llm_run(
+      scenario.model, scenario.parallel,
+      device.gemm_peak_flops_per_s(scenario.model.activation_dtype()), simulation.results);
   return simulation;
 }
 

@@ -518,6 +518,9 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::native_dropout_backward"] = elementwise(1);
     t["aten::native_layer_norm"] = elementwise(8);
     t["aten::native_layer_norm_backward"] = elementwise(12);
+    // Transformer Engine FP8: the fused cast + transpose + amax kernel reads the bf16 tensor
+    // and writes its FP8 copy and transpose (both listed as outputs).
+    t["te::cast_transpose"] = elementwise(2);
     t["aten::sum"] = reduction_rule;
     t["aten::cumsum"] = elementwise(1);
     t["aten::mean"] = reduction_rule;

@@ -27,7 +27,9 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
                                      const llm::ParallelConfig& parallel) {
   constexpr double kFp32Bytes = 4;
   constexpr double kAdamMomentsBytes = 8;  // fp32 momentum and variance
-  const double dtype_bytes = element_bytes(model.dtype);
+  // Under the FP8 recipe the parameters and gradients stay bf16 (Transformer Engine keeps
+  // FP8 copies besides them, counted separately).
+  const double dtype_bytes = element_bytes(model.activation_dtype());
   StateBytes state;
   state.weights = dtype_bytes;
   state.gradients = dtype_bytes;
@@ -69,7 +71,16 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       break;
   }
   constexpr double kTableDtypeBytes = 2;
-  return bytes * element_bytes(model.dtype) / kTableDtypeBytes;
+  return bytes * element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+}
+
+double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
+                                       const llm::ParallelConfig& parallel) {
+  const double h = model.hidden;
+  const double f = model.ffn_hidden;
+  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  return (h * qkv_width + h * h + (ffn_inputs + 1) * h * f) / parallel.tp;
 }
 
 double parameters_per_layer(const llm::TransformerConfig& model,
@@ -107,7 +118,7 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
           ? 1.0 + (p - 1.0) / (p * static_cast<double>(parallel.virtual_stages))
           : 1.0;
   const StateBytes state = state_bytes_per_parameter(model, parallel);
-  const double dtype_scale = element_bytes(model.dtype) / 2.0;
+  const double dtype_scale = element_bytes(model.activation_dtype()) / 2.0;
   const double layer_parameters = parameters_per_layer(model, parallel);
 
   for (int stage = 0; stage < p; ++stage) {
@@ -132,13 +143,21 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       activations += 4 * sbh / t * (1 + v / h) * dtype_scale;
     }
     memory.parameter_count = parameters;
+    if (model.fp8()) {
+      // One FP8 byte for the weight and one for its transpose per linear-layer parameter
+      // (Transformer Engine casts at the first micro-batch and keeps both for the iteration);
+      // ZeRO-3 gathers and casts per use, so they are held for one layer at a time.
+      const double per_layer = fp8_linear_parameters_per_layer(model, parallel);
+      const double layers_holding = parallel.zero_stage >= 3 ? 1.0 : layers_per_stage;
+      memory.fp8_weight_bytes = to_bytes(2 * per_layer * layers_holding);
+    }
     memory.parameter_bytes = to_bytes(parameters * state.weights);
     memory.gradient_bytes = to_bytes(parameters * state.gradients);
     memory.optimizer_bytes = to_bytes(parameters * state.optimizer);
     memory.activation_bytes = to_bytes(activations);
     memory.context_bytes = device.context_bytes;
-    memory.total_bytes = memory.parameter_bytes + memory.gradient_bytes + memory.optimizer_bytes +
-                         memory.activation_bytes + memory.context_bytes;
+    memory.total_bytes = memory.parameter_bytes + memory.fp8_weight_bytes + memory.gradient_bytes +
+                         memory.optimizer_bytes + memory.activation_bytes + memory.context_bytes;
     estimate.stages.push_back(memory);
   }
   for (std::size_t i = 1; i < estimate.stages.size(); ++i) {
@@ -171,8 +190,11 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
     out << "  stage " << stage.stage << ": " << stage.layers << " layers, "
         << stage.microbatches_in_flight << " micro-batches in flight\n";
     out << "    parameters " << format_bytes(stage.parameter_bytes) << " ("
-        << stage.parameter_count / 1e9 << "e9 params), gradients "
-        << format_bytes(stage.gradient_bytes) << ", optimizer state "
+        << stage.parameter_count / 1e9 << "e9 params)"
+        << (stage.fp8_weight_bytes > 0
+                ? ", fp8 weight copies " + format_bytes(stage.fp8_weight_bytes)
+                : "")
+        << ", gradients " << format_bytes(stage.gradient_bytes) << ", optimizer state "
         << format_bytes(stage.optimizer_bytes) << "\n";
     out << "    activations " << format_bytes(stage.activation_bytes) << ", context "
         << format_bytes(stage.context_bytes) << ", total " << format_bytes(stage.total_bytes)
@@ -195,6 +217,8 @@ std::string format_worst_stage_memory(const LlmMemoryEstimate& estimate,
     out << text;
   };
   line("parameters", worst.parameter_bytes);
+  if (worst.fp8_weight_bytes > 0)
+    line("fp8 weight copies", worst.fp8_weight_bytes);
   line("gradients", worst.gradient_bytes);
   line("optimizer state", worst.optimizer_bytes);
   line("activations", worst.activation_bytes);

@@ -11,12 +11,12 @@ constexpr double kActivationFlops = 8;
 }  // namespace
 
 LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
-                           Recompute recompute, bool overlap_tp_backward, TensorParallelGroup tp,
-                           RankTraceBuilder& builder)
+                           Recompute recompute, TensorParallelOverlap overlap,
+                           TensorParallelGroup tp, RankTraceBuilder& builder)
     : shapes_(shapes),
       model_(model),
       recompute_(recompute),
-      overlap_tp_backward_(overlap_tp_backward),
+      overlap_(overlap),
       tp_(std::move(tp)),
       builder_(builder) {}
 
@@ -62,6 +62,57 @@ TensorRef LayerEmitter::elementwise(const std::string& op, std::vector<TensorRef
   builder_.compute(op, std::move(inputs), {out}, KernelCategory::kOther,
                    flops_per_element * static_cast<double>(out.numel));
   return out;
+}
+
+TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols) {
+  TensorRef fp8 = builder_.tensor({rows, cols}, DType::kFloat8);
+  TensorRef fp8_transposed = builder_.tensor({cols, rows}, DType::kFloat8);
+  // Flops: amax compare and scale multiply per element (the roofline prices the bytes).
+  builder_.compute("te::cast_transpose", {RankTraceBuilder::view(x, {rows, cols})},
+                   {fp8, fp8_transposed}, KernelCategory::kOther,
+                   2.0 * static_cast<double>(rows * cols));
+  return fp8;
+}
+
+void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
+  if (!shapes_.fp8_linear)
+    return;
+  for (const TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
+    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1));
+}
+
+TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,
+                                       std::int64_t k, std::int64_t n) {
+  if (!shapes_.fp8_linear)
+    return mm(x, weight, m, k, n);
+  // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8).
+  return mm(cast_transpose(x, m, k), builder_.tensor({k, n}, DType::kFloat8), m, k, n);
+}
+
+TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
+                                         std::int64_t cols) {
+  return shapes_.fp8_linear ? cast_transpose(grad, rows, cols) : grad;
+}
+
+TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& weight,
+                                      std::int64_t tokens, std::int64_t out_width,
+                                      std::int64_t in_width) {
+  const TensorRef weight_t = shapes_.fp8_linear
+                                 ? builder_.tensor({out_width, in_width}, DType::kFloat8)
+                                 : RankTraceBuilder::view(weight, {out_width, in_width});
+  return mm(grad, weight_t, tokens, out_width, in_width);
+}
+
+void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad,
+                                   std::int64_t in_width, std::int64_t tokens,
+                                   std::int64_t out_width, bool cast_input) {
+  TensorRef input_t = input;
+  if (shapes_.fp8_linear) {
+    // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered.
+    input_t = cast_input ? cast_transpose(input, tokens, in_width)
+                         : builder_.tensor({in_width, tokens}, DType::kFloat8);
+  }
+  mm(input_t, grad, in_width, tokens, out_width);
 }
 
 TensorRef LayerEmitter::dropout(const TensorRef& x) {
@@ -171,15 +222,15 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   saved.x = x;
   saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
   TensorRef ln1_full = tp_gather(saved.ln1);
-  saved.qkv = mm(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
+  saved.qkv = linear_forward(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
   saved.context = attention_core_forward(saved.qkv);
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
-  TensorRef projected = mm(saved.context, weights.proj, tokens, context_width, h);
+  TensorRef projected = linear_forward(saved.context, weights.proj, tokens, context_width, h);
   TensorRef attention_out = dropout(tp_reduce(projected));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
   TensorRef ln2_full = tp_gather(saved.ln2);
-  saved.fc1 = mm(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
+  saved.fc1 = linear_forward(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
   const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
   if (shapes_.gated_ffn) {
     // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
@@ -190,7 +241,7 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   } else {
     saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
   }
-  TensorRef mlp = mm(saved.act, weights.fc2, tokens, shapes_.ffn_local, h);
+  TensorRef mlp = linear_forward(saved.act, weights.fc2, tokens, shapes_.ffn_local, h);
   TensorRef mlp_out = dropout(tp_reduce(mlp));
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
   return saved;
@@ -204,24 +255,34 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
                                             std::int64_t width) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
-  const TensorRef weight_t = RankTraceBuilder::view(weight, {width, h});
   auto norm_backward = [&](const TensorRef& grad_normed) {
     return elementwise("aten::native_layer_norm_backward",
                        {RankTraceBuilder::view(grad_normed, local_shape), hidden_local()},
                        local_shape, 12);
   };
-  if (overlap_tp_backward_) {
+  const TensorRef grad = backward_operand(grad_output, tokens, width);
+  const bool gathers = shapes_.sequence_parallel && tp_.size > 1;
+  if (overlap_.backward && tp_.size > 1) {
     // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
-    // reduction of the data gradient under the weight-gradient GEMM.
+    // reduction of the data gradient under the weight-gradient GEMM; each GEMM shares the
+    // GPU with the NCCL kernel beside it.
     TensorRef input_full = tp_gather(hidden_local());
-    TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
-    mm(input_full, grad_output, h, tokens, width);  // grad W = input^T dY
+    TensorRef grad_input_partial;
+    {
+      ContentionScope beside(builder_, gathers ? overlap_.comm_sms : 0);
+      grad_input_partial = data_gradient(grad, weight, tokens, width, h);
+    }
+    TensorRef grad_input = tp_reduce(grad_input_partial);
+    {
+      ContentionScope beside(builder_, overlap_.comm_sms);
+      weight_gradient(input_full, grad, h, tokens, width, gathers);
+    }
     return norm_backward(grad_input);
   }
   // Each collective ends before the next GEMM starts.
-  TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
+  TensorRef grad_input = tp_reduce(data_gradient(grad, weight, tokens, width, h));
   TensorRef grad_norm_input = norm_backward(grad_input);
-  mm(tp_gather(hidden_local()), grad_output, h, tokens, width);
+  weight_gradient(tp_gather(hidden_local()), grad, h, tokens, width, gathers);
   return grad_norm_input;
 }
 
@@ -236,11 +297,10 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   }
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   // MLP block.
-  TensorRef grad_mlp = tp_gather(dropout_backward(grad_output));
-  TensorRef grad_act = mm(grad_mlp, RankTraceBuilder::view(weights.fc2, {h, shapes_.ffn_local}),
-                          tokens, h, shapes_.ffn_local);
+  TensorRef grad_mlp = backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
+  TensorRef grad_act = data_gradient(grad_mlp, weights.fc2, tokens, h, shapes_.ffn_local);
   TensorRef act = activation({tokens, shapes_.ffn_local});
-  mm(act, grad_mlp, shapes_.ffn_local, tokens, h);  // grad W2 = act^T dY
+  weight_gradient(act, grad_mlp, shapes_.ffn_local, tokens, h, false);  // grad W2 = act^T dY
   const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
@@ -256,12 +316,10 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   TensorRef grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
-  TensorRef grad_attention = tp_gather(dropout_backward(grad_x1));
-  TensorRef grad_context =
-      mm(grad_attention, RankTraceBuilder::view(weights.proj, {h, context_width}), tokens, h,
-         context_width);
+  TensorRef grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);
+  TensorRef grad_context = data_gradient(grad_attention, weights.proj, tokens, h, context_width);
   TensorRef context = activation({tokens, context_width});
-  mm(context, grad_attention, context_width, tokens, h);  // grad Wo
+  weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
   TensorRef grad_qkv = attention_core_backward(grad_context);
   TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, shapes_.qkv_width);
   return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
@@ -309,7 +367,12 @@ TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
                                       {builder_.tensor({tokens, v}, DType::kFloat32),
                                        builder_.tensor({tokens, v}, DType::kFloat32)},
                                       {tokens, v}, 3);
-  return norm_input_backward(grad_logits, head_weight, v);
+  // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
+  const bool fp8_linear = shapes_.fp8_linear;
+  shapes_.fp8_linear = false;
+  TensorRef grad_input = norm_input_backward(grad_logits, head_weight, v);
+  shapes_.fp8_linear = fp8_linear;
+  return grad_input;
 }
 
 }  // namespace perfsim::generators::llm

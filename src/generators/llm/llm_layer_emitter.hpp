@@ -26,12 +26,20 @@ struct TensorParallelGroup {
   int size = 1;
 };
 
+// How the backward TP collectives meet the GEMMs beside them.
+struct TensorParallelOverlap {
+  // The collectives run under the GEMMs that do not need them (Megatron's asynchronous
+  // all-reduce / SP overlap); otherwise each is waited for.
+  bool backward = true;
+  // SMs the NCCL kernel holds while it runs (one CTA per channel); the GEMM under it gets the
+  // rest (attribute "contention_sms", applied by the kernel models). 0: contention-free.
+  int comm_sms = 0;
+};
+
 class LayerEmitter {
  public:
-  // overlap_tp_backward: the backward TP collectives run under the GEMMs that do not need
-  // them (Megatron's asynchronous all-reduce / SP overlap); otherwise each is waited for.
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
-               bool overlap_tp_backward, TensorParallelGroup tp, RankTraceBuilder& builder);
+               TensorParallelOverlap overlap, TensorParallelGroup tp, RankTraceBuilder& builder);
 
   // Fresh weight tensors for one layer (their ids stay the same for every micro-batch).
   LayerWeights make_weights();
@@ -43,6 +51,10 @@ class LayerEmitter {
   // Gradient of the layer output in, gradient of its input out; runs the recomputation the
   // recompute mode asks for first.
   TensorRef backward(const TensorRef& grad_output, const LayerWeights& weights);
+
+  // FP8 recipe: Transformer Engine casts each weight to FP8 (and its transpose) once per
+  // iteration, at the first micro-batch (is_first_microbatch); no-op without FP8.
+  void cast_weights_to_fp8(const LayerWeights& weights);
 
   // First stage: vocabulary-parallel embedding, then all-reduce (reduce-scatter with SP).
   TensorRef embedding_forward(const TensorRef& embedding_weight);
@@ -67,6 +79,22 @@ class LayerEmitter {
   TensorRef elementwise(const std::string& op, std::vector<TensorRef> inputs,
                         std::vector<std::int64_t> out_shape, double flops_per_element,
                         DType out_dtype = DType::kUnknown);
+  // A linear layer's GEMMs: y = x W (forward), dX = dY W^T (data gradient), dW = X^T dY
+  // (weight gradient). With FP8 the forward casts x first and every GEMM reads FP8 operands
+  // (E4M3 weights and inputs, E5M2 gradients); the output is bf16.
+  TensorRef linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,
+                           std::int64_t k, std::int64_t n);
+  // The gradient as the two backward GEMMs read it: itself, or (FP8) its E5M2 cast and the
+  // cast's transpose from one fused cast-transpose kernel.
+  TensorRef backward_operand(const TensorRef& grad, std::int64_t rows, std::int64_t cols);
+  TensorRef data_gradient(const TensorRef& grad, const TensorRef& weight, std::int64_t tokens,
+                          std::int64_t out_width, std::int64_t in_width);
+  // `cast_input`: with FP8, the input must be cast again (it was all-gathered in bf16).
+  void weight_gradient(const TensorRef& input, const TensorRef& grad, std::int64_t in_width,
+                       std::int64_t tokens, std::int64_t out_width, bool cast_input);
+  // Transformer Engine's fused cast + transpose + amax: reads the bf16 tensor once, writes
+  // the FP8 copy and its transpose; returns the copy.
+  TensorRef cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols);
   TensorRef dropout(const TensorRef& x);
   TensorRef dropout_backward(const TensorRef& grad);
   // TP collectives (no-ops when TP = 1). gather: [seq_local] -> [seq] with SP, identity
@@ -87,7 +115,7 @@ class LayerEmitter {
   LocalShapes shapes_;
   const TransformerConfig& model_;
   Recompute recompute_;
-  bool overlap_tp_backward_;
+  TensorParallelOverlap overlap_;
   TensorParallelGroup tp_;
   RankTraceBuilder& builder_;
 };

@@ -18,7 +18,8 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.gated_ffn = model.gated_ffn;
   shapes.fc1_width = model.gated_ffn ? 2 * shapes.ffn_local : shapes.ffn_local;
   shapes.vocab_local = padded_vocab(model, parallel) / parallel.tp;
-  shapes.dtype = model.dtype;
+  shapes.dtype = model.activation_dtype();
+  shapes.fp8_linear = model.fp8();
   return shapes;
 }
 

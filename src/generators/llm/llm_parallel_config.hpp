@@ -28,10 +28,20 @@ struct ParallelConfig {
                                     // params; 3: also all-gather params per layer
   Bytes bucket_bytes = 25'000'000;  // DDP gradient bucket (PyTorch bucket_cap_mb = 25)
   DType gradient_dtype = DType::kFloat32;  // Megatron reduces fp32 main grads
-  // Backward TP collectives overlap the GEMMs that do not need them (Megatron's asynchronous
-  // all-reduce) when true. Off by default: the engine models overlap as free of contention
-  // for SMs and HBM, and the Korthikanti et al. 2022 layer times (golden test) match waiting.
+  // Backward TP collectives overlap the GEMMs that do not need them when true, as Megatron-LM
+  // and Transformer Engine issue them (asynchronous data-gradient all-reduce under the
+  // weight-gradient GEMM; with SP the input all-gather under the data-gradient GEMM and the
+  // reduce-scatter under the weight-gradient GEMM), each GEMM slowed by the SMs the NCCL
+  // kernel holds (comm_sms). Off by default: with that contention the Korthikanti et al. 2022
+  // layer times without SP are still 9-16 % short (the collective itself would have to slow
+  // down beside the GEMM, which the collective model does not know), while waiting matches
+  // every row (tests/golden/llm_korthikanti_test.cpp prints both).
   bool overlap_tp_backward = false;
+  // SMs a NCCL collective kernel holds while it runs: one CTA per channel. NCCL builds 24 ring
+  // channels on an 8-GPU NVSwitch node (DGX A100: "Channel 23/24" in NCCL INFO logs, e.g.
+  // NVIDIA/nccl-tests#100, NVIDIA/nccl#578). A compute kernel overlapped with a collective
+  // runs on the remaining SMs (attribute "contention_sms"); 0 models overlap as free.
+  int comm_sms = 24;
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;

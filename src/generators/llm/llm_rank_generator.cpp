@@ -27,7 +27,8 @@ class StageGenerator {
         coordinates_(coordinates_of(parallel, rank)),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        emitter_(shapes_, model, parallel.recompute, parallel.overlap_tp_backward,
+        emitter_(shapes_, model, parallel.recompute,
+                 {parallel.overlap_tp_backward, parallel.comm_sms},
                  {tp_group_name(parallel, rank), parallel.tp}, builder),
         dp_group_(dp_group_name(parallel, rank)),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
@@ -70,6 +71,9 @@ class StageGenerator {
       builder_.set_layer(layer);
       if (zero3() && layer + 1 < layers.last)
         gather_layer(layer + 1);
+      // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
+      if (micro_batch == 0 || zero3())
+        emitter_.cast_weights_to_fp8(layer_weights(layer));
       x = emitter_.forward(x, layer_weights(layer));
     }
     builder_.set_layer(-1);
@@ -130,13 +134,14 @@ class StageGenerator {
                      KernelCategory::kOther, 2.0 * static_cast<double>(n));
     builder_.compute("aten::addcdiv_", {parameters, exp_avg, exp_avg_sq}, {parameters},
                      KernelCategory::kOther, 3.0 * static_cast<double>(n));
-    builder_.compute("aten::copy_", {builder_.tensor({n}, model_.dtype), parameters}, {},
-                     KernelCategory::kMemory, 0);
+    builder_.compute("aten::copy_", {builder_.tensor({n}, model_.activation_dtype()), parameters},
+                     {}, KernelCategory::kMemory, 0);
     if (parallel_.dp > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2)) {
       for (std::int64_t bucket_elements : bucket_elements_) {
         const std::int64_t shard = ceil_div(bucket_elements, parallel_.dp);
-        dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.dtype),
-                      builder_.tensor({shard * parallel_.dp}, model_.dtype));
+        dp_collective(CollectiveKind::kAllGather,
+                      builder_.tensor({shard}, model_.activation_dtype()),
+                      builder_.tensor({shard * parallel_.dp}, model_.activation_dtype()));
       }
     }
   }
@@ -166,8 +171,9 @@ class StageGenerator {
   // ZeRO-3: the layer's parameters, all-gathered over DP for this use.
   void gather_layer(int layer) {
     const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
-    const TensorRef full = builder_.tensor({shard * parallel_.dp}, model_.dtype);
-    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.dtype), full);
+    const TensorRef full = builder_.tensor({shard * parallel_.dp}, model_.activation_dtype());
+    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+                  full);
     gathered_[layer] = emitter_.weights_in(full);
   }
 
@@ -239,7 +245,7 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
     throw InputError("<parallel>", "rank",
                      "rank " + std::to_string(rank) + " is outside the world of " +
                          std::to_string(parallel.world_size()));
-  RankTraceBuilder builder(rank, parallel.world_size(), model.dtype);
+  RankTraceBuilder builder(rank, parallel.world_size(), model.activation_dtype());
   Trace& trace = builder.trace();
   trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) + " pp" +
                  std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp) + " rank " +

@@ -3,6 +3,7 @@
 // its input and output tensors (shapes and dtypes, so a kernel model can price it) and one
 // kernel whose duration is left to the KernelDurationSource; a communication op with its
 // CommInfo and one kernel on its group's stream.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,6 +55,10 @@ class RankTraceBuilder {
   void set_context(std::string phase, int micro_batch, int layer);
   void set_phase(std::string phase) { phase_ = std::move(phase); }
   void set_layer(int layer) { layer_ = layer; }
+  // Compute ops appended from now on run beside a communication kernel holding this many SMs
+  // (attribute "contention_sms"; 0: none). The kernel models slow them accordingly.
+  void set_contention_sms(int sms) { contention_sms_ = sms; }
+  int contention_sms() const { return contention_sms_; }
 
   Trace& trace() { return trace_; }
   Trace take();
@@ -68,6 +73,24 @@ class RankTraceBuilder {
   std::string phase_;
   int micro_batch_ = -1;
   int layer_ = -1;
+  int contention_sms_ = 0;
+};
+
+// Marks the compute ops appended during its lifetime as running beside a communication
+// kernel of `sms` SMs (the larger of this and an enclosing mark).
+class ContentionScope {
+ public:
+  ContentionScope(RankTraceBuilder& builder, int sms)
+      : builder_(builder), previous_(builder.contention_sms()) {
+    builder_.set_contention_sms(std::max(previous_, sms));
+  }
+  ~ContentionScope() { builder_.set_contention_sms(previous_); }
+  ContentionScope(const ContentionScope&) = delete;
+  ContentionScope& operator=(const ContentionScope&) = delete;
+
+ private:
+  RankTraceBuilder& builder_;
+  int previous_;
 };
 
 }  // namespace perfsim::generators::llm

@@ -59,11 +59,38 @@ std::string group_kind(const std::string& group) {
     return "data parallel";
   if (group.rfind("p2p:", 0) == 0)
     return "pipeline (p2p)";
+  if (group.rfind("pp/", 0) == 0)
+    return "pipeline group (grad norm)";
   return group.empty() ? "world" : group;
 }
 
+// Per-iteration work outside the transformer layers, each a line of the report: the compute
+// time of the ops of that phase (the slowest of this process's ranks).
+struct OutsideLayers {
+  std::map<std::string, double> compute_us;  // "loss", "grad-clip", "optimizer"
+};
+
+// Sums the kernel-model time of the compute ops of each phase of `trace` into `into`, keeping
+// the largest over ranks.
+void add_outside_layers(const Trace& trace, const KernelDurationSource& kernels,
+                        OutsideLayers& into) {
+  std::map<std::string, double> rank_us;
+  for (const Op& op : trace.ops) {
+    const Attribute* phase = op.find_attribute("phase");
+    if (op.comm || !phase)
+      continue;
+    const std::string& name = std::get<std::string>(phase->value);
+    if (name != "loss" && name != "grad-clip" && name != "optimizer")
+      continue;
+    for (const Kernel& kernel : op.kernels)
+      rank_us[name] += kernels.kernel_duration_us(op, kernel);
+  }
+  for (const auto& [name, us] : rank_us)
+    into.compute_us[name] = std::max(into.compute_us[name], us);
+}
+
 std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
-                       const memory::DeviceMemory& device_memory,
+                       const memory::DeviceMemory& device_memory, const OutsideLayers& outside,
                        std::span<const RankResult> results) {
   const llm::TransformerConfig& model = scenario.model;
   const llm::ParallelConfig& parallel = scenario.parallel;
@@ -87,7 +114,16 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
                                " fewer SMs)"
                          : "waited for") +
          "; DP gradient reduction " +
-         (parallel.dp > 1 ? "bucketed under the last micro-batch's backward" : "none (DP 1)") +
+         (parallel.dp == 1 ? std::string("none (DP 1)")
+          : parallel.overlap_grad_reduce
+              ? format("in %.0f MB buckets under the last micro-batch's backward",
+                       static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
+              : std::string("after the backward")) +
+         (parallel.dp > 1 && (parallel.zero_stage == 1 || parallel.zero_stage == 2)
+              ? std::string("; parameter all-gather ") + (parallel.overlap_param_gather
+                                                              ? "under the first forward"
+                                                              : "after the optimizer step")
+              : std::string()) +
          "\n";
   out += format("  iteration time      %.2f ms\n", summary.iteration_us / 1000);
   out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
@@ -128,6 +164,19 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
         100 * summary.bubble_mean_us / summary.iteration_us);
     out += format("; 1F1B ideal (P-1)/(V M+P-1) = %.1f %%\n", 100 * ideal);
   }
+  out +=
+      "  outside the layers (compute time, slowest rank of this process; their collectives "
+      "are in the group lines above):\n";
+  auto outside_line = [&](const char* label, const char* phase) {
+    const auto it = outside.compute_us.find(phase);
+    char line[160];
+    std::snprintf(line, sizeof(line), "    %-36s %10.3f ms\n", label,
+                  (it == outside.compute_us.end() ? 0.0 : it->second) / 1000);
+    out += line;
+  };
+  outside_line("loss (cross entropy, last stage)", "loss");
+  outside_line("gradient clipping (norm, scale)", "grad-clip");
+  outside_line("optimizer step (multi-tensor Adam)", "optimizer");
   // Out of memory does not stop the simulation: the time says what the layout would give.
   const memory::LlmMemoryEstimate estimate =
       memory::estimate_llm_memory(model, parallel, device_memory);
@@ -197,8 +246,19 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--recompute", options.recompute, "LLM: activation recomputation")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   sub.add_option("--zero", options.zero_stage, "LLM: ZeRO stage 0..3")->check(CLI::Range(0, 3));
-  sub.add_option("--bucket-mb", options.bucket_mb, "LLM: gradient bucket size, MB (1e6 bytes)")
-      ->check(CLI::PositiveNumber);
+  sub.add_option("--bucket-mb", options.bucket_mb,
+                 "LLM: gradient bucket size with --overlap-grad-reduce, MB (1e6 bytes); default "
+                 "Megatron's max(40e6, 1e6 x DP) parameters")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
+               "LLM: reduce gradients in buckets under the last micro-batch's backward "
+               "(Megatron --overlap-grad-reduce; default: after the backward)");
+  sub.add_flag("--distributed-optimizer", options.distributed_optimizer,
+               "LLM: Megatron's distributed optimizer: gradients reduce-scattered, optimizer "
+               "state sharded over DP, parameters all-gathered (ZeRO 1)");
+  sub.add_flag("--overlap-param-gather", options.overlap_param_gather,
+               "LLM: with the distributed optimizer (ZeRO 1/2), all-gather the parameters under "
+               "the next forward (Megatron --overlap-param-gather)");
   sub.add_option("--make-vocab-size-divisible-by", options.vocab_divisible_by,
                  "LLM: pad the vocabulary to a multiple of this x TP, as Megatron does (default "
                  "128)")
@@ -251,8 +311,11 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;
   parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
-  parallel.zero_stage = options.zero_stage;
+  parallel.zero_stage =
+      options.distributed_optimizer ? std::max(1, options.zero_stage) : options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
+  parallel.overlap_grad_reduce = options.overlap_grad_reduce;
+  parallel.overlap_param_gather = options.overlap_param_gather;
   parallel.overlap_tp_backward = options.tp_overlap;
   parallel.comm_sms = options.comm_sms;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
@@ -312,8 +375,10 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
       inputs, {scenario.topology, scenario.device_json, scenario.device_source,
                scenario.assets_path, std::move(groups)});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
+  OutsideLayers outside;
   for (int rank : local_ranks) {
     const Trace trace = llm::generate_llm_rank(model, parallel, rank);
+    add_outside_layers(trace, *inputs.kernel_source, outside);
     inputs.programs.push_back(
         engine::build_rank_program(trace, rank, parallel.world_size(), sources));
   }
@@ -328,8 +393,9 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   // FP8 recipe runs only the linear-layer GEMMs at the FP8 rate.
   const double peak = device.gemm_peak_flops_per_s(model.activation_dtype());
   const memory::DeviceMemory device_memory = memory::device_memory_of(device);
-  inputs.extra_report = [scenario, peak, device_memory](std::span<const RankResult> results) {
-    return llm_report(scenario, peak, device_memory, results);
+  inputs.extra_report = [scenario, peak, device_memory,
+                         outside](std::span<const RankResult> results) {
+    return llm_report(scenario, peak, device_memory, outside, results);
   };
   return inputs;
 }

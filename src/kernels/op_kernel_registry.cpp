@@ -524,6 +524,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::sum"] = reduction_rule;
     t["aten::cumsum"] = elementwise(1);
     t["aten::mean"] = reduction_rule;
+    t["aten::linalg_vector_norm"] = reduction_rule;
     // Attention
     t["aten::_scaled_dot_product_flash_attention"] = attention_rule(false);
     t["aten::_scaled_dot_product_efficient_attention"] = attention_rule(false);

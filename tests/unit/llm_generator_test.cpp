@@ -275,23 +275,26 @@ TEST(LlmGenerator, TensorParallelTraceClosedForms) {
     const bool first = co.pp == 0, last = co.pp == 1;
     auto totals = totals_by_group_kind(trace);
     // TP without SP: two all-reduces per layer forward, two backward; the embedding's one
-    // (first stage); three cross-entropy reductions and the head's input gradient (last).
-    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0));
+    // (first stage); three cross-entropy reductions and the head's input gradient (last);
+    // once per iteration the gradient norm's square (one fp32).
+    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0)) + 1;
     EXPECT_EQ(totals["tp"].counts[CollectiveKind::kAllReduce], tp_all_reduces);
     EXPECT_EQ(totals["tp"].bytes_in[CollectiveKind::kAllReduce],
               m * ((4 * layers + (first ? 1 : 0) + (last ? 1 : 0)) * hidden_bytes +
-                   (last ? 3 * token_bytes : 0)));
+                   (last ? 3 * token_bytes : 0)) +
+                  4);
     EXPECT_EQ(totals["tp"].counts.count(CollectiveKind::kAllGather), 0u);
     // PP: one activation and one gradient per micro-batch across each stage boundary.
     EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kSend], m);
     EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kRecv], m);
     EXPECT_EQ(totals["p2p"].bytes_in[CollectiveKind::kSend], m * hidden_bytes);
-    // DP: the stage's fp32 gradients in 25 MB buckets (rounded up to a multiple of DP).
+    // DP: the stage's fp32 gradients in one all-reduce after the backward (no
+    // overlap_grad_reduce), rounded up to a multiple of DP.
     const std::int64_t tp_layer = 256 * (3 * 128) + 128 * 256 + 256 * 512 + 512 * 256 + 2 * 256;
     const std::int64_t params =
         layers * tp_layer + (first ? 1024 * 256 : 0) + (last ? 1024 * 256 + 256 : 0);
     const int buckets = totals["dp"].counts[CollectiveKind::kAllReduce];
-    EXPECT_GE(buckets, 1);
+    EXPECT_EQ(buckets, 1);
     EXPECT_GE(totals["dp"].bytes_in[CollectiveKind::kAllReduce], params * 4);
     EXPECT_LT(totals["dp"].bytes_in[CollectiveKind::kAllReduce], params * 4 + buckets * 2 * 4);
     // GEMM op counts: 4 mm + 2 bmm per layer forward, twice that backward; the logits' mm
@@ -320,7 +323,7 @@ TEST(LlmGenerator, SequenceParallelSwapsAllReducesForGatherAndScatter) {
     // forward, 1 AG backward; head: 1 AG forward, 1 AG and 1 RS backward, 3 small all-reduces.
     EXPECT_EQ(totals.counts[CollectiveKind::kAllGather], m * (6 * layers + 3));
     EXPECT_EQ(totals.counts[CollectiveKind::kReduceScatter], m * (4 * layers + 2));
-    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3);
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3 + 1);
     EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllGather], m * (6 * layers + 3) * local_bytes);
     EXPECT_EQ(totals.bytes_in[CollectiveKind::kReduceScatter],
               m * (4 * layers + 2) * local_bytes * 4);
@@ -358,7 +361,9 @@ TEST(LlmGenerator, ZeroStagesReduceScatterAndGather) {
     expect_gemm_flops(c, traces);
     expect_collectives_match(traces);
     auto totals = totals_by_group_kind(traces[0])["dp"];
-    EXPECT_EQ(totals.counts.count(CollectiveKind::kAllReduce), 0u) << "ZeRO " << stage;
+    // The only DP all-reduce: the gradient norm's square over the sharded gradients.
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], 1) << "ZeRO " << stage;
+    EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllReduce], 4) << "ZeRO " << stage;
     EXPECT_GT(totals.counts[CollectiveKind::kReduceScatter], 0) << "ZeRO " << stage;
     EXPECT_GT(totals.counts[CollectiveKind::kAllGather], 0) << "ZeRO " << stage;
     if (stage == 3) {
@@ -439,7 +444,9 @@ TEST(LlmGenerator, InterleavedScheduleShrinksTheBubble) {
 
 TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
   TransformerConfig model = tiny_gpt();
-  GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000}};
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000};
+  parallel.overlap_grad_reduce = true;
+  GeneratedCase c{model, parallel};
   const auto traces = generate_all(c);
   const auto results = simulate(traces, 10, 50);
   // 1 MB buckets: the head's gradients, one per layer (3.1 MB each), the embedding's. Each
@@ -450,6 +457,76 @@ TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
   EXPECT_EQ(dp.collectives, 10);
   EXPECT_NEAR(dp.time_us, 10 * 50, 1e-6);
   EXPECT_NEAR(dp.exposed_us, 2 * 50, 1e-6);
+}
+
+TEST(LlmGenerator, GradientReductionAfterTheBackwardIsExposed) {
+  // Megatron's default (no --overlap-grad-reduce): the stage's gradients in one all-reduce
+  // after the schedule; the optimizer waits for all of it (50 us), where with overlap only
+  // the two buckets posted after the last layer are exposed (DataParallelBuckets... above).
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2};
+  GeneratedCase c{tiny_gpt(), parallel};
+  const auto traces = generate_all(c);
+  const auto results = simulate(traces, 10, 50);
+  const auto& dp = results[0].groups.at(dp_group_name(c.parallel, 0));
+  EXPECT_EQ(dp.collectives, 1);
+  EXPECT_NEAR(dp.exposed_us, 50, 1e-6);
+  int in_grad_sync = 0;
+  for (const Op& op : traces[0].ops) {
+    if (op.comm && op.comm->process_group == dp_group_name(c.parallel, 0)) {
+      EXPECT_EQ(std::get<std::string>(attribute(op, "phase")->value), "grad-sync");
+      ++in_grad_sync;
+    }
+  }
+  EXPECT_EQ(in_grad_sync, 1);
+}
+
+TEST(LlmGenerator, ParameterGatherMovesUnderTheFirstForward) {
+  for (bool overlap : {false, true}) {
+    ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+    parallel.overlap_param_gather = overlap;
+    const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
+    std::size_t first_forward = 0, last_gather = 0, first_gather = trace.ops.size();
+    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      const Op& op = trace.ops[i];
+      const Attribute* phase = attribute(op, "phase");
+      if (!first_forward && phase && std::get<std::string>(phase->value) == "forward")
+        first_forward = i;
+      if (op.comm && op.comm->kind == CollectiveKind::kAllGather) {
+        first_gather = std::min(first_gather, i);
+        last_gather = i;
+      }
+    }
+    if (overlap) {
+      EXPECT_LT(last_gather, first_forward);
+    } else {
+      EXPECT_GT(first_gather, first_forward);
+    }
+  }
+}
+
+TEST(LlmGenerator, GradientClippingAndOptimizerStepOverTheShard) {
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 4, .zero_stage = 1};
+  const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
+  // Parameters of the single stage: 8 layers, embedding and head (2048 x 256 each), final
+  // norm; the ZeRO-1 shard is a quarter of them.
+  const std::int64_t layer = 256 * 768 + 256 * 256 + 256 * 1024 + 1024 * 256 + 2 * 256;
+  const std::int64_t shard = (8 * layer + 2 * 2048 * 256 + 256 + 3) / 4;
+  int clip_kernels = 0, adam_kernels = 0;
+  for (const Op& op : trace.ops) {
+    const Attribute* phase = attribute(op, "phase");
+    const std::string name = phase ? std::get<std::string>(phase->value) : "";
+    if (name == "grad-clip" && !op.comm) {
+      ++clip_kernels;
+      EXPECT_EQ(op.inputs.at(0).numel, shard) << op.name;
+      EXPECT_EQ(op.inputs.at(0).bytes(), shard * 4) << op.name;  // fp32 main grads
+    }
+    if (name == "optimizer" && !op.comm && op.name != "aten::copy_") {
+      ++adam_kernels;
+      EXPECT_EQ(op.outputs.at(0).numel, shard) << op.name;
+    }
+  }
+  EXPECT_EQ(clip_kernels, 2);  // the norm, the scaling
+  EXPECT_EQ(adam_kernels, 3);  // the three multi-tensor Adam passes
 }
 
 }  // namespace

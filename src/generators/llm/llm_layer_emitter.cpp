@@ -348,9 +348,13 @@ void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   TensorRef normed = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
   TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, shapes_.vocab_local);
+  // The loss: its own phase, so the report can show it as a line of its own.
+  builder_.set_phase("loss");
   elementwise("aten::_log_softmax", {logits}, {tokens, shapes_.vocab_local}, 5, DType::kFloat32);
-  if (tp_.size == 1)
+  if (tp_.size == 1) {
+    builder_.set_phase("forward");
     return;
+  }
   // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials per token.
   for (int reduction = 0; reduction < 3; ++reduction) {
     TensorRef per_token = builder_.tensor({tokens}, DType::kFloat32);
@@ -359,6 +363,7 @@ void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight
         per_token);
     elementwise("aten::sub", {per_token}, {tokens}, 1, DType::kFloat32);
   }
+  builder_.set_phase("forward");
 }
 
 TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {

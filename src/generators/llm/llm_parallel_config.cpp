@@ -71,8 +71,8 @@ int micro_batches_per_iteration(const TransformerConfig& model, const ParallelCo
 }
 
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel) {
-  const long multiple = static_cast<long>(std::max(1, parallel.vocab_divisible_by)) *
-                        std::max(1, parallel.tp);
+  const long multiple =
+      static_cast<long>(std::max(1, parallel.vocab_divisible_by)) * std::max(1, parallel.tp);
   return (model.vocab + multiple - 1) / multiple * multiple;
 }
 
@@ -104,8 +104,8 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));
-  if (parallel.bucket_bytes <= 0)
-    throw InputError(kParallel, "bucket_bytes", "must be positive");
+  if (parallel.bucket_bytes < 0)
+    throw InputError(kParallel, "bucket_bytes", "must be positive (0: Megatron's default)");
   const int micro = micro_batch_size(model, parallel);
   require_divisible(global_batch_size(model, parallel), static_cast<long>(micro) * parallel.dp,
                     "global_batch", "global batch");

@@ -3,6 +3,7 @@
 // Ranks are laid out the way Megatron-LM lays them out (order tp-dp-pp): tensor parallel
 // innermost, so a TP group is TP consecutive ranks inside one node; data parallel next; pipeline
 // stages outermost:  rank = tp_rank + TP * (dp_rank + DP * pp_rank).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,21 @@ struct ParallelConfig {
   int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
   Recompute recompute = Recompute::kNone;
-  int zero_stage = 0;               // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
-                                    // params; 3: also all-gather params per layer
-  Bytes bucket_bytes = 25'000'000;  // DDP gradient bucket (PyTorch bucket_cap_mb = 25)
+  int zero_stage = 0;  // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
+                       // params; 3: also all-gather params per layer
+  // Data-parallel gradient reduction as Megatron-LM's DistributedDataParallel runs it.
+  // overlap_grad_reduce (--overlap-grad-reduce, default off in Megatron-LM): gradients are
+  // reduced in buckets during the backward pass of the last micro-batch, each bucket posted
+  // as soon as its layers' gradients exist; the compute ops until the next bucket is posted
+  // run beside it (contention, comm_sms). Off: each model chunk's gradients are reduced in
+  // one collective after the pipeline schedule (Megatron's finish_grad_sync).
+  bool overlap_grad_reduce = false;
+  // With overlap: the bucket size; 0 is Megatron's default, max(40e6, 1e6 x DP) parameters.
+  Bytes bucket_bytes = 0;
+  // ZeRO 1/2 (Megatron's --use-distributed-optimizer is ZeRO 1): the updated parameters are
+  // all-gathered after the optimizer step, or with overlap_param_gather at the start of the
+  // next iteration's forward (modelled at the start of this one, under the first forward).
+  bool overlap_param_gather = false;
   DType gradient_dtype = DType::kFloat32;  // Megatron reduces fp32 main grads
   // Backward TP collectives overlap the GEMMs that do not need them when true, as Megatron-LM
   // and Transformer Engine issue them (asynchronous data-gradient all-reduce under the
@@ -49,6 +62,13 @@ struct ParallelConfig {
   int global_batch = 0;  // 0: the model file's
 
   int world_size() const { return tp * pp * dp; }
+  // bucket_bytes, or Megatron's default for `gradient_dtype` when it is 0.
+  Bytes effective_bucket_bytes() const {
+    if (bucket_bytes > 0)
+      return bucket_bytes;
+    const Bytes parameters = std::max<Bytes>(40'000'000, Bytes{1'000'000} * dp);
+    return parameters * element_bytes(gradient_dtype);
+  }
 };
 
 struct RankCoordinates {

@@ -92,10 +92,13 @@ class StageGenerator {
       add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
     if (zero3())
       gather_layer(layers.last - 1);
+    dp_in_flight_ = false;
     for (int layer = layers.last - 1; layer >= layers.first; --layer) {
       builder_.set_layer(layer);
       if (zero3() && layer - 1 >= layers.first)
         gather_layer(layer - 1);
+      // A bucket posted earlier in this pass is reduced beside this layer's kernels.
+      ContentionScope beside(builder_, dp_in_flight_ ? parallel_.comm_sms : 0);
       grad = emitter_.backward(grad, layer_weights(layer));
       if (zero3())
         reduce_scatter_layer(reduce_now);
@@ -108,15 +111,75 @@ class StageGenerator {
       if (reduce_now)
         add_gradients(shapes_.embedding_parameters());
     }
-    if (reduce_now)
-      flush_bucket();
+    if (reduce_now) {
+      if (parallel_.overlap_grad_reduce)
+        flush_bucket();
+      else
+        defer_bucket();
+    }
     return grad;
+  }
+
+  // Without overlap_grad_reduce: each chunk's gradients in one collective after the schedule.
+  void finish_grad_sync() {
+    builder_.set_context("grad-sync", -1, -1);
+    for (std::int64_t elements : deferred_elements_) {
+      pending_elements_ = elements;
+      flush_bucket();
+    }
+    deferred_elements_.clear();
+  }
+
+  // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets
+  // under the first forward (ZeRO 1/2 with DP > 1).
+  void gather_parameters_for_forward() {
+    if (!gathers_parameters() || !parallel_.overlap_param_gather)
+      return;
+    builder_.set_context("param-gather", -1, -1);
+    const std::int64_t bucket = std::max<std::int64_t>(
+        1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
+    for (std::int64_t left = stage_parameters(); left > 0; left -= bucket) {
+      const std::int64_t shard = ceil_div(std::min(left, bucket), parallel_.dp);
+      dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+                    builder_.tensor({shard * parallel_.dp}, model_.activation_dtype()));
+    }
+  }
+
+  // Megatron's clip_grad_norm_fp32: the L2 norm of the local gradients (the shard with ZeRO),
+  // its square summed over the model-parallel ranks (and DP with a sharded optimizer) by
+  // all-reduces of one fp32 value, then the gradients scaled by the clip coefficient.
+  void clip_gradients() {
+    builder_.set_context("grad-clip", -1, -1);
+    const std::int64_t n = optimizer_elements();
+    const TensorRef gradients = builder_.tensor({n}, parallel_.gradient_dtype);
+    const TensorRef norm = builder_.tensor({1}, DType::kFloat32);
+    builder_.compute("aten::linalg_vector_norm", {gradients}, {norm}, KernelCategory::kOther,
+                     2.0 * static_cast<double>(n));
+    auto sum_over = [&](const std::string& group, int size) {
+      if (size > 1)
+        builder_.communicate({CollectiveKind::kAllReduce, group, size, -1, kDataParallelStream},
+                             norm, norm);
+    };
+    sum_over(tp_group_name(parallel_, rank_), parallel_.tp);
+    sum_over(pp_group_name(parallel_, rank_), parallel_.pp);
+    if (parallel_.zero_stage >= 1)
+      sum_over(dp_group_, parallel_.dp);
+    builder_.compute("aten::mul_", {gradients, norm}, {gradients}, KernelCategory::kOther,
+                     static_cast<double>(n));
+  }
+
+  std::int64_t optimizer_elements() const {
+    const std::int64_t local = stage_parameters();
+    return parallel_.zero_stage >= 1 ? ceil_div(local, parallel_.dp) : local;
+  }
+
+  bool gathers_parameters() const {
+    return parallel_.dp > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2);
   }
 
   void optimizer_step() {
     builder_.set_context("optimizer", -1, -1);
-    const std::int64_t local = stage_parameters();
-    const std::int64_t n = parallel_.zero_stage >= 1 ? ceil_div(local, parallel_.dp) : local;
+    const std::int64_t n = optimizer_elements();
     const DType master = DType::kFloat32;
     std::vector<TensorRef> grads = optimizer_gradients_;
     if (grads.empty())
@@ -136,7 +199,8 @@ class StageGenerator {
                      KernelCategory::kOther, 3.0 * static_cast<double>(n));
     builder_.compute("aten::copy_", {builder_.tensor({n}, model_.activation_dtype()), parameters},
                      {}, KernelCategory::kMemory, 0);
-    if (parallel_.dp > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2)) {
+    if (gathers_parameters() && !parallel_.overlap_param_gather) {
+      builder_.set_phase("param-gather");
       for (std::int64_t bucket_elements : bucket_elements_) {
         const std::int64_t shard = ceil_div(bucket_elements, parallel_.dp);
         dp_collective(CollectiveKind::kAllGather,
@@ -190,8 +254,16 @@ class StageGenerator {
     if (parallel_.dp == 1)
       return;
     pending_elements_ += elements;
-    if (pending_elements_ * element_bytes(parallel_.gradient_dtype) >= parallel_.bucket_bytes)
+    if (parallel_.overlap_grad_reduce &&
+        pending_elements_ * element_bytes(parallel_.gradient_dtype) >=
+            parallel_.effective_bucket_bytes())
       flush_bucket();
+  }
+
+  void defer_bucket() {
+    if (parallel_.dp > 1 && pending_elements_ > 0)
+      deferred_elements_.push_back(pending_elements_);
+    pending_elements_ = 0;
   }
 
   void flush_bucket() {
@@ -200,6 +272,7 @@ class StageGenerator {
     const std::int64_t elements = ceil_div(pending_elements_, parallel_.dp) * parallel_.dp;
     pending_elements_ = 0;
     const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
+    dp_in_flight_ = true;
     if (parallel_.zero_stage == 0) {
       dp_collective(CollectiveKind::kAllReduce, bucket, bucket);
       optimizer_gradients_.push_back(bucket);
@@ -228,6 +301,8 @@ class StageGenerator {
   std::int64_t pending_elements_ = 0;
   std::vector<TensorRef> optimizer_gradients_;
   std::vector<std::int64_t> bucket_elements_;
+  std::vector<std::int64_t> deferred_elements_;
+  bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
 };
 
 }  // namespace
@@ -260,6 +335,7 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
           ? interleaved_schedule(coordinates.pp, parallel.pp, parallel.virtual_stages,
                                  micro_batches)
           : one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches);
+  stage.gather_parameters_for_forward();
   for (const PipelineStep& step : steps) {
     const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch
     builder.set_context(std::string(pipeline_action_name(step.action)), step.micro_batch, -1);
@@ -306,6 +382,8 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
         break;
     }
   }
+  stage.finish_grad_sync();
+  stage.clip_gradients();
   stage.optimizer_step();
   return builder.take();
 }

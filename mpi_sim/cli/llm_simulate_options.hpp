@@ -1,6 +1,7 @@
 #pragma once
 // `perfsim simulate --model ...`: a generated LLM training iteration instead of traces.
 #include <string>
+#include <vector>
 
 namespace perfsim::cli {
 
@@ -9,9 +10,10 @@ struct LlmSimulateOptions {
   int tp = 1;
   int pp = 1;
   int dp = 1;
-  int virtual_stages = 1;  // interleaved 1F1B when > 1
-  int micro_batch = 0;     // 0: the model file's
-  int global_batch = 0;    // 0: the model file's
+  int virtual_stages = 1;      // interleaved 1F1B when > 1
+  std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
+  int micro_batch = 0;         // 0: the model file's
+  int global_batch = 0;        // 0: the model file's
   bool sequence_parallel = false;
   std::string recompute = "none";
   int zero_stage = 0;

@@ -236,6 +236,11 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: model chunks per pipeline rank (interleaved 1F1B when > 1)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--dp", options.dp, "LLM: data-parallel degree")->check(CLI::PositiveNumber);
+  sub.add_option("--pp-layers", options.pp_layers,
+                 "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
+                 "(one per stage, summing to the model's layers; no interleaving)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--global-batch", options.global_batch,
@@ -307,6 +312,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.pp = options.pp;
   parallel.dp = options.dp;
   parallel.virtual_stages = options.virtual_stages;
+  parallel.pp_layers = options.pp_layers;
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;

@@ -122,6 +122,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--pp", parallel.pp, "pipeline stages p");
   add("--dp", parallel.dp, "data-parallel size");
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
+  add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
+      ->delimiter(',');
   add("--zero", parallel.zero_stage, "ZeRO stage 0..3");
   add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
       ->needs(model_file);

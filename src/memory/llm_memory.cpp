@@ -111,7 +111,6 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
   const double sbh =
       static_cast<double>(model.seq_len) * llm::micro_batch_size(model, parallel) * h;
   const double v = static_cast<double>(llm::padded_vocab(model, parallel));
-  const int layers_per_stage = model.layers / p;
   const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
   const double interleave =
       parallel.virtual_stages > 1
@@ -124,6 +123,7 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
   for (int stage = 0; stage < p; ++stage) {
     StageMemory memory;
     memory.stage = stage;
+    const int layers_per_stage = llm::layers_of_stage(model, parallel, stage);
     memory.layers = layers_per_stage;
     const double in_flight = std::min(p - stage, micro_batches);
     memory.microbatches_in_flight = in_flight * interleave;

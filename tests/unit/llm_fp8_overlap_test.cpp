@@ -168,5 +168,22 @@ TEST(LlmFp8Memory, KeepsBf16StatePlusFp8WeightCopies) {
   }
 }
 
+TEST(LlmMemory, UnevenStagesHoldTheirOwnLayers) {
+  ParallelConfig parallel{.tp = 1, .pp = 2, .dp = 1};
+  parallel.pp_layers = {3, 5};
+  memory::DeviceMemory device;
+  device.capacity_bytes = 80'000'000'000;
+  const auto estimate = memory::estimate_llm_memory(tiny_gpt(DType::kBFloat16), parallel, device);
+  EXPECT_EQ(estimate.stages[0].layers, 3);
+  EXPECT_EQ(estimate.stages[1].layers, 5);
+  // Stage 1 holds 2 layers' parameters more than an even split's 4 - 1: compare per layer.
+  const double per_layer = memory::parameters_per_layer(tiny_gpt(DType::kBFloat16), parallel);
+  ParallelConfig even = parallel;
+  even.pp_layers.clear();
+  const auto even_estimate = memory::estimate_llm_memory(tiny_gpt(DType::kBFloat16), even, device);
+  EXPECT_NEAR(estimate.stages[1].parameter_count - even_estimate.stages[1].parameter_count,
+              per_layer, 1e-6);
+}
+
 }  // namespace
 }  // namespace perfsim::generators::llm

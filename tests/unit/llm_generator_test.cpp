@@ -529,5 +529,27 @@ TEST(LlmGenerator, GradientClippingAndOptimizerStepOverTheShard) {
   EXPECT_EQ(adam_kernels, 3);  // the three multi-tensor Adam passes
 }
 
+TEST(LlmGenerator, UnevenPipelineStages) {
+  ParallelConfig parallel{.tp = 1, .pp = 2, .dp = 1};
+  parallel.pp_layers = {3, 5};
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 0).first, 0);
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 0).last, 3);
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 1).first, 3);
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 1).last, 8);
+  // 16 micro-batches; 12 GEMMs per layer and micro-batch, the head's 3 on the last stage.
+  for (int stage = 0; stage < 2; ++stage) {
+    const Trace trace = generate_llm_rank(tiny_gpt(), parallel, stage);
+    int mm = 0;
+    for (const Op& op : trace.ops)
+      mm += op.name == "aten::mm";
+    EXPECT_EQ(
+        mm, 16 * (12 * parallel.pp_layers[static_cast<std::size_t>(stage)] + (stage == 1 ? 3 : 0)));
+  }
+  parallel.pp_layers = {3, 4};
+  EXPECT_THROW(validate(tiny_gpt(), parallel), InputError);
+  parallel.pp_layers = {8};
+  EXPECT_THROW(validate(tiny_gpt(), parallel), InputError);
+}
+
 }  // namespace
 }  // namespace perfsim::generators::llm

@@ -58,6 +58,10 @@ struct ParallelConfig {
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;
+  // Layers of each pipeline stage when they do not divide evenly (--pp-layers 7,9,...,7; one
+  // entry per stage, summing to the model's layers; only without interleaving). Empty: an
+  // equal share each.
+  std::vector<int> pp_layers = {};
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 
@@ -85,6 +89,9 @@ int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates);
 int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
 int global_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
 int micro_batches_per_iteration(const TransformerConfig& model, const ParallelConfig& parallel);
+
+// Transformer layers of pipeline stage `stage` (pp_layers, or an equal share).
+int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parallel, int stage);
 
 // The vocabulary after Megatron's padding: the smallest multiple of vocab_divisible_by x TP that
 // is at least model.vocab.

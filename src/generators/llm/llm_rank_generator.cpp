@@ -309,6 +309,12 @@ class StageGenerator {
 
 LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
                         int chunk) {
+  if (!parallel.pp_layers.empty()) {
+    int first = 0;
+    for (int earlier = 0; earlier < stage; ++earlier)
+      first += parallel.pp_layers.at(static_cast<std::size_t>(earlier));
+    return {first, first + parallel.pp_layers.at(static_cast<std::size_t>(stage))};
+  }
   const int per_chunk = model.layers / (parallel.pp * parallel.virtual_stages);
   const int virtual_stage = chunk * parallel.pp + stage;
   return {virtual_stage * per_chunk, (virtual_stage + 1) * per_chunk};

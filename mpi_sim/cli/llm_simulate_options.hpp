@@ -10,6 +10,7 @@ struct LlmSimulateOptions {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  int cp = 1;                  // context parallelism (Megatron CP, ring attention)
   int virtual_stages = 1;      // interleaved 1F1B when > 1
   std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
   int micro_batch = 0;         // 0: the model file's
@@ -33,7 +34,7 @@ struct LlmSimulateOptions {
   bool embedded_default = false;
 
   bool requested() const { return !model_path.empty() || embedded_default; }
-  int world_size() const { return tp * pp * dp; }
+  int world_size() const { return tp * cp * pp * dp; }
 };
 
 }  // namespace perfsim::cli

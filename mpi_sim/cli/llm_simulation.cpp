@@ -46,19 +46,35 @@ std::string stream_label(StreamId stream) {
       return "pipeline send -> prev";
     case llm::kRecvNextStream:
       return "pipeline recv <- next";
+    case llm::kContextSendStream:
+      return "context ring send";
+    case llm::kContextRecvStream:
+      return "context ring recv";
     default:
       return "stream " + std::to_string(stream);
   }
 }
 
-// "tp/3" -> "tensor parallel", "p2p:a->b" -> "pipeline (p2p)".
-std::string group_kind(const std::string& group) {
+// "tp/3" -> "tensor parallel", "p2p:a->b" -> "pipeline (p2p)" or, between the ranks of one
+// context-parallel ring, "context parallel (ring)".
+std::string group_kind(const std::string& group, const llm::ParallelConfig& parallel) {
+  if (group.rfind("p2p:", 0) == 0 && parallel.cp > 1) {
+    const std::size_t arrow = group.find("->");
+    if (arrow != std::string::npos) {
+      const int from = std::stoi(group.substr(4, arrow - 4));
+      const int to = std::stoi(group.substr(arrow + 2));
+      if (llm::coordinates_of(parallel, from).cp != llm::coordinates_of(parallel, to).cp)
+        return "context parallel (ring)";
+    }
+  }
   if (group.rfind("tp/", 0) == 0)
     return "tensor parallel";
   if (group.rfind("dp/", 0) == 0)
     return "data parallel";
   if (group.rfind("p2p:", 0) == 0)
     return "pipeline (p2p)";
+  if (group.rfind("cp/", 0) == 0)
+    return "context parallel";
   if (group.rfind("pp/", 0) == 0)
     return "pipeline group (grad norm)";
   return group.empty() ? "world" : group;
@@ -187,8 +203,10 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
 }  // namespace
 
 std::string describe_layout(const llm::ParallelConfig& parallel) {
-  std::string text = "TP " + std::to_string(parallel.tp) + " x PP " + std::to_string(parallel.pp) +
-                     " x DP " + std::to_string(parallel.dp);
+  std::string text = "TP " + std::to_string(parallel.tp) +
+                     (parallel.cp > 1 ? " x CP " + std::to_string(parallel.cp) : std::string()) +
+                     " x PP " + std::to_string(parallel.pp) + " x DP " +
+                     std::to_string(parallel.dp);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
   if (parallel.micro_batch > 0)
@@ -214,10 +232,10 @@ LlmRunSummary summarize_llm_run(const llm::TransformerConfig& model,
   for (const RankResult& result : results) {
     double bubble = 0;
     for (const auto& [group, traffic] : result.groups) {
-      const std::string kind = group_kind(group);
+      const std::string kind = group_kind(group, parallel);
       summary.comm_us_by_kind[kind] += traffic.time_us / ranks;
       summary.exposed_us_by_kind[kind] += traffic.exposed_us / ranks;
-      if (group.rfind("p2p:", 0) == 0)
+      if (kind == "pipeline (p2p)")
         bubble += traffic.exposed_us;
     }
     summary.bubble_mean_us += bubble / ranks;
@@ -236,6 +254,10 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: model chunks per pipeline rank (interleaved 1F1B when > 1)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--dp", options.dp, "LLM: data-parallel degree")->check(CLI::PositiveNumber);
+  sub.add_option("--cp", options.cp,
+                 "LLM: context-parallel degree (Megatron CP: ring attention over CP ranks, "
+                 "placed between TP and DP)")
+      ->check(CLI::PositiveNumber);
   sub.add_option("--pp-layers", options.pp_layers,
                  "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
                  "(one per stage, summing to the model's layers; no interleaving)")
@@ -311,6 +333,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.tp = options.tp;
   parallel.pp = options.pp;
   parallel.dp = options.dp;
+  parallel.cp = options.cp;
   parallel.virtual_stages = options.virtual_stages;
   parallel.pp_layers = options.pp_layers;
   parallel.micro_batch = options.micro_batch;
@@ -368,7 +391,7 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   llm::validate(model, parallel);
   if (parallel.world_size() > scenario.topology.world_size()) {
     throw InputError(scenario.topology.source, "nodes",
-                     "TP x PP x DP = " + std::to_string(parallel.world_size()) +
+                     "TP x CP x PP x DP = " + std::to_string(parallel.world_size()) +
                          " GPUs, the topology has " +
                          std::to_string(scenario.topology.world_size()));
   }

@@ -35,7 +35,7 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
   state.gradients = dtype_bytes;
   const double master_copy = dtype_bytes < kFp32Bytes ? kFp32Bytes : 0;
   state.optimizer = master_copy + kAdamMomentsBytes;
-  const double dp = parallel.dp;
+  const double dp = parallel.gradient_group_size();  // ZeRO shards over DP x CP
   if (parallel.zero_stage >= 1)
     state.optimizer /= dp;
   if (parallel.zero_stage >= 2)
@@ -49,7 +49,7 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
 
 double activation_bytes_per_layer(const llm::TransformerConfig& model,
                                   const llm::ParallelConfig& parallel) {
-  const double s = model.seq_len;
+  const double s = static_cast<double>(model.seq_len) / parallel.cp;  // this rank's share
   const double b = llm::micro_batch_size(model, parallel);
   const double h = model.hidden;
   const double a = model.heads;
@@ -109,7 +109,7 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
   const double t = parallel.tp;
   const double h = model.hidden;
   const double sbh =
-      static_cast<double>(model.seq_len) * llm::micro_batch_size(model, parallel) * h;
+      static_cast<double>(model.seq_len) / parallel.cp * llm::micro_batch_size(model, parallel) * h;
   const double v = static_cast<double>(llm::padded_vocab(model, parallel));
   const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
   const double interleave =
@@ -176,8 +176,9 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << "L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
       << " s=" << model.seq_len << " b=" << llm::micro_batch_size(model, parallel)
       << " v=" << model.vocab << " TP=" << parallel.tp << " PP=" << parallel.pp
-      << " DP=" << parallel.dp << " virtual=" << parallel.virtual_stages
-      << " ZeRO=" << parallel.zero_stage << " SP=" << (parallel.sequence_parallel ? "on" : "off")
+      << " DP=" << parallel.dp << (parallel.cp > 1 ? " CP=" + std::to_string(parallel.cp) : "")
+      << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
+      << " SP=" << (parallel.sequence_parallel ? "on" : "off")
       << " recompute=" << llm::recompute_name(parallel.recompute) << "\n";
   out << "  activations per layer per micro-batch: "
       << format_bytes(to_bytes(estimate.activation_bytes_per_layer)) << "\n";

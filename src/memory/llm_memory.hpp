@@ -34,6 +34,8 @@
 // first stage holds the word embedding vh/t and the position embedding sh; the last stage holds
 // the final layer norm (2h) and, when it is not the first stage, its copy of the tied word
 // embedding vh/t.
+// Context parallelism: s is the rank's share s / CP in every activation term (ring attention
+// keeps no s x s scores), and ZeRO shards over the DP x CP ranks that reduce the gradients.
 // FP8 (Transformer Engine recipe, TransformerConfig::fp8()): parameters, gradients, optimizer
 // state and activations as with bf16, plus an FP8 copy of every linear-layer weight and its
 // transpose (2 bytes per linear parameter). The FP8 inputs Transformer Engine saves for the

@@ -185,5 +185,20 @@ TEST(LlmMemory, UnevenStagesHoldTheirOwnLayers) {
               per_layer, 1e-6);
 }
 
+TEST(LlmMemory, ContextParallelSplitsActivationsAndShards) {
+  memory::DeviceMemory device;
+  device.capacity_bytes = 80'000'000'000;
+  TransformerConfig model = tiny_gpt(DType::kBFloat16);
+  ParallelConfig parallel{.tp = 2, .pp = 1, .dp = 2, .zero_stage = 1};
+  const auto without = memory::estimate_llm_memory(model, parallel, device);
+  parallel.cp = 2;
+  const auto with = memory::estimate_llm_memory(model, parallel, device);
+  EXPECT_DOUBLE_EQ(with.activation_bytes_per_layer, without.activation_bytes_per_layer / 2);
+  EXPECT_EQ(with.worst().parameter_bytes, without.worst().parameter_bytes);
+  // ZeRO-1 shards the optimizer state over DP x CP = 4 ranks instead of 2.
+  EXPECT_NEAR(static_cast<double>(with.worst().optimizer_bytes),
+              static_cast<double>(without.worst().optimizer_bytes) / 2, 1.0);
+}
+
 }  // namespace
 }  // namespace perfsim::generators::llm

@@ -551,5 +551,61 @@ TEST(LlmGenerator, UnevenPipelineStages) {
   EXPECT_THROW(validate(tiny_gpt(), parallel), InputError);
 }
 
+TEST(LlmParallelConfig, ContextParallelRanksBetweenTensorAndData) {
+  ParallelConfig parallel{.tp = 2, .pp = 2, .dp = 2, .cp = 2};
+  EXPECT_EQ(parallel.world_size(), 16);
+  const RankCoordinates c = coordinates_of(parallel, 11);  // 11 = 1 + 2 (1 + 2 (0 + 2 x 1))
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.cp, 1);
+  EXPECT_EQ(c.dp, 0);
+  EXPECT_EQ(c.pp, 1);
+  EXPECT_EQ(rank_of(parallel, c), 11);
+  const auto groups = process_groups_of(parallel, 0);
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[1].ranks, (std::vector<int>{0, 2, 4, 6}));  // gradients over DP x CP
+  EXPECT_EQ(groups[2].ranks, (std::vector<int>{0, 8}));        // pipeline
+  EXPECT_EQ(groups[3].ranks, (std::vector<int>{0, 2}));        // context ring
+}
+
+TEST(LlmGenerator, ContextParallelRingAttention) {
+  TransformerConfig model = tiny_gpt();
+  model.attention = AttentionKernel::kFlash;
+  model.dropout = false;
+  const int cp = 4;
+  GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 1, .cp = cp}};
+  const auto traces = generate_all(c);
+  expect_collectives_match(traces);
+  const int m = 16, layers = 8;
+  // One K/V chunk of the rank's 128 / 4 tokens: 2 (K, V) x b 2 x 8 heads x 32 x d 32, bf16.
+  const Bytes chunk_bytes = 2 * 2 * 8 * 32 * 32 * 2;
+  double attention_flops = 0;
+  int forward_steps = 0, backward_steps = 0, sends = 0;
+  Bytes sent = 0;
+  for (const Op& op : traces[1].ops) {
+    if (op.name == "aten::_scaled_dot_product_flash_attention") {
+      ++forward_steps;
+      attention_flops += std::get<double>(attribute(op, "flops")->value);
+    }
+    backward_steps += op.name == "aten::_scaled_dot_product_flash_attention_backward";
+    if (op.comm && op.comm->kind == CollectiveKind::kSend) {
+      ++sends;
+      sent += op.comm->bytes_in;
+    }
+  }
+  EXPECT_EQ(forward_steps, m * layers * cp);
+  EXPECT_EQ(backward_steps, m * layers * cp);
+  // CP - 1 exchanges forward (K, V) and backward (K, V and their gradients).
+  EXPECT_EQ(sends, m * layers * 2 * (cp - 1));
+  EXPECT_EQ(sent, m * layers * (cp - 1) * 3 * chunk_bytes);
+  // Each rank does 1 / CP of the attention of the whole sequence: 4 b a s^2 d / CP.
+  EXPECT_DOUBLE_EQ(attention_flops, m * layers * 4.0 * 2 * 8 * 128 * 128 * 32 / cp);
+  // The exchange runs under the attention: with 10 us kernels and 5 us transfers no rank waits.
+  const auto results = simulate(traces, 10, 5);
+  for (const auto& [group, traffic] : results[1].groups)
+    if (group.rfind("p2p:", 0) == 0) {
+      EXPECT_NEAR(traffic.exposed_us, 0, 1e-9) << group;
+    }
+}
+
 }  // namespace
 }  // namespace perfsim::generators::llm

@@ -12,12 +12,14 @@ constexpr double kActivationFlops = 8;
 
 LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
                            Recompute recompute, TensorParallelOverlap overlap,
-                           TensorParallelGroup tp, RankTraceBuilder& builder)
+                           TensorParallelGroup tp, ContextParallelRing cp,
+                           RankTraceBuilder& builder)
     : shapes_(shapes),
       model_(model),
       recompute_(recompute),
       overlap_(overlap),
       tp_(std::move(tp)),
+      cp_(cp),
       builder_(builder) {}
 
 LayerWeights LayerEmitter::make_weights() {
@@ -155,9 +157,55 @@ TensorRef LayerEmitter::tp_reduce(const TensorRef& full) {
   return local;
 }
 
+TensorRef LayerEmitter::exchange_chunk(const TensorRef& chunk) {
+  builder_.communicate({CollectiveKind::kSend, "", 2, cp_.next_rank, kContextSendStream}, chunk,
+                       chunk);
+  TensorRef received = builder_.tensor(chunk.shape, chunk.dtype);
+  builder_.communicate({CollectiveKind::kRecv, "", 2, cp_.previous_rank, kContextRecvStream},
+                       received, received);
+  return received;
+}
+
+TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
+  const TensorRef queries = RankTraceBuilder::view(qkv, {b, heads, s, d});
+  // K and V of the local chunk travel together.
+  TensorRef kv = activation({2, b, kv_heads, s, d});
+  TensorRef context = activation({b, heads, s, d});
+  for (std::int64_t step = 0; step < cp_.size; ++step) {
+    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv) : kv;
+    const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, s, d});
+    builder_.compute("aten::_scaled_dot_product_flash_attention", {queries, k, k}, {context},
+                     KernelCategory::kGemm, 4.0 * b * heads * s * s * d);
+    kv = next;
+  }
+  return context;
+}
+
+TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
+  const TensorRef q = activation({b, heads, s, d});
+  // K, V and their gradients travel together.
+  TensorRef kv_and_grad = activation({4, b, kv_heads, s, d});
+  TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
+  for (std::int64_t step = 0; step < cp_.size; ++step) {
+    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv_and_grad) : kv_and_grad;
+    const TensorRef kv = RankTraceBuilder::view(kv_and_grad, {b, kv_heads, s, d});
+    builder_.compute("aten::_scaled_dot_product_flash_attention_backward",
+                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv},
+                     {grad_qkv}, KernelCategory::kGemm, 10.0 * b * heads * s * s * d);
+    kv_and_grad = next;
+  }
+  return grad_qkv;
+}
+
 TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
+  if (cp_.size > 1)
+    return ring_attention_forward(qkv);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef context = activation({b, heads, s, d});
     builder_.compute("aten::_scaled_dot_product_flash_attention",
@@ -180,6 +228,8 @@ TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
 TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
+  if (cp_.size > 1)
+    return ring_attention_backward(grad_context);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
     const TensorRef q = activation({b, heads, s, d});

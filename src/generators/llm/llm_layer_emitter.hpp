@@ -36,10 +36,18 @@ struct TensorParallelOverlap {
   int comm_sms = 0;
 };
 
+// This rank's neighbours in its context-parallel ring (size 1: no context parallelism).
+struct ContextParallelRing {
+  int size = 1;
+  int next_rank = -1;
+  int previous_rank = -1;
+};
+
 class LayerEmitter {
  public:
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
-               TensorParallelOverlap overlap, TensorParallelGroup tp, RankTraceBuilder& builder);
+               TensorParallelOverlap overlap, TensorParallelGroup tp, ContextParallelRing cp,
+               RankTraceBuilder& builder);
 
   // Fresh weight tensors for one layer (their ids stay the same for every micro-batch).
   LayerWeights make_weights();
@@ -106,6 +114,14 @@ class LayerEmitter {
   TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
                                 std::int64_t width);
   TensorRef attention_core_forward(const TensorRef& qkv);
+  // Ring attention (Megatron CP): CP steps of flash attention of the local queries against
+  // one K/V chunk each; before every step but the last the chunk in hand is sent to the next
+  // rank and the next one received from the previous rank, under the step's attention.
+  // Backward: the same ring with the K/V chunk and its gradient.
+  TensorRef ring_attention_forward(const TensorRef& qkv);
+  TensorRef ring_attention_backward(const TensorRef& grad_context);
+  // Posts the exchange of one chunk of `elements` around the ring; returns the received one.
+  TensorRef exchange_chunk(const TensorRef& chunk);
   TensorRef attention_core_backward(const TensorRef& grad_context);
   struct ForwardSaved {
     TensorRef x, ln1, qkv, context, x1, ln2, fc1, act, output;
@@ -117,6 +133,7 @@ class LayerEmitter {
   Recompute recompute_;
   TensorParallelOverlap overlap_;
   TensorParallelGroup tp_;
+  ContextParallelRing cp_;
   RankTraceBuilder& builder_;
 };
 

@@ -4,7 +4,8 @@ namespace perfsim::generators::llm {
 
 LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel) {
   LocalShapes shapes;
-  shapes.seq = model.seq_len;
+  shapes.seq = model.seq_len / parallel.cp;
+  shapes.cp = parallel.cp;
   shapes.batch = micro_batch_size(model, parallel);
   shapes.hidden = model.hidden;
   shapes.tp = parallel.tp;

@@ -10,7 +10,8 @@
 namespace perfsim::generators::llm {
 
 struct LocalShapes {
-  std::int64_t seq = 0;        // s
+  std::int64_t seq = 0;  // s / CP: the sequence share of this rank's CP group member
+  std::int64_t cp = 1;
   std::int64_t batch = 0;      // b (micro-batch)
   std::int64_t hidden = 0;     // h
   std::int64_t tp = 1;         // t

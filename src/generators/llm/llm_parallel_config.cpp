@@ -49,13 +49,16 @@ Recompute parse_recompute(std::string_view text, const std::string& flag) {
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank) {
   RankCoordinates coordinates;
   coordinates.tp = rank % parallel.tp;
-  coordinates.dp = (rank / parallel.tp) % parallel.dp;
-  coordinates.pp = rank / (parallel.tp * parallel.dp);
+  coordinates.cp = (rank / parallel.tp) % parallel.cp;
+  coordinates.dp = (rank / (parallel.tp * parallel.cp)) % parallel.dp;
+  coordinates.pp = rank / (parallel.tp * parallel.cp * parallel.dp);
   return coordinates;
 }
 
 int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates) {
-  return coordinates.tp + parallel.tp * (coordinates.dp + parallel.dp * coordinates.pp);
+  return coordinates.tp +
+         parallel.tp *
+             (coordinates.cp + parallel.cp * (coordinates.dp + parallel.dp * coordinates.pp));
 }
 
 int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -83,8 +86,14 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 }
 
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
-  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0)
-    throw InputError(kParallel, "tp/pp/dp", "every degree must be positive");
+  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0)
+    throw InputError(kParallel, "tp/cp/pp/dp", "every degree must be positive");
+  if (parallel.cp > 1) {
+    // Megatron splits each sequence into 2 x CP chunks and gives rank i chunks i and 2CP-1-i.
+    require_divisible(model.seq_len, 2L * parallel.cp, "cp", "seq_len (2 x CP chunks)");
+    if (model.attention != AttentionKernel::kFlash)
+      throw InputError(kParallel, "cp", "context parallelism needs flash attention");
+  }
   require_divisible(model.heads, parallel.tp, "tp", "heads");
   if (model.kv_heads % parallel.tp != 0 && parallel.tp % model.kv_heads != 0)
     throw InputError(kParallel, "tp",
@@ -125,7 +134,8 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                       "micro-batches per iteration (interleaved schedule)");
   }
   if (parallel.sequence_parallel)
-    require_divisible(model.seq_len, parallel.tp, "sequence_parallel", "seq_len");
+    require_divisible(model.seq_len / parallel.cp, parallel.tp, "sequence_parallel",
+                      "seq_len / CP");
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));
@@ -147,21 +157,35 @@ std::string dp_group_name(const ParallelConfig& parallel, int rank) {
 
 std::string pp_group_name(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);
-  return "pp/" + std::to_string(c.tp + parallel.tp * c.dp);
+  return "pp/" + std::to_string(c.tp + parallel.tp * (c.cp + parallel.cp * c.dp));
+}
+
+std::string cp_group_name(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  return "cp/" + std::to_string(c.tp + parallel.tp * (c.dp + parallel.dp * c.pp));
 }
 
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);
-  std::vector<int> tp, dp, pp;
+  std::vector<int> tp, dp, pp, cp;
   for (int i = 0; i < parallel.tp; ++i)
-    tp.push_back(rank_of(parallel, {i, c.dp, c.pp}));
+    tp.push_back(rank_of(parallel, {i, c.dp, c.pp, c.cp}));
   for (int i = 0; i < parallel.dp; ++i)
-    dp.push_back(rank_of(parallel, {c.tp, i, c.pp}));
+    for (int j = 0; j < parallel.cp; ++j)
+      dp.push_back(rank_of(parallel, {c.tp, i, c.pp, j}));
+  std::sort(dp.begin(), dp.end());
   for (int i = 0; i < parallel.pp; ++i)
-    pp.push_back(rank_of(parallel, {c.tp, c.dp, i}));
-  return {make_group(tp_group_name(parallel, rank), std::move(tp), "tensor parallel"),
-          make_group(dp_group_name(parallel, rank), std::move(dp), "data parallel"),
-          make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
+    pp.push_back(rank_of(parallel, {c.tp, c.dp, i, c.cp}));
+  for (int i = 0; i < parallel.cp; ++i)
+    cp.push_back(rank_of(parallel, {c.tp, c.dp, c.pp, i}));
+  std::vector<ProcessGroup> groups{
+      make_group(tp_group_name(parallel, rank), std::move(tp), "tensor parallel"),
+      make_group(dp_group_name(parallel, rank), std::move(dp),
+                 parallel.cp > 1 ? "data parallel x context parallel" : "data parallel"),
+      make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
+  if (parallel.cp > 1)
+    groups.push_back(make_group(cp_group_name(parallel, rank), std::move(cp), "context parallel"));
+  return groups;
 }
 
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel) {

@@ -1,8 +1,11 @@
 #pragma once
 // How an LLM training job is split over GPUs, and the process groups that split implies.
-// Ranks are laid out the way Megatron-LM lays them out (order tp-dp-pp): tensor parallel
-// innermost, so a TP group is TP consecutive ranks inside one node; data parallel next; pipeline
-// stages outermost:  rank = tp_rank + TP * (dp_rank + DP * pp_rank).
+// Ranks are laid out the way Megatron-LM lays them out (order tp-cp-dp-pp): tensor parallel
+// innermost, so a TP group is TP consecutive ranks inside one node; context parallel next, then
+// data parallel; pipeline stages outermost:
+//   rank = tp_rank + TP * (cp_rank + CP * (dp_rank + DP * pp_rank)).
+// With context parallelism the gradients are reduced over the DP x CP ranks (Megatron's
+// data-parallel group with context parallelism): the "dp/<i>" groups then hold DP x CP ranks.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -22,6 +25,10 @@ struct ParallelConfig {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  // Context parallelism (Megatron CP, ring attention): each rank of a CP group holds 1/CP of
+  // every sequence (load-balanced causal chunks); attention passes the K/V chunks around the
+  // CP ring point-to-point, each step's transfer under the previous step's attention.
+  int cp = 1;
   int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
   Recompute recompute = Recompute::kNone;
@@ -65,12 +72,14 @@ struct ParallelConfig {
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 
-  int world_size() const { return tp * pp * dp; }
+  int world_size() const { return tp * cp * pp * dp; }
+  // Ranks that hold the same parameters and reduce their gradients: DP x CP.
+  int gradient_group_size() const { return dp * cp; }
   // bucket_bytes, or Megatron's default for `gradient_dtype` when it is 0.
   Bytes effective_bucket_bytes() const {
     if (bucket_bytes > 0)
       return bucket_bytes;
-    const Bytes parameters = std::max<Bytes>(40'000'000, Bytes{1'000'000} * dp);
+    const Bytes parameters = std::max<Bytes>(40'000'000, Bytes{1'000'000} * dp * cp);
     return parameters * element_bytes(gradient_dtype);
   }
 };
@@ -79,6 +88,7 @@ struct RankCoordinates {
   int tp = 0;
   int dp = 0;
   int pp = 0;
+  int cp = 0;
 };
 
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank);
@@ -100,12 +110,14 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 // Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
 void validate(const TransformerConfig& model, const ParallelConfig& parallel);
 
-// Group names: "tp/<i>", "dp/<i>", "pp/<i>" with i the group's index among groups of its kind.
+// Group names: "tp/<i>", "dp/<i>", "pp/<i>", "cp/<i>" with i the group's index among groups of
+// its kind.
 std::string tp_group_name(const ParallelConfig& parallel, int rank);
 std::string dp_group_name(const ParallelConfig& parallel, int rank);
 std::string pp_group_name(const ParallelConfig& parallel, int rank);
+std::string cp_group_name(const ParallelConfig& parallel, int rank);
 
-// The TP, DP and PP groups `rank` belongs to (ranks ascending).
+// The TP, DP and PP groups `rank` belongs to (ranks ascending), and its CP group when CP > 1.
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
 // Every group of the job, each once.
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);

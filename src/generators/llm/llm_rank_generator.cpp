@@ -16,6 +16,14 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+ContextParallelRing context_ring(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  RankCoordinates next = c, previous = c;
+  next.cp = (c.cp + 1) % parallel.cp;
+  previous.cp = (c.cp + parallel.cp - 1) % parallel.cp;
+  return {parallel.cp, rank_of(parallel, next), rank_of(parallel, previous)};
+}
+
 // One pipeline stage on one rank: its layers, its weights, its data-parallel state.
 class StageGenerator {
  public:
@@ -27,9 +35,9 @@ class StageGenerator {
         coordinates_(coordinates_of(parallel, rank)),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        emitter_(shapes_, model, parallel.recompute,
-                 {parallel.overlap_tp_backward, parallel.comm_sms},
-                 {tp_group_name(parallel, rank), parallel.tp}, builder),
+        emitter_(
+            shapes_, model, parallel.recompute, {parallel.overlap_tp_backward, parallel.comm_sms},
+            {tp_group_name(parallel, rank), parallel.tp}, context_ring(parallel, rank), builder),
         dp_group_(dp_group_name(parallel, rank)),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
@@ -51,11 +59,11 @@ class StageGenerator {
   // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
   int previous_rank() const {
     const int stage = (coordinates_.pp + parallel_.pp - 1) % parallel_.pp;
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage, coordinates_.cp});
   }
   int next_rank() const {
     const int stage = (coordinates_.pp + 1) % parallel_.pp;
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage, coordinates_.cp});
   }
   TensorRef stage_boundary_tensor() {
     return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
@@ -139,9 +147,9 @@ class StageGenerator {
     const std::int64_t bucket = std::max<std::int64_t>(
         1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
     for (std::int64_t left = stage_parameters(); left > 0; left -= bucket) {
-      const std::int64_t shard = ceil_div(std::min(left, bucket), parallel_.dp);
+      const std::int64_t shard = ceil_div(std::min(left, bucket), dp_size());
       dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
-                    builder_.tensor({shard * parallel_.dp}, model_.activation_dtype()));
+                    builder_.tensor({shard * dp_size()}, model_.activation_dtype()));
     }
   }
 
@@ -163,18 +171,18 @@ class StageGenerator {
     sum_over(tp_group_name(parallel_, rank_), parallel_.tp);
     sum_over(pp_group_name(parallel_, rank_), parallel_.pp);
     if (parallel_.zero_stage >= 1)
-      sum_over(dp_group_, parallel_.dp);
+      sum_over(dp_group_, dp_size());
     builder_.compute("aten::mul_", {gradients, norm}, {gradients}, KernelCategory::kOther,
                      static_cast<double>(n));
   }
 
   std::int64_t optimizer_elements() const {
     const std::int64_t local = stage_parameters();
-    return parallel_.zero_stage >= 1 ? ceil_div(local, parallel_.dp) : local;
+    return parallel_.zero_stage >= 1 ? ceil_div(local, dp_size()) : local;
   }
 
   bool gathers_parameters() const {
-    return parallel_.dp > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2);
+    return dp_size() > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2);
   }
 
   void optimizer_step() {
@@ -202,16 +210,18 @@ class StageGenerator {
     if (gathers_parameters() && !parallel_.overlap_param_gather) {
       builder_.set_phase("param-gather");
       for (std::int64_t bucket_elements : bucket_elements_) {
-        const std::int64_t shard = ceil_div(bucket_elements, parallel_.dp);
+        const std::int64_t shard = ceil_div(bucket_elements, dp_size());
         dp_collective(CollectiveKind::kAllGather,
                       builder_.tensor({shard}, model_.activation_dtype()),
-                      builder_.tensor({shard * parallel_.dp}, model_.activation_dtype()));
+                      builder_.tensor({shard * dp_size()}, model_.activation_dtype()));
       }
     }
   }
 
  private:
-  bool zero3() const { return parallel_.zero_stage == 3 && parallel_.dp > 1; }
+  bool zero3() const { return parallel_.zero_stage == 3 && dp_size() > 1; }
+  // The ranks that reduce this rank's gradients: DP x CP.
+  int dp_size() const { return parallel_.gradient_group_size(); }
 
   std::int64_t stage_parameters() const {
     std::int64_t total = static_cast<std::int64_t>(weights_.size()) * shapes_.layer_parameters();
@@ -229,29 +239,29 @@ class StageGenerator {
   }
 
   void dp_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {
-    builder_.communicate({kind, dp_group_, parallel_.dp, -1, kDataParallelStream}, input, output);
+    builder_.communicate({kind, dp_group_, dp_size(), -1, kDataParallelStream}, input, output);
   }
 
   // ZeRO-3: the layer's parameters, all-gathered over DP for this use.
   void gather_layer(int layer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
-    const TensorRef full = builder_.tensor({shard * parallel_.dp}, model_.activation_dtype());
+    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
+    const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
     dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
                   full);
     gathered_[layer] = emitter_.weights_in(full);
   }
 
   void reduce_scatter_layer(bool for_optimizer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
+    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
     const TensorRef output = builder_.tensor({shard}, parallel_.gradient_dtype);
     dp_collective(CollectiveKind::kReduceScatter,
-                  builder_.tensor({shard * parallel_.dp}, parallel_.gradient_dtype), output);
+                  builder_.tensor({shard * dp_size()}, parallel_.gradient_dtype), output);
     if (for_optimizer)
       optimizer_gradients_.push_back(output);
   }
 
   void add_gradients(std::int64_t elements) {
-    if (parallel_.dp == 1)
+    if (dp_size() == 1)
       return;
     pending_elements_ += elements;
     if (parallel_.overlap_grad_reduce &&
@@ -261,15 +271,15 @@ class StageGenerator {
   }
 
   void defer_bucket() {
-    if (parallel_.dp > 1 && pending_elements_ > 0)
+    if (dp_size() > 1 && pending_elements_ > 0)
       deferred_elements_.push_back(pending_elements_);
     pending_elements_ = 0;
   }
 
   void flush_bucket() {
-    if (parallel_.dp == 1 || pending_elements_ == 0)
+    if (dp_size() == 1 || pending_elements_ == 0)
       return;
-    const std::int64_t elements = ceil_div(pending_elements_, parallel_.dp) * parallel_.dp;
+    const std::int64_t elements = ceil_div(pending_elements_, dp_size()) * dp_size();
     pending_elements_ = 0;
     const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
     dp_in_flight_ = true;
@@ -277,7 +287,7 @@ class StageGenerator {
       dp_collective(CollectiveKind::kAllReduce, bucket, bucket);
       optimizer_gradients_.push_back(bucket);
     } else {
-      const TensorRef shard = builder_.tensor({elements / parallel_.dp}, parallel_.gradient_dtype);
+      const TensorRef shard = builder_.tensor({elements / dp_size()}, parallel_.gradient_dtype);
       dp_collective(CollectiveKind::kReduceScatter, bucket, shard);
       optimizer_gradients_.push_back(shard);
       bucket_elements_.push_back(elements);
@@ -328,7 +338,8 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
                          std::to_string(parallel.world_size()));
   RankTraceBuilder builder(rank, parallel.world_size(), model.activation_dtype());
   Trace& trace = builder.trace();
-  trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) + " pp" +
+  trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) +
+                 (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) + " pp" +
                  std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp) + " rank " +
                  std::to_string(rank);
   trace.process_groups = process_groups_of(parallel, rank);
@@ -401,10 +412,16 @@ std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {
     const RankCoordinates c = coordinates_of(parallel, rank);
     if (c.pp + 1 >= parallel.pp && !(ring && c.pp == parallel.pp - 1))
       continue;
-    const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp});
+    const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp, c.cp});
     const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
     groups.push_back({point_to_point_group_name(rank, next), pair, "pipeline send"});
     groups.push_back({point_to_point_group_name(next, rank), pair, "pipeline send"});
+  }
+  // The context-parallel rings (with CP 2 the two directions of one pair).
+  for (int rank = 0; parallel.cp > 1 && rank < parallel.world_size(); ++rank) {
+    const int next = context_ring(parallel, rank).next_rank;
+    const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
+    groups.push_back({point_to_point_group_name(rank, next), pair, "context-parallel ring"});
   }
   return groups;
 }

@@ -21,6 +21,9 @@ inline constexpr StreamId kSendNextStream = kDefaultCommStream + 2;
 inline constexpr StreamId kRecvPrevStream = kDefaultCommStream + 3;
 inline constexpr StreamId kSendPrevStream = kDefaultCommStream + 4;
 inline constexpr StreamId kRecvNextStream = kDefaultCommStream + 5;
+// Context parallelism: K/V chunks around the CP ring.
+inline constexpr StreamId kContextSendStream = kDefaultCommStream + 6;
+inline constexpr StreamId kContextRecvStream = kDefaultCommStream + 7;
 
 // What one communication op moves.
 struct CollectiveSpec {

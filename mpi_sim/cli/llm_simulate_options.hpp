@@ -26,6 +26,7 @@ struct LlmSimulateOptions {
   bool tp_overlap = false;             // overlap backward TP collectives (see ParallelConfig)
   int comm_sms = 24;                   // SMs a NCCL kernel holds beside an overlapped GEMM
   std::string dtype;                   // "" : the model file's; bf16, fp16, fp8
+  bool fp8_all_gather = false;         // FP8 + SP: linear inputs all-gathered in FP8
   std::string topology_path;           // required with --model
   std::string device_path;             // required with --model
   std::string assets_path;             // fitted collective curves; empty: nominal curves

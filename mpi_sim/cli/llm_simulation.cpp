@@ -120,10 +120,14 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
                     " = " + std::to_string(parallel.world_size()) + " GPUs, global batch " +
                     std::to_string(global_batch) + " (" + std::to_string(micro_batches) +
                     " micro-batches per pipeline)\n";
-  out +=
-      "  precision           " + std::string(dtype_name(model.dtype)) +
-      (model.fp8() ? " (Transformer Engine recipe: linear-layer GEMMs FP8, the rest bf16)" : "") +
-      "\n";
+  out += "  precision           " + std::string(dtype_name(model.dtype)) +
+         (model.fp8() ? std::string(" (Transformer Engine recipe: linear-layer GEMMs FP8, the rest "
+                                    "bf16") +
+                            (parallel.fp8_all_gather && parallel.sequence_parallel
+                                 ? "; linear inputs all-gathered in FP8)"
+                                 : ")")
+                      : std::string()) +
+         "\n";
   out += "  overlaps            backward TP collectives " +
          std::string(parallel.overlap_tp_backward
                          ? "overlapped (GEMMs beside them on " + std::to_string(parallel.comm_sms) +
@@ -303,6 +307,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: training precision bf16, fp16 or fp8 (Transformer Engine recipe: "
                  "linear-layer GEMMs in FP8, the rest bf16); default: the model file's")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
+               "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
+               "before their TP all-gather (Transformer Engine's FP8 all-gather)");
   sub.add_option("--topology", options.topology_path,
                  "topology file (configs/topologies/*.json) for the collective model");
   sub.add_option("--device", options.device_path,
@@ -347,6 +354,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.overlap_param_gather = options.overlap_param_gather;
   parallel.overlap_tp_backward = options.tp_overlap;
   parallel.comm_sms = options.comm_sms;
+  parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
   return parallel;
 }

@@ -200,5 +200,22 @@ TEST(LlmMemory, ContextParallelSplitsActivationsAndShards) {
               static_cast<double>(without.worst().optimizer_bytes) / 2, 1.0);
 }
 
+TEST(LlmFp8Trace, Fp8AllGatherHalvesTheLinearInputGathers) {
+  ParallelConfig parallel{.tp = 2, .pp = 1, .dp = 1, .sequence_parallel = true};
+  auto all_gather_bytes = [&](bool fp8_all_gather) {
+    parallel.fp8_all_gather = fp8_all_gather;
+    Bytes bytes = 0;
+    for (const Op& op : generate_llm_rank(tiny_gpt(DType::kFloat8), parallel, 0).ops)
+      if (op.comm && op.comm->kind == CollectiveKind::kAllGather)
+        bytes += op.comm->bytes_in;
+    return bytes;
+  };
+  const Bytes bf16_gathers = all_gather_bytes(false);
+  const Bytes fp8_gathers = all_gather_bytes(true);
+  // Per layer and micro-batch four linear-input gathers (QKV and FC1, forward and again for
+  // the weight gradient) of s/t b h = 64 x 2 x 256 elements move 1 byte instead of 2.
+  EXPECT_EQ(bf16_gathers - fp8_gathers, 16 * 8 * 4 * (64 * 2 * 256));
+}
+
 }  // namespace
 }  // namespace perfsim::generators::llm

@@ -87,8 +87,10 @@ TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weig
                                        std::int64_t k, std::int64_t n) {
   if (!shapes_.fp8_linear)
     return mm(x, weight, m, k, n);
-  // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8).
-  return mm(cast_transpose(x, m, k), builder_.tensor({k, n}, DType::kFloat8), m, k, n);
+  // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8); an input
+  // all-gathered in FP8 is used as it is.
+  const TensorRef x_fp8 = x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k);
+  return mm(x_fp8, builder_.tensor({k, n}, DType::kFloat8), m, k, n);
 }
 
 TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
@@ -110,7 +112,8 @@ void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad
                                    std::int64_t out_width, bool cast_input) {
   TensorRef input_t = input;
   if (shapes_.fp8_linear) {
-    // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered.
+    // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered; an
+    // input gathered in FP8 still needs its transpose (priced as a cast-transpose of it).
     input_t = cast_input ? cast_transpose(input, tokens, in_width)
                          : builder_.tensor({in_width, tokens}, DType::kFloat8);
   }
@@ -136,6 +139,19 @@ TensorRef LayerEmitter::tp_gather(const TensorRef& local) {
   TensorRef full = hidden_full();
   builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
                        local, full);
+  return full;
+}
+
+TensorRef LayerEmitter::gather_linear_input(const TensorRef& local) {
+  if (!shapes_.fp8_linear || !shapes_.fp8_all_gather || !shapes_.sequence_parallel || tp_.size == 1)
+    return tp_gather(local);
+  const std::int64_t h = shapes_.hidden;
+  const TensorRef local_fp8 =
+      RankTraceBuilder::view(cast_transpose(local, shapes_.seq_local * shapes_.batch, h),
+                             {shapes_.seq_local, shapes_.batch, h});
+  TensorRef full = builder_.tensor({shapes_.seq, shapes_.batch, h}, DType::kFloat8);
+  builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
+                       local_fp8, full);
   return full;
 }
 
@@ -271,7 +287,7 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   ForwardSaved saved;
   saved.x = x;
   saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
-  TensorRef ln1_full = tp_gather(saved.ln1);
+  TensorRef ln1_full = gather_linear_input(saved.ln1);
   saved.qkv = linear_forward(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
   saved.context = attention_core_forward(saved.qkv);
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
@@ -279,7 +295,7 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   TensorRef attention_out = dropout(tp_reduce(projected));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
-  TensorRef ln2_full = tp_gather(saved.ln2);
+  TensorRef ln2_full = gather_linear_input(saved.ln2);
   saved.fc1 = linear_forward(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
   const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
   if (shapes_.gated_ffn) {
@@ -316,7 +332,7 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
     // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
     // reduction of the data gradient under the weight-gradient GEMM; each GEMM shares the
     // GPU with the NCCL kernel beside it.
-    TensorRef input_full = tp_gather(hidden_local());
+    TensorRef input_full = gather_linear_input(hidden_local());
     TensorRef grad_input_partial;
     {
       ContentionScope beside(builder_, gathers ? overlap_.comm_sms : 0);
@@ -332,7 +348,7 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
   // Each collective ends before the next GEMM starts.
   TensorRef grad_input = tp_reduce(data_gradient(grad, weight, tokens, width, h));
   TensorRef grad_norm_input = norm_backward(grad_input);
-  weight_gradient(tp_gather(hidden_local()), grad, h, tokens, width, gathers);
+  weight_gradient(gather_linear_input(hidden_local()), grad, h, tokens, width, gathers);
   return grad_norm_input;
 }
 

@@ -108,6 +108,9 @@ class LayerEmitter {
   // TP collectives (no-ops when TP = 1). gather: [seq_local] -> [seq] with SP, identity
   // without; reduce: [seq] -> all-reduced [seq] without SP, reduce-scattered [seq_local] with.
   TensorRef tp_gather(const TensorRef& local);
+  // The input of a column-parallel linear layer, gathered over TP with SP: in bf16, or cast to
+  // FP8 first with fp8_all_gather.
+  TensorRef gather_linear_input(const TensorRef& local);
   TensorRef tp_reduce(const TensorRef& full);
   // Backward of norm -> column-parallel linear: data gradient (reduced over TP), weight
   // gradient, norm backward; returns the gradient of the norm's input.

@@ -21,6 +21,7 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.vocab_local = padded_vocab(model, parallel) / parallel.tp;
   shapes.dtype = model.activation_dtype();
   shapes.fp8_linear = model.fp8();
+  shapes.fp8_all_gather = model.fp8() && parallel.fp8_all_gather;
   return shapes;
 }
 

@@ -27,6 +27,7 @@ struct LocalShapes {
   bool gated_ffn = false;
   DType dtype = DType::kBFloat16;  // activations (bf16 under the FP8 recipe)
   bool fp8_linear = false;         // linear-layer GEMMs in FP8 (Transformer Engine)
+  bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
 
   std::int64_t tokens() const { return seq * batch; }
   // Parameters of one transformer layer held by one TP rank (two norms replicated, no biases).

@@ -62,6 +62,10 @@ struct ParallelConfig {
   // NVIDIA/nccl-tests#100, NVIDIA/nccl#578). A compute kernel overlapped with a collective
   // runs on the remaining SMs (attribute "contention_sms"); 0 models overlap as free.
   int comm_sms = 24;
+  // FP8 with SP: the inputs of the column-parallel linear layers are cast to FP8 before their
+  // all-gather (half the bytes), forward and for the weight gradient (Transformer Engine's FP8
+  // all-gather). Off: gathered in bf16 and cast after.
+  bool fp8_all_gather = false;
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;

@@ -1,6 +1,7 @@
 #include "generators/llm/llm_parallel_config.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "perfsim/error.hpp"
 
@@ -190,12 +191,11 @@ std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int 
 
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel) {
   std::vector<ProcessGroup> groups;
-  std::vector<std::string> seen;
+  std::unordered_set<std::string> seen;  // tens of thousands of groups at 16k GPUs
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     for (ProcessGroup& group : process_groups_of(parallel, rank)) {
-      if (std::find(seen.begin(), seen.end(), group.name) != seen.end())
+      if (!seen.insert(group.name).second)
         continue;
-      seen.push_back(group.name);
       groups.push_back(std::move(group));
     }
   }

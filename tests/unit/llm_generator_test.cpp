@@ -7,6 +7,7 @@
 
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_pipeline_schedule.hpp"
@@ -605,6 +606,35 @@ TEST(LlmGenerator, ContextParallelRingAttention) {
     if (group.rfind("p2p:", 0) == 0) {
       EXPECT_NEAR(traffic.exposed_us, 0, 1e-9) << group;
     }
+}
+
+TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+  parallel.overlap_param_gather = true;
+  parallel.bucket_bytes = 4 * 1'000'000;  // fp32 gradients: buckets of 1e6 parameters
+  const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
+  std::set<std::int64_t> gathered;
+  int gathers = 0;
+  for (const Op& op : trace.ops) {
+    if (op.comm && op.comm->kind == CollectiveKind::kAllGather) {
+      ++gathers;
+      gathered.insert(op.outputs.at(0).storage_id);
+    }
+  }
+  // Layers of 786,944 parameters (3 x 65,536 QKV, 65,536 projection, 2 x 262,144 MLP, 512
+  // norms) after the embedding's 524,288: buckets {embedding, 0}, {1, 2}, {3, 4}, {5, 6} and
+  // {7, head}.
+  EXPECT_EQ(gathers, 5);
+  int first_reads = 0, later_reads = 0, contended = 0;
+  for (const Op& op : trace.ops) {
+    if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].storage_id))
+      continue;
+    (int_attribute(op, "micro_batch") == 0 ? first_reads : later_reads)++;
+    contended += op.find_attribute("contention_sms") != nullptr;
+  }
+  EXPECT_EQ(first_reads, 8 * 4);  // the 4 linear GEMMs of every layer's first forward
+  EXPECT_EQ(later_reads, 0);
+  EXPECT_EQ(contended, 8 * 4);
 }
 
 }  // namespace

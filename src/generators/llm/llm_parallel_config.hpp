@@ -45,7 +45,9 @@ struct ParallelConfig {
   Bytes bucket_bytes = 0;
   // ZeRO 1/2 (Megatron's --use-distributed-optimizer is ZeRO 1): the updated parameters are
   // all-gathered after the optimizer step, or with overlap_param_gather at the start of the
-  // next iteration's forward (modelled at the start of this one, under the first forward).
+  // next iteration's forward (modelled at the start of this one: buckets of consecutive layers
+  // in forward order, each layer's first forward waiting for its bucket and running beside
+  // the gathers in flight).
   bool overlap_param_gather = false;
   DType gradient_dtype = DType::kFloat32;  // Megatron reduces fp32 main grads
   // Backward TP collectives overlap the GEMMs that do not need them when true, as Megatron-LM

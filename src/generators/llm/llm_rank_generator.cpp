@@ -79,10 +79,17 @@ class StageGenerator {
       builder_.set_layer(layer);
       if (zero3() && layer + 1 < layers.last)
         gather_layer(layer + 1);
+      // With overlap_param_gather the first forward reads the freshly gathered parameters and
+      // runs beside the all-gathers still in flight.
+      const auto gathered = first_use_parameters_.find(layer);
+      const bool first_use = micro_batch == 0 && gathered != first_use_parameters_.end();
+      const LayerWeights weights =
+          first_use ? emitter_.weights_in(gathered->second) : layer_weights(layer);
+      ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0);
       // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
       if (micro_batch == 0 || zero3())
-        emitter_.cast_weights_to_fp8(layer_weights(layer));
-      x = emitter_.forward(x, layer_weights(layer));
+        emitter_.cast_weights_to_fp8(weights);
+      x = emitter_.forward(x, weights);
     }
     builder_.set_layer(-1);
     if (last_virtual(chunk))
@@ -138,19 +145,41 @@ class StageGenerator {
     deferred_elements_.clear();
   }
 
-  // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets
-  // under the first forward (ZeRO 1/2 with DP > 1).
+  // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets of
+  // consecutive layers in forward order at the start of the iteration; the first micro-batch's
+  // forward of each layer reads its bucket's output, so it waits for that all-gather only, and
+  // runs beside the gathers still in flight (ZeRO 1/2 with DP x CP > 1).
   void gather_parameters_for_forward() {
     if (!gathers_parameters() || !parallel_.overlap_param_gather)
       return;
     builder_.set_context("param-gather", -1, -1);
     const std::int64_t bucket = std::max<std::int64_t>(
         1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
-    for (std::int64_t left = stage_parameters(); left > 0; left -= bucket) {
-      const std::int64_t shard = ceil_div(std::min(left, bucket), dp_size());
+    std::int64_t pending = first_stage() ? shapes_.embedding_parameters() : 0;
+    std::vector<int> pending_layers;
+    auto gather = [&] {
+      if (pending == 0)
+        return;
+      const std::int64_t shard = ceil_div(pending, dp_size());
+      const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
       dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
-                    builder_.tensor({shard * dp_size()}, model_.activation_dtype()));
+                    full);
+      for (int layer : pending_layers)
+        first_use_parameters_[layer] = full;
+      pending = 0;
+      pending_layers.clear();
+    };
+    for (const LayerRange& chunk : chunks_) {
+      for (int layer = chunk.first; layer < chunk.last; ++layer) {
+        pending += shapes_.layer_parameters();
+        pending_layers.push_back(layer);
+        if (pending >= bucket)
+          gather();
+      }
     }
+    if (last_stage())
+      pending += shapes_.embedding_parameters() + shapes_.hidden;
+    gather();
   }
 
   // Megatron's clip_grad_norm_fp32: the L2 norm of the local gradients (the shard with ZeRO),
@@ -312,6 +341,7 @@ class StageGenerator {
   std::vector<TensorRef> optimizer_gradients_;
   std::vector<std::int64_t> bucket_elements_;
   std::vector<std::int64_t> deferred_elements_;
+  std::map<int, TensorRef> first_use_parameters_;  // overlap_param_gather: layer -> bucket
   bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
 };
 

@@ -128,23 +128,27 @@ std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
                                  : ")")
                       : std::string()) +
          "\n";
-  out += "  overlaps            backward TP collectives " +
-         std::string(parallel.overlap_tp_backward
-                         ? "overlapped (GEMMs beside them on " + std::to_string(parallel.comm_sms) +
-                               " fewer SMs)"
-                         : "waited for") +
-         "; DP gradient reduction " +
-         (parallel.dp == 1 ? std::string("none (DP 1)")
-          : parallel.overlap_grad_reduce
-              ? format("in %.0f MB buckets under the last micro-batch's backward",
-                       static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
-              : std::string("after the backward")) +
-         (parallel.dp > 1 && (parallel.zero_stage == 1 || parallel.zero_stage == 2)
-              ? std::string("; parameter all-gather ") + (parallel.overlap_param_gather
-                                                              ? "under the first forward"
-                                                              : "after the optimizer step")
-              : std::string()) +
-         "\n";
+  out +=
+      "  overlaps            backward TP collectives " +
+      std::string(parallel.overlap_tp_backward
+                      ? "overlapped (GEMMs beside them on " + std::to_string(parallel.comm_sms) +
+                            " fewer SMs)"
+                      : "waited for") +
+      "; DP gradient reduction " +
+      (parallel.gradient_group_size() == 1 ? std::string("none (DP 1)")
+       : parallel.overlap_grad_reduce
+           ? format("in %.0f MB buckets under the last micro-batch's backward",
+                    static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
+           : std::string("after the backward")) +
+      (parallel.gradient_group_size() > 1
+           ? " in " + std::string(dtype_name(parallel.gradient_dtype))
+           : std::string()) +
+      (parallel.gradient_group_size() > 1 && (parallel.zero_stage == 1 || parallel.zero_stage == 2)
+           ? std::string("; parameter all-gather ") + (parallel.overlap_param_gather
+                                                           ? "under the first forward"
+                                                           : "after the optimizer step")
+           : std::string()) +
+      "\n";
   out += format("  iteration time      %.2f ms\n", summary.iteration_us / 1000);
   out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
                 summary.model_flops);
@@ -284,6 +288,10 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
                "LLM: reduce gradients in buckets under the last micro-batch's backward "
                "(Megatron --overlap-grad-reduce; default: after the backward)");
+  sub.add_option("--grad-reduce-dtype", options.grad_reduce_dtype,
+                 "LLM: dtype of the data-parallel gradient reduction: fp32 (main grads, "
+                 "Megatron --accumulate-allreduce-grads-in-fp32) or bf16")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   sub.add_flag("--distributed-optimizer", options.distributed_optimizer,
                "LLM: Megatron's distributed optimizer: gradients reduce-scattered, optimizer "
                "state sharded over DP, parameters all-gathered (ZeRO 1)");
@@ -351,6 +359,8 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
       options.distributed_optimizer ? std::max(1, options.zero_stage) : options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
   parallel.overlap_grad_reduce = options.overlap_grad_reduce;
+  parallel.gradient_dtype =
+      options.grad_reduce_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat32;
   parallel.overlap_param_gather = options.overlap_param_gather;
   parallel.overlap_tp_backward = options.tp_overlap;
   parallel.comm_sms = options.comm_sms;

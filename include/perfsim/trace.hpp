@@ -35,6 +35,10 @@ KernelCategory classify_kernel(std::string_view kernel_name);
 // A runtime call during which the host waits for the device (cudaStreamSynchronize,
 // cudaDeviceSynchronize, cudaEventSynchronize).
 bool is_blocking_runtime_call(std::string_view call_name);
+// Execution traces carry no runtime calls: perfsim's ET writer records an op's blocking call
+// (a generated torch.cuda.synchronize, a batch load's host copy) as this node attribute, and
+// the ET reader turns it back into the call.
+inline constexpr std::string_view kHostSyncAttribute = "perfsim_host_sync";
 
 // A GPU activity an op launched (kernel, memcpy, memset).
 struct Kernel {

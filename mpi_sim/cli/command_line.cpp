@@ -65,6 +65,8 @@ int run_perfsim(int argc, char** argv) {
   add_import_command(app, registry);
   add_fit_command(app, registry);
   add_validate_command(app, registry);
+  add_validate_runs_command(app, registry);
+  add_calibrate_command(app, registry);
   add_bench_parse_command(app, registry);
   add_train_command(app, registry);
   add_models_command(app, registry);

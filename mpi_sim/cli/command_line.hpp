@@ -46,6 +46,8 @@ void add_overheads_command(CLI::App& app, CommandRegistry& registry);
 void add_import_command(CLI::App& app, CommandRegistry& registry);
 void add_fit_command(CLI::App& app, CommandRegistry& registry);
 void add_validate_command(CLI::App& app, CommandRegistry& registry);
+void add_validate_runs_command(CLI::App& app, CommandRegistry& registry);
+void add_calibrate_command(CLI::App& app, CommandRegistry& registry);
 void add_bench_parse_command(CLI::App& app, CommandRegistry& registry);
 void add_train_command(CLI::App& app, CommandRegistry& registry);
 void add_models_command(CLI::App& app, CommandRegistry& registry);

@@ -29,7 +29,7 @@ class DeviceReader {
     check_keys(root_, "",
                {"schema", "name", "aliases", "architecture", "sm_count", "hbm_capacity_bytes",
                 "hbm_bandwidth_GBps", "l2_size_bytes", "l2_bandwidth_GBps", "pcie_bandwidth_GBps",
-                "min_kernel_duration_us", "peak_tflops"});
+                "min_kernel_duration_us", "peak_tflops", "gemm_efficiency"});
     DeviceSpec spec;
     spec.file = file_;
     if (string_field(root_, "", "schema") != kSchema)
@@ -63,6 +63,27 @@ class DeviceReader {
     spec.cuda_core_tflops = dtype_figures(peaks, "/peak_tflops", "cuda_core");
     if (!spec.cuda_core_tflops.contains(DType::kFloat32))
       fail("/peak_tflops/cuda_core", "must give fp32");
+    if (root_.contains("gemm_efficiency")) {
+      const json& efficiency = root_.at("gemm_efficiency");
+      require_object(efficiency, "/gemm_efficiency");
+      check_keys(efficiency, "/gemm_efficiency", {"tensor_core", "cuda_core"});
+      for (const auto& [unit_name, unit] : {std::pair{"tensor_core", MathUnit::kTensorCore},
+                                            std::pair{"cuda_core", MathUnit::kCudaCore}}) {
+        if (!efficiency.contains(unit_name))
+          continue;
+        const std::string here = std::string("/gemm_efficiency/") + unit_name;
+        const json& entry = efficiency.at(unit_name);
+        require_object(entry, here);
+        check_keys(entry, here, {"peak_fraction", "pipeline_depth_k"});
+        GemmEfficiency parsed{figure(entry, here, "peak_fraction"),
+                              figure(entry, here, "pipeline_depth_k")};
+        if (parsed.peak_fraction.value > 1.0)
+          fail(here + "/peak_fraction/value", "must be at most 1");
+        if (parsed.pipeline_depth_k.value > 1e6)
+          fail(here + "/pipeline_depth_k/value", "must be at most 1e6");
+        spec.gemm_efficiency[unit] = std::move(parsed);
+      }
+    }
     return spec;
   }
 
@@ -175,6 +196,12 @@ double DeviceSpec::gemm_peak_flops_per_s(DType dtype) const {
     return *peak;
   throw RuntimeFailure(file + ": device " + name + " has no peak for a " +
                        std::string(dtype_name(dtype)) + " matrix multiply");
+}
+
+MathUnit DeviceSpec::gemm_unit(DType dtype) const {
+  if (dtype != DType::kFloat32 && peak_flops_per_s(dtype, MathUnit::kTensorCore))
+    return MathUnit::kTensorCore;
+  return MathUnit::kCudaCore;
 }
 
 double DeviceSpec::elementwise_peak_flops_per_s(DType dtype) const {

@@ -25,6 +25,15 @@ struct Figure {
 // Which units of the GPU execute the math.
 enum class MathUnit { kTensorCore, kCudaCore };
 
+// What the analytical GEMM model (kernels/analytical_gemm.hpp) reaches on one math unit: the
+// fraction of the unit's peak a full tile sustains, and the k-steps of main-loop prologue and
+// epilogue a tile cannot hide. Fitted on measured GEMM tables (`perfsim calibrate gemm`), or
+// carried over from the nearest device that has such a table (the source says which).
+struct GemmEfficiency {
+  Figure peak_fraction;
+  Figure pipeline_depth_k;
+};
+
 struct DeviceSpec {
   std::string name;
   std::vector<std::string> aliases;  // names profilers record (Kineto deviceProperties)
@@ -41,6 +50,9 @@ struct DeviceSpec {
   Figure min_kernel_duration_us;
   std::map<DType, Figure> tensor_core_tflops;
   std::map<DType, Figure> cuda_core_tflops;
+  // Optional "gemm_efficiency": {"tensor_core": {...}, "cuda_core": {...}}; a unit without an
+  // entry uses the analytical model's built-in estimates.
+  std::map<MathUnit, GemmEfficiency> gemm_efficiency;
 
   // Peak in FLOP/s for dtype on unit, or nullopt when the unit does not support the dtype.
   std::optional<double> peak_flops_per_s(DType dtype, MathUnit unit) const;
@@ -48,6 +60,8 @@ struct DeviceSpec {
   // (fp32 is never routed to tf32 silently: PyTorch defaults to full fp32 matmuls), else CUDA
   // cores. Throws RuntimeFailure when neither takes it.
   double gemm_peak_flops_per_s(DType dtype) const;
+  // The unit gemm_peak_flops_per_s() picks for dtype.
+  MathUnit gemm_unit(DType dtype) const;
   // CUDA-core peak for element-wise math in dtype; integer and unknown dtypes use fp32.
   double elementwise_peak_flops_per_s(DType dtype) const;
 };

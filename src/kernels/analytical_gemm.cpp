@@ -9,19 +9,17 @@
 namespace perfsim::kernels {
 namespace {
 
-// Estimates, not fits (no GPU data yet): large cuBLAS GEMMs reach roughly 85-90% of the
-// tensor-core peak; smaller tiles re-read more of A and B per flop and run slower.
-constexpr double kPeakFraction = 0.88;
-constexpr double kPipelineDepth = 64;  // k-steps of main-loop prologue + epilogue per tile
+// Smaller tiles re-read more of A and B per flop and run slower (relative efficiencies).
+
 // FP8 (E4M3/E5M2 inputs, bf16 output, fp32 accumulation, cuBLASLt TN): a published cuBLASLt
 // benchmark of 8192^3 E4M3 GEMMs on 16 H100 SXM GPUs measured 1599-1630 TFLOP/s, mean about
 // 1610 = 0.81 of the 1979 TFLOP/s datasheet peak (gitea.d-robotics.cc/han.zhao/
 // test_gpu_scripts, reports_cublaslt_fp8_crosscheck_20260524.md); with the k-efficiency below
 // that is a peak fraction of 0.82. The main loop runs twice as fast per k-step while the
 // prologue, epilogue (bf16 C written at the same bytes) and scaling take the same time, so
-// the fixed overhead is worth twice as many k-steps.
+// the fixed overhead is worth twice as many k-steps as the unit's bf16 figure.
 constexpr double kFp8PeakFraction = 0.82;
-constexpr double kFp8PipelineDepth = 2 * kPipelineDepth;
+constexpr double kFp8PipelineDepthFactor = 2;
 
 struct Tile {
   int m;
@@ -44,24 +42,42 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
+GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype) {
+  GemmEfficiencyParameters parameters;
+  if (auto it = device.gemm_efficiency.find(device.gemm_unit(dtype));
+      it != device.gemm_efficiency.end()) {
+    parameters.peak_fraction = it->second.peak_fraction.value;
+    parameters.pipeline_depth_k = it->second.pipeline_depth_k.value;
+  }
+  if (dtype == DType::kFloat8) {
+    parameters.peak_fraction = kFp8PeakFraction;
+    parameters.pipeline_depth_k *= kFp8PipelineDepthFactor;
+  }
+  return parameters;
+}
+
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device) {
+  return analytical_gemm_estimate(work, device, gemm_efficiency_for(device, work.dtype));
+}
+
+GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device,
+                                      const GemmEfficiencyParameters& efficiency) {
   GemmEstimate best;
   if (work.m <= 0 || work.n <= 0 || work.k <= 0 || work.batch <= 0)
     return best;
   const double peak = device.gemm_peak_flops_per_s(work.dtype);
   const double sm_count = device.sm_count.value;
   const double per_sm_peak = peak / sm_count;
-  const bool fp8 = work.dtype == DType::kFloat8;
-  const double peak_fraction = fp8 ? kFp8PeakFraction : kPeakFraction;
   const double k = static_cast<double>(work.k);
-  const double k_efficiency = k / (k + (fp8 ? kFp8PipelineDepth : kPipelineDepth));
+  const double k_efficiency = k / (k + efficiency.pipeline_depth_k);
   best.duration_us = std::numeric_limits<double>::infinity();
   for (const Tile& tile : kTiles) {
     const std::int64_t tiles = ceil_div(work.m, tile.m) * ceil_div(work.n, tile.n) * work.batch;
     const std::int64_t waves = ceil_div(tiles, static_cast<std::int64_t>(sm_count));
     const double tile_flops = 2.0 * tile.m * tile.n * k;
     const double tile_us =
-        tile_flops / (per_sm_peak * peak_fraction * tile.efficiency * k_efficiency) * kUsPerSecond;
+        tile_flops / (per_sm_peak * efficiency.peak_fraction * tile.efficiency * k_efficiency) *
+        kUsPerSecond;
     const double compute_us = static_cast<double>(waves) * tile_us;
     if (compute_us < best.duration_us) {
       best.duration_us = compute_us;
@@ -87,11 +103,13 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
 
 std::string analytical_gemm_parameters() {
   std::ostringstream out;
-  out << "peak fraction " << kPeakFraction << " (fp8 " << kFp8PeakFraction << "), pipeline depth "
-      << kPipelineDepth << " k-steps (fp8 " << kFp8PipelineDepth << "), tiles";
+  const GemmEfficiencyParameters defaults;
+  out << "peak fraction and pipeline depth from the device file's gemm_efficiency (else "
+      << defaults.peak_fraction << " and " << defaults.pipeline_depth_k
+      << " k-steps, estimates; fp8: " << kFp8PeakFraction << " and " << kFp8PipelineDepthFactor
+      << " x the unit's depth, from a cuBLASLt H100 benchmark), tiles";
   for (const Tile& tile : kTiles)
     out << " " << tile.m << "x" << tile.n << "@" << tile.efficiency;
-  out << " (estimates, not fitted)";
   return out.str();
 }
 

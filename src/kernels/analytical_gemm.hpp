@@ -4,7 +4,7 @@
 //   tile quantization: ceil(m / tile_m) * ceil(n / tile_n) * batch tiles do full-tile work;
 //   wave quantization: ceil(tiles / #SM) waves, each as long as one tile;
 //   one tile takes 2 tile_m tile_n k / (peak / #SM * efficiency), with efficiency =
-//     kPeakFraction * tile_efficiency(tile) * k / (k + kPipelineDepth)  (small k cannot hide
+//     peak_fraction * tile_efficiency(tile) * k / (k + pipeline_depth_k)  (small k cannot hide
 //     the prologue and epilogue of the main loop);
 // and the result is never faster than moving A, B and C once through HBM. The tile giving the
 // shortest time is taken (cuBLAS heuristics pick among such tiles).
@@ -24,7 +24,18 @@ struct GemmEstimate {
   double achieved_fraction_of_peak = 0;  // 2 m n k batch / (t * peak)
 };
 
+// The model's two efficiency parameters. Defaults: estimates used where a device file gives
+// no fitted or carried-over values (large cuBLAS GEMMs reach roughly 85-90% of peak).
+struct GemmEfficiencyParameters {
+  double peak_fraction = 0.88;
+  double pipeline_depth_k = 64;  // k-steps of main-loop prologue + epilogue per tile
+};
+// The device file's values for the unit the dtype runs on, else the defaults.
+GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype);
+
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device);
+GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device,
+                                      const GemmEfficiencyParameters& efficiency);
 inline DurationUs analytical_gemm_duration_us(const GemmWork& work,
                                               const devices::DeviceSpec& device) {
   return analytical_gemm_estimate(work, device).duration_us;

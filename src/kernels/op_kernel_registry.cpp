@@ -419,57 +419,21 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::softmax"] = elementwise(5);
     t["aten::scaled_dot_product_attention"] = attention_rule(false);
     // Views, allocations and host-side ops: no kernel.
-    for (const char* name : {"aten::view",
-                             "aten::_unsafe_view",
-                             "aten::as_strided",
-                             "aten::slice",
-                             "aten::narrow",
-                             "aten::select",
-                             "aten::t",
-                             "aten::transpose",
-                             "aten::permute",
-                             "aten::expand",
-                             "aten::unsqueeze",
-                             "aten::squeeze",
-                             "aten::_reshape_alias",
-                             "aten::detach",
-                             "aten::detach_",
-                             "detach",
-                             "detach_",
-                             "aten::alias",
-                             "aten::split",
-                             "aten::split_with_sizes",
-                             "aten::chunk",
-                             "aten::unbind",
-                             "aten::empty",
-                             "aten::empty_strided",
-                             "aten::empty_like",
-                             "aten::lift_fresh",
-                             "aten::resolve_conj",
-                             "aten::resolve_neg",
-                             "aten::set_",
-                             "aten::record_stream",
-                             "aten::is_pinned",
-                             "aten::pin_memory",
-                             "aten::_pin_memory",
-                             "aten::result_type",
-                             "aten::numpy_T",
-                             "aten::item",
-                             "aten::new_empty",
-                             "aten::resize_",
-                             "TBackward0",
-                             "ViewBackward0",
-                             "UnsafeViewBackward0",
-                             "ReshapeAliasBackward0",
-                             "TransposeBackward0",
-                             "PermuteBackward0",
-                             "ExpandBackward0",
-                             "SliceBackward0",
-                             "SplitBackward0",
-                             "SqueezeBackward0",
-                             "UnsqueezeBackward0",
-                             "CatBackward0",
-                             "SplitWithSizesBackward0"})
+    for (const char* name :
+         {"aten::view", "aten::_unsafe_view", "aten::as_strided", "aten::slice", "aten::narrow",
+          "aten::select", "aten::t", "aten::transpose", "aten::permute", "aten::expand",
+          "aten::unsqueeze", "aten::squeeze", "aten::_reshape_alias", "aten::detach",
+          "aten::detach_", "detach", "detach_", "aten::alias", "aten::split",
+          "aten::split_with_sizes", "aten::chunk", "aten::unbind", "aten::empty",
+          "aten::empty_strided", "aten::empty_like", "aten::lift_fresh", "aten::resolve_conj",
+          "aten::resolve_neg", "aten::set_", "aten::record_stream", "aten::is_pinned",
+          "aten::pin_memory", "aten::_pin_memory", "aten::result_type", "aten::numpy_T",
+          "aten::item", "aten::new_empty", "aten::resize_", "TBackward0", "ViewBackward0",
+          "UnsafeViewBackward0", "ReshapeAliasBackward0", "TransposeBackward0", "PermuteBackward0",
+          "ExpandBackward0", "SliceBackward0", "SplitBackward0", "SqueezeBackward0",
+          "UnsqueezeBackward0", "CatBackward0", "SplitWithSizesBackward0",
+          // Host-only steps of generated traces (a synchronize, a batch load)
+          "torch.cuda.synchronize", "megatron.get_batch"})
       t[name] = no_kernel;
     // Element-wise (flops per output element) and normalization ops.
     for (const char* name : {"aten::relu",
@@ -522,6 +486,8 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // and writes its FP8 copy and transpose (both listed as outputs).
     t["te::cast_transpose"] = elementwise(2);
     t["aten::sum"] = reduction_rule;
+    t["aten::amax"] = reduction_rule;
+    t["aten::max"] = reduction_rule;
     t["aten::cumsum"] = elementwise(1);
     t["aten::mean"] = reduction_rule;
     t["aten::linalg_vector_norm"] = reduction_rule;

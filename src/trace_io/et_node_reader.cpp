@@ -145,7 +145,11 @@ class NodeReader {
         output_types = field.value;
       else if (key == "tid")
         op.thread_id = integer_of(field.value).value_or(0);
-      else if (key != "id" && key != "name" && key != "parent") {
+      else if (key == kHostSyncAttribute) {
+        std::string_view call;
+        if (!field.value.get_string().get(call) && is_blocking_runtime_call(call))
+          op.runtime_calls.push_back({std::string(call), 0.0, 0.0, -1});
+      } else if (key != "id" && key != "name" && key != "parent") {
         if (auto attribute = scalar_attribute(key, field.value))
           op.attributes.push_back(std::move(*attribute));
       }
@@ -199,6 +203,12 @@ class NodeReader {
         where.fail(field, "attribute without name or value");
       if (name == "tid") {
         op.thread_id = integer_of(value).value_or(0);
+        continue;
+      }
+      if (name == kHostSyncAttribute) {
+        std::string_view call;
+        if (!value.get_string().get(call) && is_blocking_runtime_call(call))
+          op.runtime_calls.push_back({std::string(call), 0.0, 0.0, -1});
         continue;
       }
       if (auto attribute = scalar_attribute(name, value))

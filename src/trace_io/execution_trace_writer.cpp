@@ -228,6 +228,9 @@ class EtWriter {
     const std::int64_t thread = op.thread_id > 0 ? op.thread_id : 1;
     json attrs = standard_attributes(thread, op.is_annotation ? kUserScope : 0);
     append_op_attributes(attrs, op);
+    for (const RuntimeCall& call : op.runtime_calls)
+      if (is_blocking_runtime_call(call.name))
+        attrs.push_back(attribute(std::string(kHostSyncAttribute), "string", call.name));
     if (!op.comm) {
       nodes_.push_back(node(id, op.name, parent_of(op), argument_lists(op.inputs),
                             argument_lists(op.outputs), std::move(attrs)));

@@ -122,12 +122,13 @@ struct LayerTimes {
   double backward_ms = 0;
 };
 
-// Every generated compute op launches one kernel on the compute stream, in op order, so the
+// Every generated compute op launches one kernel on the compute stream, in op order (host-only
+// ops such as get_batch launch none), so the
 // k-th compute-stream slice of the timeline is the k-th compute op of the trace.
 LayerTimes layer_times(const Trace& trace, const RankResult& result, int layer) {
   std::vector<const Op*> compute_ops;
   for (const Op& op : trace.ops)
-    if (!op.comm)
+    if (!op.comm && !op.kernels.empty())
       compute_ops.push_back(&op);
   std::vector<const TimelineSlice*> slices;
   for (const TimelineSlice& slice : result.timeline)

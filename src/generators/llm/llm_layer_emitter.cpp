@@ -410,34 +410,47 @@ void LayerEmitter::embedding_backward(const TensorRef& grad_output,
       {builder_.tensor(embedding_weight.shape)}, KernelCategory::kEmbeddingLookup, 0);
 }
 
+// Megatron's vocabulary-parallel cross entropy, pass by pass over the [tokens, V/TP] logits:
+// the cast to fp32, the row max, subtracting it, exp, the row sum and the division that leaves
+// the softmax for the backward, with one TP all-reduce each for the max, the target logit and
+// the sum. Backward: scale the saved softmax by the loss gradient and cast back. Each pass is
+// memory-bound; at a vocabulary of 50k-250k they cost as much as several transformer layers.
 void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight) {
-  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden, v = shapes_.vocab_local;
   TensorRef normed = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
-  TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, shapes_.vocab_local);
+  TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, v);
   // The loss: its own phase, so the report can show it as a line of its own.
   builder_.set_phase("loss");
-  elementwise("aten::_log_softmax", {logits}, {tokens, shapes_.vocab_local}, 5, DType::kFloat32);
-  if (tp_.size == 1) {
-    builder_.set_phase("forward");
-    return;
-  }
-  // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials per token.
-  for (int reduction = 0; reduction < 3; ++reduction) {
-    TensorRef per_token = builder_.tensor({tokens}, DType::kFloat32);
-    builder_.communicate(
-        {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream}, per_token,
-        per_token);
-    elementwise("aten::sub", {per_token}, {tokens}, 1, DType::kFloat32);
-  }
+  const TensorRef logits32 = builder_.tensor({tokens, v}, DType::kFloat32);
+  builder_.compute("aten::copy_", {logits32, logits}, {logits32}, KernelCategory::kMemory, 0);
+  auto per_token_reduction = [&](const char* op, const TensorRef& input) {
+    const TensorRef per_token = builder_.tensor({tokens}, DType::kFloat32);
+    builder_.compute(op, {input}, {per_token}, KernelCategory::kOther,
+                     static_cast<double>(tokens) * static_cast<double>(v));
+    if (tp_.size > 1)
+      builder_.communicate(
+          {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream}, per_token,
+          per_token);
+    return per_token;
+  };
+  const TensorRef row_max = per_token_reduction("aten::amax", logits32);
+  const TensorRef shifted =
+      elementwise("aten::sub_", {logits32, row_max}, {tokens, v}, 1, DType::kFloat32);
+  per_token_reduction("aten::sum", shifted);  // the target logit: a masked gather, summed
+  const TensorRef exps = elementwise("aten::exp_", {shifted}, {tokens, v}, 1, DType::kFloat32);
+  const TensorRef row_sum = per_token_reduction("aten::sum", exps);
+  elementwise("aten::div_", {exps, row_sum}, {tokens, v}, 1, DType::kFloat32);
   builder_.set_phase("forward");
 }
 
 TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
   const std::int64_t tokens = shapes_.tokens(), v = shapes_.vocab_local;
-  TensorRef grad_logits = elementwise("aten::_log_softmax_backward_data",
-                                      {builder_.tensor({tokens, v}, DType::kFloat32),
-                                       builder_.tensor({tokens, v}, DType::kFloat32)},
-                                      {tokens, v}, 3);
+  const TensorRef softmax = builder_.tensor({tokens, v}, DType::kFloat32);
+  const TensorRef loss_grad = builder_.tensor({tokens}, DType::kFloat32);
+  const TensorRef grad32 =
+      elementwise("aten::mul_", {softmax, loss_grad}, {tokens, v}, 1, DType::kFloat32);
+  const TensorRef grad_logits = builder_.tensor({tokens, v});
+  builder_.compute("aten::copy_", {grad_logits, grad32}, {grad_logits}, KernelCategory::kMemory, 0);
   // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
   const bool fp8_linear = shapes_.fp8_linear;
   shapes_.fp8_linear = false;

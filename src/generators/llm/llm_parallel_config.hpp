@@ -75,6 +75,14 @@ struct ParallelConfig {
   // entry per stage, summing to the model's layers; only without interleaving). Empty: an
   // equal share each.
   std::vector<int> pp_layers = {};
+  // Megatron-LM's 1F1B schedule batches each stage-boundary exchange (batch_p2p_comm) and then
+  // calls torch.cuda.synchronize() (batch_p2p_sync, on by default): the host cannot run ahead
+  // of the GPU across a pipeline transfer. The interleaved schedule overlaps its transfers
+  // instead (overlap_p2p_comm) and does not synchronize.
+  bool pipeline_p2p_sync = true;
+  // Megatron's get_batch on the first and last stages copies the batch's sizes to the host
+  // before broadcasting the batch over TP: the host waits for the GPU once per micro-batch.
+  bool batch_load_sync = true;
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 

@@ -72,6 +72,8 @@ class StageGenerator {
   TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
     const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("forward", micro_batch, -1);
+    if (parallel_.batch_load_sync && chunk == 0 && (first_stage() || last_stage()))
+      builder_.load_batch();
     TensorRef x = input ? *input : emitter_.embedding_forward(embedding_weight_);
     if (zero3())
       gather_layer(layers.first);
@@ -345,6 +347,11 @@ class StageGenerator {
   bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
 };
 
+bool is_transfer(PipelineAction action) {
+  return action == PipelineAction::kRecvForward || action == PipelineAction::kSendForward ||
+         action == PipelineAction::kRecvBackward || action == PipelineAction::kSendBackward;
+}
+
 }  // namespace
 
 LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
@@ -383,7 +390,9 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
                                  micro_batches)
           : one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches);
   stage.gather_parameters_for_forward();
-  for (const PipelineStep& step : steps) {
+  const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
+  for (std::size_t position = 0; position < steps.size(); ++position) {
+    const PipelineStep& step = steps[position];
     const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch
     builder.set_context(std::string(pipeline_action_name(step.action)), step.micro_batch, -1);
     switch (step.action) {
@@ -428,6 +437,10 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
         input_gradients.erase(mb);
         break;
     }
+    // One synchronize per batched exchange: after the last transfer of a run of transfers.
+    if (synchronize_p2p && is_transfer(step.action) &&
+        (position + 1 == steps.size() || !is_transfer(steps[position + 1].action)))
+      builder.synchronize_device();
   }
   stage.finish_grad_sync();
   stage.clip_gradients();

@@ -91,6 +91,24 @@ void RankTraceBuilder::compute(std::string op_name, std::vector<TensorRef> input
   trace_.ops.push_back(std::move(op));
 }
 
+void RankTraceBuilder::synchronize_device() {
+  Op op;
+  op.id = next_op_id_++;
+  op.name = "torch.cuda.synchronize";
+  add_context(op);
+  op.runtime_calls.push_back({"cudaDeviceSynchronize", 0.0, 0.0, -1});
+  trace_.ops.push_back(std::move(op));
+}
+
+void RankTraceBuilder::load_batch() {
+  Op op;
+  op.id = next_op_id_++;
+  op.name = std::string(kLoadBatchOpName);
+  add_context(op);
+  op.runtime_calls.push_back({"cudaStreamSynchronize", 0.0, 0.0, -1});
+  trace_.ops.push_back(std::move(op));
+}
+
 void RankTraceBuilder::communicate(const CollectiveSpec& spec, const TensorRef& input,
                                    const TensorRef& output) {
   Op op;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfsim/trace.hpp"
@@ -24,6 +25,9 @@ inline constexpr StreamId kRecvNextStream = kDefaultCommStream + 5;
 // Context parallelism: K/V chunks around the CP ring.
 inline constexpr StreamId kContextSendStream = kDefaultCommStream + 6;
 inline constexpr StreamId kContextRecvStream = kDefaultCommStream + 7;
+
+// The op of load_batch(): host overhead assets may give it the data loader's CPU time.
+inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";
 
 // What one communication op moves.
 struct CollectiveSpec {
@@ -53,6 +57,14 @@ class RankTraceBuilder {
   // list `input` as input and `output` as output. Consumers of the result name the output
   // tensor (or the buffer), so the engine makes them wait for the collective.
   void communicate(const CollectiveSpec& spec, const TensorRef& input, const TensorRef& output);
+
+  // torch.cuda.synchronize(): an op without kernels whose cudaDeviceSynchronize call blocks the
+  // host until every stream of the rank, communication included, has drained.
+  void synchronize_device();
+  // Megatron's get_batch on a stage that reads data: the data loader's next batch, broadcast
+  // over the TP group after its sizes were copied to the host (a blocking device-to-host copy:
+  // the host waits for the compute stream). No kernel worth pricing.
+  void load_batch();
 
   // Attributes attached to ops appended from now on ("phase", "micro_batch", "layer").
   void set_context(std::string phase, int micro_batch, int layer);

@@ -1,0 +1,98 @@
+// perfsim calibrate gemm: fits the analytical GEMM model's efficiency parameters to a measured
+// GEMM table on one device, reports the error before and after (and out of sample with --cv),
+// and prints the device-file entry that carries the fit.
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kernels/gemm_efficiency_fit.hpp"
+#include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/device_argument.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+struct CalibrateGemmOptions {
+  std::string table;
+  std::string device;
+  std::string dtype = "fp16";
+  int folds = 5;
+};
+
+std::string percent(double fraction) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
+  return out.str();
+}
+
+void print_errors(const std::string& label, const kernels::GemmPredictionErrors& errors) {
+  std::cout << "  " << std::left << std::setw(46) << label << " GMAE " << std::right << std::setw(8)
+            << percent(errors.gmae) << "  mean signed " << std::setw(8)
+            << percent(errors.mean_signed) << "  max " << std::setw(8) << percent(errors.max_abs)
+            << "  (" << errors.count << " GEMMs)\n";
+}
+
+int run_calibrate_gemm(const CalibrateGemmOptions& options) {
+  const std::optional<DType> dtype = parse_dtype(options.dtype);
+  if (!dtype || (*dtype != DType::kFloat16 && *dtype != DType::kBFloat16 &&
+                 *dtype != DType::kFloat32 && *dtype != DType::kTFloat32))
+    throw InputError("--dtype", "", "must be fp16, bf16, tf32 or fp32, got " + options.dtype);
+  const devices::DeviceSpec device = read_device_argument(options.device);
+  const auto table = kernels::read_deepbench_gemm_table(options.table, *dtype);
+  const kernels::GemmEfficiencyParameters current = kernels::gemm_efficiency_for(device, *dtype);
+  const kernels::GemmEfficiencyParameters fitted = kernels::fit_gemm_efficiency(table, device);
+  const bool tensor_core = device.gemm_unit(*dtype) == devices::MathUnit::kTensorCore;
+  std::cout << "analytical GEMM model on " << device.name << " ("
+            << (tensor_core ? "tensor cores" : "CUDA cores") << ", " << options.dtype
+            << "), measured table " << options.table << "\n";
+  print_errors("device file's parameters (" + std::to_string(current.peak_fraction).substr(0, 4) +
+                   ", " + std::to_string(static_cast<int>(current.pipeline_depth_k)) + ")",
+               kernels::gemm_prediction_errors(table, device, current));
+  print_errors("fitted on every row (IN SAMPLE)",
+               kernels::gemm_prediction_errors(table, device, fitted));
+  if (options.folds > 1)
+    print_errors(std::to_string(options.folds) + "-fold cross-validation (OUT OF SAMPLE)",
+                 kernels::cross_validate_gemm_efficiency(table, device, options.folds));
+  nlohmann::ordered_json entry;
+  const std::string source = "fitted by `perfsim calibrate gemm --table " + options.table +
+                             " --device " + device.name + " --dtype " + options.dtype + "`";
+  entry[tensor_core ? "tensor_core" : "cuda_core"] = {
+      {"peak_fraction",
+       {{"value", fitted.peak_fraction}, {"provenance", "measured"}, {"source", source}}},
+      {"pipeline_depth_k",
+       {{"value", fitted.pipeline_depth_k}, {"provenance", "measured"}, {"source", source}}}};
+  std::cout << "fitted: peak fraction " << fitted.peak_fraction << ", pipeline depth "
+            << fitted.pipeline_depth_k << " k-steps\ndevice-file entry (\"gemm_efficiency\"):\n"
+            << entry.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, CommandRegistry& registry) {
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "Fit kernel-model efficiencies to measured kernel tables");
+  calibrate->require_subcommand(1);
+  CLI::App* gemm = calibrate->add_subcommand(
+      "gemm",
+      "Fit the analytical GEMM model's peak fraction and pipeline depth to a measured GEMM "
+      "table (DeepBench CSV: M, N, K, time_ms) on one device");
+  auto options = std::make_shared<CalibrateGemmOptions>();
+  gemm->add_option("--table", options->table, "measured GEMM CSV (DeepBench columns)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  gemm->add_option("--device", options->device,
+                   "the GPU the table was measured on: device file or name in configs/devices")
+      ->required();
+  gemm->add_option("--dtype", options->dtype,
+                   "the table's dtype: fp16 (default), bf16, tf32, fp32");
+  gemm->add_option("--cv", options->folds,
+                   "K-fold cross-validation of the fit (default 5; 0 or 1: none)")
+      ->check(CLI::Range(0, 100));
+  registry.add(gemm, RankScope::kRankZeroOnly,
+               [options](const CommandContext&) { return run_calibrate_gemm(*options); });
+}
+
+}  // namespace perfsim::cli

@@ -1,0 +1,322 @@
+#include "mpi_sim/cli/run_validation.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "devices/device_spec.hpp"
+#include "generators/llm/llm_flops.hpp"
+#include "generators/llm/llm_trace_builder.hpp"
+#include "io/input_file.hpp"
+#include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
+#include "mpi_sim/cli/plan_simulation.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "mpi_sim/engine/symmetric_clock_sync.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+using validation::CalibrationSample;
+using validation::EndToEndCalibration;
+using validation::MeasuredKind;
+using validation::RunRow;
+
+std::string config_path(const std::string& name_or_file, const char* folder) {
+  if (name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file))
+    return name_or_file;
+  return std::string(PERFSIM_SOURCE_DIR) + "/configs/" + folder + "/" + name_or_file + ".json";
+}
+
+llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
+  llm::TransformerConfig model;
+  if (!row.model.empty()) {
+    model = llm::load_transformer_config(config_path(row.model, "models"));
+  } else {
+    model.name = row.name;
+    model.source = table + " line " + std::to_string(row.line);
+    model.kv_heads = row.heads;
+    model.ffn_hidden = 4 * row.hidden;
+  }
+  auto override_with = [](int& field, int value) {
+    if (value > 0)
+      field = value;
+  };
+  override_with(model.layers, row.layers);
+  override_with(model.hidden, row.hidden);
+  override_with(model.heads, row.heads);
+  override_with(model.kv_heads, row.kv_heads);
+  override_with(model.ffn_hidden, row.ffn_hidden);
+  override_with(model.vocab, row.vocab);
+  override_with(model.seq_len, row.seq_len);
+  if (row.attention == "flash")
+    model.attention = llm::AttentionKernel::kFlash;
+  else if (row.attention == "unfused")
+    model.attention = llm::AttentionKernel::kUnfused;
+  if (row.dropout)
+    model.dropout = *row.dropout;
+  if (row.gated_ffn)
+    model.gated_ffn = *row.gated_ffn;
+  const std::optional<DType> dtype = parse_dtype(row.dtype);
+  if (!dtype)
+    throw InputError(table, "line " + std::to_string(row.line), "dtype " + row.dtype);
+  model.dtype = *dtype;
+  model.micro_batch = row.micro_batch;
+  model.global_batch = row.global_batch;
+  llm::validate(model, table + " line " + std::to_string(row.line));
+  return model;
+}
+
+LlmScenario scenario_of(const RunRow& row, const std::string& table,
+                        const std::string& assets_path) {
+  if (row.cp > 1)
+    throw InputError(table, "line " + std::to_string(row.line) + " cp",
+                     "context parallelism is not modelled yet");
+  if (row.ep > 1)
+    throw InputError(table, "line " + std::to_string(row.line) + " ep",
+                     "expert parallelism is not modelled yet");
+  if (row.dtype == "fp8")
+    throw InputError(table, "line " + std::to_string(row.line) + " dtype",
+                     "FP8 training is not modelled yet");
+  LlmScenario scenario;
+  scenario.model = model_of(row, table);
+  llm::ParallelConfig& parallel = scenario.parallel;
+  parallel.tp = row.tp;
+  parallel.pp = row.pp;
+  parallel.dp = row.dp;
+  parallel.virtual_stages = row.virtual_stages;
+  parallel.micro_batch = row.micro_batch;
+  parallel.global_batch = row.global_batch;
+  parallel.sequence_parallel = row.sequence_parallel && row.tp > 1;
+  parallel.recompute = llm::parse_recompute(row.recompute, "recompute");
+  // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
+  // gradients reduce-scattered, parameters all-gathered.
+  parallel.zero_stage = row.distributed_optimizer ? 1 : 0;
+  scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
+  const int per_node = scenario.topology.node.gpus;
+  const int nodes = row.nodes > 0 ? row.nodes : (row.gpus + per_node - 1) / per_node;
+  if (nodes * per_node < row.gpus)
+    throw InputError(table, "line " + std::to_string(row.line) + " nodes",
+                     std::to_string(nodes) + " nodes x " + std::to_string(per_node) +
+                         " GPUs hold fewer than " + std::to_string(row.gpus) + " GPUs");
+  if (nodes != scenario.topology.nodes)
+    scenario.topology = topology::with_node_count(std::move(scenario.topology), nodes);
+  const devices::DeviceSpec device = read_device_argument(row.device);
+  scenario.device_json = io::read_file_decompressed(device.file);
+  scenario.device_source = device.file;
+  scenario.assets_path = assets_path;
+  return scenario;
+}
+
+double measured_iteration_s(const RunRow& row, const llm::TransformerConfig& model) {
+  switch (row.measured_kind) {
+    case MeasuredKind::kIterationSeconds:
+      return row.measured;
+    case MeasuredKind::kTflopsPerGpu: {
+      return narayanan_model_flops(model, row.global_batch) / (row.measured * 1e12 * row.gpus);
+    }
+    case MeasuredKind::kTokensPerSecondPerGpu:
+      return static_cast<double>(row.global_batch) * model.seq_len / (row.measured * row.gpus);
+  }
+  return 0;
+}
+
+// The host cost per op as the engine's pooled gap between top-level ops (T1); the batch
+// loading time as the CPU time of the get_batch op after its host wait (T5 of an op without
+// kernels).
+void set_host_cost(HostOverheads& overheads, const validation::HostCostPoint& point) {
+  overheads.all_ops.t1 = {point.host_us_per_op, 0.0, 1};
+  overheads.per_op[std::string(llm::kLoadBatchOpName)].t5 = {point.host_us_per_micro_batch, 0.0, 1};
+}
+
+struct SimulatedRow {
+  RunPrediction prediction;
+  std::optional<CalibrationSample> sample;
+};
+
+SimulatedRow simulate_row(const RunRow& row, const std::string& table,
+                          const RunValidationRequest& request, bool whole_grid) {
+  SimulatedRow out;
+  RunPrediction& prediction = out.prediction;
+  prediction.row = &row;
+  if (!row.error.empty()) {
+    prediction.skipped = row.error;
+    return out;
+  }
+  try {
+    const LlmScenario scenario = scenario_of(row, table, request.assets_path);
+    prediction.layout = describe_layout(scenario.parallel);
+    prediction.measured_s = measured_iteration_s(row, scenario.model);
+    const std::vector<int> ranks = pipeline_representatives(scenario.parallel);
+    SimulationInputs inputs = load_llm_inputs(scenario, ranks);
+    auto simulate_at = [&](const validation::HostCostPoint& point) {
+      set_host_cost(inputs.overheads, point);
+      engine::SymmetricClockSync sync(ranks);
+      const std::vector<RankResult> results =
+          engine::simulate_programs(inputs.programs, inputs.overheads, sync, false);
+      double iteration_us = 0;
+      for (const RankResult& result : results)
+        iteration_us = std::max(iteration_us, result.iteration_us);
+      return iteration_us;
+    };
+    CalibrationSample sample;
+    sample.measured_us = prediction.measured_s * 1e6;
+    if (whole_grid) {
+      for (const validation::HostCostPoint& point : validation::host_cost_grid())
+        sample.simulated_us_by_grid.push_back(simulate_at(point));
+      prediction.simulated_s = sample.simulated_us_by_grid.front() * 1e-6;
+    } else {
+      prediction.simulated_s = simulate_at({}) * 1e-6;
+      const EndToEndCalibration& calibration = request.calibration;
+      sample.simulated_us_by_grid.push_back(
+          calibration.fitted_on.empty()
+              ? prediction.simulated_s * 1e6
+              : simulate_at({calibration.host_us_per_op, calibration.host_us_per_micro_batch}));
+    }
+    out.sample = std::move(sample);
+  } catch (const InputError& error) {
+    prediction.skipped = error.what();
+  } catch (const RuntimeFailure& error) {
+    prediction.skipped = error.what();
+  } catch (const std::exception& error) {
+    prediction.skipped = std::string("cannot simulate: ") + error.what();
+  }
+  return out;
+}
+
+std::vector<SimulatedRow> simulate_rows(const validation::RunTable& table,
+                                        const RunValidationRequest& request, bool whole_grid) {
+  std::vector<SimulatedRow> rows(table.rows.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_lock;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < rows.size(); i = next++) {
+      rows[i] = simulate_row(table.rows[i], table.source, request, whole_grid);
+      const std::size_t finished = ++done;
+      if (request.progress) {
+        std::lock_guard<std::mutex> lock(progress_lock);
+        request.progress(finished, rows.size());
+      }
+    }
+  };
+  const int jobs = std::max(1, std::min<int>(request.jobs, static_cast<int>(rows.size())));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread& thread : threads)
+    thread.join();
+  return rows;
+}
+
+std::vector<GroupStatistics> group_statistics(const std::vector<RunPrediction>& predictions) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_group;
+  for (const RunPrediction& prediction : predictions) {
+    if (!prediction.skipped.empty() || prediction.row->group.empty())
+      continue;
+    auto& [predicted, measured] = by_group[prediction.row->group];
+    predicted.push_back(prediction.predicted_s);
+    measured.push_back(prediction.measured_s);
+  }
+  std::vector<GroupStatistics> groups;
+  for (const auto& [name, values] : by_group) {
+    GroupStatistics statistics;
+    statistics.group = name;
+    statistics.runs = values.first.size();
+    statistics.spearman = validation::spearman(values.first, values.second);
+    statistics.regret = validation::pick_regret(values.first, values.second);
+    groups.push_back(statistics);
+  }
+  return groups;
+}
+
+void finish(RunValidationReport& report) {
+  std::vector<double> errors;
+  for (RunPrediction& prediction : report.predictions) {
+    if (!prediction.skipped.empty())
+      continue;
+    prediction.signed_error = prediction.predicted_s / prediction.measured_s - 1.0;
+    errors.push_back(prediction.signed_error);
+  }
+  report.errors = validation::summarize_errors(errors);
+  report.groups = group_statistics(report.predictions);
+}
+
+}  // namespace
+
+double narayanan_model_flops(const llm::TransformerConfig& model, int global_batch) {
+  return 4.0 * model.layers * llm::layer_forward_flops(model, global_batch) +
+         3.0 * llm::logits_forward_flops(model, global_batch);
+}
+
+RunValidationReport validate_runs(const validation::RunTable& table,
+                                  const RunValidationRequest& request) {
+  RunValidationReport report;
+  report.source = table.source;
+  const bool cross_validate = request.folds > 1;
+  std::vector<SimulatedRow> rows = simulate_rows(table, request, cross_validate);
+  for (SimulatedRow& row : rows)
+    report.predictions.push_back(row.prediction);
+
+  if (!cross_validate) {
+    report.calibration = request.calibration;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].sample)
+        report.predictions[i].predicted_s =
+            (rows[i].sample->simulated_us_by_grid.front() + request.calibration.iteration_us) *
+            1e-6;
+    finish(report);
+    return report;
+  }
+
+  // Folds by position among the simulated rows: row k of them is held out in fold k mod K.
+  report.cross_validated = true;
+  std::vector<std::size_t> simulated;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].sample)
+      simulated.push_back(i);
+  const std::size_t folds = static_cast<std::size_t>(request.folds);
+  if (simulated.size() < folds)
+    throw InputError(table.source, "--cv",
+                     std::to_string(simulated.size()) + " simulated rows, fewer than " +
+                         std::to_string(folds) + " folds");
+  for (std::size_t fold = 0; fold < folds; ++fold) {
+    std::vector<CalibrationSample> training;
+    for (std::size_t k = 0; k < simulated.size(); ++k)
+      if (k % folds != fold)
+        training.push_back(*rows[simulated[k]].sample);
+    EndToEndCalibration calibration = validation::fit_calibration(training);
+    calibration.fitted_on = table.source + " (all folds but " + std::to_string(fold + 1) + ")";
+    for (std::size_t k = fold; k < simulated.size(); k += folds) {
+      RunPrediction& prediction = report.predictions[simulated[k]];
+      prediction.fold = static_cast<int>(fold);
+      prediction.predicted_s =
+          validation::calibrated_us(*rows[simulated[k]].sample, calibration) * 1e-6;
+    }
+    report.fold_calibrations.push_back(calibration);
+  }
+  finish(report);
+  return report;
+}
+
+EndToEndCalibration fit_calibration_on(const validation::RunTable& table,
+                                       const RunValidationRequest& request) {
+  const std::vector<SimulatedRow> rows = simulate_rows(table, request, true);
+  std::vector<CalibrationSample> samples;
+  for (const SimulatedRow& row : rows)
+    if (row.sample)
+      samples.push_back(*row.sample);
+  if (samples.empty())
+    throw InputError(table.source, "", "no row could be simulated: nothing to fit");
+  EndToEndCalibration calibration = validation::fit_calibration(samples);
+  calibration.fitted_on = std::filesystem::path(table.source).filename().string();
+  return calibration;
+}
+
+}  // namespace perfsim::cli

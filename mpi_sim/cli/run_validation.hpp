@@ -1,0 +1,68 @@
+#pragma once
+// `perfsim validate runs`: every row of a measured-run table (validation/run_table.hpp)
+// simulated as a generated LLM iteration (one representative rank per pipeline stage, exact on
+// the symmetric topologies the rows name), then compared with its measurement, optionally with
+// the end-to-end calibration fitted out of sample by K-fold cross-validation.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "validation/end_to_end_calibration.hpp"
+#include "validation/run_statistics.hpp"
+#include "validation/run_table.hpp"
+
+namespace perfsim::cli {
+
+struct RunValidationRequest {
+  std::string assets_path;  // fitted collective curves; "" = nominal
+  // Used when folds == 0; empty fitted_on = no calibration.
+  validation::EndToEndCalibration calibration;
+  int folds = 0;  // > 1: K-fold cross-validation of the calibration, held-fold predictions only
+  int jobs = 1;
+  std::function<void(std::size_t done, std::size_t total)> progress;
+};
+
+struct RunPrediction {
+  const validation::RunRow* row = nullptr;
+  std::string layout;       // "TP 2 x PP 2 x DP 2, mb 4, full recompute"
+  double measured_s = 0;    // converted to an iteration time
+  double simulated_s = 0;   // the engine's iteration without calibration
+  double predicted_s = 0;   // with the calibration that applies to this row
+  double signed_error = 0;  // predicted / measured - 1
+  int fold = -1;            // the held fold it was predicted in (cross-validation)
+  std::string skipped;      // non-empty: not simulated, and why
+};
+
+struct GroupStatistics {
+  std::string group;
+  std::size_t runs = 0;
+  double spearman = 0;  // NaN below three runs
+  double regret = 0;    // measured time of perfsim's pick / measured best - 1
+};
+
+struct RunValidationReport {
+  std::string source;
+  std::vector<RunPrediction> predictions;                          // in table order
+  validation::ErrorSummary errors;                                 // over simulated rows
+  std::vector<GroupStatistics> groups;                             // by name
+  std::vector<validation::EndToEndCalibration> fold_calibrations;  // cross-validation only
+  validation::EndToEndCalibration calibration;  // the one applied (no cross-validation), or the
+                                                // fit on every row (--fit-calibration)
+  bool cross_validated = false;
+};
+
+RunValidationReport validate_runs(const validation::RunTable& table,
+                                  const RunValidationRequest& request);
+
+// Fits the calibration on every simulated row of the table (in-sample by definition).
+validation::EndToEndCalibration fit_calibration_on(const validation::RunTable& table,
+                                                   const RunValidationRequest& request);
+
+// Narayanan et al. 2021 eq. 3 generalized to GQA and gated FFNs: model FLOPs of one iteration
+// with full recomputation counted (4 forward passes of every layer, 3 of the logits).
+// For GPT shapes: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+double narayanan_model_flops(const generators::llm::TransformerConfig& model, int global_batch);
+
+}  // namespace perfsim::cli

@@ -1,0 +1,253 @@
+// perfsim validate runs RUNS.csv: predicted against measured iteration times of real training
+// runs, with error statistics, per-group rank correlation and the regret of perfsim's pick, and
+// K-fold cross-validation of the end-to-end calibration (held-fold predictions only).
+#include <unistd.h>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/run_validation.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+struct ValidateRunsOptions {
+  std::string table;
+  int folds = 0;
+  std::string calibration;  // a calibration file to apply (no cross-validation)
+  std::string fit_output;   // fit on every row and write here
+  std::string assets;
+  std::string format = "text";
+  int jobs = 1;
+  bool quiet = false;
+};
+
+std::string percent(double fraction) {
+  if (!std::isfinite(fraction))
+    return "-";
+  std::ostringstream out;
+  out << std::showpos << std::fixed << std::setprecision(1) << 100.0 * fraction << "%";
+  return out.str();
+}
+
+std::string fixed(double value, int digits) {
+  if (!std::isfinite(value))
+    return "-";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+std::string describe(const validation::EndToEndCalibration& calibration) {
+  if (calibration.fitted_on.empty())
+    return "none (kernel, collective and engine models only)";
+  return "host " + fixed(calibration.host_us_per_op, 1) + " us/op, " +
+         fixed(calibration.host_us_per_micro_batch, 0) + " us/micro-batch, " +
+         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration, fitted on " +
+         calibration.fitted_on;
+}
+
+void print_text(const RunValidationReport& report, std::ostream& out) {
+  out << "validate runs: " << report.source << "\n";
+  if (report.cross_validated) {
+    out << "calibration: " << report.fold_calibrations.size()
+        << "-fold cross-validation; every prediction below is OUT OF SAMPLE (its row's fold was "
+           "held out of the fit)\n";
+    for (std::size_t fold = 0; fold < report.fold_calibrations.size(); ++fold)
+      out << "  fold " << fold + 1 << ": " << describe(report.fold_calibrations[fold]) << "\n";
+  } else {
+    out << "calibration: " << describe(report.calibration) << "\n";
+  }
+  out << "\n"
+      << std::left << std::setw(34) << "run" << std::setw(30) << "group" << std::right
+      << std::setw(11) << "measured_s" << std::setw(12) << "predicted_s" << std::setw(9) << "error"
+      << "  layout\n";
+  std::size_t skipped = 0;
+  for (const RunPrediction& prediction : report.predictions) {
+    out << std::left << std::setw(34) << prediction.row->name << std::setw(30)
+        << prediction.row->group << std::right;
+    if (!prediction.skipped.empty()) {
+      ++skipped;
+      out << "  skipped: " << prediction.skipped << "\n";
+      continue;
+    }
+    out << std::setw(11) << fixed(prediction.measured_s, 4) << std::setw(12)
+        << fixed(prediction.predicted_s, 4) << std::setw(9) << percent(prediction.signed_error)
+        << "  " << prediction.layout << "\n";
+  }
+  const validation::ErrorSummary& errors = report.errors;
+  out << "\nruns simulated: " << errors.count << " of " << report.predictions.size();
+  if (skipped > 0)
+    out << " (" << skipped << " skipped, reasons above)";
+  out << "\nabsolute error: mean " << fixed(100 * errors.mean_abs, 2) << "%, median "
+      << fixed(100 * errors.median_abs, 2) << "%, max " << fixed(100 * errors.max_abs, 2)
+      << "%; mean signed " << percent(errors.mean_signed)
+      << (report.cross_validated ? " (out of sample)" : "") << "\n";
+  if (!report.groups.empty()) {
+    out << "\n"
+        << std::left << std::setw(34) << "group" << std::right << std::setw(6) << "runs"
+        << std::setw(10) << "spearman" << std::setw(10) << "regret"
+        << "\n";
+    for (const GroupStatistics& group : report.groups)
+      out << std::left << std::setw(34) << group.group << std::right << std::setw(6) << group.runs
+          << std::setw(10) << fixed(group.spearman, 3) << std::setw(10) << percent(group.regret)
+          << "\n";
+  }
+}
+
+void print_csv(const RunValidationReport& report, std::ostream& out) {
+  out << "name,group,layout,measured_s,predicted_s,simulated_s,signed_error,fold,skipped\n";
+  auto quoted = [](const std::string& text) {
+    std::string escaped = "\"";
+    for (char c : text)
+      escaped += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return escaped + "\"";
+  };
+  for (const RunPrediction& p : report.predictions) {
+    out << quoted(p.row->name) << ',' << quoted(p.row->group) << ',' << quoted(p.layout) << ',';
+    if (p.skipped.empty())
+      out << std::setprecision(9) << p.measured_s << ',' << p.predicted_s << ',' << p.simulated_s
+          << ',' << p.signed_error << ',' << p.fold << ",\n";
+    else
+      out << ",,,,," << quoted(p.skipped) << "\n";
+  }
+}
+
+void print_json(const RunValidationReport& report, std::ostream& out) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "perfsim-validate-runs/1";
+  doc["source"] = report.source;
+  doc["cross_validated"] = report.cross_validated;
+  auto calibration_of = [](const validation::EndToEndCalibration& c) {
+    return nlohmann::ordered_json{{"host_us_per_op", c.host_us_per_op},
+                                  {"host_us_per_micro_batch", c.host_us_per_micro_batch},
+                                  {"iteration_us", c.iteration_us},
+                                  {"fitted_on", c.fitted_on}};
+  };
+  if (report.cross_validated) {
+    doc["fold_calibrations"] = nlohmann::ordered_json::array();
+    for (const auto& c : report.fold_calibrations)
+      doc["fold_calibrations"].push_back(calibration_of(c));
+  } else {
+    doc["calibration"] = calibration_of(report.calibration);
+  }
+  doc["runs"] = nlohmann::ordered_json::array();
+  auto number_or_null = [](double value) {
+    return std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
+  for (const RunPrediction& p : report.predictions) {
+    nlohmann::ordered_json run{{"name", p.row->name}, {"group", p.row->group}};
+    if (p.skipped.empty()) {
+      run["layout"] = p.layout;
+      run["measured_s"] = p.measured_s;
+      run["predicted_s"] = p.predicted_s;
+      run["simulated_s"] = p.simulated_s;
+      run["signed_error"] = p.signed_error;
+      if (p.fold >= 0)
+        run["fold"] = p.fold;
+    } else {
+      run["skipped"] = p.skipped;
+    }
+    doc["runs"].push_back(run);
+  }
+  doc["errors"] = {{"count", report.errors.count},
+                   {"mean_abs", report.errors.mean_abs},
+                   {"median_abs", report.errors.median_abs},
+                   {"max_abs", report.errors.max_abs},
+                   {"mean_signed", report.errors.mean_signed}};
+  doc["groups"] = nlohmann::ordered_json::array();
+  for (const GroupStatistics& g : report.groups)
+    doc["groups"].push_back({{"group", g.group},
+                             {"runs", g.runs},
+                             {"spearman", number_or_null(g.spearman)},
+                             {"regret", number_or_null(g.regret)}});
+  out << doc.dump(2) << "\n";
+}
+
+int run_validate_runs(const ValidateRunsOptions& options) {
+  const validation::RunTable table = validation::load_run_table(options.table);
+  RunValidationRequest request;
+  request.assets_path = options.assets;
+  request.folds = options.folds;
+  request.jobs = options.jobs;
+  if (!options.calibration.empty())
+    request.calibration = validation::load_calibration(options.calibration);
+  if (!options.quiet && isatty(STDERR_FILENO)) {
+    request.progress = [](std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\r  simulated %zu/%zu runs", done, total);
+      if (done == total)
+        std::fprintf(stderr, "\n");
+    };
+  }
+  if (!options.fit_output.empty()) {
+    if (options.folds > 1)
+      throw InputError("--fit-calibration", "", "cannot be combined with --cv");
+    const validation::EndToEndCalibration calibration = fit_calibration_on(table, request);
+    const std::string temporary = options.fit_output + ".tmp";
+    {
+      std::ofstream out(temporary);
+      out << validation::calibration_json(calibration);
+      if (!out)
+        throw InputError(options.fit_output, "", "cannot write");
+    }
+    if (std::rename(temporary.c_str(), options.fit_output.c_str()) != 0)
+      throw InputError(options.fit_output, "", "cannot write");
+    std::cout << "calibration fitted on " << calibration.fitted_rows << " runs (IN SAMPLE: mean "
+              << "absolute error " << fixed(100 * calibration.fit_mean_abs_error, 2)
+              << "%): " << describe(calibration) << "\nwritten to " << options.fit_output << "\n";
+    return 0;
+  }
+  const RunValidationReport report = validate_runs(table, request);
+  if (options.format == "csv")
+    print_csv(report, std::cout);
+  else if (options.format == "json")
+    print_json(report, std::cout);
+  else
+    print_text(report, std::cout);
+  return 0;
+}
+
+}  // namespace
+
+void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
+  auto found = app.get_subcommands([](CLI::App* sub) { return sub->get_name() == "validate"; });
+  CLI::App* validate =
+      found.empty() ? app.add_subcommand("validate", "Compare with measurements") : found.front();
+  CLI::App* runs = validate->add_subcommand(
+      "runs",
+      "Predict every measured training run of a RUNS.csv table (README: \"Validating against "
+      "measured runs\") and report the error, per-group Spearman rank correlation and the "
+      "regret of perfsim's pick");
+  auto options = std::make_shared<ValidateRunsOptions>();
+  runs->add_option("table", options->table, "RUNS.csv (columns in README)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  runs->add_option("--cv", options->folds,
+                   "K-fold cross-validation of the end-to-end calibration: fit on K-1 folds, "
+                   "predict the held one; only held-fold (out-of-sample) errors are reported")
+      ->check(CLI::Range(2, 100));
+  runs->add_option("--calibration", options->calibration,
+                   "apply this calibration (perfsim-llm-calibration/1 JSON) instead of none")
+      ->check(CLI::ExistingFile);
+  runs->add_option("--fit-calibration", options->fit_output,
+                   "fit the calibration on every row of the table, write it to this JSON file "
+                   "(the fit error printed is in-sample)");
+  runs->add_option("--assets", options->assets,
+                   "fitted collective curves (perfsim fit); default: nominal curves from the "
+                   "topology's link bandwidths");
+  runs->add_option("--format", options->format, "text (default), csv or json")
+      ->check(CLI::IsMember({"text", "csv", "json"}));
+  runs->add_option("--jobs", options->jobs, "simulation threads (default 1)")
+      ->check(CLI::Range(1, 256));
+  runs->add_flag("--quiet", options->quiet, "no progress on stderr");
+  registry.add(runs, RankScope::kRankZeroOnly,
+               [options](const CommandContext&) { return run_validate_runs(*options); });
+}
+
+}  // namespace perfsim::cli

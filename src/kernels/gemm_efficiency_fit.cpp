@@ -1,0 +1,148 @@
+#include "kernels/gemm_efficiency_fit.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::kernels {
+namespace {
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream stream(line);
+  std::string cell;
+  while (std::getline(stream, cell, ','))
+    cells.push_back(cell);
+  return cells;
+}
+
+double predicted_us(const MeasuredGemm& gemm, const devices::DeviceSpec& device,
+                    const GemmEfficiencyParameters& efficiency) {
+  return std::max(analytical_gemm_estimate(gemm.work, device, efficiency).duration_us,
+                  device.min_kernel_duration_us.value);
+}
+
+double mean_abs_log_ratio(std::span<const MeasuredGemm> table, const devices::DeviceSpec& device,
+                          const GemmEfficiencyParameters& efficiency) {
+  double total = 0;
+  for (const MeasuredGemm& gemm : table)
+    total += std::abs(std::log(predicted_us(gemm, device, efficiency) / gemm.measured_us));
+  return total / static_cast<double>(table.size());
+}
+
+}  // namespace
+
+std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DType dtype) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, "", "cannot open GEMM table");
+  std::vector<MeasuredGemm> table;
+  std::map<std::string, std::size_t> column;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty() || line.front() == '#')
+      continue;
+    const std::vector<std::string> cells = split_csv(line);
+    if (column.empty()) {
+      for (std::size_t i = 0; i < cells.size(); ++i)
+        column[cells[i]] = i;
+      for (const char* required : {"M", "N", "K", "time_ms"})
+        if (!column.contains(required))
+          throw InputError(path, "header", std::string("missing column ") + required);
+      continue;
+    }
+    auto number_at = [&](const char* name) {
+      const std::size_t index = column.at(name);
+      const std::string cell = index < cells.size() ? cells[index] : "";
+      double value = 0;
+      const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+      if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() ||
+          !std::isfinite(value) || value <= 0 || value > 1e12)
+        throw InputError(path, "line " + std::to_string(number) + " " + name,
+                         "must be a positive number, got \"" + cell + "\"");
+      return value;
+    };
+    MeasuredGemm gemm;
+    gemm.work.m = static_cast<std::int64_t>(number_at("M"));
+    gemm.work.n = static_cast<std::int64_t>(number_at("N"));
+    gemm.work.k = static_cast<std::int64_t>(number_at("K"));
+    gemm.work.dtype = dtype;
+    gemm.measured_us = number_at("time_ms") * 1000.0;
+    table.push_back(gemm);
+  }
+  if (table.empty())
+    throw InputError(path, "", "no GEMM rows");
+  return table;
+}
+
+GemmPredictionErrors gemm_prediction_errors(std::span<const MeasuredGemm> table,
+                                            const devices::DeviceSpec& device,
+                                            const GemmEfficiencyParameters& efficiency) {
+  GemmPredictionErrors errors;
+  for (const MeasuredGemm& gemm : table) {
+    const double error = predicted_us(gemm, device, efficiency) / gemm.measured_us - 1.0;
+    errors.gmae += std::abs(error);
+    errors.mean_signed += error;
+    errors.max_abs = std::max(errors.max_abs, std::abs(error));
+    ++errors.count;
+  }
+  if (errors.count > 0) {
+    errors.gmae /= static_cast<double>(errors.count);
+    errors.mean_signed /= static_cast<double>(errors.count);
+  }
+  return errors;
+}
+
+GemmEfficiencyParameters fit_gemm_efficiency(std::span<const MeasuredGemm> table,
+                                             const devices::DeviceSpec& device) {
+  GemmEfficiencyParameters best;
+  if (table.empty())
+    return best;
+  double best_loss = std::numeric_limits<double>::infinity();
+  for (int percent = 20; percent <= 100; ++percent) {
+    for (double depth : {1.0, 8.0, 16.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0,
+                         768.0, 1024.0}) {
+      const GemmEfficiencyParameters candidate{percent / 100.0, depth};
+      const double loss = mean_abs_log_ratio(table, device, candidate);
+      if (loss < best_loss) {
+        best_loss = loss;
+        best = candidate;
+      }
+    }
+  }
+  return best;
+}
+
+GemmPredictionErrors cross_validate_gemm_efficiency(std::span<const MeasuredGemm> table,
+                                                    const devices::DeviceSpec& device, int folds) {
+  if (folds < 2 || static_cast<std::size_t>(folds) > table.size())
+    throw InputError("--cv", "", "needs 2 .. rows folds");
+  GemmPredictionErrors total;
+  double signed_sum = 0, abs_sum = 0;
+  for (int fold = 0; fold < folds; ++fold) {
+    std::vector<MeasuredGemm> training, held;
+    for (std::size_t i = 0; i < table.size(); ++i)
+      (static_cast<int>(i % static_cast<std::size_t>(folds)) == fold ? held : training)
+          .push_back(table[i]);
+    const GemmEfficiencyParameters fitted = fit_gemm_efficiency(training, device);
+    const GemmPredictionErrors errors = gemm_prediction_errors(held, device, fitted);
+    abs_sum += errors.gmae * static_cast<double>(errors.count);
+    signed_sum += errors.mean_signed * static_cast<double>(errors.count);
+    total.max_abs = std::max(total.max_abs, errors.max_abs);
+    total.count += errors.count;
+  }
+  total.gmae = abs_sum / static_cast<double>(total.count);
+  total.mean_signed = signed_sum / static_cast<double>(total.count);
+  return total;
+}
+
+}  // namespace perfsim::kernels

@@ -1,0 +1,297 @@
+#include "validation/run_table.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "io/input_file.hpp"
+#include "perfsim/error.hpp"
+
+namespace perfsim::validation {
+namespace {
+
+const std::vector<std::string> kColumns = {"name",
+                                           "group",
+                                           "model",
+                                           "layers",
+                                           "hidden",
+                                           "heads",
+                                           "kv_heads",
+                                           "ffn_hidden",
+                                           "vocab",
+                                           "seq_len",
+                                           "attention",
+                                           "dropout",
+                                           "gated_ffn",
+                                           "gpus",
+                                           "tp",
+                                           "pp",
+                                           "dp",
+                                           "cp",
+                                           "ep",
+                                           "virtual_stages",
+                                           "micro_batch",
+                                           "global_batch",
+                                           "recompute",
+                                           "sequence_parallel",
+                                           "dtype",
+                                           "distributed_optimizer",
+                                           "device",
+                                           "topology",
+                                           "nodes",
+                                           "measured_iteration_s",
+                                           "measured_tflops_per_gpu",
+                                           "measured_tokens_per_s_per_gpu"};
+
+// One CSV record: commas separate, double quotes protect commas, "" is a quote.
+std::vector<std::string> split_record(std::string_view line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cells.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.emplace_back();
+    } else if (c != '\r') {
+      cells.back() += c;
+    }
+  }
+  for (std::string& cell : cells) {
+    const auto first = cell.find_first_not_of(" \t");
+    const auto last = cell.find_last_not_of(" \t");
+    cell = first == std::string::npos ? std::string() : cell.substr(first, last - first + 1);
+  }
+  return cells;
+}
+
+// Cell readers: empty keeps the default; anything else must parse completely.
+struct CellReader {
+  const std::map<std::string, std::string>& cells;
+
+  const std::string& text(const std::string& column) const {
+    static const std::string kEmpty;
+    const auto it = cells.find(column);
+    return it == cells.end() ? kEmpty : it->second;
+  }
+  void integer(const std::string& column, int& out, int minimum) const {
+    const std::string& cell = text(column);
+    if (cell.empty())
+      return;
+    long long value = 0;
+    const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+    if (error != std::errc() || end != cell.data() + cell.size())
+      throw std::invalid_argument(column + ": not an integer: \"" + cell + "\"");
+    if (value < minimum || value > 1'000'000'000)
+      throw std::invalid_argument(column + ": " + cell + " out of range [" +
+                                  std::to_string(minimum) + ", 1e9]");
+    out = static_cast<int>(value);
+  }
+  void flag(const std::string& column, bool& out) const {
+    const std::string& cell = text(column);
+    if (cell.empty())
+      return;
+    if (cell == "0" || cell == "false" || cell == "no")
+      out = false;
+    else if (cell == "1" || cell == "true" || cell == "yes")
+      out = true;
+    else
+      throw std::invalid_argument(column + ": must be 0 or 1, got \"" + cell + "\"");
+  }
+  void optional_flag(const std::string& column, std::optional<bool>& out) const {
+    if (text(column).empty())
+      return;
+    bool value = false;
+    flag(column, value);
+    out = value;
+  }
+  void choice(const std::string& column, std::string& out,
+              const std::set<std::string>& allowed) const {
+    const std::string& cell = text(column);
+    if (cell.empty())
+      return;
+    if (!allowed.contains(cell)) {
+      std::string list;
+      for (const std::string& option : allowed)
+        list += (list.empty() ? "" : "|") + option;
+      throw std::invalid_argument(column + ": must be " + list + ", got \"" + cell + "\"");
+    }
+    out = cell;
+  }
+  double positive_number(const std::string& column) const {
+    const std::string& cell = text(column);
+    double value = 0;
+    const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+    if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() ||
+        !std::isfinite(value) || value <= 0)
+      throw std::invalid_argument(column + ": must be a positive number, got \"" + cell + "\"");
+    return value;
+  }
+};
+
+void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
+  row.name = read.text("name");
+  row.group = read.text("group");
+  row.model = read.text("model");
+  read.integer("layers", row.layers, 1);
+  read.integer("hidden", row.hidden, 1);
+  read.integer("heads", row.heads, 1);
+  read.integer("kv_heads", row.kv_heads, 1);
+  read.integer("ffn_hidden", row.ffn_hidden, 1);
+  read.integer("vocab", row.vocab, 1);
+  read.integer("seq_len", row.seq_len, 1);
+  read.choice("attention", row.attention, {"flash", "unfused"});
+  read.optional_flag("dropout", row.dropout);
+  read.optional_flag("gated_ffn", row.gated_ffn);
+  read.integer("gpus", row.gpus, 1);
+  read.integer("tp", row.tp, 1);
+  read.integer("pp", row.pp, 1);
+  read.integer("dp", row.dp, 1);
+  read.integer("cp", row.cp, 1);
+  read.integer("ep", row.ep, 1);
+  read.integer("virtual_stages", row.virtual_stages, 1);
+  read.integer("micro_batch", row.micro_batch, 1);
+  read.integer("global_batch", row.global_batch, 1);
+  read.choice("recompute", row.recompute, {"none", "selective", "full"});
+  read.flag("sequence_parallel", row.sequence_parallel);
+  read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
+  read.flag("distributed_optimizer", row.distributed_optimizer);
+  row.device = read.text("device");
+  row.topology = read.text("topology");
+  read.integer("nodes", row.nodes, 1);
+  row.measured_kind = kind;
+  row.measured = read.positive_number(std::string(measured_column_name(kind)));
+
+  if (row.model.empty()) {
+    for (const char* column : {"layers", "hidden", "heads", "vocab", "seq_len"})
+      if (read.text(column).empty())
+        throw std::invalid_argument(std::string(column) +
+                                    ": needed when the model column is empty");
+  }
+  if (row.device.empty())
+    throw std::invalid_argument("device: empty");
+  if (row.topology.empty())
+    throw std::invalid_argument("topology: empty");
+  if (row.micro_batch == 0 || row.global_batch == 0)
+    throw std::invalid_argument("micro_batch and global_batch are needed");
+  const long long layout_gpus = static_cast<long long>(row.tp) * row.pp * row.dp * row.cp;
+  if (row.gpus == 0)
+    row.gpus = static_cast<int>(std::min<long long>(layout_gpus, 1'000'000'000));
+  if (layout_gpus != row.gpus)
+    throw std::invalid_argument("gpus " + std::to_string(row.gpus) +
+                                " is not tp x pp x dp x cp = " + std::to_string(layout_gpus));
+  if (row.dp % row.ep != 0)
+    throw std::invalid_argument("ep " + std::to_string(row.ep) + " does not divide dp " +
+                                std::to_string(row.dp));
+  if (row.global_batch % (static_cast<long long>(row.micro_batch) * row.dp) != 0)
+    throw std::invalid_argument("global_batch " + std::to_string(row.global_batch) +
+                                " is not a multiple of micro_batch x dp");
+}
+
+}  // namespace
+
+const std::vector<std::string>& run_table_columns() {
+  return kColumns;
+}
+
+std::string_view measured_column_name(MeasuredKind kind) {
+  switch (kind) {
+    case MeasuredKind::kIterationSeconds:
+      return "measured_iteration_s";
+    case MeasuredKind::kTflopsPerGpu:
+      return "measured_tflops_per_gpu";
+    case MeasuredKind::kTokensPerSecondPerGpu:
+      return "measured_tokens_per_s_per_gpu";
+  }
+  return "";
+}
+
+RunTable parse_run_table(std::string_view csv_text, const std::string& source) {
+  RunTable table;
+  table.source = source;
+  std::vector<std::string> header;
+  std::vector<std::pair<int, std::string>> records;
+  int line_number = 0;
+  std::size_t position = 0;
+  while (position <= csv_text.size()) {
+    const std::size_t end = std::min(csv_text.find('\n', position), csv_text.size());
+    const std::string_view line = csv_text.substr(position, end - position);
+    position = end + 1;
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos || line.front() == '#')
+      continue;
+    if (header.empty()) {
+      header = split_record(line);
+      continue;
+    }
+    records.emplace_back(line_number, std::string(line));
+    if (end == csv_text.size())
+      break;
+  }
+  if (header.empty())
+    throw InputError(source, "", "no header line (expected " + kColumns.front() + ", ...)");
+
+  const std::set<std::string> known(kColumns.begin(), kColumns.end());
+  std::set<std::string> seen;
+  std::vector<MeasuredKind> measured;
+  for (const std::string& column : header) {
+    if (!known.contains(column))
+      throw InputError(source, "header", "unknown column \"" + column + "\"");
+    if (!seen.insert(column).second)
+      throw InputError(source, "header", "column \"" + column + "\" appears twice");
+    for (MeasuredKind kind : {MeasuredKind::kIterationSeconds, MeasuredKind::kTflopsPerGpu,
+                              MeasuredKind::kTokensPerSecondPerGpu})
+      if (column == measured_column_name(kind))
+        measured.push_back(kind);
+  }
+  if (measured.size() != 1)
+    throw InputError(source, "header",
+                     "exactly one measured column is needed (measured_iteration_s, "
+                     "measured_tflops_per_gpu or measured_tokens_per_s_per_gpu), found " +
+                         std::to_string(measured.size()));
+  for (const char* required :
+       {"name", "gpus", "tp", "pp", "dp", "micro_batch", "global_batch", "device", "topology"})
+    if (!seen.contains(required))
+      throw InputError(source, "header", std::string("missing column \"") + required + "\"");
+  table.measured_kind = measured.front();
+
+  for (const auto& [number, line] : records) {
+    const std::vector<std::string> cells = split_record(line);
+    if (cells.size() != header.size())
+      throw InputError(
+          source, "line " + std::to_string(number),
+          std::to_string(cells.size()) + " cells, the header has " + std::to_string(header.size()));
+    std::map<std::string, std::string> by_column;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      by_column[header[i]] = cells[i];
+    RunRow row;
+    row.line = number;
+    try {
+      read_row(CellReader{by_column}, table.measured_kind, row);
+    } catch (const std::invalid_argument& problem) {
+      row.error = problem.what();
+    }
+    if (row.name.empty())
+      row.name = "line " + std::to_string(number);
+    table.rows.push_back(std::move(row));
+  }
+  if (table.rows.empty())
+    throw InputError(source, "", "no runs after the header");
+  return table;
+}
+
+RunTable load_run_table(const std::string& path) {
+  return parse_run_table(io::read_file_decompressed(path), path);
+}
+
+}  // namespace perfsim::validation

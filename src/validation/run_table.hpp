@@ -1,0 +1,57 @@
+#pragma once
+// A table of measured training runs (RUNS.csv, README "Validating against measured runs"): one
+// row per run, the layout it used and one measured figure. Rows are independent: a row whose
+// cells are bad keeps its problem in `error` and the table still loads.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfsim::validation {
+
+// Which measured column the table carries; converted to an iteration time with the row's
+// model FLOPs or tokens where needed.
+enum class MeasuredKind { kIterationSeconds, kTflopsPerGpu, kTokensPerSecondPerGpu };
+
+struct RunRow {
+  int line = 0;  // 1-based line in the file, for messages
+  std::string name;
+  std::string group;
+  std::string model;  // a file or a name in configs/models; empty: the inline shape below
+  // Inline model shape (or overrides of the model file's values); 0 / empty: not given.
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, vocab = 0, seq_len = 0;
+  std::string attention;  // flash | unfused; empty: the model file's (inline: flash)
+  std::optional<bool> dropout;
+  std::optional<bool> gated_ffn;
+  int gpus = 0;
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, virtual_stages = 1;
+  int micro_batch = 0, global_batch = 0;
+  std::string recompute = "none";
+  bool sequence_parallel = false;
+  std::string dtype = "bf16";
+  bool distributed_optimizer = false;
+  std::string device;
+  std::string topology;
+  int nodes = 0;  // 0: gpus / GPUs per node of the topology
+  double measured = 0;
+  MeasuredKind measured_kind = MeasuredKind::kIterationSeconds;
+  std::string error;  // non-empty: this row cannot be simulated, and why
+};
+
+struct RunTable {
+  std::string source;
+  MeasuredKind measured_kind = MeasuredKind::kIterationSeconds;
+  std::vector<RunRow> rows;
+};
+
+// Throws InputError for a table that cannot be read at all (no header, an unknown column, no
+// or two measured columns, a row with the wrong number of cells); problems of single cells go
+// to that row's `error`.
+RunTable parse_run_table(std::string_view csv_text, const std::string& source);
+RunTable load_run_table(const std::string& path);
+
+// The column names, in the documented order.
+const std::vector<std::string>& run_table_columns();
+std::string_view measured_column_name(MeasuredKind kind);
+
+}  // namespace perfsim::validation

@@ -46,11 +46,15 @@ struct LaunchParameters {
   // paper notes that this underestimates long-tailed overheads (T1 above all), so a replay of
   // the profiled run itself keeps every sample.
   bool remove_iqr_outliers = true;
+  // Launches the device queues before a launch call blocks until one of them completes (the
+  // CUDA launch queue, 1024 pending launches): back-pressure on a CPU that runs far ahead of
+  // the GPU. 0 = unbounded.
+  int launch_queue_depth = 1024;
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(kernel_gap_us, launch_fraction_of_t4, profiler_cpu_overhead_us, profiler_gpu_overhead_us,
-       remove_iqr_outliers);
+       remove_iqr_outliers, launch_queue_depth);
   }
 };
 

@@ -52,9 +52,11 @@ struct Kernel {
   std::string launch_api;
   std::optional<DurationUs> measured_launch_us;  // T4 as recorded
 
-  // A copy into pageable host memory: its launch call returns only when the copy is done.
+  // A copy into pageable host memory, or any copy issued by the synchronous cudaMemcpy: its
+  // launch call returns only when the copy is done.
   bool blocks_host() const {
-    return name.find("DtoH") != std::string::npos && name.find("Pageable") != std::string::npos;
+    return (name.find("DtoH") != std::string::npos && name.find("Pageable") != std::string::npos) ||
+           launch_api == "cudaMemcpy";
   }
 };
 

@@ -55,6 +55,8 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
   }
   auto model = std::make_shared<llm::TransformerConfig>(
       llm::load_transformer_config(options.llm.model_path));
+  if (!options.llm.dtype.empty())
+    model->dtype = llm::parse_training_dtype(options.llm.dtype, "--dtype", "");
   auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
   llm::validate(*model, *parallel);
   return {model->name + ", TP " + std::to_string(parallel->tp) + " x PP " +

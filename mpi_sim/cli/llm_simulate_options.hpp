@@ -1,6 +1,7 @@
 #pragma once
 // `perfsim simulate --model ...`: a generated LLM training iteration instead of traces.
 #include <string>
+#include <vector>
 
 namespace perfsim::cli {
 
@@ -9,25 +10,33 @@ struct LlmSimulateOptions {
   int tp = 1;
   int pp = 1;
   int dp = 1;
-  int virtual_stages = 1;  // interleaved 1F1B when > 1
-  int micro_batch = 0;     // 0: the model file's
-  int global_batch = 0;    // 0: the model file's
+  int cp = 1;                  // context parallelism (Megatron CP, ring attention)
+  int virtual_stages = 1;      // interleaved 1F1B when > 1
+  std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
+  int micro_batch = 0;         // 0: the model file's
+  int global_batch = 0;        // 0: the model file's
   bool sequence_parallel = false;
   std::string recompute = "none";
   int zero_stage = 0;
-  double bucket_mb = 25;
-  int vocab_divisible_by = 128;  // Megatron's --make-vocab-size-divisible-by
-  bool tp_overlap = false;       // overlap backward TP collectives (see ParallelConfig)
-  std::string topology_path;     // required with --model
-  std::string device_path;       // required with --model
-  std::string
-      assets_path;  // fitted collective curves; empty: shipped where they cover, else nominal
+  double bucket_mb = 0;                    // 0: Megatron's max(40e6, 1e6 x DP) parameters
+  bool overlap_grad_reduce = false;        // Megatron --overlap-grad-reduce
+  std::string grad_reduce_dtype = "fp32";  // fp32 main grads, or bf16
+  bool distributed_optimizer = false;      // Megatron --use-distributed-optimizer (ZeRO 1)
+  bool overlap_param_gather = false;       // Megatron --overlap-param-gather
+  int vocab_divisible_by = 128;            // Megatron's --make-vocab-size-divisible-by
+  bool tp_overlap = false;                 // overlap backward TP collectives (see ParallelConfig)
+  int comm_sms = 24;                       // SMs a NCCL kernel holds beside an overlapped GEMM
+  std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
+  bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
+  std::string topology_path;               // required with --model
+  std::string device_path;                 // required with --model
+  std::string assets_path;                 // fitted collective curves; "": shipped if they cover
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;
 
   bool requested() const { return !model_path.empty() || embedded_default; }
-  int world_size() const { return tp * pp * dp; }
+  int world_size() const { return tp * cp * pp * dp; }
 };
 
 }  // namespace perfsim::cli

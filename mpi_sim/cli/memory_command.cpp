@@ -8,12 +8,15 @@
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
 #include "hdf5/column_table.hpp"
+#include "io/input_file.hpp"
+#include "memory/kineto_memory.hpp"
 #include "memory/llm_memory.hpp"
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
+#include "trace_io/kineto_memory_events.hpp"
 #include "trace_io/trace_format.hpp"
 
 namespace perfsim::cli {
@@ -32,6 +35,7 @@ struct LlmShapeFlags {
   int vocab = 0;
   int ffn_hidden = 0;  // 0 means 4 x hidden
   int dtype_bytes = 2;
+  std::string dtype;      // "" : bf16 / --dtype-bytes, or the model file's
   int micro_batches = 0;  // per iteration per pipeline; 0: as many as pipeline stages
 };
 
@@ -111,6 +115,9 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add_shape("--vocab", shape.vocab, "vocabulary size v");
   add_shape("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h)");
   add_shape("--dtype-bytes", shape.dtype_bytes, "bytes per weight and activation element");
+  add("--dtype", shape.dtype,
+      "training precision bf16, fp16 or fp8 (FP8 recipe: bf16 state plus FP8 weight copies)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   add_shape("--micro-batches", shape.micro_batches,
             "micro-batches per iteration (0: as many as p)");
   add("--micro-batch", shape.micro_batch, "micro-batch size b");
@@ -118,6 +125,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--pp", parallel.pp, "pipeline stages p");
   add("--dp", parallel.dp, "data-parallel size");
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
+  add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
+      ->delimiter(',');
   add("--zero", parallel.zero_stage, "ZeRO stage 0..3");
   add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
       ->needs(model_file);
@@ -136,6 +145,8 @@ int run_llm_memory(MemoryOptions& options) {
     model = llm::load_transformer_config(options.model_path);
     options.parallel.micro_batch = options.shape.micro_batch;
   }
+  if (!options.shape.dtype.empty())
+    model.dtype = llm::parse_training_dtype(options.shape.dtype, "--dtype", "");
   const memory::DeviceMemory device = device_memory(options);
   const memory::LlmMemoryEstimate estimate =
       memory::estimate_llm_memory(model, options.parallel, device);
@@ -191,8 +202,17 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
     }
     if (options->trace.empty())
       throw InputError("<command line>", "TRACE", "a trace file is required (or --llm)");
-    const Trace trace = trace_io::load_trace(options->trace);
     const memory::DeviceMemory device = device_memory(*options);
+    const io::InputBytes input = io::read_input(options->trace);
+    if (trace_io::detect_trace_format(input) == trace_io::TraceFormat::kKineto) {
+      // A Kineto trace names no tensor storage to replay, but records the allocator itself.
+      const memory::KinetoMemoryReport report = memory::kineto_memory_report(
+          input.source, trace_io::read_kineto_memory_events(input), device, options->gpu_device);
+      std::cout << memory::format_kineto_memory_report(report);
+      std::cout << "  verdict: " << memory::format_verdict(report.verdict, device) << "\n";
+      return 0;
+    }
+    const Trace trace = trace_io::load_trace(input);
     const memory::TraceMemoryReport report =
         memory::trace_memory_report(trace, device, options->gpu_device);
     std::cout << memory::format_trace_memory_report(report);

@@ -2,6 +2,8 @@
 // device files with the provenance of each figure, and the MLP assets of an assets file.
 #include <iomanip>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "devices/device_spec.hpp"
 #include "kernels/mlp_asset.hpp"
@@ -23,12 +25,51 @@ void print_figure(const char* name, const devices::Figure& figure) {
             << devices::provenance_name(figure.provenance) << ": " << figure.source << ")\n";
 }
 
+// Where the figures behind each op class come from on this device: measured data, values
+// carried over from another device's data, or vendor specifications and estimates alone.
+void print_data_behind(const devices::DeviceSpec& device,
+                       const std::vector<std::string>& mlp_devices) {
+  auto gemm = [&](devices::MathUnit unit) -> std::string {
+    for (const std::string& name : mlp_devices)
+      if (name == device.name)
+        return "measured (MLP asset trained on this device)";
+    auto it = device.gemm_efficiency.find(unit);
+    if (it == device.gemm_efficiency.end())
+      return "analytical only: vendor peaks, efficiency estimated (no measured GEMM table)";
+    const devices::Figure& fraction = it->second.peak_fraction;
+    return std::string(fraction.provenance == devices::Provenance::kMeasured ? "measured: "
+                                                                             : "carried over: ") +
+           fraction.source;
+  };
+  std::cout << "    measured data behind each op class:\n"
+            << "      GEMM, tensor cores     " << gemm(devices::MathUnit::kTensorCore) << "\n"
+            << "      GEMM, CUDA cores       " << gemm(devices::MathUnit::kCudaCore) << "\n"
+            << "      element-wise, memory   analytical only: roofline at the "
+            << devices::provenance_name(device.hbm_bandwidth_GBps.provenance)
+            << " HBM bandwidth (no measured kernel table)\n"
+            << "      embedding lookups      analytical only: seed 000 heuristic (no measured "
+               "table)\n"
+            << "      kernel floor           "
+            << devices::provenance_name(device.min_kernel_duration_us.provenance) << "\n"
+            << "      LLM host costs         "
+            << (device.architecture == "ampere"
+                    ? "measured: end-to-end fit on vTrain A100 runs (configs/assets/"
+                      "llm_calibration.json)"
+                    : "carried over: end-to-end fit on vTrain A100 runs (configs/assets/"
+                      "llm_calibration.json); no runs on this device")
+            << "\n";
+}
+
 int run_models(const ModelsOptions& options) {
   std::cout << "kernel models:\n";
   for (const kernels::ModelDescription& model : kernels::kernel_model_catalog()) {
     std::cout << "  " << model.name << "\n    applies to: " << model.applies_to
               << "\n    needs: " << model.needs << "\n    data: " << model.data_source << "\n";
   }
+  std::vector<std::string> mlp_devices;
+  if (!options.assets.empty())
+    for (const std::string& name : kernels::list_mlp_assets(options.assets))
+      mlp_devices.push_back(kernels::read_mlp_asset(options.assets, name).device);
   std::cout << "\ndevices (" << options.device_folder << "):\n";
   for (const devices::DeviceSpec& device : devices::load_device_folder(options.device_folder)) {
     std::cout << "  " << device.name << " [" << device.architecture << "] " << device.file << "\n";
@@ -42,6 +83,7 @@ int run_models(const ModelsOptions& options) {
       print_figure(("tensor_core_tflops." + std::string(dtype_name(dtype))).c_str(), figure);
     for (const auto& [dtype, figure] : device.cuda_core_tflops)
       print_figure(("cuda_core_tflops." + std::string(dtype_name(dtype))).c_str(), figure);
+    print_data_behind(device, mlp_devices);
   }
   if (!options.assets.empty()) {
     std::cout << "\nMLP assets (" << options.assets << "):\n";

@@ -43,6 +43,10 @@ struct PlanOptions {
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
   std::string assets;
   bool tp_overlap = false;
+  std::string dtype;  // "": the model file's
+  int max_cp = 8;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
   bool exhaustive = false;
 };
 
@@ -55,8 +59,9 @@ std::string config_path(const std::string& name_or_file, const char* folder) {
 
 int run_plan(const PlanOptions& options) {
   const auto start = Clock::now();
-  const llm::TransformerConfig model =
-      llm::load_transformer_config(config_path(options.model, "models"));
+  llm::TransformerConfig model = llm::load_transformer_config(config_path(options.model, "models"));
+  if (!options.dtype.empty())
+    model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   const topology::Topology topology =
       topology::load_topology(config_path(options.topology, "topologies"));
   const devices::DeviceSpec device = read_device_argument(options.device);
@@ -81,6 +86,9 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_micro_batch = options.max_micro_batch;
   request.limits.max_virtual_stages = options.max_virtual_stages;
   request.limits.overlap_tp_backward = options.tp_overlap;
+  request.limits.max_context_parallel = options.max_cp;
+  request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
+  request.limits.overlap_param_gather = options.overlap_param_gather;
   request.top = options.top;
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
@@ -183,6 +191,20 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       "--assets", options->assets,
       "fitted collective curves (`perfsim fit`); default: the shipped ones where they "
       "cover the topology, else nominal curves");
+  command
+      ->add_option("--dtype", options->dtype,
+                   "training precision bf16, fp16 or fp8 (default: the model file's)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  command
+      ->add_option("--max-cp", options->max_cp,
+                   "largest context-parallel degree tried (Megatron CP, flash-attention models "
+                   "only; 1: none)")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--overlap-grad-reduce", options->overlap_grad_reduce,
+                    "every layout reduces gradients in buckets under the backward (see "
+                    "`simulate --overlap-grad-reduce`)");
+  command->add_flag("--overlap-param-gather", options->overlap_param_gather,
+                    "ZeRO 1/2 layouts all-gather parameters under the first forward");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,

@@ -117,7 +117,7 @@ double iteration_lower_bound_us(const LlmScenario& scenario) {
 std::vector<int> pipeline_representatives(const llm::ParallelConfig& parallel) {
   std::vector<int> ranks;
   for (int stage = 0; stage < parallel.pp; ++stage)
-    ranks.push_back(llm::rank_of(parallel, {0, 0, stage}));
+    ranks.push_back(llm::rank_of(parallel, {0, 0, stage, 0}));
   return ranks;
 }
 
@@ -140,9 +140,9 @@ LayoutSimulation simulate_layout(const LlmScenario& scenario, SimulatedRanks ran
   }
   const devices::DeviceSpec device =
       devices::parse_device_json(scenario.device_json, scenario.device_source);
-  simulation.summary =
-      summarize_llm_run(scenario.model, scenario.parallel,
-                        device.gemm_peak_flops_per_s(scenario.model.dtype), simulation.results);
+  simulation.summary = summarize_llm_run(
+      scenario.model, scenario.parallel,
+      device.gemm_peak_flops_per_s(scenario.model.activation_dtype()), simulation.results);
   return simulation;
 }
 
@@ -178,14 +178,15 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
         simulate_layout(scenario_of(layout.parallel), SimulatedRanks::kPipelineRepresentatives),
         layout);
   };
-  // Layer work depends on four choices only: probe each combination once. Bounds are computed
+  // Layer work depends on five choices only: probe each combination once. Bounds are computed
   // on this thread before any simulation starts, so the cache needs no lock.
-  std::map<std::tuple<int, bool, llm::Recompute, int>, LayerWork> layer_cache;
+  std::map<std::tuple<int, int, bool, llm::Recompute, int>, LayerWork> layer_cache;
   if (!request.exhaustive) {
     callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
       const llm::ParallelConfig& parallel = layout.parallel;
-      const auto key = std::make_tuple(parallel.tp, parallel.sequence_parallel, parallel.recompute,
-                                       llm::micro_batch_size(request.model, parallel));
+      const auto key =
+          std::make_tuple(parallel.tp, parallel.cp, parallel.sequence_parallel, parallel.recompute,
+                          llm::micro_batch_size(request.model, parallel));
       auto found = layer_cache.find(key);
       if (found == layer_cache.end())
         found = layer_cache.emplace(key, layer_work(scenario_of(parallel))).first;

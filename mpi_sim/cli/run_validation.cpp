@@ -75,21 +75,16 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
 
 LlmScenario scenario_of(const RunRow& row, const std::string& table,
                         const std::string& assets_path) {
-  if (row.cp > 1)
-    throw InputError(table, "line " + std::to_string(row.line) + " cp",
-                     "context parallelism is not modelled yet");
   if (row.ep > 1)
     throw InputError(table, "line " + std::to_string(row.line) + " ep",
                      "expert parallelism is not modelled yet");
-  if (row.dtype == "fp8")
-    throw InputError(table, "line " + std::to_string(row.line) + " dtype",
-                     "FP8 training is not modelled yet");
   LlmScenario scenario;
   scenario.model = model_of(row, table);
   llm::ParallelConfig& parallel = scenario.parallel;
   parallel.tp = row.tp;
   parallel.pp = row.pp;
   parallel.dp = row.dp;
+  parallel.cp = row.cp;
   parallel.virtual_stages = row.virtual_stages;
   parallel.micro_batch = row.micro_batch;
   parallel.global_batch = row.global_batch;

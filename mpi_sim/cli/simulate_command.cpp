@@ -233,6 +233,10 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "profiled run) or paper (1.5 IQR outliers and 2 us/event profiler cost removed, "
                  "seed 000 Sec. 4.3.3)")
       ->check(CLI::IsMember({"replay", "paper"}));
+  sub.add_option("--host-timing", options.host_timing,
+                 "Kineto input: replay each op's recorded host time (recorded) or use the "
+                 "T1..T5 means per op name (overheads); default: recorded")
+      ->check(CLI::IsMember({"recorded", "overheads"}));
   sub.add_option("--stall-timeout-s", options.stall_timeout_s,
                  "fail when no cross-process collective completes for this long")
       ->check(CLI::PositiveNumber);

@@ -23,6 +23,7 @@
 #include "trace_io/content_hash.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
+#include "trace_io/trace_ranks.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -105,16 +106,7 @@ std::vector<Trace> load_execution_traces(const std::vector<std::string>& specs) 
   std::vector<Trace> traces;
   for (const std::string& member : members)
     traces.push_back(load_execution_trace_file(member));
-  std::sort(traces.begin(), traces.end(),
-            [](const Trace& a, const Trace& b) { return a.rank < b.rank; });
-  for (std::size_t rank = 0; rank < traces.size(); ++rank) {
-    if (traces.size() > 1 && traces[rank].rank != static_cast<int>(rank)) {
-      throw InputError(traces[rank].source, "rank",
-                       "execution traces do not cover ranks 0.." +
-                           std::to_string(traces.size() - 1) + " once each");
-    }
-    traces[rank].world_size = std::max(traces[rank].world_size, static_cast<int>(traces.size()));
-  }
+  trace_io::order_by_rank(traces);
   return traces;
 }
 
@@ -130,16 +122,23 @@ std::vector<Trace> load_kineto_traces(const std::vector<std::string>& specs) {
       traces.push_back(trace_io::load_kineto_trace_file(spec));
     }
   }
-  for (std::size_t rank = 0; rank < traces.size(); ++rank) {
-    if (traces.size() > 1 && traces[rank].rank != static_cast<int>(rank)) {
-      throw InputError(traces[rank].source, "distributedInfo.rank",
-                       "trace is rank " + std::to_string(traces[rank].rank) +
-                           " but is given as "
-                           "trace number " +
-                           std::to_string(rank) +
-                           "; give one trace per rank, in "
-                           "rank order");
-    }
+  trace_io::order_by_rank(traces);
+  return traces;
+}
+
+// The traces of the run, ordered by their metadata rank. Every rank of the job must be there
+// unless one rank is simulated alone.
+std::vector<Trace> load_recorded_traces(const SimulateOptions& options) {
+  std::vector<Trace> traces = options.kineto_specs.empty()
+                                  ? load_execution_traces(options.et_specs)
+                                  : load_kineto_traces(options.kineto_specs);
+  if (traces.empty())
+    throw InputError("--kineto/--et", "", "no trace given");
+  if (options.single_rank >= 0) {
+    trace_io::trace_of_rank(traces, options.single_rank);  // throws when absent
+  } else {
+    trace_io::require_whole_world(
+        traces, "give every rank's trace, or --single-rank R to simulate rank R alone");
   }
   return traces;
 }
@@ -157,13 +156,10 @@ int simulated_world_size(const SimulateOptions& options, int mpi_size) {
   }
   if (options.llm.requested())
     return options.llm.world_size();
-  if (!options.et_specs.empty()) {
-    return static_cast<int>(load_execution_traces(options.et_specs).size());
-  }
-  if (!options.kineto_specs.empty()) {
+  if (!options.et_specs.empty() || !options.kineto_specs.empty()) {
     // Counting needs the files; they are small next to the simulation, and every process
     // needs them all anyway for the shared overhead set.
-    return static_cast<int>(load_kineto_traces(options.kineto_specs).size());
+    return trace_io::rank_coverage(load_recorded_traces(options)).world_size;
   }
   return options.synthetic.ranks > 0 ? options.synthetic.ranks : mpi_size;
 }
@@ -174,10 +170,7 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
                                       const std::vector<int>& local_ranks) {
   SimulationInputs inputs;
   const bool from_kineto = !options.kineto_specs.empty();
-  std::vector<Trace> traces = from_kineto ? load_kineto_traces(options.kineto_specs)
-                                          : load_execution_traces(options.et_specs);
-  if (traces.empty())
-    throw InputError("--kineto/--et", "", "no trace given");
+  std::vector<Trace> traces = load_recorded_traces(options);
   const std::string kernel_durations = options.kernel_durations.empty()
                                            ? (from_kineto ? "measured" : "model")
                                            : options.kernel_durations;
@@ -252,11 +245,6 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
   sources.kernels = inputs.kernel_source.get();
   sources.communication = inputs.comm_source.get();
   const bool single_rank = options.single_rank >= 0;
-  if (single_rank && options.single_rank >= static_cast<int>(traces.size())) {
-    throw InputError("--single-rank", "",
-                     "rank " + std::to_string(options.single_rank) + " is not among the " +
-                         std::to_string(traces.size()) + " traces given");
-  }
   // Overheads: one set for every rank (the same on every process, so results do not depend
   // on the process layout), from the asset or extracted from all given traces.
   if (!options.overheads_path.empty()) {
@@ -275,7 +263,8 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     }
     std::vector<HostOverheads> sets;
     if (single_rank) {
-      sets.push_back(overheads::extract_host_overheads(traces[options.single_rank], extraction));
+      sets.push_back(overheads::extract_host_overheads(
+          trace_io::trace_of_rank(traces, options.single_rank), extraction));
     } else {
       for (const Trace& trace : traces) {
         sets.push_back(overheads::extract_host_overheads(trace, extraction));
@@ -304,15 +293,64 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     const TimestampUs start = trace.measured_step->start_us - earliest_start;
     inputs.measured_steps.push_back({trace.rank, start, start + trace.measured_step->duration_us});
   }
+  const std::string host_timing =
+      !options.host_timing.empty() ? options.host_timing : (from_kineto ? "recorded" : "overheads");
+  if (host_timing == "recorded" && !from_kineto)
+    throw InputError("--host-timing", "", "execution traces record no host time; use overheads");
+  engine::ProgramOptions program_options;
+  program_options.replay_recorded_host = host_timing == "recorded";
+  inputs.notes.push_back(
+      host_timing == "recorded"
+          ? "host time: each op's recorded CPU time replayed (blocking calls simulated; "
+            "--host-timing overheads uses the T1..T5 means)"
+          : "host time: T1..T5 overhead means per op name");
+  inputs.attributes["host_timing"] = host_timing;
   for (int rank : local_ranks) {
-    const int program_world = single_rank ? traces[rank].world_size : world_size;
+    const Trace& trace = trace_io::trace_of_rank(traces, rank);
+    const int program_world =
+        single_rank ? trace_io::rank_coverage({trace}).world_size : world_size;
     engine::RankProgram program =
-        engine::build_rank_program(traces[rank], rank, program_world, sources);
-    if (options.start_skew == "measured" && traces[rank].measured_step) {
-      program.start_us = traces[rank].measured_step->start_us - earliest_start;
+        engine::build_rank_program(trace, rank, program_world, sources, program_options);
+    // A single rank starts at its own step start (0): its durations are from the step start.
+    if (options.start_skew == "measured" && trace.measured_step) {
+      program.start_us = trace.measured_step->start_us - earliest_start;
     }
     inputs.programs.push_back(std::move(program));
   }
+  // GPU work launched in earlier iterations (the CPU ran ahead) runs first in the simulated
+  // window and is part of every predicted end: say how much there is.
+  for (int rank : local_ranks) {
+    const Trace& trace = trace_io::trace_of_rank(traces, rank);
+    DurationUs queued_us = 0;
+    for (const Kernel& kernel : trace.unattributed_kernels)
+      queued_us += kernel.measured_duration_us.value_or(0);
+    // Worth saying when it is a noticeable part of the step (5%), or when no step is known.
+    if (queued_us > 0 &&
+        (!trace.measured_step || queued_us > 0.05 * trace.measured_step->duration_us)) {
+      inputs.notes.push_back(
+          "note: rank " + std::to_string(rank) + " starts with " + decimal(queued_us) +
+          " us of GPU work queued before the trace (launched in earlier "
+          "iterations: the CPU ran ahead of the GPU); predicted ends include it");
+    }
+  }
+  engine::ProgramCoverage coverage;
+  for (const engine::RankProgram& program : inputs.programs) {
+    coverage.collectives += program.coverage.collectives;
+    coverage.collectives_without_size += program.coverage.collectives_without_size;
+    coverage.comm_kernels_without_collective += program.coverage.comm_kernels_without_collective;
+    coverage.collectives_of_unlisted_groups += program.coverage.collectives_of_unlisted_groups;
+  }
+  inputs.notes.push_back(
+      "coverage (ranks of this process): " + std::to_string(coverage.collectives) +
+      " collectives, " + std::to_string(coverage.collectives_without_size) +
+      " of them unsized by the trace (0 bytes), " +
+      std::to_string(coverage.comm_kernels_without_collective) +
+      " NCCL kernels no collective record names (run for their measured time)" +
+      (coverage.collectives_of_unlisted_groups == 0
+           ? std::string()
+           : "; WARNING: " + std::to_string(coverage.collectives_of_unlisted_groups) +
+                 " collectives of groups smaller than the world list no members and run over "
+                 "the whole world"));
   if (options.start_skew == "measured" && any_step) {
     inputs.notes.push_back(
         "start skew: each rank starts at its measured ProfilerStep start relative to the "

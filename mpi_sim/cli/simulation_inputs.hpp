@@ -45,6 +45,11 @@ struct SimulateOptions {
   // validate against its step times); "paper" removes 1.5 IQR outliers and 2 us of profiler
   // cost per event (seed 000 Sec. 4.3.3/4.4.2: predicts the run without the profiler).
   std::string overhead_extraction = "replay";
+  // Host time of each op in a Kineto trace: "recorded" replays every op's own recorded CPU
+  // time (gaps, launch offsets and durations; blocking calls simulated), "overheads" uses the
+  // T1..T5 means per op name (seed 000). "" picks recorded for Kineto input (the host time is
+  // a measurement of the same run, whatever times the GPU), overheads for execution traces.
+  std::string host_timing;
   int stall_timeout_s = 120;
   LlmSimulateOptions llm;    // --model ...: a generated LLM iteration
   DlrmSimulateOptions dlrm;  // --dlrm ...: a generated DLRM iteration

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <set>
+#include <unordered_map>
 
 #include "perfsim/error.hpp"
 
@@ -16,23 +18,6 @@ bool contains_wait(std::string_view name) {
   return lower.find("wait") != std::string::npos;
 }
 
-// The op of the subtree rooted at `position` that owns the collective, if any (depth first).
-const Op* find_comm_op(const Trace& trace, std::size_t position) {
-  std::vector<std::size_t> stack{position};
-  while (!stack.empty()) {
-    const Op& op = trace.ops[stack.back()];
-    stack.pop_back();
-    if (op.comm)
-      return &op;
-    for (auto child = op.child_ids.rbegin(); child != op.child_ids.rend(); ++child) {
-      std::ptrdiff_t child_position = trace.position_of(*child);
-      if (child_position >= 0)
-        stack.push_back(static_cast<std::size_t>(child_position));
-    }
-  }
-  return nullptr;
-}
-
 // A wait on communication: c10d/aten wait ops, "..._Wait" ops of torchrec, and chakra
 // record_param_comms records whose collective_name is "wait".
 bool is_wait_op(const Trace& trace, std::size_t position) {
@@ -43,6 +28,8 @@ bool is_wait_op(const Trace& trace, std::size_t position) {
   while (!stack.empty()) {
     const Op& current = trace.ops[stack.back()];
     stack.pop_back();
+    if (current.find_attribute("comm_wait") != nullptr)
+      return true;  // the execution-trace loader's mark on wait records
     if (const Attribute* name = current.find_attribute("collective_name")) {
       if (const auto* text = std::get_if<std::string>(&name->value); text && *text == "wait") {
         return true;
@@ -55,6 +42,31 @@ bool is_wait_op(const Trace& trace, std::size_t position) {
     }
   }
   return false;
+}
+
+std::optional<std::int64_t> integer_attribute(const Op& op, std::string_view name) {
+  if (const Attribute* attribute = op.find_attribute(name)) {
+    if (const auto* value = std::get_if<std::int64_t>(&attribute->value))
+      return *value;
+  }
+  return std::nullopt;
+}
+
+// The sequence number of the work a wait op waits on (execution traces: its wait record).
+std::optional<std::int64_t> waited_seq(const Trace& trace, std::size_t position) {
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    if (op.find_attribute("comm_wait") != nullptr)
+      return integer_attribute(op, "comm_seq");
+    for (std::int64_t child : op.child_ids) {
+      std::ptrdiff_t child_position = trace.position_of(child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return std::nullopt;
 }
 
 // The strongest blocking synchronization among the runtime calls of the op's subtree.
@@ -79,6 +91,160 @@ HostSync host_sync_of(const Trace& trace, std::size_t position) {
   return sync;
 }
 
+// Every op of the subtree rooted at `position` that owns a collective, in execution order.
+std::vector<const Op*> comm_ops_under(const Trace& trace, std::size_t position) {
+  std::vector<const Op*> found;
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    if (op.comm)
+      found.push_back(&op);
+    for (auto child = op.child_ids.rbegin(); child != op.child_ids.rend(); ++child) {
+      std::ptrdiff_t child_position = trace.position_of(*child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return found;
+}
+
+// A top-level op cut before each of its collectives after the first: the engine runs one
+// collective per SimOp, and a compiled backward may issue hundreds.
+struct OpSegment {
+  std::vector<const Kernel*> kernels;  // launch order
+  const Op* comm_op = nullptr;
+  std::unordered_map<const Kernel*, const Op*> kernel_owner;  // comm kernels -> their comm op
+
+  const Op* owner_of(const Kernel* kernel) const {
+    auto it = kernel_owner.find(kernel);
+    return it == kernel_owner.end() ? nullptr : it->second;
+  }
+};
+
+// The comm op a communication kernel belongs to: the nearest op with a CommInfo among the op
+// that launched it and that op's ancestors up to the top-level op.
+const Op* comm_op_of_launcher(const Trace& trace, std::size_t launcher, std::size_t top) {
+  for (std::ptrdiff_t current = static_cast<std::ptrdiff_t>(launcher); current >= 0;) {
+    const Op& op = trace.ops[static_cast<std::size_t>(current)];
+    if (op.comm)
+      return &op;
+    if (static_cast<std::size_t>(current) == top || op.parent_id == kNoParent)
+      break;
+    current = trace.position_of(op.parent_id);
+  }
+  return nullptr;
+}
+
+std::vector<OpSegment> split_by_collective(const Trace& trace, std::size_t position,
+                                           const std::vector<const Kernel*>& kernels) {
+  const std::vector<const Op*> comm_ops = comm_ops_under(trace, position);
+  // Which op launched each kernel matters only when there are collectives to tell apart
+  // (generated traces have ~40 M top-level ops with at most one).
+  std::unordered_map<const Kernel*, std::size_t> launcher;
+  if (comm_ops.size() > 1) {
+    std::vector<std::size_t> stack{position};
+    while (!stack.empty()) {
+      const std::size_t current = stack.back();
+      stack.pop_back();
+      for (const Kernel& kernel : trace.ops[current].kernels)
+        launcher.emplace(&kernel, current);
+      for (std::int64_t child : trace.ops[current].child_ids) {
+        std::ptrdiff_t child_position = trace.position_of(child);
+        if (child_position >= 0)
+          stack.push_back(static_cast<std::size_t>(child_position));
+      }
+    }
+  }
+  std::vector<OpSegment> segments(1);
+  std::set<const Op*> placed;
+  for (const Kernel* kernel : kernels) {
+    const Op* owner = nullptr;
+    if (kernel->category == KernelCategory::kCommunication) {
+      if (comm_ops.size() == 1)
+        owner = comm_ops.front();  // the op's one collective (also for model-expanded kernels)
+      else if (auto it = launcher.find(kernel); it != launcher.end())
+        owner = comm_op_of_launcher(trace, it->second, position);
+    }
+    if (owner != nullptr && segments.back().comm_op != owner) {
+      if (segments.back().comm_op != nullptr)
+        segments.emplace_back();
+      segments.back().comm_op = owner;
+      placed.insert(owner);
+    }
+    if (owner != nullptr)
+      segments.back().kernel_owner.emplace(kernel, owner);
+    segments.back().kernels.push_back(kernel);
+  }
+  // Collectives without a recorded kernel (execution traces) run after the op's kernels.
+  for (const Op* comm_op : comm_ops) {
+    if (placed.count(comm_op))
+      continue;
+    if (segments.back().comm_op != nullptr)
+      segments.emplace_back();
+    segments.back().comm_op = comm_op;
+    placed.insert(comm_op);
+  }
+  return segments;
+}
+
+// Every runtime call of the subtree rooted at `position`, with its correlation id.
+std::unordered_map<std::int64_t, const RuntimeCall*> calls_under(const Trace& trace,
+                                                                 std::size_t position) {
+  std::unordered_map<std::int64_t, const RuntimeCall*> calls;
+  std::vector<std::size_t> stack{position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    for (const RuntimeCall& call : op.runtime_calls)
+      calls.emplace(call.correlation_id, &call);
+    for (std::int64_t child : op.child_ids) {
+      std::ptrdiff_t child_position = trace.position_of(child);
+      if (child_position >= 0)
+        stack.push_back(static_cast<std::size_t>(child_position));
+    }
+  }
+  return calls;
+}
+
+// Where the previous recorded ops were: the last start of any thread, the last end per thread.
+struct RecordedCursor {
+  TimestampUs origin_us = 0;  // step start, or the first op's start
+  std::optional<TimestampUs> previous_start_us;
+  std::unordered_map<std::int64_t, TimestampUs> thread_end_us;
+};
+
+std::shared_ptr<const RecordedHostTiming> recorded_timing(
+    const Op& op, const std::unordered_map<std::int64_t, const RuntimeCall*>& calls,
+    RecordedCursor& cursor) {
+  auto timing = std::make_shared<RecordedHostTiming>();
+  const TimestampUs start = *op.measured_start_us;
+  timing->thread_id = op.thread_id;
+  const TimestampUs previous_start = cursor.previous_start_us.value_or(cursor.origin_us);
+  timing->start_offset_us = std::max<DurationUs>(0, start - previous_start);
+  auto thread_end = cursor.thread_end_us.find(op.thread_id);
+  timing->thread_gap_us = std::max<DurationUs>(
+      0,
+      start - (thread_end == cursor.thread_end_us.end() ? cursor.origin_us : thread_end->second));
+  cursor.previous_start_us = start;
+  TimestampUs& end = cursor.thread_end_us[op.thread_id];
+  end = std::max(end, start + *op.measured_duration_us);
+  timing->cpu_us = *op.measured_duration_us;
+  const RuntimeCall* first_block = nullptr;
+  for (const auto& [correlation, call] : calls) {
+    if (is_blocking_runtime_call(call->name) &&
+        (first_block == nullptr || call->start_us < first_block->start_us)) {
+      first_block = call;
+    }
+  }
+  if (first_block != nullptr) {
+    timing->block_offset_us = std::max<DurationUs>(0, first_block->start_us - start);
+    timing->after_block_us = std::max<DurationUs>(
+        0, start + timing->cpu_us - (first_block->start_us + first_block->duration_us));
+  }
+  return timing;
+}
+
 std::vector<int> world_members(int world_size) {
   std::vector<int> members(static_cast<std::size_t>(world_size));
   std::iota(members.begin(), members.end(), 0);
@@ -100,6 +266,78 @@ std::vector<std::int64_t> produced_buffers(const Op& comm_op) {
   }
   std::erase(ids, -1);
   return ids;
+}
+
+SimCollective make_collective(const Trace& trace, const Op& comm_op, const OpSegment& segment,
+                              int sim_rank, int world_size, const std::vector<int>& world,
+                              const ProgramSources& sources,
+                              std::map<std::string, std::size_t>& next_index_in_group) {
+  SimCollective sim_collective;
+  sim_collective.comm = *comm_op.comm;
+  const CommInfo& comm = sim_collective.comm;
+  if (is_point_to_point(comm.kind)) {
+    if (comm.peer_rank < 0 || comm.peer_rank >= world_size) {
+      throw InputError(trace.source, "node " + std::to_string(comm_op.id),
+                       "send/recv peer rank " + std::to_string(comm.peer_rank) +
+                           " is outside the world of " + std::to_string(world_size));
+    }
+    const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
+    const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
+    sim_collective.group = point_to_point_group_name(from, to);
+    sim_collective.members = {std::min(from, to), std::max(from, to)};
+  } else {
+    sim_collective.group = comm.process_group;
+    sim_collective.members = world;
+    auto group = std::find_if(
+        trace.process_groups.begin(), trace.process_groups.end(),
+        [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
+    if (group != trace.process_groups.end() && !group->ranks.empty()) {
+      sim_collective.members = group->ranks;
+      std::sort(sim_collective.members.begin(), sim_collective.members.end());
+    }
+    if (group == trace.process_groups.end() || group->ranks.empty()) {
+      // The trace's default group spans the whole job.
+      sim_collective.group = "";
+    }
+    if (!std::binary_search(sim_collective.members.begin(), sim_collective.members.end(),
+                            sim_rank)) {
+      throw InputError(trace.source, "node " + std::to_string(comm_op.id),
+                       "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
+                           comm.process_group + "' that it is not a member of");
+    }
+  }
+  sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
+  sim_collective.produced_tensor_ids = produced_buffers(comm_op);
+  sim_collective.seq = integer_attribute(comm_op, "comm_seq");
+
+  // An execution trace written by perfsim keeps each communicator's stream here; a recorded
+  // kernel's stream, when there is one, takes precedence below.
+  if (const Attribute* stream = comm_op.find_attribute("stream")) {
+    if (const auto* id = std::get_if<std::int64_t>(&stream->value))
+      sim_collective.stream = *id;
+  }
+  DurationUs measured_us = 0;
+  bool has_measured = false;
+  for (const Kernel* kernel : segment.kernels) {
+    if (segment.owner_of(kernel) != &comm_op)
+      continue;
+    sim_collective.stream = kernel->stream;
+    if (kernel->measured_duration_us) {
+      measured_us += *kernel->measured_duration_us;
+      has_measured = true;
+    }
+  }
+  CollectiveCall call;
+  call.group = sim_collective.group;
+  call.group_size = static_cast<int>(sim_collective.members.size());
+  call.index_in_group = sim_collective.index_in_group;
+  call.comm = &sim_collective.comm;
+  call.op = &comm_op;
+  if (has_measured)
+    call.measured_kernel_time_us = measured_us;
+  sim_collective.duration_us = sources.communication->collective_duration_us(call);
+  sim_collective.combine = sources.communication->combine();
+  return sim_collective;
 }
 
 }  // namespace
@@ -127,13 +365,20 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       sim_kernel.name = kernel.name;
       sim_kernel.stream = kernel.stream;
       sim_kernel.category = kernel.category;
-      sim_kernel.duration_us = sources.kernels->kernel_duration_us(placeholder, kernel);
+      // A collective begun before the trace has no record to size it by: its measured time.
+      sim_kernel.duration_us = kernel.category == KernelCategory::kCommunication
+                                   ? kernel.measured_duration_us.value_or(0)
+                                   : sources.kernels->kernel_duration_us(placeholder, kernel);
       queued.kernels.push_back(std::move(sim_kernel));
     }
     program.coverage.kernels += queued.kernels.size();
     program.ops.push_back(std::move(queued));
   }
   const std::optional<MeasuredStep>& step = trace.measured_step;
+  RecordedCursor cursor;
+  bool have_origin = step.has_value();
+  if (step)
+    cursor.origin_us = step->start_us;
   for (std::size_t position : trace.top_level_positions()) {
     const Op& op = trace.ops[position];
     if (options.measured_step_only && step && op.measured_start_us &&
@@ -141,17 +386,6 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
          *op.measured_start_us >= step->start_us + step->duration_us)) {
       continue;
     }
-    SimOp sim_op;
-    sim_op.trace_position = position;
-    sim_op.name = op.name;
-    sim_op.measured_start_us = op.measured_start_us.value_or(0);
-    sim_op.waits_for_communication = is_wait_op(trace, position);
-    sim_op.host_sync = host_sync_of(trace, position);
-    for (const TensorRef& tensor : op.inputs) {
-      if (tensor.tensor_id >= 0)
-        sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
-    }
-
     std::vector<const Kernel*> kernels = trace.kernels_under(position);
     std::vector<Kernel> expanded;
     if (kernels.empty() && sources.expand_kernels) {
@@ -159,123 +393,124 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       for (const Kernel& kernel : expanded)
         kernels.push_back(&kernel);
     }
-
-    const Op* comm_op = find_comm_op(trace, position);
-    std::optional<SimCollective> collective;
-    if (comm_op != nullptr) {
-      SimCollective sim_collective;
-      sim_collective.comm = *comm_op->comm;
-      const CommInfo& comm = sim_collective.comm;
-      if (is_point_to_point(comm.kind)) {
-        if (comm.peer_rank < 0 || comm.peer_rank >= world_size) {
-          throw InputError(trace.source, "node " + std::to_string(comm_op->id),
-                           "send/recv peer rank " + std::to_string(comm.peer_rank) +
-                               " is outside the world of " + std::to_string(world_size));
-        }
-        const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
-        const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
-        sim_collective.group = point_to_point_group_name(from, to);
-        sim_collective.members = {std::min(from, to), std::max(from, to)};
-      } else {
-        sim_collective.group = comm.process_group;
-        sim_collective.members = world;
-        auto group = std::find_if(
-            trace.process_groups.begin(), trace.process_groups.end(),
-            [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
-        if (group != trace.process_groups.end() && !group->ranks.empty()) {
-          sim_collective.members = group->ranks;
-          std::sort(sim_collective.members.begin(), sim_collective.members.end());
-        }
-        if (group == trace.process_groups.end() || group->ranks.empty()) {
-          // The trace's default group spans the whole job.
-          sim_collective.group = "";
-        }
-        if (!std::binary_search(sim_collective.members.begin(), sim_collective.members.end(),
-                                sim_rank)) {
-          throw InputError(trace.source, "node " + std::to_string(comm_op->id),
-                           "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
-                               comm.process_group + "' that it is not a member of");
-        }
-      }
-      sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
-      sim_collective.produced_tensor_ids = produced_buffers(*comm_op);
-
-      // An execution trace written by perfsim keeps each communicator's stream here; a
-      // recorded kernel's stream, when there is one, takes precedence below.
-      if (const Attribute* stream = comm_op->find_attribute("stream")) {
-        if (const auto* id = std::get_if<std::int64_t>(&stream->value))
-          sim_collective.stream = *id;
-      }
-      DurationUs measured_us = 0;
-      bool has_measured = false;
-      for (const Kernel* kernel : kernels) {
-        if (kernel->category != KernelCategory::kCommunication)
-          continue;
-        sim_collective.stream = kernel->stream;
-        if (kernel->measured_duration_us) {
-          measured_us += *kernel->measured_duration_us;
-          has_measured = true;
-        }
-      }
-      CollectiveCall call;
-      call.group = sim_collective.group;
-      call.group_size = static_cast<int>(sim_collective.members.size());
-      call.index_in_group = sim_collective.index_in_group;
-      call.comm = &sim_collective.comm;
-      call.op = comm_op;
-      if (has_measured)
-        call.measured_kernel_time_us = measured_us;
-      sim_collective.duration_us = sources.communication->collective_duration_us(call);
-      sim_collective.combine = sources.communication->combine();
-      collective = std::move(sim_collective);
-      ++program.coverage.collectives;
+    const std::vector<OpSegment> segments = split_by_collective(trace, position, kernels);
+    std::shared_ptr<const RecordedHostTiming> recorded;
+    std::unordered_map<std::int64_t, const RuntimeCall*> calls;
+    if (options.replay_recorded_host && op.measured_start_us && op.measured_duration_us) {
+      calls = calls_under(trace, position);
+      if (!have_origin)
+        cursor.origin_us = *op.measured_start_us;
+      have_origin = true;
+      recorded = recorded_timing(op, calls, cursor);
     }
 
-    bool slot_placed = false;
-    for (const Kernel* kernel : kernels) {
-      const bool is_comm_kernel = kernel->category == KernelCategory::kCommunication;
-      if (is_comm_kernel && collective) {
-        if (slot_placed)
-          continue;  // grouped kernels of one collective share its slot
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      const OpSegment& segment = segments[s];
+      SimOp sim_op;
+      sim_op.trace_position = position;
+      sim_op.name = op.name;
+      sim_op.measured_start_us = op.measured_start_us.value_or(0);
+      sim_op.continues_previous = s > 0;
+      sim_op.continued_by_next = s + 1 < segments.size();
+      if (s == 0) {
+        sim_op.waits_for_communication = is_wait_op(trace, position);
+        if (sim_op.waits_for_communication)
+          sim_op.waits_for_seq = waited_seq(trace, position);
+        for (const TensorRef& tensor : op.inputs) {
+          if (tensor.tensor_id >= 0)
+            sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
+        }
+      }
+      if (s + 1 == segments.size())
+        sim_op.host_sync = host_sync_of(trace, position);
+      sim_op.recorded_host = recorded;
+
+      std::optional<SimCollective> collective;
+      if (segment.comm_op != nullptr) {
+        collective = make_collective(trace, *segment.comm_op, segment, sim_rank, world_size, world,
+                                     sources, next_index_in_group);
+        ++program.coverage.collectives;
+        if (collective->comm.bytes_in == 0 && collective->comm.bytes_out == 0 &&
+            collective->comm.kind != CollectiveKind::kBarrier) {
+          ++program.coverage.collectives_without_size;
+        }
+        if (collective->group.empty() && collective->comm.group_size > 0 &&
+            collective->comm.group_size < world_size && !is_point_to_point(collective->comm.kind)) {
+          ++program.coverage.collectives_of_unlisted_groups;
+        }
+      }
+      bool slot_placed = false;
+      for (const Kernel* kernel : segment.kernels) {
+        const bool is_comm_kernel = kernel->category == KernelCategory::kCommunication;
+        if (is_comm_kernel && collective && segment.owner_of(kernel) == segment.comm_op) {
+          if (slot_placed)
+            continue;  // grouped kernels of one collective share its slot
+          SimKernel slot;
+          slot.name = kernel->name;
+          slot.stream = collective->stream;
+          slot.category = KernelCategory::kCommunication;
+          slot.duration_us = collective->duration_us;
+          slot.launch_api = kernel->launch_api.empty() ? "cudaLaunchKernel" : kernel->launch_api;
+          slot.is_collective = true;
+          sim_op.kernels.push_back(std::move(slot));
+          slot_placed = true;
+          continue;
+        }
+        SimKernel sim_kernel;
+        sim_kernel.name = kernel->name;
+        sim_kernel.stream = kernel->stream;
+        sim_kernel.category = kernel->category;
+        if (is_comm_kernel) {
+          // A communication kernel no collective record names: its measured time, since no
+          // model can size it; counted.
+          sim_kernel.duration_us = kernel->measured_duration_us.value_or(0);
+          ++program.coverage.comm_kernels_without_collective;
+        } else {
+          sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
+        }
+        sim_kernel.host_waits = kernel->blocks_host();
+        if (!kernel->launch_api.empty())
+          sim_kernel.launch_api = kernel->launch_api;
+        sim_op.kernels.push_back(std::move(sim_kernel));
+      }
+      if (collective && !slot_placed) {
+        // No recorded kernel (execution trace): the collective runs on the communication stream.
         SimKernel slot;
-        slot.name = kernel->name;
+        slot.name = std::string("nccl:") + std::string(collective_name(collective->comm.kind));
         slot.stream = collective->stream;
         slot.category = KernelCategory::kCommunication;
         slot.duration_us = collective->duration_us;
-        slot.launch_api = kernel->launch_api.empty() ? "cudaLaunchKernel" : kernel->launch_api;
         slot.is_collective = true;
         sim_op.kernels.push_back(std::move(slot));
-        slot_placed = true;
-        continue;
       }
-      SimKernel sim_kernel;
-      sim_kernel.name = kernel->name;
-      sim_kernel.stream = kernel->stream;
-      sim_kernel.category = kernel->category;
-      sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
-      sim_kernel.host_waits = kernel->blocks_host();
-      if (!kernel->launch_api.empty())
-        sim_kernel.launch_api = kernel->launch_api;
-      sim_op.kernels.push_back(std::move(sim_kernel));
-    }
-    if (collective && !slot_placed) {
-      // No recorded kernel (execution trace): the collective runs on the communication stream.
-      SimKernel slot;
-      slot.name = std::string("nccl:") + std::string(collective_name(collective->comm.kind));
-      slot.stream = collective->stream;
-      slot.category = KernelCategory::kCommunication;
-      slot.duration_us = collective->duration_us;
-      slot.is_collective = true;
-      sim_op.kernels.push_back(std::move(slot));
-    }
-    if (collective)
-      sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
+      if (collective)
+        sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
+      if (recorded) {
+        // Kernels and slots were pushed in segment order, skipping the extra kernels of a
+        // collective: match them to the segment's kernels by walking both.
+        std::size_t next = 0;
+        std::set<const Op*> slotted;
+        for (const Kernel* kernel : segment.kernels) {
+          const Op* owner = segment.owner_of(kernel);
+          if (owner != nullptr && !slotted.insert(owner).second)
+            continue;  // a later kernel of the same collective slot
+          if (next >= sim_op.kernels.size())
+            break;
+          SimKernel& sim_kernel = sim_op.kernels[next++];
+          if (auto call = calls.find(kernel->correlation_id); call != calls.end()) {
+            sim_kernel.recorded_launch_offset_us = call->second->start_us - *op.measured_start_us;
+            sim_kernel.recorded_launch_us = call->second->duration_us;
+          }
+        }
+      }
 
-    ++program.coverage.top_level_ops;
-    program.coverage.kernels += sim_op.kernels.size();
-    if (sim_op.kernels.empty())
-      ++program.coverage.ops_without_kernels;
-    program.ops.push_back(std::move(sim_op));
+      if (s == 0)
+        ++program.coverage.top_level_ops;
+      program.coverage.kernels += sim_op.kernels.size();
+      if (sim_op.kernels.empty())
+        ++program.coverage.ops_without_kernels;
+      program.ops.push_back(std::move(sim_op));
+    }
   }
   return program;
 }

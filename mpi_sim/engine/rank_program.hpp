@@ -25,6 +25,26 @@ struct SimKernel {
   std::string launch_api = "cudaLaunchKernel";
   bool is_collective = false;  // the slot where the op's collective runs
   bool host_waits = false;     // the CPU blocks until it ends (copy to pageable host memory)
+  // Recorded host timing (replay of a profiled run): when its launch call began, after the
+  // start of its top-level op, and how long the call took.
+  std::optional<DurationUs> recorded_launch_offset_us;
+  std::optional<DurationUs> recorded_launch_us;
+};
+
+// How a top-level op occupied the CPU in the profiled run, for a replay that keeps each op's
+// own host time instead of per-op-name means. Blocking calls are split out: their waiting is
+// simulated (the simulated GPU decides how long), everything else is replayed.
+struct RecordedHostTiming {
+  // Each CPU thread (main, autograd, data loader) has its own timeline: an op starts after the
+  // previous op of its thread by the recorded gap, and no earlier than the previous op of any
+  // thread by the recorded offset between their starts, so that a delay the simulation adds
+  // (a longer wait for the GPU) carries over to what came after it in the profile.
+  std::int64_t thread_id = 0;
+  DurationUs thread_gap_us = 0;    // from the end of the previous op of its thread (or step start)
+  DurationUs start_offset_us = 0;  // from the start of the previous op (or step start)
+  DurationUs cpu_us = 0;           // the op's recorded duration
+  std::optional<DurationUs> block_offset_us;  // start of its first blocking call, from op start
+  DurationUs after_block_us = 0;              // from the end of that call to the op's end
 };
 
 // A blocking synchronization the op's host code performs after its launches.
@@ -39,6 +59,7 @@ struct SimCollective {
   DurationCombine combine = DurationCombine::kLongest;
   StreamId stream = kDefaultCommStream;
   std::vector<std::int64_t> produced_tensor_ids;  // buffers valid only after it ends
+  std::optional<std::int64_t> seq;                // its work handle's sequence number
 };
 
 struct SimOp {
@@ -49,12 +70,21 @@ struct SimOp {
   // every op the 240 bytes of a SimCollective (a 1024-rank LLM program has ~40 M ops).
   std::shared_ptr<const SimCollective> collective;
   bool waits_for_communication = false;  // c10d wait / Work.wait(): joins the last collective
+  // The work handle it waits on, when the trace names it (execution-trace sequence number of
+  // the collective, "comm_seq"): the wait joins that collective, not the most recent one.
+  std::optional<std::int64_t> waits_for_seq;
   HostSync host_sync = HostSync::kNone;  // cudaStreamSynchronize / cudaDeviceSynchronize
   // Kernels the host queued before the trace began (Kineto: launched before profiling); they
   // occupy their streams from the start and cost the simulated CPU nothing.
   bool queued_before_trace = false;
+  // A top-level op with several collectives becomes one SimOp per collective: the later
+  // parts continue the first (no op-level overheads T1/T2), the earlier ones are continued
+  // (no T3 and no host synchronization yet).
+  bool continues_previous = false;
+  bool continued_by_next = false;
   TimestampUs measured_start_us = 0;  // when the trace recorded it (0 when unknown)
   std::vector<std::int64_t> consumed_tensor_ids;
+  std::shared_ptr<const RecordedHostTiming> recorded_host;  // set by replay_recorded_host
 };
 
 // Counts of what the program builder could not model, for the coverage report.
@@ -63,6 +93,11 @@ struct ProgramCoverage {
   std::size_t ops_without_kernels = 0;
   std::size_t kernels = 0;
   std::size_t collectives = 0;
+  std::size_t collectives_without_size = 0;         // no byte count in the trace: 0 bytes
+  std::size_t comm_kernels_without_collective = 0;  // NCCL kernels no record names: measured
+  // Collectives of a group smaller than the world whose members the trace does not list:
+  // run on the whole world, so matched across every rank (may be wrong).
+  std::size_t collectives_of_unlisted_groups = 0;
   std::map<std::string, std::size_t> unmodelled_ops;  // op name -> count
 };
 
@@ -90,6 +125,9 @@ struct ProgramOptions {
   // Walk only the top-level ops inside the trace's measured step (ProfilerStep window) when
   // it has one; ops outside belong to other iterations.
   bool measured_step_only = true;
+  // Replay each op's recorded host time (gaps, launch offsets, launch durations) instead of
+  // the per-op-name overhead means; needs a trace with host timing (Kineto).
+  bool replay_recorded_host = false;
 };
 
 // `sim_rank` is the rank this trace plays; `world_size` the number of simulated ranks.

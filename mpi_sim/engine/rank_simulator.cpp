@@ -20,6 +20,7 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
     : program_(program), overheads_(overheads), sync_(sync), record_timeline_(record_timeline) {
   result_.sim_rank = program.sim_rank;
   cpu_us_ = program.start_us;
+  recorded_previous_start_us_ = program.start_us;
 }
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
@@ -50,10 +51,20 @@ bool RankSimulator::resolved(std::size_t posted_index) {
   return true;
 }
 
+std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) const {
+  if (!op.waits_for_communication)
+    return std::nullopt;
+  if (op.waits_for_seq) {
+    if (auto it = posted_by_seq_.find(*op.waits_for_seq); it != posted_by_seq_.end())
+      return it->second;
+  }
+  return last_collective_;
+}
+
 std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   std::vector<std::size_t> needed;
-  if (op.waits_for_communication && last_collective_)
-    needed.push_back(*last_collective_);
+  if (std::optional<std::size_t> waited = waited_collective(op))
+    needed.push_back(*waited);
   for (std::int64_t tensor : op.consumed_tensor_ids) {
     if (auto producer = tensor_producer_.find(tensor); producer != tensor_producer_.end()) {
       needed.push_back(producer->second);
@@ -113,78 +124,159 @@ void RankSimulator::apply_host_sync(const SimOp& op) {
   }
 }
 
+void RankSimulator::wait_for_launch_slot() {
+  while (!queued_ends_.empty() && queued_ends_.top() <= cpu_us_)
+    queued_ends_.pop();
+  const int depth = overheads_.launch.launch_queue_depth;
+  while (depth > 0 && queued_ends_.size() >= static_cast<std::size_t>(depth)) {
+    cpu_us_ = std::max(cpu_us_, queued_ends_.top());
+    queued_ends_.pop();
+  }
+}
+
 void RankSimulator::run_op(const SimOp& op) {
-  const LaunchParameters& launch = overheads_.launch;
   if (op.queued_before_trace) {
     for (const SimKernel& kernel : op.kernels) {
       StreamState& stream = stream_state(kernel.stream);
       const TimestampUs start = stream.clock_us;
       stream.clock_us = start + kernel.duration_us;
+      queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
       add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
       ++result_.kernels;
     }
     return;
   }
+  if (op.recorded_host) {
+    run_recorded_op(op);
+    return;
+  }
   const TimestampUs cpu_start = cpu_us_;
-  cpu_us_ += overheads_.t1_us(op.name);
+  // A continued op's parts share one T1/T2 before the first launch and one T3 after the last;
+  // between parts the host spends what it spends between any two launches (T5).
+  cpu_us_ += op.continues_previous ? overheads_.t5_us(op.name) : overheads_.t1_us(op.name);
   if (op.kernels.empty()) {
-    apply_host_sync(op);
-    cpu_us_ += overheads_.t5_us(op.name);
+    if (!op.continued_by_next) {
+      apply_host_sync(op);
+      cpu_us_ += overheads_.t5_us(op.name);
+    }
   } else {
-    cpu_us_ += overheads_.t2_us(op.name);
+    if (!op.continues_previous)
+      cpu_us_ += overheads_.t2_us(op.name);
     for (std::size_t i = 0; i < op.kernels.size(); ++i) {
       const SimKernel& kernel = op.kernels[i];
       const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
-      const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
-      StreamState& stream = stream_state(kernel.stream);
-      if (kernel.is_collective) {
-        const SimCollective& collective = *op.collective;
-        // The communication stream waits for the work queued before it on the compute stream
-        // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
-        const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
-                                            stream_state(compute_stream_).clock_us});
-        CollectivePost post;
-        post.sim_rank = program_.sim_rank;
-        post.group = collective.group;
-        post.index_in_group = collective.index_in_group;
-        post.members = collective.members;
-        post.ready_us = ready;
-        post.duration_us = collective.duration_us;
-        post.combine = collective.combine;
-        Posted posted;
-        posted.handle = sync_.post(post);
-        posted.stream = kernel.stream;
-        posted.group = collective.group;
-        posted.index_in_group = collective.index_in_group;
-        posted.op_name = kernel.name;
-        const std::size_t index = posted_.size();
-        posted_.push_back(std::move(posted));
-        stream_state(kernel.stream).pending = index;
-        last_collective_ = index;
-        for (std::int64_t tensor : collective.produced_tensor_ids)
-          tensor_producer_[tensor] = index;
-        GroupTraffic& traffic = result_.groups[collective.group];
-        ++traffic.collectives;
-        traffic.bytes += collective.comm.bytes_in;
-        resolved(index);  // in-process groups may resolve at once
-      } else {
-        const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
-        stream.clock_us = start + kernel.duration_us;
-        add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
-        if (kernel.category != KernelCategory::kCommunication)
-          compute_stream_ = kernel.stream;
-      }
-      ++result_.kernels;
-      cpu_us_ += t4;
-      if (kernel.host_waits)
-        cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
+      launch_kernel(op, kernel, t4);
       if (i + 1 < op.kernels.size())
         cpu_us_ += overheads_.t5_us(op.name);
     }
-    apply_host_sync(op);
-    cpu_us_ += overheads_.t3_us(op.name);
+    if (!op.continued_by_next) {
+      apply_host_sync(op);
+      cpu_us_ += overheads_.t3_us(op.name);
+    }
   }
-  ++result_.ops;
+  if (!op.continues_previous)
+    ++result_.ops;
+  if (record_timeline_) {
+    result_.timeline.push_back(
+        {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
+  }
+}
+
+void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4) {
+  const LaunchParameters& launch = overheads_.launch;
+  if (!kernel.is_collective) {
+    const TimestampUs call_start = cpu_us_;
+    wait_for_launch_slot();
+    // A recorded launch time already holds the blocking the profiled run saw; the simulated
+    // block replaces it: the call ends when the queue has room or as recorded, whichever is
+    // later.
+    if (kernel.recorded_launch_us)
+      t4 = std::max<DurationUs>(0, t4 - (cpu_us_ - call_start));
+  }
+  const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
+  StreamState& stream = stream_state(kernel.stream);
+  if (kernel.is_collective) {
+    const SimCollective& collective = *op.collective;
+    // The communication stream waits for the work queued before it on the compute stream
+    // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
+    const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
+                                        stream_state(compute_stream_).clock_us});
+    CollectivePost post;
+    post.sim_rank = program_.sim_rank;
+    post.group = collective.group;
+    post.index_in_group = collective.index_in_group;
+    post.members = collective.members;
+    post.ready_us = ready;
+    post.duration_us = collective.duration_us;
+    post.combine = collective.combine;
+    Posted posted;
+    posted.handle = sync_.post(post);
+    posted.stream = kernel.stream;
+    posted.group = collective.group;
+    posted.index_in_group = collective.index_in_group;
+    posted.op_name = kernel.name;
+    const std::size_t index = posted_.size();
+    posted_.push_back(std::move(posted));
+    stream_state(kernel.stream).pending = index;
+    last_collective_ = index;
+    if (collective.seq)
+      posted_by_seq_[*collective.seq] = index;
+    for (std::int64_t tensor : collective.produced_tensor_ids)
+      tensor_producer_[tensor] = index;
+    GroupTraffic& traffic = result_.groups[collective.group];
+    ++traffic.collectives;
+    traffic.bytes += collective.comm.bytes_in;
+    resolved(index);  // in-process groups may resolve at once
+  } else {
+    const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
+    stream.clock_us = start + kernel.duration_us;
+    queued_ends_.push(stream.clock_us);
+    add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
+    if (kernel.category != KernelCategory::kCommunication)
+      compute_stream_ = kernel.stream;
+  }
+  ++result_.kernels;
+  cpu_us_ += t4;
+  if (kernel.host_waits)
+    cpu_us_ = std::max(cpu_us_, stream_state(kernel.stream).clock_us);
+}
+
+// The op's recorded host time: the gap before it, each launch no earlier than its recorded
+// offset from the op's start and as long as recorded, the op's end no earlier than recorded;
+// a blocking call's waiting is simulated, the rest of the op after it replayed.
+void RankSimulator::run_recorded_op(const SimOp& op) {
+  const RecordedHostTiming& recorded = *op.recorded_host;
+  if (!op.continues_previous) {
+    TimestampUs start = recorded_previous_start_us_ + recorded.start_offset_us;
+    auto thread_end = recorded_thread_end_us_.find(recorded.thread_id);
+    start = std::max(start, (thread_end == recorded_thread_end_us_.end() ? program_.start_us
+                                                                         : thread_end->second) +
+                                recorded.thread_gap_us);
+    cpu_us_ = start;
+    recorded_op_start_us_ = start;
+    recorded_previous_start_us_ = start;
+  }
+  const TimestampUs cpu_start = cpu_us_;
+  for (const SimKernel& kernel : op.kernels) {
+    if (kernel.recorded_launch_offset_us)
+      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + *kernel.recorded_launch_offset_us);
+    const DurationUs t4 = kernel.recorded_launch_us ? *kernel.recorded_launch_us
+                                                    : overheads_.t4_us(kernel.launch_api);
+    launch_kernel(op, kernel, t4);
+  }
+  if (!op.continued_by_next) {
+    if (recorded.block_offset_us && op.host_sync != HostSync::kNone) {
+      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + *recorded.block_offset_us);
+      apply_host_sync(op);
+      cpu_us_ += recorded.after_block_us;
+    } else {
+      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + recorded.cpu_us);
+    }
+    recorded_thread_end_us_[recorded.thread_id] = cpu_us_;
+    recorded_cpu_end_us_ = std::max(recorded_cpu_end_us_, cpu_us_);
+  }
+  if (!op.continues_previous)
+    ++result_.ops;
   if (record_timeline_) {
     result_.timeline.push_back(
         {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
@@ -204,9 +296,10 @@ RankSimulator::Progress RankSimulator::advance() {
       }
     }
     // Intra-rank synchronization: the compute stream joins what this op waits for.
-    if (op.waits_for_communication && last_collective_) {
-      wait_on_stream(compute_stream_, *last_collective_);
-      last_collective_.reset();
+    if (std::optional<std::size_t> waited = waited_collective(op)) {
+      wait_on_stream(compute_stream_, *waited);
+      if (waited == last_collective_)
+        last_collective_.reset();
     }
     for (std::int64_t tensor : op.consumed_tensor_ids) {
       auto producer = tensor_producer_.find(tensor);
@@ -227,6 +320,7 @@ RankSimulator::Progress RankSimulator::advance() {
   blocked_posted_.reset();
   finished_ = true;
 
+  cpu_us_ = std::max(cpu_us_, recorded_cpu_end_us_);  // threads may end out of order
   result_.cpu_us = cpu_us_;
   result_.iteration_us = cpu_us_;
   for (const auto& [id, stream] : streams_) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -57,6 +58,9 @@ class RankSimulator {
   std::vector<std::size_t> requirements(const SimOp& op) const;
   void run_op(const SimOp& op);
   void apply_host_sync(const SimOp& op);
+  void run_recorded_op(const SimOp& op);
+  // Launches one kernel (or posts the op's collective) with a launch call of t4 from now.
+  void launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4);
   void wait_on_stream(StreamId stream, std::size_t posted_index);
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
@@ -72,12 +76,24 @@ class RankSimulator {
   std::optional<std::size_t> blocked_posted_;
   std::size_t resolved_count_ = 0;
   TimestampUs cpu_us_ = 0;
+  TimestampUs recorded_op_start_us_ = 0;        // simulated start of the current recorded op
+  TimestampUs recorded_previous_start_us_ = 0;  // simulated start of the previous recorded op
+  TimestampUs recorded_cpu_end_us_ = 0;         // latest end of any thread's recorded op
+  std::unordered_map<std::int64_t, TimestampUs> recorded_thread_end_us_;
   StreamId compute_stream_ = kDefaultComputeStream;
   std::map<StreamId, StreamState> streams_;
   std::vector<Posted> posted_;
   std::optional<std::size_t> last_collective_;
+  std::unordered_map<std::int64_t, std::size_t> posted_by_seq_;  // work handle -> posted
+  // The collective op `op` waits on: its work handle's, else the most recent one.
+  std::optional<std::size_t> waited_collective(const SimOp& op) const;
   std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
   std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  // End times of launched kernels the device has not finished at the CPU's clock (the launch
+  // queue), earliest first.
+  std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;
+  // Blocks the CPU until the launch queue has room (returns the CPU clock then).
+  void wait_for_launch_slot();
   RankResult result_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/comm_contention.hpp"
 #include "kernels/tensor_facts.hpp"
 #include "perfsim/error.hpp"
 
@@ -74,6 +75,8 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
     case ExpansionStatus::kModeled:
       for (const KernelSpec& spec : own.kernels) {
         KernelPrediction prediction = predictor_.predict(spec);
+        prediction.duration_us = contended_duration_us(spec, prediction.duration_us,
+                                                       contention_sms_of(op), predictor_.device());
         plan.kernels.push_back(
             {kernel_of(spec), prediction.duration_us, std::move(prediction.model), op.id});
       }
@@ -121,7 +124,8 @@ KernelPrediction ModelDurationSource::predict_kernel(const Op& op, const Kernel&
       if (!same(spec.name, spec.category))
         continue;
       KernelPrediction prediction = predictor_.predict(spec);
-      predicted_us += prediction.duration_us;
+      predicted_us += contended_duration_us(spec, prediction.duration_us, contention_sms_of(op),
+                                            predictor_.device());
       ++predicted_count;
       if (model.empty())
         model = std::move(prediction.model);

@@ -13,6 +13,8 @@
 //     that name (or else of that category) in the op, shared evenly among the op's measured
 //     kernels of that name (category). An op's kernels run back to back on one stream, so the
 //     per-op, per-category sum is what the timeline sees.
+// An op marked "contention_sms" runs beside a communication kernel: its compute-bound kernels
+// are slowed as kernels/comm_contention.hpp derives.
 #include <string>
 #include <vector>
 

@@ -482,11 +482,15 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::native_dropout_backward"] = elementwise(1);
     t["aten::native_layer_norm"] = elementwise(8);
     t["aten::native_layer_norm_backward"] = elementwise(12);
+    // Transformer Engine FP8: the fused cast + transpose + amax kernel reads the bf16 tensor
+    // and writes its FP8 copy and transpose (both listed as outputs).
+    t["te::cast_transpose"] = elementwise(2);
     t["aten::sum"] = reduction_rule;
     t["aten::amax"] = reduction_rule;
     t["aten::max"] = reduction_rule;
     t["aten::cumsum"] = elementwise(1);
     t["aten::mean"] = reduction_rule;
+    t["aten::linalg_vector_norm"] = reduction_rule;
     // Attention
     t["aten::_scaled_dot_product_flash_attention"] = attention_rule(false);
     t["aten::_scaled_dot_product_efficient_attention"] = attention_rule(false);

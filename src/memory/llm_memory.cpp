@@ -27,13 +27,15 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
                                      const llm::ParallelConfig& parallel) {
   constexpr double kFp32Bytes = 4;
   constexpr double kAdamMomentsBytes = 8;  // fp32 momentum and variance
-  const double dtype_bytes = element_bytes(model.dtype);
+  // Under the FP8 recipe the parameters and gradients stay bf16 (Transformer Engine keeps
+  // FP8 copies besides them, counted separately).
+  const double dtype_bytes = element_bytes(model.activation_dtype());
   StateBytes state;
   state.weights = dtype_bytes;
   state.gradients = dtype_bytes;
   const double master_copy = dtype_bytes < kFp32Bytes ? kFp32Bytes : 0;
   state.optimizer = master_copy + kAdamMomentsBytes;
-  const double dp = parallel.dp;
+  const double dp = parallel.gradient_group_size();  // ZeRO shards over DP x CP
   if (parallel.zero_stage >= 1)
     state.optimizer /= dp;
   if (parallel.zero_stage >= 2)
@@ -47,7 +49,7 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
 
 double activation_bytes_per_layer(const llm::TransformerConfig& model,
                                   const llm::ParallelConfig& parallel) {
-  const double s = model.seq_len;
+  const double s = static_cast<double>(model.seq_len) / parallel.cp;  // this rank's share
   const double b = llm::micro_batch_size(model, parallel);
   const double h = model.hidden;
   const double a = model.heads;
@@ -69,7 +71,16 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       break;
   }
   constexpr double kTableDtypeBytes = 2;
-  return bytes * element_bytes(model.dtype) / kTableDtypeBytes;
+  return bytes * element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+}
+
+double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
+                                       const llm::ParallelConfig& parallel) {
+  const double h = model.hidden;
+  const double f = model.ffn_hidden;
+  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  return (h * qkv_width + h * h + (ffn_inputs + 1) * h * f) / parallel.tp;
 }
 
 double parameters_per_layer(const llm::TransformerConfig& model,
@@ -98,21 +109,21 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
   const double t = parallel.tp;
   const double h = model.hidden;
   const double sbh =
-      static_cast<double>(model.seq_len) * llm::micro_batch_size(model, parallel) * h;
+      static_cast<double>(model.seq_len) / parallel.cp * llm::micro_batch_size(model, parallel) * h;
   const double v = static_cast<double>(llm::padded_vocab(model, parallel));
-  const int layers_per_stage = model.layers / p;
   const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
   const double interleave =
       parallel.virtual_stages > 1
           ? 1.0 + (p - 1.0) / (p * static_cast<double>(parallel.virtual_stages))
           : 1.0;
   const StateBytes state = state_bytes_per_parameter(model, parallel);
-  const double dtype_scale = element_bytes(model.dtype) / 2.0;
+  const double dtype_scale = element_bytes(model.activation_dtype()) / 2.0;
   const double layer_parameters = parameters_per_layer(model, parallel);
 
   for (int stage = 0; stage < p; ++stage) {
     StageMemory memory;
     memory.stage = stage;
+    const int layers_per_stage = llm::layers_of_stage(model, parallel, stage);
     memory.layers = layers_per_stage;
     const double in_flight = std::min(p - stage, micro_batches);
     memory.microbatches_in_flight = in_flight * interleave;
@@ -132,13 +143,21 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       activations += 4 * sbh / t * (1 + v / h) * dtype_scale;
     }
     memory.parameter_count = parameters;
+    if (model.fp8()) {
+      // One FP8 byte for the weight and one for its transpose per linear-layer parameter
+      // (Transformer Engine casts at the first micro-batch and keeps both for the iteration);
+      // ZeRO-3 gathers and casts per use, so they are held for one layer at a time.
+      const double per_layer = fp8_linear_parameters_per_layer(model, parallel);
+      const double layers_holding = parallel.zero_stage >= 3 ? 1.0 : layers_per_stage;
+      memory.fp8_weight_bytes = to_bytes(2 * per_layer * layers_holding);
+    }
     memory.parameter_bytes = to_bytes(parameters * state.weights);
     memory.gradient_bytes = to_bytes(parameters * state.gradients);
     memory.optimizer_bytes = to_bytes(parameters * state.optimizer);
     memory.activation_bytes = to_bytes(activations);
     memory.context_bytes = device.context_bytes;
-    memory.total_bytes = memory.parameter_bytes + memory.gradient_bytes + memory.optimizer_bytes +
-                         memory.activation_bytes + memory.context_bytes;
+    memory.total_bytes = memory.parameter_bytes + memory.fp8_weight_bytes + memory.gradient_bytes +
+                         memory.optimizer_bytes + memory.activation_bytes + memory.context_bytes;
     estimate.stages.push_back(memory);
   }
   for (std::size_t i = 1; i < estimate.stages.size(); ++i) {
@@ -157,8 +176,9 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << "L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
       << " s=" << model.seq_len << " b=" << llm::micro_batch_size(model, parallel)
       << " v=" << model.vocab << " TP=" << parallel.tp << " PP=" << parallel.pp
-      << " DP=" << parallel.dp << " virtual=" << parallel.virtual_stages
-      << " ZeRO=" << parallel.zero_stage << " SP=" << (parallel.sequence_parallel ? "on" : "off")
+      << " DP=" << parallel.dp << (parallel.cp > 1 ? " CP=" + std::to_string(parallel.cp) : "")
+      << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
+      << " SP=" << (parallel.sequence_parallel ? "on" : "off")
       << " recompute=" << llm::recompute_name(parallel.recompute) << "\n";
   out << "  activations per layer per micro-batch: "
       << format_bytes(to_bytes(estimate.activation_bytes_per_layer)) << "\n";
@@ -171,8 +191,11 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
     out << "  stage " << stage.stage << ": " << stage.layers << " layers, "
         << stage.microbatches_in_flight << " micro-batches in flight\n";
     out << "    parameters " << format_bytes(stage.parameter_bytes) << " ("
-        << stage.parameter_count / 1e9 << "e9 params), gradients "
-        << format_bytes(stage.gradient_bytes) << ", optimizer state "
+        << stage.parameter_count / 1e9 << "e9 params)"
+        << (stage.fp8_weight_bytes > 0
+                ? ", fp8 weight copies " + format_bytes(stage.fp8_weight_bytes)
+                : "")
+        << ", gradients " << format_bytes(stage.gradient_bytes) << ", optimizer state "
         << format_bytes(stage.optimizer_bytes) << "\n";
     out << "    activations " << format_bytes(stage.activation_bytes) << ", context "
         << format_bytes(stage.context_bytes) << ", total " << format_bytes(stage.total_bytes)
@@ -195,6 +218,8 @@ std::string format_worst_stage_memory(const LlmMemoryEstimate& estimate,
     out << text;
   };
   line("parameters", worst.parameter_bytes);
+  if (worst.fp8_weight_bytes > 0)
+    line("fp8 weight copies", worst.fp8_weight_bytes);
   line("gradients", worst.gradient_bytes);
   line("optimizer state", worst.optimizer_bytes);
   line("activations", worst.activation_bytes);

@@ -34,6 +34,12 @@
 // first stage holds the word embedding vh/t and the position embedding sh; the last stage holds
 // the final layer norm (2h) and, when it is not the first stage, its copy of the tied word
 // embedding vh/t.
+// Context parallelism: s is the rank's share s / CP in every activation term (ring attention
+// keeps no s x s scores), and ZeRO shards over the DP x CP ranks that reduce the gradients.
+// FP8 (Transformer Engine recipe, TransformerConfig::fp8()): parameters, gradients, optimizer
+// state and activations as with bf16, plus an FP8 copy of every linear-layer weight and its
+// transpose (2 bytes per linear parameter). The FP8 inputs Transformer Engine saves for the
+// backward instead of bf16 ones are not credited (activations are counted in bf16).
 // Not modelled: temporary buffers (communication buckets, workspace), fragmentation; the
 // context constant is added (device_memory.hpp).
 #include <string>
@@ -49,6 +55,9 @@ namespace perfsim::memory {
 // Korthikanti et al. 2022 Table 2 for one layer and one micro-batch, in bytes.
 double activation_bytes_per_layer(const generators::llm::TransformerConfig& model,
                                   const generators::llm::ParallelConfig& parallel);
+// Parameters of the linear layers (QKV, projection, MLP GEMMs) of one layer on one TP rank.
+double fp8_linear_parameters_per_layer(const generators::llm::TransformerConfig& model,
+                                       const generators::llm::ParallelConfig& parallel);
 // Parameters of one transformer layer on one tensor-parallel rank.
 double parameters_per_layer(const generators::llm::TransformerConfig& model,
                             const generators::llm::ParallelConfig& parallel);
@@ -59,6 +68,7 @@ struct StageMemory {
   double parameter_count = 0;
   double microbatches_in_flight = 0;  // interleaving factor included
   Bytes parameter_bytes = 0;
+  Bytes fp8_weight_bytes = 0;  // FP8 weight copies and transposes (FP8 recipe only)
   Bytes gradient_bytes = 0;
   Bytes optimizer_bytes = 0;
   Bytes activation_bytes = 0;  // transformer layers + embeddings/output layer

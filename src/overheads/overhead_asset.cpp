@@ -144,9 +144,12 @@ HostOverheads from_record(const AssetRecord& record, const std::string& source) 
                          std::to_string(kVersion));
   HostOverheads overheads;
   overheads.source_traces = record.source_traces;
-  overheads.launch = {record.launch.kernel_gap_us, record.launch.launch_fraction_of_t4,
+  overheads.launch = {record.launch.kernel_gap_us,
+                      record.launch.launch_fraction_of_t4,
                       record.launch.profiler_cpu_overhead_us,
-                      record.launch.profiler_gpu_overhead_us, record.launch.remove_iqr_outliers};
+                      record.launch.profiler_gpu_overhead_us,
+                      record.launch.remove_iqr_outliers,
+                      LaunchParameters{}.launch_queue_depth};  // a device property, not measured
   const PooledRecord& pooled = record.all_ops;
   overheads.all_ops =
       from_record(pooled.t1, pooled.t2, pooled.t3, pooled.t5, source, "host_overheads.all_ops");

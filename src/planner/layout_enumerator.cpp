@@ -34,39 +34,48 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
   for (int tp : divisors(limits.gpus)) {
     if (limits.gpus_per_node % tp != 0 || !tensor_parallel_divides(model, tp))
       continue;
-    for (int pp : divisors(limits.gpus / tp)) {
-      if (model.layers % pp != 0)
+    for (int cp : divisors(limits.gpus / tp)) {
+      if (cp > limits.max_context_parallel ||
+          (cp > 1 &&
+           (model.attention != llm::AttentionKernel::kFlash || model.seq_len % (2 * cp) != 0)))
         continue;
-      const int dp = limits.gpus / (tp * pp);
-      if (global_batch % dp != 0)
-        continue;
-      for (int micro : divisors(global_batch / dp)) {
-        if (micro > limits.max_micro_batch)
+      for (int pp : divisors(limits.gpus / (tp * cp))) {
+        if (model.layers % pp != 0)
           continue;
-        const int micro_batches = global_batch / (dp * micro);
-        for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
-             ++virtual_stages) {
-          if (virtual_stages > 1 &&
-              (pp < 3 || micro_batches % pp != 0 || model.layers % (pp * virtual_stages) != 0))
+        const int dp = limits.gpus / (tp * cp * pp);
+        if (global_batch % dp != 0)
+          continue;
+        for (int micro : divisors(global_batch / dp)) {
+          if (micro > limits.max_micro_batch)
             continue;
-          for (bool sequence_parallel : {false, true}) {
-            if (sequence_parallel && (tp == 1 || model.seq_len % tp != 0))
+          const int micro_batches = global_batch / (dp * micro);
+          for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
+               ++virtual_stages) {
+            if (virtual_stages > 1 &&
+                (pp < 3 || micro_batches % pp != 0 || model.layers % (pp * virtual_stages) != 0))
               continue;
-            for (llm::Recompute recompute : kRecomputes) {
-              for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-                llm::ParallelConfig layout;
-                layout.tp = tp;
-                layout.pp = pp;
-                layout.dp = dp;
-                layout.virtual_stages = virtual_stages;
-                layout.micro_batch = micro;
-                layout.global_batch = global_batch;
-                layout.sequence_parallel = sequence_parallel;
-                layout.recompute = recompute;
-                layout.zero_stage = zero;
-                layout.overlap_tp_backward = limits.overlap_tp_backward;
-                llm::validate(model, layout);  // the rules above are the generator's
-                layouts.push_back(layout);
+            for (bool sequence_parallel : {false, true}) {
+              if (sequence_parallel && (tp == 1 || (model.seq_len / cp) % tp != 0))
+                continue;
+              for (llm::Recompute recompute : kRecomputes) {
+                for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
+                  llm::ParallelConfig layout;
+                  layout.tp = tp;
+                  layout.pp = pp;
+                  layout.dp = dp;
+                  layout.cp = cp;
+                  layout.virtual_stages = virtual_stages;
+                  layout.micro_batch = micro;
+                  layout.global_batch = global_batch;
+                  layout.sequence_parallel = sequence_parallel;
+                  layout.recompute = recompute;
+                  layout.zero_stage = zero;
+                  layout.overlap_tp_backward = limits.overlap_tp_backward;
+                  layout.overlap_grad_reduce = limits.overlap_grad_reduce;
+                  layout.overlap_param_gather = limits.overlap_param_gather;
+                  llm::validate(model, layout);  // the rules above are the generator's
+                  layouts.push_back(layout);
+                }
               }
             }
           }

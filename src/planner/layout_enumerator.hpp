@@ -1,7 +1,8 @@
 #pragma once
 // Every way of splitting an LLM training job over a given number of GPUs that the generator
 // accepts: tensor parallel (divides heads, FFN, vocabulary and the GPUs of a node, so a TP
-// group never crosses a node), pipeline
+// group never crosses a node), context parallel (up to max_context_parallel, flash attention,
+// s divisible by 2 CP), pipeline
 // stages (divide the layers) with interleaving (virtual stages), data parallel (the rest),
 // micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
 // without it every stage is the same layout), sequence parallelism (only with TP > 1) and
@@ -20,7 +21,11 @@ struct EnumerationLimits {
   int global_batch = 0;     // 0: the model file's
   int max_micro_batch = 8;  // larger micro-batches rarely fit and lengthen the bubble
   int max_virtual_stages = 4;
-  bool overlap_tp_backward = false;  // copied into every layout
+  int max_context_parallel = 1;  // CP degrees tried: divisors up to this (1: no CP)
+  // Copied into every layout.
+  bool overlap_tp_backward = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
 };
 
 std::vector<generators::llm::ParallelConfig> enumerate_layouts(

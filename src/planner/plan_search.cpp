@@ -164,7 +164,9 @@ std::pair<std::string, double> dominant_entry(
 }
 
 std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
-  std::string name = "TP" + std::to_string(parallel.tp) + " PP" + std::to_string(parallel.pp);
+  std::string name = "TP" + std::to_string(parallel.tp) +
+                     (parallel.cp > 1 ? " CP" + std::to_string(parallel.cp) : std::string()) +
+                     " PP" + std::to_string(parallel.pp);
   if (parallel.virtual_stages > 1)
     name += " v" + std::to_string(parallel.virtual_stages);
   name += " DP" + std::to_string(parallel.dp) + " mb" + std::to_string(parallel.micro_batch);

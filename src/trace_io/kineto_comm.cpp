@@ -1,8 +1,12 @@
 #include "trace_io/kineto_comm.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
+#include <set>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "perfsim/dtype.hpp"
@@ -186,6 +190,12 @@ CommInfo comm_info_of(const Trace& trace, const CollectiveChain& chain, Collecti
   comm.bytes_in = in_elements.value_or(0) * element_size;
   comm.bytes_out = out_elements.value_or(0) * element_size;
 
+  if (is_point_to_point(kind)) {
+    // Newer profilers write the peer's global rank as "Src Rank" (recv) / "Dst Rank" (send).
+    const char* peer_key = kind == CollectiveKind::kSend ? "Dst Rank" : "Src Rank";
+    if (auto peer = integer_attribute(chain.record, peer_key))
+      comm.peer_rank = static_cast<int>(*peer);
+  }
   comm.in_split_elements = integer_list(string_attribute(chain.record, "In split size"));
   comm.out_split_elements = integer_list(string_attribute(chain.record, "Out split size"));
   bool has_splits = !comm.in_split_elements.empty() || !comm.out_split_elements.empty();
@@ -194,25 +204,72 @@ CommInfo comm_info_of(const Trace& trace, const CollectiveChain& chain, Collecti
   return comm;
 }
 
+// "Process Group Ranks" (or a start/stride with the group size), as newer profilers write on
+// record_param_comms: the group's global ranks, so the engine matches it with its members.
+void add_process_group(Trace& trace, const CollectiveChain& chain, CommInfo& comm) {
+  if (comm.process_group.empty())
+    return;
+  std::vector<std::int64_t> listed =
+      integer_list(string_attribute(chain.record, "Process Group Ranks"));
+  if (listed.empty()) {
+    auto start = integer_attribute(chain.record, "Global rank start");
+    auto stride = integer_attribute(chain.record, "Global rank stride");
+    if (start && stride && comm.group_size > 0) {
+      for (int i = 0; i < comm.group_size; ++i)
+        listed.push_back(*start + i * *stride);
+    }
+  }
+  if (listed.empty())
+    return;
+  std::vector<int> ranks(listed.begin(), listed.end());
+  std::sort(ranks.begin(), ranks.end());
+  comm.group_size = static_cast<int>(ranks.size());
+  for (const ProcessGroup& group : trace.process_groups) {
+    if (group.name == comm.process_group)
+      return;
+  }
+  trace.process_groups.push_back(
+      {comm.process_group, std::move(ranks),
+       string_attribute(chain.record, "Process Group Description").value_or("")});
+}
+
 }  // namespace
 
 CollectiveAttribution attach_collectives(Trace& trace) {
   CollectiveAttribution result;
   trace.reindex();
+  // A chain's top op names its collective: kernels under one chain are one collective (grouped
+  // SendRecv kernels of an all-to-all), kernels under two chains are two, even when both
+  // chains sit in one working op (a compiled backward issuing hundreds of all-reduces).
+  std::unordered_map<const Op*, Op*> holder_by_chain;
+  std::unordered_set<const Op*> seen_chains;
   for (Op& op : trace.ops) {
     for (const Kernel& kernel : op.kernels) {
       if (kernel.category != KernelCategory::kCommunication)
         continue;
       CollectiveChain chain = chain_of(trace, op);
-      Op* holder = holder_of(trace, chain);
-      if (holder == nullptr || holder->comm)
+      const Op* chain_top = chain.ops.back();
+      if (!seen_chains.insert(chain_top).second)
         continue;  // one CommInfo per collective, however many kernels it launched
+      Op* holder = holder_of(trace, chain);
+      if (holder != nullptr && holder->comm) {
+        // The enclosing working op already holds an earlier collective: this one goes on its
+        // own chain's top op, which the engine finds below the working op.
+        holder = const_cast<Op*>(chain_top);
+        if (holder->comm)
+          holder = nullptr;
+      }
       std::optional<CollectiveKind> kind = kind_of(chain, kernel);
       if (!kind) {
         ++result.unidentified;
         continue;
       }
+      if (holder == nullptr) {
+        ++result.dropped;
+        continue;
+      }
       holder->comm = comm_info_of(trace, chain, *kind);
+      add_process_group(trace, chain, *holder->comm);
       ++result.attached;
     }
   }

@@ -21,6 +21,7 @@ namespace perfsim::trace_io {
 struct CollectiveAttribution {
   std::int64_t attached = 0;      // ops given a CommInfo
   std::int64_t unidentified = 0;  // NCCL kernels whose collective could not be named
+  std::int64_t dropped = 0;       // collectives no op could hold (no working op around them)
 };
 
 // Sets Op::comm on the collectives of `trace` (process group "" = world, group size =

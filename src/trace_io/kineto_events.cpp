@@ -162,9 +162,21 @@ void read_input_shapes(const EventReader& reader, element args, KinetoEvent& eve
 
 // record_param_comms args of newer profilers (PyTorch >= 2.1).
 void read_comm_args(element args, KinetoEvent& event) {
-  static constexpr std::string_view kKeys[] = {
-      "Collective name", "In msg nelems", "Out msg nelems",     "In split size",
-      "Out split size",  "Group size",    "Process Group Name", "dtype"};
+  static constexpr std::string_view kKeys[] = {"Collective name",
+                                               "In msg nelems",
+                                               "Out msg nelems",
+                                               "In split size",
+                                               "Out split size",
+                                               "Group size",
+                                               "Process Group Name",
+                                               "dtype",
+                                               "Process Group Ranks",
+                                               "Process Group Description",
+                                               "Global rank start",
+                                               "Global rank stride",
+                                               "Src Rank",
+                                               "Dst Rank",
+                                               "Rank"};
   for (std::string_view key : kKeys) {
     element value;
     if (args.at_key(key).get(value) != simdjson::SUCCESS)

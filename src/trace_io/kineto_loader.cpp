@@ -249,6 +249,7 @@ KinetoLoad load_kineto_trace_with_report(const io::InputBytes& input) {
   CollectiveAttribution collectives = attach_collectives(trace);
   load.report.collectives = collectives.attached;
   load.report.unidentified_collectives = collectives.unidentified;
+  load.report.dropped_collectives = collectives.dropped;
   trace.reindex();
   return load;
 }

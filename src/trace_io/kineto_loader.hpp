@@ -18,7 +18,8 @@
 // - A GPU activity whose runtime call is not in the trace (launched before profiling began)
 //   is not an error: it is kept in Trace::unattributed_kernels and counted.
 // - CommInfo is set on one op per collective: the top-most working op of the collective's
-//   chain (c10d::* > record_param_comms > nccl:*), see kineto_comm.hpp.
+//   chain (c10d::* > record_param_comms > nccl:*), or the chain's top op when the working op
+//   around it already holds another collective; see kineto_comm.hpp.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -43,6 +44,7 @@ struct KinetoLoadReport {
   std::int64_t profiler_steps = 0;  // ProfilerStep#N annotations (the first is measured_step)
   std::int64_t collectives = 0;     // ops given a CommInfo
   std::int64_t unidentified_collectives = 0;  // NCCL kernels whose collective kind is unknown
+  std::int64_t dropped_collectives = 0;       // collectives no op could hold
   std::map<std::string, std::int64_t> ignored_events;  // by category or phase
 };
 

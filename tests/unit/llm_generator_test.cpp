@@ -7,6 +7,7 @@
 
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_pipeline_schedule.hpp"
@@ -275,23 +276,26 @@ TEST(LlmGenerator, TensorParallelTraceClosedForms) {
     const bool first = co.pp == 0, last = co.pp == 1;
     auto totals = totals_by_group_kind(trace);
     // TP without SP: two all-reduces per layer forward, two backward; the embedding's one
-    // (first stage); three cross-entropy reductions and the head's input gradient (last).
-    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0));
+    // (first stage); three cross-entropy reductions and the head's input gradient (last);
+    // once per iteration the gradient norm's square (one fp32).
+    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0)) + 1;
     EXPECT_EQ(totals["tp"].counts[CollectiveKind::kAllReduce], tp_all_reduces);
     EXPECT_EQ(totals["tp"].bytes_in[CollectiveKind::kAllReduce],
               m * ((4 * layers + (first ? 1 : 0) + (last ? 1 : 0)) * hidden_bytes +
-                   (last ? 3 * token_bytes : 0)));
+                   (last ? 3 * token_bytes : 0)) +
+                  4);
     EXPECT_EQ(totals["tp"].counts.count(CollectiveKind::kAllGather), 0u);
     // PP: one activation and one gradient per micro-batch across each stage boundary.
     EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kSend], m);
     EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kRecv], m);
     EXPECT_EQ(totals["p2p"].bytes_in[CollectiveKind::kSend], m * hidden_bytes);
-    // DP: the stage's fp32 gradients in 25 MB buckets (rounded up to a multiple of DP).
+    // DP: the stage's fp32 gradients in one all-reduce after the backward (no
+    // overlap_grad_reduce), rounded up to a multiple of DP.
     const std::int64_t tp_layer = 256 * (3 * 128) + 128 * 256 + 256 * 512 + 512 * 256 + 2 * 256;
     const std::int64_t params =
         layers * tp_layer + (first ? 1024 * 256 : 0) + (last ? 1024 * 256 + 256 : 0);
     const int buckets = totals["dp"].counts[CollectiveKind::kAllReduce];
-    EXPECT_GE(buckets, 1);
+    EXPECT_EQ(buckets, 1);
     EXPECT_GE(totals["dp"].bytes_in[CollectiveKind::kAllReduce], params * 4);
     EXPECT_LT(totals["dp"].bytes_in[CollectiveKind::kAllReduce], params * 4 + buckets * 2 * 4);
     // GEMM op counts: 4 mm + 2 bmm per layer forward, twice that backward; the logits' mm
@@ -320,7 +324,7 @@ TEST(LlmGenerator, SequenceParallelSwapsAllReducesForGatherAndScatter) {
     // forward, 1 AG backward; head: 1 AG forward, 1 AG and 1 RS backward, 3 small all-reduces.
     EXPECT_EQ(totals.counts[CollectiveKind::kAllGather], m * (6 * layers + 3));
     EXPECT_EQ(totals.counts[CollectiveKind::kReduceScatter], m * (4 * layers + 2));
-    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3);
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3 + 1);
     EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllGather], m * (6 * layers + 3) * local_bytes);
     EXPECT_EQ(totals.bytes_in[CollectiveKind::kReduceScatter],
               m * (4 * layers + 2) * local_bytes * 4);
@@ -358,7 +362,9 @@ TEST(LlmGenerator, ZeroStagesReduceScatterAndGather) {
     expect_gemm_flops(c, traces);
     expect_collectives_match(traces);
     auto totals = totals_by_group_kind(traces[0])["dp"];
-    EXPECT_EQ(totals.counts.count(CollectiveKind::kAllReduce), 0u) << "ZeRO " << stage;
+    // The only DP all-reduce: the gradient norm's square over the sharded gradients.
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], 1) << "ZeRO " << stage;
+    EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllReduce], 4) << "ZeRO " << stage;
     EXPECT_GT(totals.counts[CollectiveKind::kReduceScatter], 0) << "ZeRO " << stage;
     EXPECT_GT(totals.counts[CollectiveKind::kAllGather], 0) << "ZeRO " << stage;
     if (stage == 3) {
@@ -439,7 +445,9 @@ TEST(LlmGenerator, InterleavedScheduleShrinksTheBubble) {
 
 TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
   TransformerConfig model = tiny_gpt();
-  GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000}};
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000};
+  parallel.overlap_grad_reduce = true;
+  GeneratedCase c{model, parallel};
   const auto traces = generate_all(c);
   const auto results = simulate(traces, 10, 50);
   // 1 MB buckets: the head's gradients, one per layer (3.1 MB each), the embedding's. Each
@@ -450,6 +458,183 @@ TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
   EXPECT_EQ(dp.collectives, 10);
   EXPECT_NEAR(dp.time_us, 10 * 50, 1e-6);
   EXPECT_NEAR(dp.exposed_us, 2 * 50, 1e-6);
+}
+
+TEST(LlmGenerator, GradientReductionAfterTheBackwardIsExposed) {
+  // Megatron's default (no --overlap-grad-reduce): the stage's gradients in one all-reduce
+  // after the schedule; the optimizer waits for all of it (50 us), where with overlap only
+  // the two buckets posted after the last layer are exposed (DataParallelBuckets... above).
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2};
+  GeneratedCase c{tiny_gpt(), parallel};
+  const auto traces = generate_all(c);
+  const auto results = simulate(traces, 10, 50);
+  const auto& dp = results[0].groups.at(dp_group_name(c.parallel, 0));
+  EXPECT_EQ(dp.collectives, 1);
+  EXPECT_NEAR(dp.exposed_us, 50, 1e-6);
+  int in_grad_sync = 0;
+  for (const Op& op : traces[0].ops) {
+    if (op.comm && op.comm->process_group == dp_group_name(c.parallel, 0)) {
+      EXPECT_EQ(std::get<std::string>(attribute(op, "phase")->value), "grad-sync");
+      ++in_grad_sync;
+    }
+  }
+  EXPECT_EQ(in_grad_sync, 1);
+}
+
+TEST(LlmGenerator, ParameterGatherMovesUnderTheFirstForward) {
+  for (bool overlap : {false, true}) {
+    ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+    parallel.overlap_param_gather = overlap;
+    const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
+    std::size_t first_forward = 0, last_gather = 0, first_gather = trace.ops.size();
+    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      const Op& op = trace.ops[i];
+      const Attribute* phase = attribute(op, "phase");
+      if (!first_forward && phase && std::get<std::string>(phase->value) == "forward")
+        first_forward = i;
+      if (op.comm && op.comm->kind == CollectiveKind::kAllGather) {
+        first_gather = std::min(first_gather, i);
+        last_gather = i;
+      }
+    }
+    if (overlap) {
+      EXPECT_LT(last_gather, first_forward);
+    } else {
+      EXPECT_GT(first_gather, first_forward);
+    }
+  }
+}
+
+TEST(LlmGenerator, GradientClippingAndOptimizerStepOverTheShard) {
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 4, .zero_stage = 1};
+  const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
+  // Parameters of the single stage: 8 layers, embedding and head (2048 x 256 each), final
+  // norm; the ZeRO-1 shard is a quarter of them.
+  const std::int64_t layer = 256 * 768 + 256 * 256 + 256 * 1024 + 1024 * 256 + 2 * 256;
+  const std::int64_t shard = (8 * layer + 2 * 2048 * 256 + 256 + 3) / 4;
+  int clip_kernels = 0, adam_kernels = 0;
+  for (const Op& op : trace.ops) {
+    const Attribute* phase = attribute(op, "phase");
+    const std::string name = phase ? std::get<std::string>(phase->value) : "";
+    if (name == "grad-clip" && !op.comm) {
+      ++clip_kernels;
+      EXPECT_EQ(op.inputs.at(0).numel, shard) << op.name;
+      EXPECT_EQ(op.inputs.at(0).bytes(), shard * 4) << op.name;  // fp32 main grads
+    }
+    if (name == "optimizer" && !op.comm && op.name != "aten::copy_") {
+      ++adam_kernels;
+      EXPECT_EQ(op.outputs.at(0).numel, shard) << op.name;
+    }
+  }
+  EXPECT_EQ(clip_kernels, 2);  // the norm, the scaling
+  EXPECT_EQ(adam_kernels, 3);  // the three multi-tensor Adam passes
+}
+
+TEST(LlmGenerator, UnevenPipelineStages) {
+  ParallelConfig parallel{.tp = 1, .pp = 2, .dp = 1};
+  parallel.pp_layers = {3, 5};
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 0).first, 0);
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 0).last, 3);
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 1).first, 3);
+  EXPECT_EQ(stage_layers(tiny_gpt(), parallel, 1).last, 8);
+  // 16 micro-batches; 12 GEMMs per layer and micro-batch, the head's 3 on the last stage.
+  for (int stage = 0; stage < 2; ++stage) {
+    const Trace trace = generate_llm_rank(tiny_gpt(), parallel, stage);
+    int mm = 0;
+    for (const Op& op : trace.ops)
+      mm += op.name == "aten::mm";
+    EXPECT_EQ(
+        mm, 16 * (12 * parallel.pp_layers[static_cast<std::size_t>(stage)] + (stage == 1 ? 3 : 0)));
+  }
+  parallel.pp_layers = {3, 4};
+  EXPECT_THROW(validate(tiny_gpt(), parallel), InputError);
+  parallel.pp_layers = {8};
+  EXPECT_THROW(validate(tiny_gpt(), parallel), InputError);
+}
+
+TEST(LlmParallelConfig, ContextParallelRanksBetweenTensorAndData) {
+  ParallelConfig parallel{.tp = 2, .pp = 2, .dp = 2, .cp = 2};
+  EXPECT_EQ(parallel.world_size(), 16);
+  const RankCoordinates c = coordinates_of(parallel, 11);  // 11 = 1 + 2 (1 + 2 (0 + 2 x 1))
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.cp, 1);
+  EXPECT_EQ(c.dp, 0);
+  EXPECT_EQ(c.pp, 1);
+  EXPECT_EQ(rank_of(parallel, c), 11);
+  const auto groups = process_groups_of(parallel, 0);
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[1].ranks, (std::vector<int>{0, 2, 4, 6}));  // gradients over DP x CP
+  EXPECT_EQ(groups[2].ranks, (std::vector<int>{0, 8}));        // pipeline
+  EXPECT_EQ(groups[3].ranks, (std::vector<int>{0, 2}));        // context ring
+}
+
+TEST(LlmGenerator, ContextParallelRingAttention) {
+  TransformerConfig model = tiny_gpt();
+  model.attention = AttentionKernel::kFlash;
+  model.dropout = false;
+  const int cp = 4;
+  GeneratedCase c{model, ParallelConfig{.tp = 1, .pp = 1, .dp = 1, .cp = cp}};
+  const auto traces = generate_all(c);
+  expect_collectives_match(traces);
+  const int m = 16, layers = 8;
+  // One K/V chunk of the rank's 128 / 4 tokens: 2 (K, V) x b 2 x 8 heads x 32 x d 32, bf16.
+  const Bytes chunk_bytes = 2 * 2 * 8 * 32 * 32 * 2;
+  double attention_flops = 0;
+  int forward_steps = 0, backward_steps = 0, sends = 0;
+  Bytes sent = 0;
+  for (const Op& op : traces[1].ops) {
+    if (op.name == "aten::_scaled_dot_product_flash_attention") {
+      ++forward_steps;
+      attention_flops += std::get<double>(attribute(op, "flops")->value);
+    }
+    backward_steps += op.name == "aten::_scaled_dot_product_flash_attention_backward";
+    if (op.comm && op.comm->kind == CollectiveKind::kSend) {
+      ++sends;
+      sent += op.comm->bytes_in;
+    }
+  }
+  EXPECT_EQ(forward_steps, m * layers * cp);
+  EXPECT_EQ(backward_steps, m * layers * cp);
+  // CP - 1 exchanges forward (K, V) and backward (K, V and their gradients).
+  EXPECT_EQ(sends, m * layers * 2 * (cp - 1));
+  EXPECT_EQ(sent, m * layers * (cp - 1) * 3 * chunk_bytes);
+  // Each rank does 1 / CP of the attention of the whole sequence: 4 b a s^2 d / CP.
+  EXPECT_DOUBLE_EQ(attention_flops, m * layers * 4.0 * 2 * 8 * 128 * 128 * 32 / cp);
+  // The exchange runs under the attention: with 10 us kernels and 5 us transfers no rank waits.
+  const auto results = simulate(traces, 10, 5);
+  for (const auto& [group, traffic] : results[1].groups)
+    if (group.rfind("p2p:", 0) == 0) {
+      EXPECT_NEAR(traffic.exposed_us, 0, 1e-9) << group;
+    }
+}
+
+TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+  parallel.overlap_param_gather = true;
+  parallel.bucket_bytes = 4 * 1'000'000;  // fp32 gradients: buckets of 1e6 parameters
+  const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
+  std::set<std::int64_t> gathered;
+  int gathers = 0;
+  for (const Op& op : trace.ops) {
+    if (op.comm && op.comm->kind == CollectiveKind::kAllGather) {
+      ++gathers;
+      gathered.insert(op.outputs.at(0).storage_id);
+    }
+  }
+  // Layers of 786,944 parameters (3 x 65,536 QKV, 65,536 projection, 2 x 262,144 MLP, 512
+  // norms) after the embedding's 524,288: buckets {embedding, 0}, {1, 2}, {3, 4}, {5, 6} and
+  // {7, head}.
+  EXPECT_EQ(gathers, 5);
+  int first_reads = 0, later_reads = 0, contended = 0;
+  for (const Op& op : trace.ops) {
+    if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].storage_id))
+      continue;
+    (int_attribute(op, "micro_batch") == 0 ? first_reads : later_reads)++;
+    contended += op.find_attribute("contention_sms") != nullptr;
+  }
+  EXPECT_EQ(first_reads, 8 * 4);  // the 4 linear GEMMs of every layer's first forward
+  EXPECT_EQ(later_reads, 0);
+  EXPECT_EQ(contended, 8 * 4);
 }
 
 }  // namespace

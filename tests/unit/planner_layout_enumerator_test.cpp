@@ -112,5 +112,28 @@ TEST(LayoutEnumerator, MemoryFilterDropsExactlyTheLayoutsThatDoNotFit) {
   }
 }
 
+TEST(LayoutEnumerator, ContextParallelOnlyWhenAskedAndWithFlashAttention) {
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  llm::TransformerConfig model = small_model();
+  model.attention = llm::AttentionKernel::kFlash;
+  const std::size_t without = enumerate_layouts(model, limits).size();
+  limits.max_context_parallel = 2;
+  const auto layouts = enumerate_layouts(model, limits);
+  // CP 2 takes a factor 2 of the GPUs (TP1 CP2 with PP1 DP2 or PP2 DP1, TP2 CP2): every CP
+  // layout is new and valid, and the layouts without CP are the same as before.
+  std::size_t with_cp = 0;
+  for (const auto& layout : layouts) {
+    EXPECT_EQ(layout.world_size(), 4);
+    with_cp += layout.cp == 2;
+  }
+  EXPECT_GT(with_cp, 0u);
+  EXPECT_EQ(layouts.size() - with_cp, without);
+  model.attention = llm::AttentionKernel::kUnfused;  // ring attention needs flash attention
+  for (const auto& layout : enumerate_layouts(model, limits))
+    EXPECT_EQ(layout.cp, 1);
+}
+
 }  // namespace
 }  // namespace perfsim::planner

@@ -11,13 +11,15 @@ constexpr double kActivationFlops = 8;
 }  // namespace
 
 LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
-                           Recompute recompute, bool overlap_tp_backward, TensorParallelGroup tp,
+                           Recompute recompute, TensorParallelOverlap overlap,
+                           TensorParallelGroup tp, ContextParallelRing cp,
                            RankTraceBuilder& builder)
     : shapes_(shapes),
       model_(model),
       recompute_(recompute),
-      overlap_tp_backward_(overlap_tp_backward),
+      overlap_(overlap),
       tp_(std::move(tp)),
+      cp_(cp),
       builder_(builder) {}
 
 LayerWeights LayerEmitter::make_weights() {
@@ -64,6 +66,60 @@ TensorRef LayerEmitter::elementwise(const std::string& op, std::vector<TensorRef
   return out;
 }
 
+TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols) {
+  TensorRef fp8 = builder_.tensor({rows, cols}, DType::kFloat8);
+  TensorRef fp8_transposed = builder_.tensor({cols, rows}, DType::kFloat8);
+  // Flops: amax compare and scale multiply per element (the roofline prices the bytes).
+  builder_.compute("te::cast_transpose", {RankTraceBuilder::view(x, {rows, cols})},
+                   {fp8, fp8_transposed}, KernelCategory::kOther,
+                   2.0 * static_cast<double>(rows * cols));
+  return fp8;
+}
+
+void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
+  if (!shapes_.fp8_linear)
+    return;
+  for (const TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
+    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1));
+}
+
+TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,
+                                       std::int64_t k, std::int64_t n) {
+  if (!shapes_.fp8_linear)
+    return mm(x, weight, m, k, n);
+  // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8); an input
+  // all-gathered in FP8 is used as it is.
+  const TensorRef x_fp8 = x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k);
+  return mm(x_fp8, builder_.tensor({k, n}, DType::kFloat8), m, k, n);
+}
+
+TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
+                                         std::int64_t cols) {
+  return shapes_.fp8_linear ? cast_transpose(grad, rows, cols) : grad;
+}
+
+TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& weight,
+                                      std::int64_t tokens, std::int64_t out_width,
+                                      std::int64_t in_width) {
+  const TensorRef weight_t = shapes_.fp8_linear
+                                 ? builder_.tensor({out_width, in_width}, DType::kFloat8)
+                                 : RankTraceBuilder::view(weight, {out_width, in_width});
+  return mm(grad, weight_t, tokens, out_width, in_width);
+}
+
+void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad,
+                                   std::int64_t in_width, std::int64_t tokens,
+                                   std::int64_t out_width, bool cast_input) {
+  TensorRef input_t = input;
+  if (shapes_.fp8_linear) {
+    // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered; an
+    // input gathered in FP8 still needs its transpose (priced as a cast-transpose of it).
+    input_t = cast_input ? cast_transpose(input, tokens, in_width)
+                         : builder_.tensor({in_width, tokens}, DType::kFloat8);
+  }
+  mm(input_t, grad, in_width, tokens, out_width);
+}
+
 TensorRef LayerEmitter::dropout(const TensorRef& x) {
   if (!model_.dropout)
     return x;
@@ -86,6 +142,19 @@ TensorRef LayerEmitter::tp_gather(const TensorRef& local) {
   return full;
 }
 
+TensorRef LayerEmitter::gather_linear_input(const TensorRef& local) {
+  if (!shapes_.fp8_linear || !shapes_.fp8_all_gather || !shapes_.sequence_parallel || tp_.size == 1)
+    return tp_gather(local);
+  const std::int64_t h = shapes_.hidden;
+  const TensorRef local_fp8 =
+      RankTraceBuilder::view(cast_transpose(local, shapes_.seq_local * shapes_.batch, h),
+                             {shapes_.seq_local, shapes_.batch, h});
+  TensorRef full = builder_.tensor({shapes_.seq, shapes_.batch, h}, DType::kFloat8);
+  builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
+                       local_fp8, full);
+  return full;
+}
+
 TensorRef LayerEmitter::tp_reduce(const TensorRef& full) {
   if (tp_.size == 1)
     return full;
@@ -104,9 +173,55 @@ TensorRef LayerEmitter::tp_reduce(const TensorRef& full) {
   return local;
 }
 
+TensorRef LayerEmitter::exchange_chunk(const TensorRef& chunk) {
+  builder_.communicate({CollectiveKind::kSend, "", 2, cp_.next_rank, kContextSendStream}, chunk,
+                       chunk);
+  TensorRef received = builder_.tensor(chunk.shape, chunk.dtype);
+  builder_.communicate({CollectiveKind::kRecv, "", 2, cp_.previous_rank, kContextRecvStream},
+                       received, received);
+  return received;
+}
+
+TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
+  const TensorRef queries = RankTraceBuilder::view(qkv, {b, heads, s, d});
+  // K and V of the local chunk travel together.
+  TensorRef kv = activation({2, b, kv_heads, s, d});
+  TensorRef context = activation({b, heads, s, d});
+  for (std::int64_t step = 0; step < cp_.size; ++step) {
+    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv) : kv;
+    const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, s, d});
+    builder_.compute("aten::_scaled_dot_product_flash_attention", {queries, k, k}, {context},
+                     KernelCategory::kGemm, 4.0 * b * heads * s * s * d);
+    kv = next;
+  }
+  return context;
+}
+
+TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
+  const TensorRef q = activation({b, heads, s, d});
+  // K, V and their gradients travel together.
+  TensorRef kv_and_grad = activation({4, b, kv_heads, s, d});
+  TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
+  for (std::int64_t step = 0; step < cp_.size; ++step) {
+    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv_and_grad) : kv_and_grad;
+    const TensorRef kv = RankTraceBuilder::view(kv_and_grad, {b, kv_heads, s, d});
+    builder_.compute("aten::_scaled_dot_product_flash_attention_backward",
+                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv},
+                     {grad_qkv}, KernelCategory::kGemm, 10.0 * b * heads * s * s * d);
+    kv_and_grad = next;
+  }
+  return grad_qkv;
+}
+
 TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
+  if (cp_.size > 1)
+    return ring_attention_forward(qkv);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef context = activation({b, heads, s, d});
     builder_.compute("aten::_scaled_dot_product_flash_attention",
@@ -129,6 +244,8 @@ TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
 TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
+  if (cp_.size > 1)
+    return ring_attention_backward(grad_context);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
     const TensorRef q = activation({b, heads, s, d});
@@ -170,16 +287,16 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   ForwardSaved saved;
   saved.x = x;
   saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
-  TensorRef ln1_full = tp_gather(saved.ln1);
-  saved.qkv = mm(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
+  TensorRef ln1_full = gather_linear_input(saved.ln1);
+  saved.qkv = linear_forward(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
   saved.context = attention_core_forward(saved.qkv);
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
-  TensorRef projected = mm(saved.context, weights.proj, tokens, context_width, h);
+  TensorRef projected = linear_forward(saved.context, weights.proj, tokens, context_width, h);
   TensorRef attention_out = dropout(tp_reduce(projected));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
-  TensorRef ln2_full = tp_gather(saved.ln2);
-  saved.fc1 = mm(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
+  TensorRef ln2_full = gather_linear_input(saved.ln2);
+  saved.fc1 = linear_forward(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
   const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
   if (shapes_.gated_ffn) {
     // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
@@ -190,7 +307,7 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   } else {
     saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
   }
-  TensorRef mlp = mm(saved.act, weights.fc2, tokens, shapes_.ffn_local, h);
+  TensorRef mlp = linear_forward(saved.act, weights.fc2, tokens, shapes_.ffn_local, h);
   TensorRef mlp_out = dropout(tp_reduce(mlp));
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
   return saved;
@@ -204,24 +321,34 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
                                             std::int64_t width) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
-  const TensorRef weight_t = RankTraceBuilder::view(weight, {width, h});
   auto norm_backward = [&](const TensorRef& grad_normed) {
     return elementwise("aten::native_layer_norm_backward",
                        {RankTraceBuilder::view(grad_normed, local_shape), hidden_local()},
                        local_shape, 12);
   };
-  if (overlap_tp_backward_) {
+  const TensorRef grad = backward_operand(grad_output, tokens, width);
+  const bool gathers = shapes_.sequence_parallel && tp_.size > 1;
+  if (overlap_.backward && tp_.size > 1) {
     // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
-    // reduction of the data gradient under the weight-gradient GEMM.
-    TensorRef input_full = tp_gather(hidden_local());
-    TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
-    mm(input_full, grad_output, h, tokens, width);  // grad W = input^T dY
+    // reduction of the data gradient under the weight-gradient GEMM; each GEMM shares the
+    // GPU with the NCCL kernel beside it.
+    TensorRef input_full = gather_linear_input(hidden_local());
+    TensorRef grad_input_partial;
+    {
+      ContentionScope beside(builder_, gathers ? overlap_.comm_sms : 0);
+      grad_input_partial = data_gradient(grad, weight, tokens, width, h);
+    }
+    TensorRef grad_input = tp_reduce(grad_input_partial);
+    {
+      ContentionScope beside(builder_, overlap_.comm_sms);
+      weight_gradient(input_full, grad, h, tokens, width, gathers);
+    }
     return norm_backward(grad_input);
   }
   // Each collective ends before the next GEMM starts.
-  TensorRef grad_input = tp_reduce(mm(grad_output, weight_t, tokens, width, h));
+  TensorRef grad_input = tp_reduce(data_gradient(grad, weight, tokens, width, h));
   TensorRef grad_norm_input = norm_backward(grad_input);
-  mm(tp_gather(hidden_local()), grad_output, h, tokens, width);
+  weight_gradient(gather_linear_input(hidden_local()), grad, h, tokens, width, gathers);
   return grad_norm_input;
 }
 
@@ -236,11 +363,10 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   }
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   // MLP block.
-  TensorRef grad_mlp = tp_gather(dropout_backward(grad_output));
-  TensorRef grad_act = mm(grad_mlp, RankTraceBuilder::view(weights.fc2, {h, shapes_.ffn_local}),
-                          tokens, h, shapes_.ffn_local);
+  TensorRef grad_mlp = backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
+  TensorRef grad_act = data_gradient(grad_mlp, weights.fc2, tokens, h, shapes_.ffn_local);
   TensorRef act = activation({tokens, shapes_.ffn_local});
-  mm(act, grad_mlp, shapes_.ffn_local, tokens, h);  // grad W2 = act^T dY
+  weight_gradient(act, grad_mlp, shapes_.ffn_local, tokens, h, false);  // grad W2 = act^T dY
   const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
@@ -256,12 +382,10 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   TensorRef grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
-  TensorRef grad_attention = tp_gather(dropout_backward(grad_x1));
-  TensorRef grad_context =
-      mm(grad_attention, RankTraceBuilder::view(weights.proj, {h, context_width}), tokens, h,
-         context_width);
+  TensorRef grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);
+  TensorRef grad_context = data_gradient(grad_attention, weights.proj, tokens, h, context_width);
   TensorRef context = activation({tokens, context_width});
-  mm(context, grad_attention, context_width, tokens, h);  // grad Wo
+  weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
   TensorRef grad_qkv = attention_core_backward(grad_context);
   TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, shapes_.qkv_width);
   return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
@@ -295,6 +419,8 @@ void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden, v = shapes_.vocab_local;
   TensorRef normed = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
   TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, v);
+  // The loss: its own phase, so the report can show it as a line of its own.
+  builder_.set_phase("loss");
   const TensorRef logits32 = builder_.tensor({tokens, v}, DType::kFloat32);
   builder_.compute("aten::copy_", {logits32, logits}, {logits32}, KernelCategory::kMemory, 0);
   auto per_token_reduction = [&](const char* op, const TensorRef& input) {
@@ -314,6 +440,7 @@ void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight
   const TensorRef exps = elementwise("aten::exp_", {shifted}, {tokens, v}, 1, DType::kFloat32);
   const TensorRef row_sum = per_token_reduction("aten::sum", exps);
   elementwise("aten::div_", {exps, row_sum}, {tokens, v}, 1, DType::kFloat32);
+  builder_.set_phase("forward");
 }
 
 TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
@@ -324,7 +451,12 @@ TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
       elementwise("aten::mul_", {softmax, loss_grad}, {tokens, v}, 1, DType::kFloat32);
   const TensorRef grad_logits = builder_.tensor({tokens, v});
   builder_.compute("aten::copy_", {grad_logits, grad32}, {grad_logits}, KernelCategory::kMemory, 0);
-  return norm_input_backward(grad_logits, head_weight, v);
+  // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
+  const bool fp8_linear = shapes_.fp8_linear;
+  shapes_.fp8_linear = false;
+  TensorRef grad_input = norm_input_backward(grad_logits, head_weight, v);
+  shapes_.fp8_linear = fp8_linear;
+  return grad_input;
 }
 
 }  // namespace perfsim::generators::llm

@@ -26,12 +26,28 @@ struct TensorParallelGroup {
   int size = 1;
 };
 
+// How the backward TP collectives meet the GEMMs beside them.
+struct TensorParallelOverlap {
+  // The collectives run under the GEMMs that do not need them (Megatron's asynchronous
+  // all-reduce / SP overlap); otherwise each is waited for.
+  bool backward = true;
+  // SMs the NCCL kernel holds while it runs (one CTA per channel); the GEMM under it gets the
+  // rest (attribute "contention_sms", applied by the kernel models). 0: contention-free.
+  int comm_sms = 0;
+};
+
+// This rank's neighbours in its context-parallel ring (size 1: no context parallelism).
+struct ContextParallelRing {
+  int size = 1;
+  int next_rank = -1;
+  int previous_rank = -1;
+};
+
 class LayerEmitter {
  public:
-  // overlap_tp_backward: the backward TP collectives run under the GEMMs that do not need
-  // them (Megatron's asynchronous all-reduce / SP overlap); otherwise each is waited for.
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
-               bool overlap_tp_backward, TensorParallelGroup tp, RankTraceBuilder& builder);
+               TensorParallelOverlap overlap, TensorParallelGroup tp, ContextParallelRing cp,
+               RankTraceBuilder& builder);
 
   // Fresh weight tensors for one layer (their ids stay the same for every micro-batch).
   LayerWeights make_weights();
@@ -43,6 +59,10 @@ class LayerEmitter {
   // Gradient of the layer output in, gradient of its input out; runs the recomputation the
   // recompute mode asks for first.
   TensorRef backward(const TensorRef& grad_output, const LayerWeights& weights);
+
+  // FP8 recipe: Transformer Engine casts each weight to FP8 (and its transpose) once per
+  // iteration, at the first micro-batch (is_first_microbatch); no-op without FP8.
+  void cast_weights_to_fp8(const LayerWeights& weights);
 
   // First stage: vocabulary-parallel embedding, then all-reduce (reduce-scatter with SP).
   TensorRef embedding_forward(const TensorRef& embedding_weight);
@@ -67,17 +87,44 @@ class LayerEmitter {
   TensorRef elementwise(const std::string& op, std::vector<TensorRef> inputs,
                         std::vector<std::int64_t> out_shape, double flops_per_element,
                         DType out_dtype = DType::kUnknown);
+  // A linear layer's GEMMs: y = x W (forward), dX = dY W^T (data gradient), dW = X^T dY
+  // (weight gradient). With FP8 the forward casts x first and every GEMM reads FP8 operands
+  // (E4M3 weights and inputs, E5M2 gradients); the output is bf16.
+  TensorRef linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,
+                           std::int64_t k, std::int64_t n);
+  // The gradient as the two backward GEMMs read it: itself, or (FP8) its E5M2 cast and the
+  // cast's transpose from one fused cast-transpose kernel.
+  TensorRef backward_operand(const TensorRef& grad, std::int64_t rows, std::int64_t cols);
+  TensorRef data_gradient(const TensorRef& grad, const TensorRef& weight, std::int64_t tokens,
+                          std::int64_t out_width, std::int64_t in_width);
+  // `cast_input`: with FP8, the input must be cast again (it was all-gathered in bf16).
+  void weight_gradient(const TensorRef& input, const TensorRef& grad, std::int64_t in_width,
+                       std::int64_t tokens, std::int64_t out_width, bool cast_input);
+  // Transformer Engine's fused cast + transpose + amax: reads the bf16 tensor once, writes
+  // the FP8 copy and its transpose; returns the copy.
+  TensorRef cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols);
   TensorRef dropout(const TensorRef& x);
   TensorRef dropout_backward(const TensorRef& grad);
   // TP collectives (no-ops when TP = 1). gather: [seq_local] -> [seq] with SP, identity
   // without; reduce: [seq] -> all-reduced [seq] without SP, reduce-scattered [seq_local] with.
   TensorRef tp_gather(const TensorRef& local);
+  // The input of a column-parallel linear layer, gathered over TP with SP: in bf16, or cast to
+  // FP8 first with fp8_all_gather.
+  TensorRef gather_linear_input(const TensorRef& local);
   TensorRef tp_reduce(const TensorRef& full);
   // Backward of norm -> column-parallel linear: data gradient (reduced over TP), weight
   // gradient, norm backward; returns the gradient of the norm's input.
   TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
                                 std::int64_t width);
   TensorRef attention_core_forward(const TensorRef& qkv);
+  // Ring attention (Megatron CP): CP steps of flash attention of the local queries against
+  // one K/V chunk each; before every step but the last the chunk in hand is sent to the next
+  // rank and the next one received from the previous rank, under the step's attention.
+  // Backward: the same ring with the K/V chunk and its gradient.
+  TensorRef ring_attention_forward(const TensorRef& qkv);
+  TensorRef ring_attention_backward(const TensorRef& grad_context);
+  // Posts the exchange of one chunk of `elements` around the ring; returns the received one.
+  TensorRef exchange_chunk(const TensorRef& chunk);
   TensorRef attention_core_backward(const TensorRef& grad_context);
   struct ForwardSaved {
     TensorRef x, ln1, qkv, context, x1, ln2, fc1, act, output;
@@ -87,8 +134,9 @@ class LayerEmitter {
   LocalShapes shapes_;
   const TransformerConfig& model_;
   Recompute recompute_;
-  bool overlap_tp_backward_;
+  TensorParallelOverlap overlap_;
   TensorParallelGroup tp_;
+  ContextParallelRing cp_;
   RankTraceBuilder& builder_;
 };
 

@@ -4,7 +4,8 @@ namespace perfsim::generators::llm {
 
 LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel) {
   LocalShapes shapes;
-  shapes.seq = model.seq_len;
+  shapes.seq = model.seq_len / parallel.cp;
+  shapes.cp = parallel.cp;
   shapes.batch = micro_batch_size(model, parallel);
   shapes.hidden = model.hidden;
   shapes.tp = parallel.tp;
@@ -18,7 +19,9 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.gated_ffn = model.gated_ffn;
   shapes.fc1_width = model.gated_ffn ? 2 * shapes.ffn_local : shapes.ffn_local;
   shapes.vocab_local = padded_vocab(model, parallel) / parallel.tp;
-  shapes.dtype = model.dtype;
+  shapes.dtype = model.activation_dtype();
+  shapes.fp8_linear = model.fp8();
+  shapes.fp8_all_gather = model.fp8() && parallel.fp8_all_gather;
   return shapes;
 }
 

@@ -10,7 +10,8 @@
 namespace perfsim::generators::llm {
 
 struct LocalShapes {
-  std::int64_t seq = 0;        // s
+  std::int64_t seq = 0;  // s / CP: the sequence share of this rank's CP group member
+  std::int64_t cp = 1;
   std::int64_t batch = 0;      // b (micro-batch)
   std::int64_t hidden = 0;     // h
   std::int64_t tp = 1;         // t
@@ -24,7 +25,9 @@ struct LocalShapes {
   std::int64_t vocab_local = 0;
   bool sequence_parallel = false;
   bool gated_ffn = false;
-  DType dtype = DType::kBFloat16;
+  DType dtype = DType::kBFloat16;  // activations (bf16 under the FP8 recipe)
+  bool fp8_linear = false;         // linear-layer GEMMs in FP8 (Transformer Engine)
+  bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
 
   std::int64_t tokens() const { return seq * batch; }
   // Parameters of one transformer layer held by one TP rank (two norms replicated, no biases).
@@ -32,6 +35,8 @@ struct LocalShapes {
     return hidden * qkv_width + heads_local * head_dim * hidden + hidden * fc1_width +
            ffn_local * hidden + 2 * hidden;
   }
+  // Parameters of the four linear layers (the ones FP8 keeps FP8 copies of).
+  std::int64_t linear_parameters() const { return layer_parameters() - 2 * hidden; }
   std::int64_t embedding_parameters() const { return vocab_local * hidden; }
 };
 

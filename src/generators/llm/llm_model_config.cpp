@@ -43,6 +43,15 @@ std::string optional_string(const json& doc, const char* field, const std::strin
 
 }  // namespace
 
+DType parse_training_dtype(std::string_view text, const std::string& where,
+                           const std::string& field) {
+  const std::optional<DType> parsed = parse_dtype(std::string(text));
+  if (!parsed ||
+      (*parsed != DType::kBFloat16 && *parsed != DType::kFloat16 && *parsed != DType::kFloat8))
+    throw InputError(where, field, "must be bf16, fp16 or fp8, got \"" + std::string(text) + "\"");
+  return *parsed;
+}
+
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {
   json doc;
   try {
@@ -70,12 +79,7 @@ TransformerConfig parse_transformer_config(std::string_view json_text, const std
   model.seq_len = positive_int(doc, "seq_len", file);
   model.micro_batch = optional_positive_int(doc, "micro_batch", 1, file);
   model.global_batch = optional_positive_int(doc, "global_batch", model.micro_batch, file);
-  const std::string dtype = optional_string(doc, "dtype", "bf16", file);
-  const std::optional<DType> parsed = parse_dtype(dtype);
-  if (!parsed ||
-      (*parsed != DType::kBFloat16 && *parsed != DType::kFloat16 && *parsed != DType::kFloat8))
-    throw InputError(file, "dtype", "must be bf16, fp16 or fp8, got \"" + dtype + "\"");
-  model.dtype = *parsed;
+  model.dtype = parse_training_dtype(optional_string(doc, "dtype", "bf16", file), file, "dtype");
   const std::string attention = optional_string(doc, "attention", "flash", file);
   if (attention == "flash")
     model.attention = AttentionKernel::kFlash;

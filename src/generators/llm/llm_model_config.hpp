@@ -27,12 +27,24 @@ struct TransformerConfig {
   int seq_len = 0;
   int micro_batch = 1;
   int global_batch = 1;
-  DType dtype = DType::kBFloat16;  // activations and weights; master weights stay fp32
+  // Training precision. bf16 / fp16: activations, weights and GEMMs in that dtype. fp8: the
+  // Transformer Engine recipe: the GEMMs of the linear layers in FP8 (E4M3 forward, E5M2
+  // gradients) on FP8 copies of weights and inputs, everything else (attention, norms,
+  // activations, communication, weights as parameters) in bf16. Master weights stay fp32.
+  DType dtype = DType::kBFloat16;
   AttentionKernel attention = AttentionKernel::kFlash;
   bool dropout = false;  // dropout after attention and FFN (GPT-style training)
 
   int head_dim() const { return hidden / heads; }
+  bool fp8() const { return dtype == DType::kFloat8; }
+  // Activations, parameters and communication: bf16 under the FP8 recipe.
+  DType activation_dtype() const { return fp8() ? DType::kBFloat16 : dtype; }
 };
+
+// "bf16", "fp16" or "fp8" (the training precisions a model file or --dtype may name); throws
+// InputError(where, field, problem) otherwise.
+DType parse_training_dtype(std::string_view text, const std::string& where,
+                           const std::string& field);
 
 // Throws InputError naming the file, the field and the problem.
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);

@@ -1,6 +1,7 @@
 #include "generators/llm/llm_parallel_config.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "perfsim/error.hpp"
 
@@ -49,13 +50,16 @@ Recompute parse_recompute(std::string_view text, const std::string& flag) {
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank) {
   RankCoordinates coordinates;
   coordinates.tp = rank % parallel.tp;
-  coordinates.dp = (rank / parallel.tp) % parallel.dp;
-  coordinates.pp = rank / (parallel.tp * parallel.dp);
+  coordinates.cp = (rank / parallel.tp) % parallel.cp;
+  coordinates.dp = (rank / (parallel.tp * parallel.cp)) % parallel.dp;
+  coordinates.pp = rank / (parallel.tp * parallel.cp * parallel.dp);
   return coordinates;
 }
 
 int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates) {
-  return coordinates.tp + parallel.tp * (coordinates.dp + parallel.dp * coordinates.pp);
+  return coordinates.tp +
+         parallel.tp *
+             (coordinates.cp + parallel.cp * (coordinates.dp + parallel.dp * coordinates.pp));
 }
 
 int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -70,15 +74,27 @@ int micro_batches_per_iteration(const TransformerConfig& model, const ParallelCo
   return global_batch_size(model, parallel) / (micro_batch_size(model, parallel) * parallel.dp);
 }
 
+int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parallel, int stage) {
+  if (!parallel.pp_layers.empty())
+    return parallel.pp_layers.at(static_cast<std::size_t>(stage));
+  return model.layers / parallel.pp;
+}
+
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel) {
-  const long multiple = static_cast<long>(std::max(1, parallel.vocab_divisible_by)) *
-                        std::max(1, parallel.tp);
+  const long multiple =
+      static_cast<long>(std::max(1, parallel.vocab_divisible_by)) * std::max(1, parallel.tp);
   return (model.vocab + multiple - 1) / multiple * multiple;
 }
 
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
-  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0)
-    throw InputError(kParallel, "tp/pp/dp", "every degree must be positive");
+  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0)
+    throw InputError(kParallel, "tp/cp/pp/dp", "every degree must be positive");
+  if (parallel.cp > 1) {
+    // Megatron splits each sequence into 2 x CP chunks and gives rank i chunks i and 2CP-1-i.
+    require_divisible(model.seq_len, 2L * parallel.cp, "cp", "seq_len (2 x CP chunks)");
+    if (model.attention != AttentionKernel::kFlash)
+      throw InputError(kParallel, "cp", "context parallelism needs flash attention");
+  }
   require_divisible(model.heads, parallel.tp, "tp", "heads");
   if (model.kv_heads % parallel.tp != 0 && parallel.tp % model.kv_heads != 0)
     throw InputError(kParallel, "tp",
@@ -89,8 +105,27 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     throw InputError(kParallel, "make_vocab_size_divisible_by", "must be positive");
   if (parallel.virtual_stages <= 0)
     throw InputError(kParallel, "virtual_stages", "must be positive");
-  require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",
-                    "layers");
+  if (parallel.pp_layers.empty()) {
+    require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",
+                      "layers");
+  } else {
+    if (static_cast<int>(parallel.pp_layers.size()) != parallel.pp)
+      throw InputError(kParallel, "pp_layers",
+                       "needs one entry per pipeline stage (" + std::to_string(parallel.pp) +
+                           "), got " + std::to_string(parallel.pp_layers.size()));
+    if (parallel.virtual_stages > 1)
+      throw InputError(kParallel, "pp_layers", "uneven stages need virtual_stages 1");
+    long sum = 0;
+    for (int layers : parallel.pp_layers) {
+      if (layers <= 0)
+        throw InputError(kParallel, "pp_layers", "every stage needs at least one layer");
+      sum += layers;
+    }
+    if (sum != model.layers)
+      throw InputError(kParallel, "pp_layers",
+                       "the stages hold " + std::to_string(sum) + " layers, the model has " +
+                           std::to_string(model.layers));
+  }
   if (parallel.virtual_stages > 1) {
     // With two stages the ring's wrap-around link is the same rank pair as the backward link,
     // and the engine pairs point-to-point messages by rank pair and order only.
@@ -100,12 +135,13 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                       "micro-batches per iteration (interleaved schedule)");
   }
   if (parallel.sequence_parallel)
-    require_divisible(model.seq_len, parallel.tp, "sequence_parallel", "seq_len");
+    require_divisible(model.seq_len / parallel.cp, parallel.tp, "sequence_parallel",
+                      "seq_len / CP");
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));
-  if (parallel.bucket_bytes <= 0)
-    throw InputError(kParallel, "bucket_bytes", "must be positive");
+  if (parallel.bucket_bytes < 0)
+    throw InputError(kParallel, "bucket_bytes", "must be positive (0: Megatron's default)");
   const int micro = micro_batch_size(model, parallel);
   require_divisible(global_batch_size(model, parallel), static_cast<long>(micro) * parallel.dp,
                     "global_batch", "global batch");
@@ -122,31 +158,44 @@ std::string dp_group_name(const ParallelConfig& parallel, int rank) {
 
 std::string pp_group_name(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);
-  return "pp/" + std::to_string(c.tp + parallel.tp * c.dp);
+  return "pp/" + std::to_string(c.tp + parallel.tp * (c.cp + parallel.cp * c.dp));
+}
+
+std::string cp_group_name(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  return "cp/" + std::to_string(c.tp + parallel.tp * (c.dp + parallel.dp * c.pp));
 }
 
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);
-  std::vector<int> tp, dp, pp;
+  std::vector<int> tp, dp, pp, cp;
   for (int i = 0; i < parallel.tp; ++i)
-    tp.push_back(rank_of(parallel, {i, c.dp, c.pp}));
+    tp.push_back(rank_of(parallel, {i, c.dp, c.pp, c.cp}));
   for (int i = 0; i < parallel.dp; ++i)
-    dp.push_back(rank_of(parallel, {c.tp, i, c.pp}));
+    for (int j = 0; j < parallel.cp; ++j)
+      dp.push_back(rank_of(parallel, {c.tp, i, c.pp, j}));
+  std::sort(dp.begin(), dp.end());
   for (int i = 0; i < parallel.pp; ++i)
-    pp.push_back(rank_of(parallel, {c.tp, c.dp, i}));
-  return {make_group(tp_group_name(parallel, rank), std::move(tp), "tensor parallel"),
-          make_group(dp_group_name(parallel, rank), std::move(dp), "data parallel"),
-          make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
+    pp.push_back(rank_of(parallel, {c.tp, c.dp, i, c.cp}));
+  for (int i = 0; i < parallel.cp; ++i)
+    cp.push_back(rank_of(parallel, {c.tp, c.dp, c.pp, i}));
+  std::vector<ProcessGroup> groups{
+      make_group(tp_group_name(parallel, rank), std::move(tp), "tensor parallel"),
+      make_group(dp_group_name(parallel, rank), std::move(dp),
+                 parallel.cp > 1 ? "data parallel x context parallel" : "data parallel"),
+      make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
+  if (parallel.cp > 1)
+    groups.push_back(make_group(cp_group_name(parallel, rank), std::move(cp), "context parallel"));
+  return groups;
 }
 
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel) {
   std::vector<ProcessGroup> groups;
-  std::vector<std::string> seen;
+  std::unordered_set<std::string> seen;  // tens of thousands of groups at 16k GPUs
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     for (ProcessGroup& group : process_groups_of(parallel, rank)) {
-      if (std::find(seen.begin(), seen.end(), group.name) != seen.end())
+      if (!seen.insert(group.name).second)
         continue;
-      seen.push_back(group.name);
       groups.push_back(std::move(group));
     }
   }

@@ -1,8 +1,12 @@
 #pragma once
 // How an LLM training job is split over GPUs, and the process groups that split implies.
-// Ranks are laid out the way Megatron-LM lays them out (order tp-dp-pp): tensor parallel
-// innermost, so a TP group is TP consecutive ranks inside one node; data parallel next; pipeline
-// stages outermost:  rank = tp_rank + TP * (dp_rank + DP * pp_rank).
+// Ranks are laid out the way Megatron-LM lays them out (order tp-cp-dp-pp): tensor parallel
+// innermost, so a TP group is TP consecutive ranks inside one node; context parallel next, then
+// data parallel; pipeline stages outermost:
+//   rank = tp_rank + TP * (cp_rank + CP * (dp_rank + DP * pp_rank)).
+// With context parallelism the gradients are reduced over the DP x CP ranks (Megatron's
+// data-parallel group with context parallelism): the "dp/<i>" groups then hold DP x CP ranks.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,20 +25,56 @@ struct ParallelConfig {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  // Context parallelism (Megatron CP, ring attention): each rank of a CP group holds 1/CP of
+  // every sequence (load-balanced causal chunks); attention passes the K/V chunks around the
+  // CP ring point-to-point, each step's transfer under the previous step's attention.
+  int cp = 1;
   int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
   Recompute recompute = Recompute::kNone;
-  int zero_stage = 0;               // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
-                                    // params; 3: also all-gather params per layer
-  Bytes bucket_bytes = 25'000'000;  // DDP gradient bucket (PyTorch bucket_cap_mb = 25)
+  int zero_stage = 0;  // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
+                       // params; 3: also all-gather params per layer
+  // Data-parallel gradient reduction as Megatron-LM's DistributedDataParallel runs it.
+  // overlap_grad_reduce (--overlap-grad-reduce, default off in Megatron-LM): gradients are
+  // reduced in buckets during the backward pass of the last micro-batch, each bucket posted
+  // as soon as its layers' gradients exist; the compute ops until the next bucket is posted
+  // run beside it (contention, comm_sms). Off: each model chunk's gradients are reduced in
+  // one collective after the pipeline schedule (Megatron's finish_grad_sync).
+  bool overlap_grad_reduce = false;
+  // With overlap: the bucket size; 0 is Megatron's default, max(40e6, 1e6 x DP) parameters.
+  Bytes bucket_bytes = 0;
+  // ZeRO 1/2 (Megatron's --use-distributed-optimizer is ZeRO 1): the updated parameters are
+  // all-gathered after the optimizer step, or with overlap_param_gather at the start of the
+  // next iteration's forward (modelled at the start of this one: buckets of consecutive layers
+  // in forward order, each layer's first forward waiting for its bucket and running beside
+  // the gathers in flight).
+  bool overlap_param_gather = false;
   DType gradient_dtype = DType::kFloat32;  // Megatron reduces fp32 main grads
-  // Backward TP collectives overlap the GEMMs that do not need them (Megatron's asynchronous
-  // all-reduce) when true. Off by default: the engine models overlap as free of contention
-  // for SMs and HBM, and the Korthikanti et al. 2022 layer times (golden test) match waiting.
+  // Backward TP collectives overlap the GEMMs that do not need them when true, as Megatron-LM
+  // and Transformer Engine issue them (asynchronous data-gradient all-reduce under the
+  // weight-gradient GEMM; with SP the input all-gather under the data-gradient GEMM and the
+  // reduce-scatter under the weight-gradient GEMM), each GEMM slowed by the SMs the NCCL
+  // kernel holds (comm_sms). Off by default: with that contention the Korthikanti et al. 2022
+  // layer times without SP are still 9-16 % short (the collective itself would have to slow
+  // down beside the GEMM, which the collective model does not know), while waiting matches
+  // every row (tests/golden/llm_korthikanti_test.cpp prints both).
   bool overlap_tp_backward = false;
+  // SMs a NCCL collective kernel holds while it runs: one CTA per channel. NCCL builds 24 ring
+  // channels on an 8-GPU NVSwitch node (DGX A100: "Channel 23/24" in NCCL INFO logs, e.g.
+  // NVIDIA/nccl-tests#100, NVIDIA/nccl#578). A compute kernel overlapped with a collective
+  // runs on the remaining SMs (attribute "contention_sms"); 0 models overlap as free.
+  int comm_sms = 24;
+  // FP8 with SP: the inputs of the column-parallel linear layers are cast to FP8 before their
+  // all-gather (half the bytes), forward and for the weight gradient (Transformer Engine's FP8
+  // all-gather). Off: gathered in bf16 and cast after.
+  bool fp8_all_gather = false;
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;
+  // Layers of each pipeline stage when they do not divide evenly (--pp-layers 7,9,...,7; one
+  // entry per stage, summing to the model's layers; only without interleaving). Empty: an
+  // equal share each.
+  std::vector<int> pp_layers = {};
   // Megatron-LM's 1F1B schedule batches each stage-boundary exchange (batch_p2p_comm) and then
   // calls torch.cuda.synchronize() (batch_p2p_sync, on by default): the host cannot run ahead
   // of the GPU across a pipeline transfer. The interleaved schedule overlaps its transfers
@@ -46,13 +86,23 @@ struct ParallelConfig {
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 
-  int world_size() const { return tp * pp * dp; }
+  int world_size() const { return tp * cp * pp * dp; }
+  // Ranks that hold the same parameters and reduce their gradients: DP x CP.
+  int gradient_group_size() const { return dp * cp; }
+  // bucket_bytes, or Megatron's default for `gradient_dtype` when it is 0.
+  Bytes effective_bucket_bytes() const {
+    if (bucket_bytes > 0)
+      return bucket_bytes;
+    const Bytes parameters = std::max<Bytes>(40'000'000, Bytes{1'000'000} * dp * cp);
+    return parameters * element_bytes(gradient_dtype);
+  }
 };
 
 struct RankCoordinates {
   int tp = 0;
   int dp = 0;
   int pp = 0;
+  int cp = 0;
 };
 
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank);
@@ -64,6 +114,9 @@ int micro_batch_size(const TransformerConfig& model, const ParallelConfig& paral
 int global_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
 int micro_batches_per_iteration(const TransformerConfig& model, const ParallelConfig& parallel);
 
+// Transformer layers of pipeline stage `stage` (pp_layers, or an equal share).
+int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parallel, int stage);
+
 // The vocabulary after Megatron's padding: the smallest multiple of vocab_divisible_by x TP that
 // is at least model.vocab.
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel);
@@ -71,12 +124,14 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 // Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
 void validate(const TransformerConfig& model, const ParallelConfig& parallel);
 
-// Group names: "tp/<i>", "dp/<i>", "pp/<i>" with i the group's index among groups of its kind.
+// Group names: "tp/<i>", "dp/<i>", "pp/<i>", "cp/<i>" with i the group's index among groups of
+// its kind.
 std::string tp_group_name(const ParallelConfig& parallel, int rank);
 std::string dp_group_name(const ParallelConfig& parallel, int rank);
 std::string pp_group_name(const ParallelConfig& parallel, int rank);
+std::string cp_group_name(const ParallelConfig& parallel, int rank);
 
-// The TP, DP and PP groups `rank` belongs to (ranks ascending).
+// The TP, DP and PP groups `rank` belongs to (ranks ascending), and its CP group when CP > 1.
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
 // Every group of the job, each once.
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);

@@ -16,6 +16,14 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+ContextParallelRing context_ring(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  RankCoordinates next = c, previous = c;
+  next.cp = (c.cp + 1) % parallel.cp;
+  previous.cp = (c.cp + parallel.cp - 1) % parallel.cp;
+  return {parallel.cp, rank_of(parallel, next), rank_of(parallel, previous)};
+}
+
 // One pipeline stage on one rank: its layers, its weights, its data-parallel state.
 class StageGenerator {
  public:
@@ -27,8 +35,9 @@ class StageGenerator {
         coordinates_(coordinates_of(parallel, rank)),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        emitter_(shapes_, model, parallel.recompute, parallel.overlap_tp_backward,
-                 {tp_group_name(parallel, rank), parallel.tp}, builder),
+        emitter_(
+            shapes_, model, parallel.recompute, {parallel.overlap_tp_backward, parallel.comm_sms},
+            {tp_group_name(parallel, rank), parallel.tp}, context_ring(parallel, rank), builder),
         dp_group_(dp_group_name(parallel, rank)),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
@@ -50,11 +59,11 @@ class StageGenerator {
   // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
   int previous_rank() const {
     const int stage = (coordinates_.pp + parallel_.pp - 1) % parallel_.pp;
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage, coordinates_.cp});
   }
   int next_rank() const {
     const int stage = (coordinates_.pp + 1) % parallel_.pp;
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage});
+    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage, coordinates_.cp});
   }
   TensorRef stage_boundary_tensor() {
     return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
@@ -72,7 +81,17 @@ class StageGenerator {
       builder_.set_layer(layer);
       if (zero3() && layer + 1 < layers.last)
         gather_layer(layer + 1);
-      x = emitter_.forward(x, layer_weights(layer));
+      // With overlap_param_gather the first forward reads the freshly gathered parameters and
+      // runs beside the all-gathers still in flight.
+      const auto gathered = first_use_parameters_.find(layer);
+      const bool first_use = micro_batch == 0 && gathered != first_use_parameters_.end();
+      const LayerWeights weights =
+          first_use ? emitter_.weights_in(gathered->second) : layer_weights(layer);
+      ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0);
+      // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
+      if (micro_batch == 0 || zero3())
+        emitter_.cast_weights_to_fp8(weights);
+      x = emitter_.forward(x, weights);
     }
     builder_.set_layer(-1);
     if (last_virtual(chunk))
@@ -90,10 +109,13 @@ class StageGenerator {
       add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
     if (zero3())
       gather_layer(layers.last - 1);
+    dp_in_flight_ = false;
     for (int layer = layers.last - 1; layer >= layers.first; --layer) {
       builder_.set_layer(layer);
       if (zero3() && layer - 1 >= layers.first)
         gather_layer(layer - 1);
+      // A bucket posted earlier in this pass is reduced beside this layer's kernels.
+      ContentionScope beside(builder_, dp_in_flight_ ? parallel_.comm_sms : 0);
       grad = emitter_.backward(grad, layer_weights(layer));
       if (zero3())
         reduce_scatter_layer(reduce_now);
@@ -106,15 +128,97 @@ class StageGenerator {
       if (reduce_now)
         add_gradients(shapes_.embedding_parameters());
     }
-    if (reduce_now)
-      flush_bucket();
+    if (reduce_now) {
+      if (parallel_.overlap_grad_reduce)
+        flush_bucket();
+      else
+        defer_bucket();
+    }
     return grad;
+  }
+
+  // Without overlap_grad_reduce: each chunk's gradients in one collective after the schedule.
+  void finish_grad_sync() {
+    builder_.set_context("grad-sync", -1, -1);
+    for (std::int64_t elements : deferred_elements_) {
+      pending_elements_ = elements;
+      flush_bucket();
+    }
+    deferred_elements_.clear();
+  }
+
+  // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets of
+  // consecutive layers in forward order at the start of the iteration; the first micro-batch's
+  // forward of each layer reads its bucket's output, so it waits for that all-gather only, and
+  // runs beside the gathers still in flight (ZeRO 1/2 with DP x CP > 1).
+  void gather_parameters_for_forward() {
+    if (!gathers_parameters() || !parallel_.overlap_param_gather)
+      return;
+    builder_.set_context("param-gather", -1, -1);
+    const std::int64_t bucket = std::max<std::int64_t>(
+        1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
+    std::int64_t pending = first_stage() ? shapes_.embedding_parameters() : 0;
+    std::vector<int> pending_layers;
+    auto gather = [&] {
+      if (pending == 0)
+        return;
+      const std::int64_t shard = ceil_div(pending, dp_size());
+      const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
+      dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+                    full);
+      for (int layer : pending_layers)
+        first_use_parameters_[layer] = full;
+      pending = 0;
+      pending_layers.clear();
+    };
+    for (const LayerRange& chunk : chunks_) {
+      for (int layer = chunk.first; layer < chunk.last; ++layer) {
+        pending += shapes_.layer_parameters();
+        pending_layers.push_back(layer);
+        if (pending >= bucket)
+          gather();
+      }
+    }
+    if (last_stage())
+      pending += shapes_.embedding_parameters() + shapes_.hidden;
+    gather();
+  }
+
+  // Megatron's clip_grad_norm_fp32: the L2 norm of the local gradients (the shard with ZeRO),
+  // its square summed over the model-parallel ranks (and DP with a sharded optimizer) by
+  // all-reduces of one fp32 value, then the gradients scaled by the clip coefficient.
+  void clip_gradients() {
+    builder_.set_context("grad-clip", -1, -1);
+    const std::int64_t n = optimizer_elements();
+    const TensorRef gradients = builder_.tensor({n}, parallel_.gradient_dtype);
+    const TensorRef norm = builder_.tensor({1}, DType::kFloat32);
+    builder_.compute("aten::linalg_vector_norm", {gradients}, {norm}, KernelCategory::kOther,
+                     2.0 * static_cast<double>(n));
+    auto sum_over = [&](const std::string& group, int size) {
+      if (size > 1)
+        builder_.communicate({CollectiveKind::kAllReduce, group, size, -1, kDataParallelStream},
+                             norm, norm);
+    };
+    sum_over(tp_group_name(parallel_, rank_), parallel_.tp);
+    sum_over(pp_group_name(parallel_, rank_), parallel_.pp);
+    if (parallel_.zero_stage >= 1)
+      sum_over(dp_group_, dp_size());
+    builder_.compute("aten::mul_", {gradients, norm}, {gradients}, KernelCategory::kOther,
+                     static_cast<double>(n));
+  }
+
+  std::int64_t optimizer_elements() const {
+    const std::int64_t local = stage_parameters();
+    return parallel_.zero_stage >= 1 ? ceil_div(local, dp_size()) : local;
+  }
+
+  bool gathers_parameters() const {
+    return dp_size() > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2);
   }
 
   void optimizer_step() {
     builder_.set_context("optimizer", -1, -1);
-    const std::int64_t local = stage_parameters();
-    const std::int64_t n = parallel_.zero_stage >= 1 ? ceil_div(local, parallel_.dp) : local;
+    const std::int64_t n = optimizer_elements();
     const DType master = DType::kFloat32;
     std::vector<TensorRef> grads = optimizer_gradients_;
     if (grads.empty())
@@ -132,19 +236,23 @@ class StageGenerator {
                      KernelCategory::kOther, 2.0 * static_cast<double>(n));
     builder_.compute("aten::addcdiv_", {parameters, exp_avg, exp_avg_sq}, {parameters},
                      KernelCategory::kOther, 3.0 * static_cast<double>(n));
-    builder_.compute("aten::copy_", {builder_.tensor({n}, model_.dtype), parameters}, {},
-                     KernelCategory::kMemory, 0);
-    if (parallel_.dp > 1 && (parallel_.zero_stage == 1 || parallel_.zero_stage == 2)) {
+    builder_.compute("aten::copy_", {builder_.tensor({n}, model_.activation_dtype()), parameters},
+                     {}, KernelCategory::kMemory, 0);
+    if (gathers_parameters() && !parallel_.overlap_param_gather) {
+      builder_.set_phase("param-gather");
       for (std::int64_t bucket_elements : bucket_elements_) {
-        const std::int64_t shard = ceil_div(bucket_elements, parallel_.dp);
-        dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.dtype),
-                      builder_.tensor({shard * parallel_.dp}, model_.dtype));
+        const std::int64_t shard = ceil_div(bucket_elements, dp_size());
+        dp_collective(CollectiveKind::kAllGather,
+                      builder_.tensor({shard}, model_.activation_dtype()),
+                      builder_.tensor({shard * dp_size()}, model_.activation_dtype()));
       }
     }
   }
 
  private:
-  bool zero3() const { return parallel_.zero_stage == 3 && parallel_.dp > 1; }
+  bool zero3() const { return parallel_.zero_stage == 3 && dp_size() > 1; }
+  // The ranks that reduce this rank's gradients: DP x CP.
+  int dp_size() const { return parallel_.gradient_group_size(); }
 
   std::int64_t stage_parameters() const {
     std::int64_t total = static_cast<std::int64_t>(weights_.size()) * shapes_.layer_parameters();
@@ -162,45 +270,55 @@ class StageGenerator {
   }
 
   void dp_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {
-    builder_.communicate({kind, dp_group_, parallel_.dp, -1, kDataParallelStream}, input, output);
+    builder_.communicate({kind, dp_group_, dp_size(), -1, kDataParallelStream}, input, output);
   }
 
   // ZeRO-3: the layer's parameters, all-gathered over DP for this use.
   void gather_layer(int layer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
-    const TensorRef full = builder_.tensor({shard * parallel_.dp}, model_.dtype);
-    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.dtype), full);
+    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
+    const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
+    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+                  full);
     gathered_[layer] = emitter_.weights_in(full);
   }
 
   void reduce_scatter_layer(bool for_optimizer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), parallel_.dp);
+    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
     const TensorRef output = builder_.tensor({shard}, parallel_.gradient_dtype);
     dp_collective(CollectiveKind::kReduceScatter,
-                  builder_.tensor({shard * parallel_.dp}, parallel_.gradient_dtype), output);
+                  builder_.tensor({shard * dp_size()}, parallel_.gradient_dtype), output);
     if (for_optimizer)
       optimizer_gradients_.push_back(output);
   }
 
   void add_gradients(std::int64_t elements) {
-    if (parallel_.dp == 1)
+    if (dp_size() == 1)
       return;
     pending_elements_ += elements;
-    if (pending_elements_ * element_bytes(parallel_.gradient_dtype) >= parallel_.bucket_bytes)
+    if (parallel_.overlap_grad_reduce &&
+        pending_elements_ * element_bytes(parallel_.gradient_dtype) >=
+            parallel_.effective_bucket_bytes())
       flush_bucket();
   }
 
+  void defer_bucket() {
+    if (dp_size() > 1 && pending_elements_ > 0)
+      deferred_elements_.push_back(pending_elements_);
+    pending_elements_ = 0;
+  }
+
   void flush_bucket() {
-    if (parallel_.dp == 1 || pending_elements_ == 0)
+    if (dp_size() == 1 || pending_elements_ == 0)
       return;
-    const std::int64_t elements = ceil_div(pending_elements_, parallel_.dp) * parallel_.dp;
+    const std::int64_t elements = ceil_div(pending_elements_, dp_size()) * dp_size();
     pending_elements_ = 0;
     const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
+    dp_in_flight_ = true;
     if (parallel_.zero_stage == 0) {
       dp_collective(CollectiveKind::kAllReduce, bucket, bucket);
       optimizer_gradients_.push_back(bucket);
     } else {
-      const TensorRef shard = builder_.tensor({elements / parallel_.dp}, parallel_.gradient_dtype);
+      const TensorRef shard = builder_.tensor({elements / dp_size()}, parallel_.gradient_dtype);
       dp_collective(CollectiveKind::kReduceScatter, bucket, shard);
       optimizer_gradients_.push_back(shard);
       bucket_elements_.push_back(elements);
@@ -224,6 +342,9 @@ class StageGenerator {
   std::int64_t pending_elements_ = 0;
   std::vector<TensorRef> optimizer_gradients_;
   std::vector<std::int64_t> bucket_elements_;
+  std::vector<std::int64_t> deferred_elements_;
+  std::map<int, TensorRef> first_use_parameters_;  // overlap_param_gather: layer -> bucket
+  bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
 };
 
 bool is_transfer(PipelineAction action) {
@@ -235,6 +356,12 @@ bool is_transfer(PipelineAction action) {
 
 LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
                         int chunk) {
+  if (!parallel.pp_layers.empty()) {
+    int first = 0;
+    for (int earlier = 0; earlier < stage; ++earlier)
+      first += parallel.pp_layers.at(static_cast<std::size_t>(earlier));
+    return {first, first + parallel.pp_layers.at(static_cast<std::size_t>(stage))};
+  }
   const int per_chunk = model.layers / (parallel.pp * parallel.virtual_stages);
   const int virtual_stage = chunk * parallel.pp + stage;
   return {virtual_stage * per_chunk, (virtual_stage + 1) * per_chunk};
@@ -246,9 +373,10 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
     throw InputError("<parallel>", "rank",
                      "rank " + std::to_string(rank) + " is outside the world of " +
                          std::to_string(parallel.world_size()));
-  RankTraceBuilder builder(rank, parallel.world_size(), model.dtype);
+  RankTraceBuilder builder(rank, parallel.world_size(), model.activation_dtype());
   Trace& trace = builder.trace();
-  trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) + " pp" +
+  trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) +
+                 (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) + " pp" +
                  std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp) + " rank " +
                  std::to_string(rank);
   trace.process_groups = process_groups_of(parallel, rank);
@@ -261,6 +389,7 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
           ? interleaved_schedule(coordinates.pp, parallel.pp, parallel.virtual_stages,
                                  micro_batches)
           : one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches);
+  stage.gather_parameters_for_forward();
   const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
   for (std::size_t position = 0; position < steps.size(); ++position) {
     const PipelineStep& step = steps[position];
@@ -313,6 +442,8 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
         (position + 1 == steps.size() || !is_transfer(steps[position + 1].action)))
       builder.synchronize_device();
   }
+  stage.finish_grad_sync();
+  stage.clip_gradients();
   stage.optimizer_step();
   return builder.take();
 }
@@ -324,10 +455,16 @@ std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {
     const RankCoordinates c = coordinates_of(parallel, rank);
     if (c.pp + 1 >= parallel.pp && !(ring && c.pp == parallel.pp - 1))
       continue;
-    const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp});
+    const int next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp, c.cp});
     const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
     groups.push_back({point_to_point_group_name(rank, next), pair, "pipeline send"});
     groups.push_back({point_to_point_group_name(next, rank), pair, "pipeline send"});
+  }
+  // The context-parallel rings (with CP 2 the two directions of one pair).
+  for (int rank = 0; parallel.cp > 1 && rank < parallel.world_size(); ++rank) {
+    const int next = context_ring(parallel, rank).next_rank;
+    const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
+    groups.push_back({point_to_point_group_name(rank, next), pair, "context-parallel ring"});
   }
   return groups;
 }

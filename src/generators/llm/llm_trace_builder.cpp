@@ -79,6 +79,8 @@ void RankTraceBuilder::compute(std::string op_name, std::vector<TensorRef> input
   op.inputs = std::move(inputs);
   op.outputs = std::move(outputs);
   op.attributes.push_back({"flops", flops});
+  if (contention_sms_ > 0)
+    op.attributes.push_back({"contention_sms", std::int64_t{contention_sms_}});
   add_context(op);
   Kernel kernel;
   kernel.name = op.name;

@@ -3,6 +3,7 @@
 // its input and output tensors (shapes and dtypes, so a kernel model can price it) and one
 // kernel whose duration is left to the KernelDurationSource; a communication op with its
 // CommInfo and one kernel on its group's stream.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ inline constexpr StreamId kSendNextStream = kDefaultCommStream + 2;
 inline constexpr StreamId kRecvPrevStream = kDefaultCommStream + 3;
 inline constexpr StreamId kSendPrevStream = kDefaultCommStream + 4;
 inline constexpr StreamId kRecvNextStream = kDefaultCommStream + 5;
+// Context parallelism: K/V chunks around the CP ring.
+inline constexpr StreamId kContextSendStream = kDefaultCommStream + 6;
+inline constexpr StreamId kContextRecvStream = kDefaultCommStream + 7;
 
 // The op of load_batch(): host overhead assets may give it the data loader's CPU time.
 inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";
@@ -66,6 +70,10 @@ class RankTraceBuilder {
   void set_context(std::string phase, int micro_batch, int layer);
   void set_phase(std::string phase) { phase_ = std::move(phase); }
   void set_layer(int layer) { layer_ = layer; }
+  // Compute ops appended from now on run beside a communication kernel holding this many SMs
+  // (attribute "contention_sms"; 0: none). The kernel models slow them accordingly.
+  void set_contention_sms(int sms) { contention_sms_ = sms; }
+  int contention_sms() const { return contention_sms_; }
 
   Trace& trace() { return trace_; }
   Trace take();
@@ -80,6 +88,24 @@ class RankTraceBuilder {
   std::string phase_;
   int micro_batch_ = -1;
   int layer_ = -1;
+  int contention_sms_ = 0;
+};
+
+// Marks the compute ops appended during its lifetime as running beside a communication
+// kernel of `sms` SMs (the larger of this and an enclosing mark).
+class ContentionScope {
+ public:
+  ContentionScope(RankTraceBuilder& builder, int sms)
+      : builder_(builder), previous_(builder.contention_sms()) {
+    builder_.set_contention_sms(std::max(previous_, sms));
+  }
+  ~ContentionScope() { builder_.set_contention_sms(previous_); }
+  ContentionScope(const ContentionScope&) = delete;
+  ContentionScope& operator=(const ContentionScope&) = delete;
+
+ private:
+  RankTraceBuilder& builder_;
+  int previous_;
 };
 
 }  // namespace perfsim::generators::llm

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -41,15 +40,27 @@ CollectiveSweep parse_collective_csv(std::string_view text, const std::string& s
   CollectiveSweep sweep;
   sweep.source_file = source;
   sweep.name = std::filesystem::path(source).stem().string();
-  static const std::regex kName(R"(([a-z_]+)-(\d+)gpu)");
-  std::smatch match;
-  if (!std::regex_match(sweep.name, match, kName))
+  // "<collective>-<N>gpu": parsed by hand (std::regex trips GCC 12's maybe-uninitialized
+  // warning under the sanitizer build).
+  const std::string& name = sweep.name;
+  const std::size_t dash = name.rfind('-');
+  const bool shaped = dash != std::string::npos && dash > 0 && name.ends_with("gpu") &&
+                      name.size() > dash + 4 &&
+                      name.find_first_not_of("0123456789", dash + 1) == name.size() - 3 &&
+                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == dash;
+  if (!shaped)
     throw InputError(source, "file name", "expected '<collective>-<N>gpu.csv'");
-  const auto kind = parse_collective(match[1].str());
+  const std::string collective = name.substr(0, dash);
+  const std::string count = name.substr(dash + 1, name.size() - 3 - (dash + 1));
+  const auto kind = parse_collective(collective);
   if (!kind)
-    throw InputError(source, "file name", "unknown collective '" + match[1].str() + "'");
+    throw InputError(source, "file name", "unknown collective '" + collective + "'");
   sweep.kind = *kind;
-  sweep.n_ranks = std::stoi(match[2].str());
+  if (count.size() > 6)
+    throw InputError(source, "file name", "GPU count '" + count + "' out of range");
+  sweep.n_ranks = std::stoi(count);
+  if (sweep.n_ranks < 1)
+    throw InputError(source, "file name", "GPU count must be at least 1");
   sweep.n_nodes = 1;
   sweep.metadata["format"] = "nccl-tests CSV (vTrain)";
 

@@ -28,7 +28,7 @@ struct ValidateRunsOptions {
   int folds = 0;
   // The calibration to apply without cross-validation: a file, or "none".
   std::string calibration = default_calibration_path();
-  std::string fit_output;   // fit on every row and write here
+  std::string fit_output;  // fit on every row and write here
   std::string assets;
   std::string format = "text";
   int jobs = 1;

@@ -98,6 +98,21 @@ TransformerConfig load_transformer_config(const std::string& path) {
 }
 
 void validate(const TransformerConfig& model, const std::string& file) {
+  // Far beyond any trained model, and small enough that sizes multiply without overflow: a
+  // typo such as 2147483647 layers is an error, not hours of generation.
+  auto at_most = [&](const char* field, long value, long limit) {
+    if (value > limit)
+      throw InputError(file, field,
+                       std::to_string(value) + " is above the supported " + std::to_string(limit));
+  };
+  at_most("layers", model.layers, 100'000);
+  at_most("hidden", model.hidden, 1L << 20);
+  at_most("heads", model.heads, 1L << 16);
+  at_most("ffn_hidden", model.ffn_hidden, 1L << 24);
+  at_most("vocab", model.vocab, 100'000'000);
+  at_most("seq_len", model.seq_len, 100'000'000);
+  at_most("micro_batch", model.micro_batch, 100'000'000);
+  at_most("global_batch", model.global_batch, 1'000'000'000);
   if (model.hidden % model.heads != 0)
     throw InputError(file, "hidden",
                      "hidden " + std::to_string(model.hidden) + " is not divisible by heads " +

@@ -89,6 +89,22 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0)
     throw InputError(kParallel, "tp/cp/pp/dp", "every degree must be positive");
+  // Ops one simulated rank holds: about 200 per layer and micro-batch (forward, recomputation
+  // and backward kernels and collectives). Past a few hundred million the run cannot fit in
+  // memory; say so with the estimate instead of generating for hours.
+  const double micro_batches = static_cast<double>(global_batch_size(model, parallel)) /
+                               std::max(1, micro_batch_size(model, parallel)) /
+                               std::max(1, parallel.dp);
+  const double ops_per_rank = 200.0 * model.layers / parallel.pp * micro_batches;
+  constexpr double kMaxOpsPerRank = 5e8;
+  if (ops_per_rank > kMaxOpsPerRank)
+    throw InputError(
+        kParallel, "layers x micro-batches",
+        "about " + std::to_string(static_cast<long long>(ops_per_rank)) +
+            " ops per simulated rank (" + std::to_string(model.layers / parallel.pp) +
+            " layers per stage x " + std::to_string(static_cast<long long>(micro_batches)) +
+            " micro-batches), above the " + std::to_string(static_cast<long long>(kMaxOpsPerRank)) +
+            " a run can hold (about 1 kB each)");
   if (parallel.cp > 1) {
     // Megatron splits each sequence into 2 x CP chunks and gives rank i chunks i and 2CP-1-i.
     require_divisible(model.seq_len, 2L * parallel.cp, "cp", "seq_len (2 x CP chunks)");

@@ -2,9 +2,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <thread>
 
 #include "mpi_sim/mpi/distributed_run.hpp"
 #include "perfsim/error.hpp"
@@ -27,6 +30,16 @@ constexpr int kExitFailure = 3;
   std::exit(exit_code);
 }
 
+// One write per message, so lines of several processes never interleave. An error that every
+// process meets (the same bad file) is printed by process 0, whose abort ends the others
+// before they print; a process that fails alone still prints after that grace period.
+void report_error(const CommandContext& context, const char* what) {
+  if (context.mpi_rank != 0 && context.mpi_size > 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string line = std::string("perfsim: error: ") + what + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 int run_action(const CommandRegistry::Entry& entry, const CommandContext& context) {
   try {
     return entry.action(context);
@@ -36,10 +49,10 @@ int run_action(const CommandRegistry::Entry& entry, const CommandContext& contex
       std::cerr << "perfsim: error: " << error.what() << "\n";
     return kExitInputError;
   } catch (const InputError& error) {
-    std::cerr << "perfsim: error: " << error.what() << "\n";
+    report_error(context, error.what());
     fail_all(context, kExitInputError);
   } catch (const std::exception& error) {
-    std::cerr << "perfsim: error: " << error.what() << "\n";
+    report_error(context, error.what());
     fail_all(context, kExitFailure);
   }
 }

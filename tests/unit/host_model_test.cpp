@@ -107,8 +107,9 @@ TEST(HostModel, ThreadsKeepTheirOwnCpuTimelines) {
   options.replay_recorded_host = true;
   const RankProgram program = build_rank_program(trace, 0, 1, {&kernels, &comm, {}}, options);
   UnsynchronizedClockSync sync;
+  const HostOverheads overheads = testing::zero_overheads();  // outlives the simulator
   std::vector<RankSimulator> simulators;
-  simulators.emplace_back(program, testing::zero_overheads(), sync, /*record_timeline=*/true);
+  simulators.emplace_back(program, overheads, sync, /*record_timeline=*/true);
   run_to_completion(simulators, sync);
   const RankResult result = simulators.front().result();
   EXPECT_DOUBLE_EQ(result.cpu_us, 400);

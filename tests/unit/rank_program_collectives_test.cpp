@@ -165,8 +165,9 @@ TEST(RankProgramCollectives, WaitJoinsTheCollectiveOfItsWorkHandle) {
   ASSERT_EQ(program.ops.size(), 4u);
   EXPECT_EQ(program.ops[2].waits_for_seq, 5);
   UnsynchronizedClockSync sync;
+  const HostOverheads overheads = testing::zero_overheads();  // outlives the simulator
   std::vector<RankSimulator> simulators;
-  simulators.emplace_back(program, testing::zero_overheads(), sync, /*record_timeline=*/true);
+  simulators.emplace_back(program, overheads, sync, /*record_timeline=*/true);
   run_to_completion(simulators, sync);
   const RankResult result = simulators.front().result();
   bool found = false;

@@ -1,5 +1,8 @@
 #include "results/run_summary.hpp"
 
+#include <cctype>
+#include <string_view>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -47,6 +50,47 @@ RunSummary summarize(std::span<const RankResult> results) {
   return summary;
 }
 
+namespace {
+
+// "dp/2" before "dp/10", "pp/3->4" before "pp/12->13": digit runs compare as numbers.
+struct NaturalLess {
+  bool operator()(const std::string& a, const std::string& b) const {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      const bool digit_a = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+      const bool digit_b = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+      if (digit_a && digit_b) {
+        std::size_t end_a = i, end_b = j;
+        while (end_a < a.size() && std::isdigit(static_cast<unsigned char>(a[end_a])))
+          ++end_a;
+        while (end_b < b.size() && std::isdigit(static_cast<unsigned char>(b[end_b])))
+          ++end_b;
+        const std::string_view run_a = std::string_view(a).substr(i, end_a - i);
+        const std::string_view run_b = std::string_view(b).substr(j, end_b - j);
+        const auto trimmed = [](std::string_view run) {
+          const auto first = run.find_first_not_of('0');
+          return first == std::string_view::npos ? std::string_view() : run.substr(first);
+        };
+        const std::string_view number_a = trimmed(run_a), number_b = trimmed(run_b);
+        if (number_a.size() != number_b.size())
+          return number_a.size() < number_b.size();
+        if (number_a != number_b)
+          return number_a < number_b;
+        i = end_a;
+        j = end_b;
+        continue;
+      }
+      if (a[i] != b[j])
+        return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+    return a.size() - i < b.size() - j;
+  }
+};
+
+}  // namespace
+
 std::string format_summary(std::span<const RankResult> results, const SummaryNotes& notes,
                            std::size_t max_rank_rows) {
   std::string out;
@@ -66,9 +110,12 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
     });
     std::vector<std::size_t> kept(rows.begin(), rows.begin() + max_rank_rows / 2);
     kept.insert(kept.end(), rows.end() - (max_rank_rows - max_rank_rows / 2), rows.end());
-    std::sort(kept.begin(), kept.end());
     rows = kept;
   }
+  // Rank order, whatever order the processes gathered them in.
+  std::sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+    return results[a].sim_rank < results[b].sim_rank;
+  });
   const char* headers[] = {"rank",       "iter_us", "cpu_us", "gpu_busy", "gpu_idle",
                            "emb_lookup", "gemm",    "memory", "other",    "comm"};
   for (const char* header : headers)
@@ -92,7 +139,7 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
       "times in us; breakdown columns are summed kernel time per category over all streams "
       "(seed 001 Fig. 2); gpu_idle = iteration - time any stream is busy\n";
 
-  std::map<std::string, GroupTraffic> groups;
+  std::map<std::string, GroupTraffic, NaturalLess> groups;
   for (const RankResult& result : results) {
     for (const auto& [name, traffic] : result.groups) {
       GroupTraffic& total = groups[name];
@@ -105,7 +152,7 @@ std::string format_summary(std::span<const RankResult> results, const SummaryNot
   // Many groups (generated layouts have one per TP/DP/PP slice): one row per kind instead,
   // the kind being the name up to its last '/' ("dp/3" -> "dp/*").
   constexpr std::size_t kMaxGroupRows = 24;
-  std::map<std::string, std::pair<GroupTraffic, std::size_t>> group_rows;
+  std::map<std::string, std::pair<GroupTraffic, std::size_t>, NaturalLess> group_rows;
   for (const auto& [name, traffic] : groups) {
     std::string key = name.empty() ? "world" : name;
     if (groups.size() > kMaxGroupRows) {

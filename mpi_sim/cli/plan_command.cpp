@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -16,6 +15,7 @@
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "perfsim/error.hpp"
@@ -49,13 +49,6 @@ struct PlanOptions {
   bool overlap_param_gather = false;
   bool exhaustive = false;
 };
-
-// A file path, or a name in the source tree's configs/<folder>/<name>.json.
-std::string config_path(const std::string& name_or_file, const char* folder) {
-  if (name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file))
-    return name_or_file;
-  return std::string(PERFSIM_SOURCE_DIR) + "/configs/" + folder + "/" + name_or_file + ".json";
-}
 
 int run_plan(const PlanOptions& options) {
   const auto start = Clock::now();

@@ -13,6 +13,7 @@
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
+#include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
@@ -27,12 +28,6 @@ namespace llm = generators::llm;
 using validation::EndToEndCalibration;
 using validation::MeasuredKind;
 using validation::RunRow;
-
-std::string config_path(const std::string& name_or_file, const char* folder) {
-  if (name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file))
-    return name_or_file;
-  return std::string(PERFSIM_SOURCE_DIR) + "/configs/" + folder + "/" + name_or_file + ".json";
-}
 
 llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
   llm::TransformerConfig model;

@@ -28,6 +28,14 @@ std::optional<std::int64_t> integer_of(dom::element element) {
 }
 
 // A scalar JSON value as an attribute value; nullopt for lists and objects.
+// perfsim's ET writer records an op's blocking host call as an attribute (kHostSyncAttribute);
+// turn it back into the runtime call. Unknown call names are ignored.
+void add_host_sync(Op& op, dom::element value) {
+  std::string_view call;
+  if (!value.get_string().get(call) && is_blocking_runtime_call(call))
+    op.runtime_calls.push_back({std::string(call), 0.0, 0.0, -1});
+}
+
 std::optional<Attribute> scalar_attribute(std::string_view name, dom::element value) {
   Attribute attribute{std::string(name), std::int64_t{0}};
   switch (value.type()) {
@@ -145,11 +153,9 @@ class NodeReader {
         output_types = field.value;
       else if (key == "tid")
         op.thread_id = integer_of(field.value).value_or(0);
-      else if (key == kHostSyncAttribute) {
-        std::string_view call;
-        if (!field.value.get_string().get(call) && is_blocking_runtime_call(call))
-          op.runtime_calls.push_back({std::string(call), 0.0, 0.0, -1});
-      } else if (key != "id" && key != "name" && key != "parent") {
+      else if (key == kHostSyncAttribute)
+        add_host_sync(op, field.value);
+      else if (key != "id" && key != "name" && key != "parent") {
         if (auto attribute = scalar_attribute(key, field.value))
           op.attributes.push_back(std::move(*attribute));
       }
@@ -206,9 +212,7 @@ class NodeReader {
         continue;
       }
       if (name == kHostSyncAttribute) {
-        std::string_view call;
-        if (!value.get_string().get(call) && is_blocking_runtime_call(call))
-          op.runtime_calls.push_back({std::string(call), 0.0, 0.0, -1});
+        add_host_sync(op, value);
         continue;
       }
       if (auto attribute = scalar_attribute(name, value))

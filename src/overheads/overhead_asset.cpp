@@ -1,7 +1,5 @@
 #include "overheads/overhead_asset.hpp"
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <cereal/archives/json.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
@@ -10,11 +8,16 @@
 #include <sstream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "io/input_file.hpp"
+#include "io/json_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::overheads {
 namespace {
+
+using nlohmann::json;
 
 constexpr const char* kFormat = "perfsim-host-overheads";
 constexpr int kVersion = 1;
@@ -116,62 +119,128 @@ AssetRecord to_record(const HostOverheads& overheads) {
   return record;
 }
 
-OverheadStats from_record(const StatsRecord& record, const std::string& source,
-                          const std::string& location) {
-  if (record.count < 0 || record.stddev_us < 0) {
-    throw InputError(source, location,
-                     "count and stddev_us must not be negative (count " +
-                         std::to_string(record.count) + ", stddev_us " +
-                         std::to_string(record.stddev_us) + ")");
-  }
-  return {record.mean_us, record.stddev_us, record.count};
-}
+// The reader walks the document itself: cereal's JSON archive checks value types with
+// RAPIDJSON_ASSERT, which is a no-op in release builds, so a string where a number belongs was
+// read as garbage (issue 20). Every field is checked for type, finiteness and range here.
+class AssetReader {
+ public:
+  explicit AssetReader(std::string source) : source_(std::move(source)) {}
 
-OpOverheads from_record(const StatsRecord& t1, const StatsRecord& t2, const StatsRecord& t3,
-                        const StatsRecord& t5, const std::string& source,
-                        const std::string& location) {
-  return {from_record(t1, source, location + ".t1"), from_record(t2, source, location + ".t2"),
-          from_record(t3, source, location + ".t3"), from_record(t5, source, location + ".t5")};
-}
+  HostOverheads read(const json& root) const {
+    if (!root.contains("host_overheads"))
+      throw InputError(source_, "host_overheads",
+                       "not a host-overhead asset: no \"host_overheads\" object");
+    const json& asset = root.at("host_overheads");
+    require_object(asset, "host_overheads");
+    const std::string format = text(asset, "host_overheads", "format");
+    if (format != kFormat)
+      throw InputError(source_, "host_overheads.format",
+                       "is \"" + format + "\", expected \"" + kFormat + "\"");
+    const std::int64_t version = io::json_integer(member(asset, "host_overheads", "version"), 0,
+                                                  1'000'000, source_, "host_overheads.version");
+    if (version != kVersion)
+      throw InputError(source_, "host_overheads.version",
+                       "is " + std::to_string(version) + ", this build reads version " +
+                           std::to_string(kVersion));
+    HostOverheads overheads;
+    overheads.source_traces =
+        io::json_integer(member(asset, "host_overheads", "source_traces"), 0, kMaxSourceTraces,
+                         source_, "host_overheads.source_traces");
+    overheads.launch = launch(member(asset, "host_overheads", "launch"), "host_overheads.launch");
+    overheads.all_ops =
+        op_overheads(member(asset, "host_overheads", "all_ops"), "host_overheads.all_ops");
+    overheads.t4_all = stats(member(asset, "host_overheads", "t4_all"), "host_overheads.t4_all");
+    const json& per_op = array(asset, "host_overheads", "per_op");
+    for (std::size_t i = 0; i < per_op.size(); ++i) {
+      std::string location = "host_overheads.per_op[" + std::to_string(i) + "]";
+      require_object(per_op[i], location);
+      const std::string op = text(per_op[i], location, "op");
+      location += " (\"" + op + "\")";
+      if (!overheads.per_op.emplace(op, op_overheads(per_op[i], location)).second)
+        throw InputError(source_, location, "op listed twice");
+    }
+    const json& runtimes = array(asset, "host_overheads", "t4_per_runtime");
+    for (std::size_t i = 0; i < runtimes.size(); ++i) {
+      std::string location = "host_overheads.t4_per_runtime[" + std::to_string(i) + "]";
+      require_object(runtimes[i], location);
+      const std::string api = text(runtimes[i], location, "runtime_api");
+      location += " (\"" + api + "\")";
+      if (!overheads.t4_per_runtime
+               .emplace(api, stats(member(runtimes[i], location, "t4"), location + ".t4"))
+               .second)
+        throw InputError(source_, location, "runtime API listed twice");
+    }
+    return overheads;
+  }
 
-HostOverheads from_record(const AssetRecord& record, const std::string& source) {
-  if (record.format != kFormat)
-    throw InputError(source, "host_overheads.format",
-                     "is \"" + record.format + "\", expected \"" + kFormat + "\"");
-  if (record.version != kVersion)
-    throw InputError(source, "host_overheads.version",
-                     "is " + std::to_string(record.version) + ", this build reads version " +
-                         std::to_string(kVersion));
-  HostOverheads overheads;
-  overheads.source_traces = record.source_traces;
-  overheads.launch = {record.launch.kernel_gap_us,
-                      record.launch.launch_fraction_of_t4,
-                      record.launch.profiler_cpu_overhead_us,
-                      record.launch.profiler_gpu_overhead_us,
-                      record.launch.remove_iqr_outliers,
-                      LaunchParameters{}.launch_queue_depth};  // a device property, not measured
-  const PooledRecord& pooled = record.all_ops;
-  overheads.all_ops =
-      from_record(pooled.t1, pooled.t2, pooled.t3, pooled.t5, source, "host_overheads.all_ops");
-  overheads.t4_all = from_record(record.t4_all, source, "host_overheads.t4_all");
-  for (std::size_t i = 0; i < record.per_op.size(); ++i) {
-    const OpRecord& op = record.per_op[i];
-    std::string location = "host_overheads.per_op[" + std::to_string(i) + "] (\"" + op.op + "\")";
-    if (!overheads.per_op.emplace(op.op, from_record(op.t1, op.t2, op.t3, op.t5, source, location))
-             .second)
-      throw InputError(source, location, "op listed twice");
+ private:
+  // More traces than any profiling campaign merges; keeps the count exact in a double.
+  static constexpr std::int64_t kMaxSourceTraces = 1'000'000'000;
+
+  void require_object(const json& value, const std::string& location) const {
+    if (!value.is_object())
+      throw InputError(source_, location.empty() ? "/" : location,
+                       std::string("must be an object, got ") + value.type_name());
   }
-  for (std::size_t i = 0; i < record.t4_per_runtime.size(); ++i) {
-    const RuntimeRecord& runtime = record.t4_per_runtime[i];
-    std::string location = "host_overheads.t4_per_runtime[" + std::to_string(i) + "] (\"" +
-                           runtime.runtime_api + "\")";
-    if (!overheads.t4_per_runtime
-             .emplace(runtime.runtime_api, from_record(runtime.t4, source, location + ".t4"))
-             .second)
-      throw InputError(source, location, "runtime API listed twice");
+  const json& member(const json& object, const std::string& location,
+                     const std::string& key) const {
+    require_object(object, location);
+    const std::string here = location.empty() ? key : location + "." + key;
+    if (!object.contains(key))
+      throw InputError(source_, here, "missing field");
+    return object.at(key);
   }
-  return overheads;
-}
+  const json& array(const json& object, const std::string& location, const std::string& key) const {
+    const json& value = member(object, location, key);
+    if (!value.is_array())
+      throw InputError(source_, location + "." + key, "must be an array");
+    return value;
+  }
+  std::string text(const json& object, const std::string& location, const std::string& key) const {
+    const json& value = member(object, location, key);
+    if (!value.is_string())
+      throw InputError(source_, location + "." + key, "must be a string, got " + value.dump());
+    return value.get<std::string>();
+  }
+  double duration(const json& object, const std::string& location, const std::string& key) const {
+    return io::json_real(member(object, location, key), 0.0, io::kMaxDurationUs, source_,
+                         location + "." + key);
+  }
+
+  OverheadStats stats(const json& record, const std::string& location) const {
+    OverheadStats result;
+    result.mean_us = duration(record, location, "mean_us");
+    result.stddev_us = duration(record, location, "stddev_us");
+    result.count = io::json_integer(member(record, location, "count"), 0, io::kMaxExactCount,
+                                    source_, location + ".count");
+    return result;
+  }
+
+  OpOverheads op_overheads(const json& record, const std::string& location) const {
+    return {stats(member(record, location, "t1"), location + ".t1"),
+            stats(member(record, location, "t2"), location + ".t2"),
+            stats(member(record, location, "t3"), location + ".t3"),
+            stats(member(record, location, "t5"), location + ".t5")};
+  }
+
+  LaunchParameters launch(const json& record, const std::string& location) const {
+    LaunchParameters result;  // launch_queue_depth: a device property, not measured
+    result.kernel_gap_us = duration(record, location, "kernel_gap_us");
+    result.launch_fraction_of_t4 =
+        io::json_real(member(record, location, "launch_fraction_of_t4"), 0.0, 1.0, source_,
+                      location + ".launch_fraction_of_t4");
+    result.profiler_cpu_overhead_us = duration(record, location, "profiler_cpu_overhead_us");
+    result.profiler_gpu_overhead_us = duration(record, location, "profiler_gpu_overhead_us");
+    const json& remove = member(record, location, "remove_iqr_outliers");
+    if (!remove.is_boolean())
+      throw InputError(source_, location + ".remove_iqr_outliers",
+                       "must be true or false, got " + remove.dump());
+    result.remove_iqr_outliers = remove.get<bool>();
+    return result;
+  }
+
+  std::string source_;
+};
 
 }  // namespace
 
@@ -186,27 +255,17 @@ std::string host_overheads_to_json(const HostOverheads& overheads) {
   return out.str();
 }
 
-HostOverheads host_overheads_from_json(const std::string& json, const std::string& source) {
-  // cereal reports a syntax error as a failed internal assertion; rapidjson itself says where.
-  rapidjson::Document syntax;
-  syntax.Parse(json.c_str(), json.size());
-  if (syntax.HasParseError()) {
-    throw InputError(
-        source, "byte " + std::to_string(syntax.GetErrorOffset()),
-        std::string("invalid JSON: ") + rapidjson::GetParseError_En(syntax.GetParseError()));
-  }
-  if (!syntax.IsObject())
-    throw InputError(source, "", "a host-overhead asset is a JSON object");
-  AssetRecord record;
+HostOverheads host_overheads_from_json(const std::string& json_text, const std::string& source) {
+  json root;
   try {
-    std::istringstream in(json);
-    cereal::JSONInputArchive archive(in);
-    archive(cereal::make_nvp("host_overheads", record));
-  } catch (const cereal::Exception& error) {
-    throw InputError(source, "host_overheads",
-                     std::string("not a host-overhead asset: ") + error.what());
+    root = json::parse(json_text);
+  } catch (const json::parse_error& error) {
+    throw InputError(source, "byte " + std::to_string(error.byte),
+                     std::string("invalid JSON: ") + error.what());
   }
-  return from_record(record, source);
+  if (!root.is_object())
+    throw InputError(source, "", "a host-overhead asset is a JSON object");
+  return AssetReader(source).read(root);
 }
 
 void save_host_overheads(const HostOverheads& overheads, const std::string& path) {

@@ -13,7 +13,9 @@ namespace perfsim::overheads {
 std::string host_overheads_to_json(const HostOverheads& overheads);
 
 // `source` names the input in errors. Throws InputError for invalid JSON (with the byte
-// offset), a missing field, a wrong format tag or version, or negative counts / deviations.
+// offset), a missing field, a value of the wrong type, a wrong format tag or version, a
+// duration that is negative, not finite or above io::kMaxDurationUs, a count that is not a
+// non-negative integer, or a launch fraction outside [0, 1].
 HostOverheads host_overheads_from_json(const std::string& json, const std::string& source);
 
 // Writes the asset; throws RuntimeFailure naming the file when it cannot be written.

@@ -9,10 +9,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "io/checked_number.hpp"
 #include "perfsim/dtype.hpp"
+#include "perfsim/error.hpp"
 
 namespace perfsim::trace_io {
 namespace {
+
+constexpr std::int64_t kMaxGroupSize = io::kMaxRanks;
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -29,6 +33,14 @@ struct CollectiveChain {
   Op* c10d = nullptr;        // c10d::*
   Op* record = nullptr;      // record_param_comms
 };
+
+// Where a collective's figures come from, for errors: its record_param_comms or annotation.
+std::string location_of(const CollectiveChain& chain) {
+  const Op* anchor = chain.record != nullptr ? chain.record : chain.annotation;
+  if (anchor == nullptr)
+    return "collective";
+  return "op " + std::to_string(anchor->id) + " (\"" + anchor->name + "\")";
+}
 
 CollectiveChain chain_of(Trace& trace, Op& launcher) {
   CollectiveChain chain;
@@ -114,6 +126,19 @@ std::vector<std::int64_t> integer_list(const std::optional<std::string>& text) {
   return values;
 }
 
+// A size attribute of the collective: absent is fine, but one that is present and not an int64
+// (a fraction, a number past 2^63) is an error rather than a silent fall-back to the tensor.
+std::optional<std::int64_t> size_attribute(const Trace& trace, const CollectiveChain& chain,
+                                           std::string_view name) {
+  std::optional<std::int64_t> value = integer_attribute(chain.record, name);
+  if (!value) {
+    if (std::optional<std::string> text = string_attribute(chain.record, name))
+      throw InputError(trace.source, location_of(chain) + " args." + std::string(name),
+                       "is not an integer: " + *text);
+  }
+  return value;
+}
+
 std::optional<CollectiveKind> kind_from_kernel(std::string_view kernel_name) {
   // ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL
   std::size_t underscore = kernel_name.find('_');
@@ -149,8 +174,10 @@ std::optional<TensorRef> first_tensor(const Op* op, std::size_t skip = 0) {
 CommInfo comm_info_of(const Trace& trace, const CollectiveChain& chain, CollectiveKind kind) {
   CommInfo comm;
   comm.kind = kind;
-  comm.group_size =
-      static_cast<int>(integer_attribute(chain.record, "Group size").value_or(trace.world_size));
+  const std::string where = location_of(chain);
+  comm.group_size = static_cast<int>(
+      io::checked_integer(size_attribute(trace, chain, "Group size").value_or(trace.world_size), 1,
+                          kMaxGroupSize, trace.source, where + " args.Group size"));
   comm.process_group = string_attribute(chain.record, "Process Group Name").value_or("");
 
   // The c10d all-to-all takes (output, input, ...); other c10d ops take tensor lists, which
@@ -173,31 +200,48 @@ CommInfo comm_info_of(const Trace& trace, const CollectiveChain& chain, Collecti
     comm.dtype = input->dtype;
   std::int64_t element_size = element_bytes(comm.dtype);
 
-  std::optional<std::int64_t> in_elements = integer_attribute(chain.record, "In msg nelems");
-  std::optional<std::int64_t> out_elements = integer_attribute(chain.record, "Out msg nelems");
+  std::optional<std::int64_t> in_elements = size_attribute(trace, chain, "In msg nelems");
+  std::optional<std::int64_t> out_elements = size_attribute(trace, chain, "Out msg nelems");
   if (!in_elements && input)
     in_elements = input->numel;
   if (!out_elements && output)
     out_elements = output->numel;
+  if (in_elements)
+    io::checked_bytes(*in_elements, element_size, trace.source, where + " args.In msg nelems");
+  if (out_elements)
+    io::checked_bytes(*out_elements, element_size, trace.source, where + " args.Out msg nelems");
   if (!out_elements && in_elements) {
     if (kind == CollectiveKind::kAllGather)
-      out_elements = *in_elements * comm.group_size;
+      out_elements = io::checked_product(*in_elements, comm.group_size, io::kMaxElements,
+                                         trace.source, where + " all-gather output elements");
     else if (kind == CollectiveKind::kReduceScatter && comm.group_size > 0)
       out_elements = *in_elements / comm.group_size;
     else
       out_elements = in_elements;
   }
-  comm.bytes_in = in_elements.value_or(0) * element_size;
-  comm.bytes_out = out_elements.value_or(0) * element_size;
+  comm.bytes_in =
+      io::checked_bytes(in_elements.value_or(0), element_size, trace.source, where + " bytes in");
+  comm.bytes_out =
+      io::checked_bytes(out_elements.value_or(0), element_size, trace.source, where + " bytes out");
 
   if (is_point_to_point(kind)) {
     // Newer profilers write the peer's global rank as "Src Rank" (recv) / "Dst Rank" (send).
     const char* peer_key = kind == CollectiveKind::kSend ? "Dst Rank" : "Src Rank";
     if (auto peer = integer_attribute(chain.record, peer_key))
-      comm.peer_rank = static_cast<int>(*peer);
+      comm.peer_rank = static_cast<int>(io::checked_integer(
+          *peer, 0, io::kMaxRanks - 1, trace.source, where + " args." + peer_key));
   }
   comm.in_split_elements = integer_list(string_attribute(chain.record, "In split size"));
   comm.out_split_elements = integer_list(string_attribute(chain.record, "Out split size"));
+  for (const auto& [splits, field] : {std::pair{&comm.in_split_elements, "In split size"},
+                                      std::pair{&comm.out_split_elements, "Out split size"}}) {
+    std::int64_t total = 0;
+    for (std::int64_t split : *splits) {
+      io::checked_bytes(split, element_size, trace.source, where + " args." + field);
+      total =
+          io::checked_sum(total, split, io::kMaxElements, trace.source, where + " args." + field);
+    }
+  }
   bool has_splits = !comm.in_split_elements.empty() || !comm.out_split_elements.empty();
   if (comm.kind == CollectiveKind::kAllToAll && (has_splits || comm.bytes_in != comm.bytes_out))
     comm.kind = CollectiveKind::kAllToAllv;
@@ -215,12 +259,20 @@ void add_process_group(Trace& trace, const CollectiveChain& chain, CommInfo& com
     auto start = integer_attribute(chain.record, "Global rank start");
     auto stride = integer_attribute(chain.record, "Global rank stride");
     if (start && stride && comm.group_size > 0) {
+      const std::string where = location_of(chain);
+      io::checked_integer(*start, 0, io::kMaxRanks - 1, trace.source,
+                          where + " args.Global rank start");
+      io::checked_integer(*stride, -io::kMaxRanks, io::kMaxRanks, trace.source,
+                          where + " args.Global rank stride");
       for (int i = 0; i < comm.group_size; ++i)
         listed.push_back(*start + i * *stride);
     }
   }
   if (listed.empty())
     return;
+  for (std::int64_t rank : listed)
+    io::checked_integer(rank, 0, io::kMaxRanks - 1, trace.source,
+                        location_of(chain) + " args.Process Group Ranks");
   std::vector<int> ranks(listed.begin(), listed.end());
   std::sort(ranks.begin(), ranks.end());
   comm.group_size = static_cast<int>(ranks.size());

@@ -3,10 +3,12 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
 
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::trace_io {
@@ -99,6 +101,7 @@ class EventReader {
   }
 
   element event() const { return event_; }
+  const std::string& source() const { return source_; }
 
  private:
   const std::string& source_;
@@ -143,6 +146,10 @@ void read_input_shapes(const EventReader& reader, element args, KinetoEvent& eve
             parsed->push_back(size);
           }
         }
+        if (parsed)  // sizes multiply without overflow later
+          io::checked_numel(*parsed, reader.source(),
+                            reader.location() + " args.Input Dims[" +
+                                std::to_string(event.input_dims.size()) + "]");
         event.input_dims.push_back(std::move(parsed));
       }
     }
@@ -203,6 +210,13 @@ KinetoEvent read_event(const std::string& source, std::size_t index, element jso
   event.duration_us = reader.required_number(json, "dur", "dur");
   if (event.duration_us < 0)
     reader.fail("dur", "is negative (" + format_number(event.duration_us) + ")");
+  // A 1e308 us kernel would print a 63-digit iteration time: bound what the engine adds up.
+  if (!(event.duration_us <= io::kMaxDurationUs))
+    reader.fail("dur", "is " + format_number(event.duration_us) + " us, above the supported " +
+                           format_number(io::kMaxDurationUs) + " us");
+  if (!(std::abs(event.start_us) <= io::kMaxAbsTimestampUs))
+    reader.fail("ts", "is " + format_number(event.start_us) + " us, beyond the supported +-" +
+                          format_number(io::kMaxAbsTimestampUs) + " us");
 
   std::optional<element> args = reader.field(json, "args");
   if (kind == KinetoEventKind::kRuntimeCall || kind == KinetoEventKind::kGpuActivity) {
@@ -226,9 +240,11 @@ void read_header(const std::string& source, element root, KinetoDocument& docume
   if (root.at_key("distributedInfo").get(info) == simdjson::SUCCESS) {
     std::int64_t value = 0;
     if (info.at_key("rank").get_int64().get(value) == simdjson::SUCCESS)
-      document.rank = static_cast<int>(value);
+      document.rank = static_cast<int>(
+          io::checked_integer(value, 0, io::kMaxRanks - 1, source, "distributedInfo.rank"));
     if (info.at_key("world_size").get_int64().get(value) == simdjson::SUCCESS)
-      document.world_size = static_cast<int>(value);
+      document.world_size = static_cast<int>(
+          io::checked_integer(value, 1, io::kMaxRanks, source, "distributedInfo.world_size"));
     if (document.world_size < 1 || document.rank < 0 || document.rank >= document.world_size) {
       throw InputError(source, "distributedInfo",
                        "rank " + std::to_string(document.rank) + " is not within world_size " +

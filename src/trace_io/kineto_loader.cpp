@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -170,9 +171,27 @@ class TreeBuilder {
   }
 
   void collect_unattributed() {
+    // Correlation ids grow with every launch: a kernel queued before the trace began has an id
+    // below the trace's first runtime call. One above it was launched inside the trace by a
+    // call the file lacks: a corrupt trace, not a queued kernel.
+    std::optional<std::int64_t> first_launch;
+    for (const KinetoEvent& event : document_.events) {
+      if (event.kind == KinetoEventKind::kRuntimeCall)
+        first_launch = std::min(first_launch.value_or(event.correlation_id), event.correlation_id);
+    }
     for (const KinetoEvent& event : document_.events) {
       if (event.kind != KinetoEventKind::kGpuActivity || launched_.count(event.correlation_id))
         continue;
+      if (first_launch && event.correlation_id > *first_launch) {
+        throw InputError(
+            document_.source,
+            "traceEvents[" + std::to_string(event.index) + "] (\"" + event.name + "\")",
+            "field \"args.correlation\" " + std::to_string(event.correlation_id) +
+                " matches no runtime call, and it is above the first runtime "
+                "call's " +
+                std::to_string(*first_launch) +
+                ", so the kernel was not queued before the trace began");
+      }
       ++report_.unattributed_gpu_activities;
       trace_.unattributed_kernels.push_back(make_kernel(event, nullptr));
     }
@@ -234,6 +253,14 @@ void promote_launching_annotations(Trace& trace, KinetoLoadReport& report) {
 
 KinetoLoad load_kineto_trace_with_report(const io::InputBytes& input) {
   KinetoDocument document = parse_kineto_document(input);
+  // An empty trace would predict 0 us: a wrong answer, not a fast iteration.
+  if (std::none_of(document.events.begin(), document.events.end(), [](const KinetoEvent& event) {
+        return event.kind != KinetoEventKind::kGpuActivity;
+      }))
+    throw InputError(input.source, "traceEvents",
+                     "holds no CPU op, annotation or runtime call (" +
+                         std::to_string(document.events.size()) +
+                         " GPU activities): nothing to simulate");
   KinetoLoad load;
   Trace& trace = load.trace;
   trace.source = input.source;

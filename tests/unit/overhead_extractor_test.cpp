@@ -299,7 +299,7 @@ TEST(OverheadAsset, BadJsonIsAnErrorNamingTheFile) {
   expect_input_error(wrong_format, "host_overheads.format");
   std::string negative = good;
   negative.replace(negative.find("\"count\": "), 9, "\"count\": -");
-  expect_input_error(negative, "must not be negative");
+  expect_input_error(negative, "is outside [0, ");
 }
 
 }  // namespace

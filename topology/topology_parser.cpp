@@ -322,6 +322,9 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
   json document;
   try {
     document = json::parse(json_text);
+  } catch (const json::out_of_range& error) {
+    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
+    throw InputError(source, "", std::string("invalid JSON number: ") + error.what());
   } catch (const json::parse_error& error) {
     throw InputError(source, "byte " + std::to_string(error.byte),
                      std::string("invalid JSON: ") + error.what());

@@ -259,6 +259,9 @@ HostOverheads host_overheads_from_json(const std::string& json_text, const std::
   json root;
   try {
     root = json::parse(json_text);
+  } catch (const json::out_of_range& error) {
+    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
+    throw InputError(source, "", std::string("invalid JSON number: ") + error.what());
   } catch (const json::parse_error& error) {
     throw InputError(source, "byte " + std::to_string(error.byte),
                      std::string("invalid JSON: ") + error.what());

@@ -108,7 +108,7 @@ int dlrm_config_ranks(const std::string& config, const std::string& source,
   Json root;
   try {
     root = Json::parse(stream);
-  } catch (const Json::parse_error&) {
+  } catch (const Json::exception&) {  // parse_error, or out_of_range for a number like 1e400
     throw InputError(source, where + ": dlrm", config + " is not valid JSON");
   }
   if (!root.contains("ranks") || !root.at("ranks").is_number_integer() ||
@@ -211,6 +211,10 @@ SweepSpec parse_sweep(std::string_view json_text, const std::string& source) {
   Json root;
   try {
     root = Json::parse(json_text);
+  } catch (const Json::out_of_range& error) {
+    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
+    throw InputError(source, "",
+                     std::string("malformed JSON: number out of range: ") + error.what());
   } catch (const Json::parse_error& error) {
     throw InputError(source, "byte " + std::to_string(error.byte), "malformed JSON");
   }

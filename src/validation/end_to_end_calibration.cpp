@@ -95,6 +95,9 @@ EndToEndCalibration parse_calibration(std::string_view json_text, const std::str
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::out_of_range& error) {
+    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
+    throw InputError(source, "", std::string("invalid JSON number: ") + error.what());
   } catch (const nlohmann::json::parse_error& error) {
     throw InputError(source, "byte " + std::to_string(error.byte), "not JSON");
   }

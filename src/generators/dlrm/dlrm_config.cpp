@@ -145,6 +145,9 @@ DlrmConfig parse_dlrm_config(std::string_view json_text, const std::string& file
   json doc;
   try {
     doc = json::parse(json_text);
+  } catch (const json::out_of_range& error) {
+    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
+    throw InputError(file, "", std::string("invalid JSON number: ") + error.what());
   } catch (const json::parse_error& error) {
     throw InputError(file, "byte " + std::to_string(error.byte), "not valid JSON");
   }

@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 #include "trace_io/et_node_location.hpp"
 #include "trace_io/et_structure.hpp"
@@ -90,6 +91,9 @@ ChakraNode read_node(dom::element element, std::size_t index, const std::string&
     double value = 0;
     if (runtime.get_double().get(value) || value < 0)
       where.fail("runtime", "runtime is not a non-negative number");
+    if (value > io::kMaxDurationUs)
+      where.fail("runtime", "runtime " + io::format_number(value) + " us is above the supported " +
+                                io::format_number(io::kMaxDurationUs) + " us");
     runtime_us = value;
     op.attributes.push_back({"runtime", value});
   }
@@ -147,6 +151,8 @@ Trace load_chakra_json(const io::InputBytes& input, std::optional<int> rank) {
   if (graph_element.get_array().get(graph))
     throw InputError(file, "field workload_graph", "workload_graph is not a list");
 
+  if (graph.size() == 0)  // an empty graph would predict 0 us
+    throw InputError(file, "field workload_graph", "holds no node: nothing to simulate");
   std::vector<ChakraNode> nodes;
   nodes.reserve(graph.size());
   std::size_t index = 0;
@@ -163,7 +169,7 @@ Trace load_chakra_json(const io::InputBytes& input, std::optional<int> rank) {
   trace.format = "chakra-json";
   trace.rank = rank.value_or(0);
   if (std::int64_t gpus = 0; !root["ngpus"].get_int64().get(gpus) && gpus > 0)
-    trace.world_size = static_cast<int>(gpus);
+    trace.world_size = static_cast<int>(io::checked_integer(gpus, 1, io::kMaxRanks, file, "ngpus"));
   trace.ops.reserve(nodes.size());
   for (ChakraNode& node : nodes) {
     NodeLocation where{file, node.op.id};

@@ -1,7 +1,9 @@
 #include "trace_io/et_arguments.hpp"
 
+#include <algorithm>
 #include <array>
 
+#include "io/checked_number.hpp"
 #include "perfsim/dtype.hpp"
 
 namespace perfsim::trace_io {
@@ -159,10 +161,25 @@ class ArgumentReader {
     if (numbers[4] < 0 || numbers[4] > 64)
       where_.fail(field(), "element size " + std::to_string(numbers[4]) + " bytes is out of range");
     tensor.element_bytes = static_cast<int>(numbers[4]);
+    // Sizes are later multiplied (bytes, message sizes): bound them here, in 128 bits.
+    if (static_cast<__int128>(tensor.numel) * tensor.element_bytes > io::kMaxBytes)
+      where_.fail(field(), "tensor of " + std::to_string(tensor.numel) + " elements of " +
+                               std::to_string(tensor.element_bytes) + " bytes exceeds " +
+                               std::to_string(io::kMaxBytes) + " bytes");
     tensor.device = std::string(device);
     tensor.dtype = parse_dtype(type).value_or(DType::kUnknown);
-    if (shape)
+    if (shape) {
       tensor.shape = read_shape(*shape, path);
+      __int128 elements = 1;
+      for (std::int64_t extent : tensor.shape) {
+        if (extent < 0)
+          where_.fail(field(), "negative tensor extent " + std::to_string(extent));
+        elements = std::min<__int128>(elements * extent, __int128{io::kMaxElements} + 1);
+      }
+      if (elements > io::kMaxElements)
+        where_.fail(field(),
+                    "tensor shape of more than " + std::to_string(io::kMaxElements) + " elements");
+    }
     return tensor;
   }
 

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "io/checked_number.hpp"
+
 namespace perfsim::trace_io {
 namespace {
 
@@ -46,11 +48,42 @@ std::vector<std::int64_t> parse_split_list(std::string_view text, const NodeLoca
   return sizes;
 }
 
-std::int64_t total_numel(const std::vector<TensorRef>& tensors) {
-  std::int64_t total = 0;
-  for (const TensorRef& tensor : tensors)
-    total += tensor.numel;
-  return total;
+std::int64_t total_numel(const std::vector<TensorRef>& tensors, const NodeLocation& where) {
+  __int128 total = 0;
+  for (const TensorRef& tensor : tensors) {
+    total += tensor.numel;  // each at most 2^50 (et_arguments): no overflow in 128 bits
+    if (total > io::kMaxElements)
+      where.fail("inputs", "the collective's tensors hold more than " +
+                               std::to_string(io::kMaxElements) + " elements");
+  }
+  return static_cast<std::int64_t>(total);
+}
+
+// An integer attribute within [minimum, maximum], or nothing when absent.
+std::optional<std::int64_t> bounded_attribute(const Op& op, std::string_view name,
+                                              std::int64_t minimum, std::int64_t maximum,
+                                              const NodeLocation& where) {
+  std::optional<std::int64_t> value = int_attribute(op, name);
+  if (!value && op.find_attribute(name) != nullptr)  // a fraction, a number past 2^63, text
+    where.fail("attrs." + std::string(name), "is not an integer");
+  if (value && (*value < minimum || *value > maximum))
+    where.fail("attrs." + std::string(name), std::to_string(*value) + " is outside [" +
+                                                 std::to_string(minimum) + ", " +
+                                                 std::to_string(maximum) + "]");
+  return value;
+}
+
+void check_splits(const std::vector<std::int64_t>& splits, const NodeLocation& where,
+                  const std::string& field) {
+  __int128 total = 0;
+  for (std::int64_t split : splits) {
+    if (split < 0 || split > io::kMaxElements)
+      where.fail(field, "split size " + std::to_string(split) + " is outside [0, " +
+                            std::to_string(io::kMaxElements) + "]");
+    total += split;
+  }
+  if (total > io::kMaxElements)
+    where.fail(field, "split sizes add up to more than " + std::to_string(io::kMaxElements));
 }
 }  // namespace
 
@@ -105,10 +138,17 @@ CommRecord read_comm_record(const Op& op, const std::vector<RawArgument>& raw,
     record.group_name = *name;
   if (auto description = text_attribute(op, "pg_desc"))
     record.group_description = *description;
-  if (auto size = int_attribute(op, "pg_size"))
+  if (auto size = bounded_attribute(op, "pg_size", 0, io::kMaxRanks, where))
     record.group_size = static_cast<int>(*size);
-  record.global_rank_start = int_attribute(op, "global_rank_start");
-  record.global_rank_stride = int_attribute(op, "global_rank_stride");
+  record.global_rank_start =
+      bounded_attribute(op, "global_rank_start", 0, io::kMaxRanks - 1, where);
+  record.global_rank_stride =
+      bounded_attribute(op, "global_rank_stride", -io::kMaxRanks, io::kMaxRanks, where);
+  check_splits(record.in_split, where, record.split_field);
+  check_splits(record.out_split, where, record.split_field);
+  if (record.rank_argument && (*record.rank_argument < 0 || *record.rank_argument >= io::kMaxRanks))
+    where.fail("inputs", "rank argument " + std::to_string(*record.rank_argument) +
+                             " is outside [0, " + std::to_string(io::kMaxRanks - 1) + "]");
 
   const std::vector<TensorRef>& first_tensors = input_tensors.empty() ? op.inputs : input_tensors;
   if (!first_tensors.empty()) {
@@ -117,8 +157,10 @@ CommRecord read_comm_record(const Op& op, const std::vector<RawArgument>& raw,
   }
   if (auto dtype_name = text_attribute(op, "dtype"))
     record.dtype = parse_dtype(*dtype_name).value_or(record.dtype);
-  record.in_elements = int_attribute(op, "in_msg_nelems").value_or(total_numel(input_tensors));
-  record.out_elements = int_attribute(op, "out_msg_nelems").value_or(total_numel(op.outputs));
+  record.in_elements = bounded_attribute(op, "in_msg_nelems", 0, io::kMaxElements, where)
+                           .value_or(total_numel(input_tensors, where));
+  record.out_elements = bounded_attribute(op, "out_msg_nelems", 0, io::kMaxElements, where)
+                            .value_or(total_numel(op.outputs, where));
   return record;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "io/checked_number.hpp"
 #include "perfsim/dtype.hpp"
 #include "trace_io/et_comm_record.hpp"
 #include "trace_io/et_node_location.hpp"
@@ -71,14 +72,24 @@ class CommunicationBuilder {
     int element_size = element_bytes(record.dtype);
     if (element_size == 0)
       element_size = record.fallback_element_bytes;
+    // Elements are at most 2^50 (et_comm_record) and elements at most 64 bytes: no overflow.
     comm.bytes_in = record.in_elements * element_size;
     comm.bytes_out = record.out_elements * element_size;
+    if (comm.bytes_in > io::kMaxBytes || comm.bytes_out > io::kMaxBytes)
+      where.fail("inputs", "message of " + std::to_string(std::max(comm.bytes_in, comm.bytes_out)) +
+                               " bytes exceeds " + std::to_string(io::kMaxBytes));
     comm.in_split_elements = record.in_split;
     comm.out_split_elements = record.out_split;
     if (record.rank_argument) {
       auto global = [&](std::int64_t group_rank) {
-        return static_cast<int>(record.global_rank_start.value_or(0) +
-                                group_rank * record.global_rank_stride.value_or(1));
+        // Start, stride and rank are bounded by 2^20 (et_comm_record): no overflow.
+        const std::int64_t rank = record.global_rank_start.value_or(0) +
+                                  group_rank * record.global_rank_stride.value_or(1);
+        if (rank < 0 || rank >= io::kMaxRanks)
+          where.fail("attrs.global_rank_start", "global rank " + std::to_string(rank) +
+                                                    " of group rank " + std::to_string(group_rank) +
+                                                    " is out of range");
+        return static_cast<int>(rank);
       };
       if (has_root(*kind))
         comm.root_rank = global(*record.rank_argument);

@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 #include "trace_io/et_arguments.hpp"
 #include "trace_io/et_communication.hpp"
@@ -54,6 +55,8 @@ Trace parse_execution_trace(dom::parser& parser, const io::InputBytes& input,
   dom::array nodes;
   if (require_top_level_field(top, "nodes", file).get_array().get(nodes))
     throw InputError(file, "field nodes", "nodes is not a list");
+  if (nodes.size() == 0)  // an empty trace would predict 0 us
+    throw InputError(file, "field nodes", "holds no node: nothing to simulate");
 
   std::vector<trace_io::EtNode> records;
   records.reserve(nodes.size());
@@ -91,6 +94,9 @@ Trace parse_execution_trace(dom::parser& parser, const io::InputBytes& input,
     written_rank = -1;
   if (top["world_size"].get_int64().get(written_world))
     written_world = 0;
+  if (written_rank >= io::kMaxRanks)
+    throw InputError(file, "field rank", std::to_string(written_rank) + " is out of range");
+  io::checked_integer(written_world, 0, io::kMaxRanks, file, "field world_size");
   std::optional<int> trace_rank = comms.recorded_rank;
   if (written_rank >= 0)
     trace_rank = static_cast<int>(written_rank);

@@ -17,6 +17,11 @@ using nlohmann::json;
 // Reads fields of one JSON object; every problem becomes InputError(file, JSON pointer, ...).
 class ObjectReader {
  public:
+  // Node, GPU, NIC and channel counts: a million is beyond any machine the models describe.
+  static constexpr long long kMaxCount = 1 << 20;
+  // Bandwidths (GB/s, Gb/s) and scales: 1e9 GB/s is six orders above any link.
+  static constexpr double kMaxFigure = 1e9;
+
   ObjectReader(const json& object, std::string pointer, std::string source)
       : object_(object), pointer_(std::move(pointer)), source_(std::move(source)) {
     if (!object_.is_object())
@@ -67,10 +72,17 @@ class ObjectReader {
     const json& value = get(key);
     if (!value.is_number_integer())
       fail(at(key), "expected an integer, got " + std::string(value.type_name()));
+    // Unsigned values past int64 and values past int are errors, not truncated.
+    if (value.is_number_unsigned() &&
+        value.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxCount))
+      fail(at(key), "must be at most " + std::to_string(kMaxCount) + ", got " + value.dump());
     const auto result = value.get<long long>();
     if (result < minimum)
       fail(at(key),
            "must be at least " + std::to_string(minimum) + ", got " + std::to_string(result));
+    if (result > kMaxCount)
+      fail(at(key),
+           "must be at most " + std::to_string(kMaxCount) + ", got " + std::to_string(result));
     return static_cast<int>(result);
   }
   double number(const std::string& key, std::optional<double> fallback = {}) const {
@@ -79,6 +91,8 @@ class ObjectReader {
     const json& value = get(key);
     if (!value.is_number() || !(value.get<double>() >= 0.0))
       fail(at(key), "expected a non-negative number");
+    if (!(value.get<double>() <= kMaxFigure))
+      fail(at(key), "must be at most 1e9, got " + value.dump());
     return value.get<double>();
   }
   std::string at(const std::string& key) const { return pointer_ + "/" + key; }
@@ -93,6 +107,17 @@ class ObjectReader {
   std::string source_;
 };
 
+// An integer JSON value, or -1 when it is negative or above ObjectReader::kMaxCount (so that
+// get<int> never truncates 4294967297 to 1).
+long long bounded_count(const json& value) {
+  if (value.is_number_unsigned())
+    return value.get<std::uint64_t>() > static_cast<std::uint64_t>(ObjectReader::kMaxCount)
+               ? -1
+               : value.get<long long>();
+  const long long count = value.get<long long>();
+  return count > ObjectReader::kMaxCount ? -1 : count;
+}
+
 // GPU ids under `key`, or under element `index` of the array `key` when given.
 std::vector<int> gpu_list(const ObjectReader& reader, const std::string& key, int gpus,
                           std::optional<std::size_t> index = std::nullopt) {
@@ -105,11 +130,11 @@ std::vector<int> gpu_list(const ObjectReader& reader, const std::string& key, in
     const std::string where = pointer + "/" + std::to_string(i);
     if (!value[i].is_number_integer())
       reader.fail(where, "expected a GPU id (integer)");
-    const int id = value[i].get<int>();
+    const long long id = bounded_count(value[i]);
     if (id < 0 || id >= gpus)
       reader.fail(where, "unknown GPU id " + std::to_string(id) + " (the node has GPUs 0.." +
                              std::to_string(gpus - 1) + ")");
-    ids.push_back(id);
+    ids.push_back(static_cast<int>(id));
   }
   return ids;
 }
@@ -126,7 +151,7 @@ void read_mesh(const ObjectReader& fabric, NodeSpec& node) {
       fabric.fail(row, "expected " + std::to_string(node.gpus) + " link counts");
     for (int j = 0; j < node.gpus; ++j) {
       const json& cell = matrix[i][j];
-      if (!cell.is_number_integer() || cell.get<int>() < 0)
+      if (!cell.is_number_integer() || bounded_count(cell) < 0)
         fabric.fail(row + "/" + std::to_string(j), "expected a non-negative NVLink count");
       node.nvlink_matrix[i][j] = cell.get<int>();
     }
@@ -282,6 +307,16 @@ LinkClass read_link_class(const ObjectReader& reader, const std::string& name) {
   return link_class;
 }
 
+// Ranks are ints throughout the engine: nodes x GPUs must stay far inside that.
+void check_gpu_total(const Topology& topology, const std::string& pointer) {
+  const long long total = static_cast<long long>(topology.nodes) * topology.node.gpus;
+  if (total > ObjectReader::kMaxCount)
+    throw InputError(topology.source, pointer,
+                     std::to_string(topology.nodes) + " nodes of " +
+                         std::to_string(topology.node.gpus) + " GPUs exceed the supported " +
+                         std::to_string(ObjectReader::kMaxCount) + " GPUs");
+}
+
 void check_class_defined(const Topology& topology, const std::string& name,
                          const std::string& pointer) {
   if (!topology.link_classes.count(name))
@@ -364,6 +399,7 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
     topology.link_classes.emplace(name, read_link_class(classes.child(name), name));
 
   const NodeSpec& spec = topology.node;
+  check_gpu_total(topology, "/nodes");
   if (spec.fabric == IntraNodeFabric::kNvSwitch)
     check_class_defined(topology, spec.nvswitch_link_class, "/node/fabric/link_class");
   for (const auto& [links, name] : spec.ring_link_classes)
@@ -407,6 +443,7 @@ Topology with_node_count(Topology topology, int nodes) {
     }
   }
   topology.nodes = nodes;
+  check_gpu_total(topology, "/nodes");
   return topology;
 }
 

@@ -18,6 +18,8 @@ using nlohmann::json;
 
 constexpr const char* kSchema = "perfsim-device/1";
 constexpr double kFlopsPerTflop = 1e12;
+constexpr double kMinFigure = 1e-6;
+constexpr double kMaxFigure = 1e15;
 
 // Walks one device document and reports the first problem with its JSON pointer.
 class DeviceReader {
@@ -123,6 +125,10 @@ class DeviceReader {
     const json& number = member(value, here, "value");
     if (!number.is_number() || !(number.get<double>() > 0))
       fail(here + "/value", "must be a positive number");
+    // Bounded so that times derived from a figure (bytes / bandwidth, flops / peak) stay
+    // finite and printable: 1e-6 TFLOP/s or 1e15 GB/s are typos, not devices.
+    if (number.get<double>() < kMinFigure || number.get<double>() > kMaxFigure)
+      fail(here + "/value", number.dump() + " is outside [1e-06, 1e+15]");
     out.value = number.get<double>();
     const std::string provenance = string_field(value, here, "provenance");
     if (provenance == "vendor-spec")

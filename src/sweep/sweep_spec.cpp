@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::sweep {
@@ -95,7 +96,7 @@ int positive_integer(const std::string& text, const std::string& source, const s
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value <= 0)
     throw InputError(source, where, "expected a positive integer, got \"" + text + "\"");
-  return value;
+  return static_cast<int>(io::checked_integer(value, 1, io::kMaxRanks, source, where));
 }
 
 // The "ranks" of a DLRM config file (configs/dlrm/*.json), read relative to the working
@@ -112,10 +113,11 @@ int dlrm_config_ranks(const std::string& config, const std::string& source,
     throw InputError(source, where + ": dlrm", config + " is not valid JSON");
   }
   if (!root.contains("ranks") || !root.at("ranks").is_number_integer() ||
-      root.at("ranks").get<int>() <= 0) {
+      root.at("ranks").get<std::int64_t>() <= 0) {
     throw InputError(source, where + ": dlrm", config + " has no positive integer \"ranks\"");
   }
-  return root.at("ranks").get<int>();
+  return io::json_int(root.at("ranks"), 1, static_cast<int>(io::kMaxRanks), source,
+                      where + ": dlrm: " + config + ": ranks");
 }
 
 // The simulated world size the settings imply, in simulate's order of precedence:
@@ -132,13 +134,14 @@ int simulated_ranks_of(const SweepTask& task, const std::string& source) {
     return dlrm_config_ranks(dlrm_config, source, where);
   }
   if (!task.value_of("model").empty()) {
-    int product = 1;
+    std::int64_t product = 1;  // each degree <= 2^20: the product of three fits int64
     for (const char* degree : {"tp", "pp", "dp"}) {
       const std::string text = task.value_of(degree);
       if (!text.empty())
         product *= positive_integer(text, source, where + ": " + degree);
     }
-    return product;
+    return static_cast<int>(
+        io::checked_integer(product, 1, io::kMaxRanks, source, where + ": tp x pp x dp"));
   }
   const std::string ranks = task.value_of("ranks");
   if (!ranks.empty())
@@ -166,9 +169,10 @@ void parse_launchers_and_slurm(const Json& root, const std::string& source, Swee
     spec.srun_command = string_list(root.at("srun"), source, "/srun");
   if (root.contains("max_processes_per_task")) {
     const Json& cap = root.at("max_processes_per_task");
-    if (!cap.is_number_integer() || cap.get<int>() <= 0)
+    if (!cap.is_number_integer() || cap.get<std::int64_t>() <= 0)
       throw InputError(source, "/max_processes_per_task", "expected a positive integer");
-    spec.max_processes_per_task = cap.get<int>();
+    spec.max_processes_per_task =
+        io::json_int(cap, 1, static_cast<int>(io::kMaxRanks), source, "/max_processes_per_task");
   }
   if (!root.contains("slurm"))
     return;

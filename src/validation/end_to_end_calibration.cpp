@@ -101,7 +101,9 @@ EndToEndCalibration parse_calibration(std::string_view json_text, const std::str
   } catch (const nlohmann::json::parse_error& error) {
     throw InputError(source, "byte " + std::to_string(error.byte), "not JSON");
   }
-  if (!doc.is_object() || doc.value("schema", "") != kSchema)
+  // value() would throw type_error for a schema that is not a string.
+  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() ||
+      doc["schema"].get<std::string>() != kSchema)
     throw InputError(source, "schema", std::string("expected \"") + kSchema + "\"");
   EndToEndCalibration calibration;
   calibration.host.host_us_per_op = non_negative(doc, "host_us_per_op", source);

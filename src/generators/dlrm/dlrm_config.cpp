@@ -5,10 +5,18 @@
 
 #include "generators/dlrm/dlrm_table_sampler.hpp"
 #include "io/input_file.hpp"
+#include "io/json_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::dlrm {
 namespace {
+
+// Counts (rows, batch, ranks, seeds...) and real figures: far beyond any DLRM, small enough
+// that products of them stay inside int64 (table bytes are checked in validate()).
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;  // MLP widths and embedding dims
+constexpr double kMaxFigure = 1e12;
+constexpr std::int64_t kMaxTables = 1'000'000;
 
 using nlohmann::json;
 
@@ -31,7 +39,7 @@ class Reader {
     const json& value = required(field);
     if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
       throw InputError(file_, where(field), "must be a positive integer, got " + value.dump());
-    return value.get<std::int64_t>();
+    return io::json_integer(value, 1, kMaxCount, file_, where(field));
   }
   std::int64_t positive_int(const char* field, std::int64_t fallback) const {
     return has(field) ? positive_int(field) : fallback;
@@ -41,7 +49,7 @@ class Reader {
     const json& value = required(field);
     if (!value.is_number() || value.get<double>() < 0 || !std::isfinite(value.get<double>()))
       throw InputError(file_, where(field), "must be a number >= 0, got " + value.dump());
-    return value.get<double>();
+    return io::json_real(value, 0.0, kMaxFigure, file_, where(field));
   }
   double non_negative_number(const char* field, double fallback) const {
     return has(field) ? non_negative_number(field) : fallback;
@@ -73,7 +81,8 @@ class Reader {
       if (!value[i].is_number_integer() || value[i].get<std::int64_t>() <= 0)
         throw InputError(file_, where(field) + "/" + std::to_string(i),
                          "must be a positive integer, got " + value[i].dump());
-      out.push_back(value[i].get<std::int64_t>());
+      out.push_back(
+          io::json_integer(value[i], 1, kMaxWidth, file_, where(field) + "/" + std::to_string(i)));
     }
     return out;
   }
@@ -109,7 +118,9 @@ TableSamplerSpec table_generator(const json& spec_json, std::int64_t dim, const 
     throw InputError(file, "/table_generator", "must be an object {count, seed, ...}");
   const Reader spec(spec_json, "/table_generator", file);
   TableSamplerSpec sampler;
-  sampler.count = static_cast<int>(spec.positive_int("count"));
+  // Sampled one by one: a million tables is far beyond the 856 of the largest DLRM published.
+  sampler.count = static_cast<int>(
+      io::checked_integer(spec.positive_int("count"), 1, kMaxTables, file, spec.where("count")));
   const json& seed = spec.required("seed");
   if (!seed.is_number_integer() || seed.get<std::int64_t>() < 0)
     throw InputError(file, spec.where("seed"), "must be an integer >= 0, got " + seed.dump());
@@ -279,6 +290,17 @@ void validate(const DlrmConfig& config, const std::string& file) {
     if (table.rows <= 0 || table.pooling_factor < 0)
       throw InputError(file, "/tables/" + std::to_string(i),
                        "table '" + table.name + "' needs rows > 0 and pooling_factor >= 0");
+  }
+  if (config.ranks > io::kMaxRanks)
+    throw InputError(
+        file, "/ranks",
+        std::to_string(config.ranks) + " is above the supported " + std::to_string(io::kMaxRanks));
+  for (std::size_t i = 0; i < config.tables.size(); ++i) {
+    // Rows x dim x 8 bytes (the widest dtype) bounded: table sizes multiply without overflow.
+    const std::string where = "/tables/" + std::to_string(i);
+    io::checked_bytes(io::checked_product(config.tables[i].rows, config.tables[i].dim,
+                                          io::kMaxElements, file, where + "/rows"),
+                      8, file, where + "/rows");
   }
   if (config.top_mlp.back() != 1)
     throw InputError(file, "/top_mlp",

@@ -1,8 +1,11 @@
 #include "generators/llm/llm_model_config.hpp"
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "io/input_file.hpp"
+#include "io/json_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -16,7 +19,8 @@ int positive_int(const json& doc, const char* field, const std::string& file) {
   const json& value = doc.at(field);
   if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
     throw InputError(file, field, "must be a positive integer, got " + value.dump());
-  return value.get<int>();
+  // get<int> would truncate 4294967297 layers to 1 before validate() sees the size.
+  return io::json_int(value, 1, std::numeric_limits<int>::max(), file, field);
 }
 
 int optional_positive_int(const json& doc, const char* field, int fallback,

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "collectives/bus_factor.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::collectives {
@@ -23,6 +24,9 @@ std::vector<std::string> split_words(std::string_view text) {
     words.push_back(word);
   return words;
 }
+
+// Bus bandwidths beyond 1e9 GB/s are six orders above any link: a corrupt log.
+constexpr double kMaxBandwidthGBps = 1e9;
 
 std::optional<double> to_double(const std::string& word) {
   double value = 0;
@@ -280,9 +284,10 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& sour
                            " fields where the header (line " + std::to_string(layout->header_line) +
                            ") has " + std::to_string(layout->field_count) + ": truncated table");
     const auto bytes = to_integer(words[layout->size]);
-    if (!bytes || *bytes <= 0)
+    if (!bytes || *bytes <= 0 || *bytes > io::kMaxBytes)
       throw InputError(source, line_at(line_number),
-                       "size '" + words[layout->size] + "' is not a positive byte count");
+                       "size '" + words[layout->size] + "' is not a byte count in [1, " +
+                           std::to_string(io::kMaxBytes) + "]");
     if (!rows.empty() && *bytes <= rows.back().bytes)
       throw InputError(source, line_at(line_number),
                        "size " + std::to_string(*bytes) + " does not grow from the previous row (" +
@@ -387,6 +392,10 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& sour
                           collective_text.find("out-of-place") == std::string::npos;
     for (const auto& row : rows) {
       const auto busbw = to_double(row.words[layout->busbw_only_value]);
+      if (busbw && !(*busbw <= kMaxBandwidthGBps))  // "inf" parses; 1e300 GB/s is a typo
+        throw InputError(source, line_at(row.line),
+                         "busbw '" + row.words[layout->busbw_only_value] + "' is above " +
+                             io::format_number(kMaxBandwidthGBps) + " GB/s");
       if (!busbw || !(*busbw > 0.0)) {
         log.warnings.push_back(source + ": " + line_at(row.line) + ": busbw '" +
                                row.words[layout->busbw_only_value] +
@@ -406,9 +415,11 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& sour
     for (const auto& columns : layout->placements) {
       for (const auto& row : rows) {
         const auto time = to_double(row.words[columns.time]);
-        if (!time || !(*time > 0.0))
+        if (!time || !(*time > 0.0) || !(*time <= io::kMaxDurationUs))
           throw InputError(source, line_at(row.line),
-                           "time '" + row.words[columns.time] + "' is not a positive number");
+                           "time '" + row.words[columns.time] +
+                               "' is not a positive number of at most " +
+                               io::format_number(io::kMaxDurationUs) + " us");
         if (columns.wrong) {
           const std::string& cell = row.words[*columns.wrong];
           if (columns.wrong_is_count) {

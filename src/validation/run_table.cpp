@@ -133,8 +133,9 @@ struct CellReader {
     double value = 0;
     const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
     if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() ||
-        !std::isfinite(value) || value <= 0)
-      throw std::invalid_argument(column + ": must be a positive number, got \"" + cell + "\"");
+        !std::isfinite(value) || value <= 0 || value > 1e15)  // times and sizes alike
+      throw std::invalid_argument(column + ": must be a positive number up to 1e15, got \"" + cell +
+                                  "\"");
     return value;
   }
 };

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::trace_io {
@@ -60,11 +61,15 @@ std::vector<KinetoMemoryEvent> read_kineto_memory_events(const io::InputBytes& i
     double value = 0;
     if (!read_number(json, "ts", value))
       throw InputError(input.source, where, "field \"ts\" is missing or not a number");
-    event.ts_us = value;
+    event.ts_us = io::checked_real(value, -io::kMaxAbsTimestampUs, io::kMaxAbsTimestampUs,
+                                   input.source, where + " field \"ts\"");
+    // Converting a double outside int's range is undefined behaviour: check first.
     if (read_number(args, "Device Type", value))
-      event.device_type = static_cast<int>(value);
+      event.device_type = static_cast<int>(io::checked_whole(
+          value, -1, 1 << 20, input.source, where + " field \"args.Device Type\""));
     if (read_number(args, "Device Id", value))
-      event.device_id = static_cast<int>(value);
+      event.device_id = static_cast<int>(
+          io::checked_whole(value, -1, 1 << 20, input.source, where + " field \"args.Device Id\""));
     const char* required[] = {"Bytes", "Total Allocated", "Total Reserved"};
     Bytes* targets[] = {&event.bytes, &event.total_allocated_bytes, &event.total_reserved_bytes};
     for (int i = 0; i < 3; ++i) {
@@ -73,7 +78,8 @@ std::vector<KinetoMemoryEvent> read_kineto_memory_events(const io::InputBytes& i
             input.source, where,
             std::string("field \"args.") + required[i] + "\" is missing or not a number");
       }
-      *targets[i] = static_cast<Bytes>(value);
+      *targets[i] = io::checked_whole(value, -io::kMaxBytes, io::kMaxBytes, input.source,
+                                      where + " field \"args." + required[i] + "\"");
     }
     found.push_back(event);
     ++index;

@@ -23,6 +23,7 @@
 #include "trace_io/chakra_json_loader.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
+#include "trace_io/kineto_memory_events.hpp"
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 
@@ -36,7 +37,12 @@ const std::map<std::string, Loader>& loaders() {
   static const std::map<std::string, Loader> table = {
       {"kineto",
        [](const std::string& text, const std::string& source) {
-         trace_io::load_kineto_trace(io::InputBytes{source, text});
+         try {
+           trace_io::load_kineto_trace(io::InputBytes{source, text});
+         } catch (const InputError& error) {
+           EXPECT_EQ(error.file(), source) << error.what();
+         }
+         trace_io::read_kineto_memory_events(io::InputBytes{source, text});
        }},
       {"execution_trace",
        [](const std::string& text, const std::string& source) {

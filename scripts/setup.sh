@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian 12 machine (root) or an existing checkout:
 #   scripts/setup.sh run    install what is missing, build Release, run `mpirun -n 64 perfsim`
 #   scripts/setup.sh test   install what is missing, build, run the whole CTest suite, then the
-#                           unit and loader suites again under ASan+UBSan
+#                           unit and loader suites again under ASan+UBSan, then every loader's
+#                           fuzz target for a bounded time (scripts/fuzz.sh)
 #   scripts/setup.sh build  install what is missing and build only
 # Re-running on a machine that has everything installs nothing and rebuilds incrementally.
 set -euo pipefail
@@ -18,6 +19,7 @@ packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-
 if [ "$mode" = test ]; then
   packages+=(clang-format)     # the style test
   packages+=(slurm-wlm munge)  # the sweep test's one-node Slurm (tests/sweep/sweep_slurm.sh)
+  packages+=(clang libclang-rt-14-dev)  # the fuzz targets (libFuzzer, tests/fuzz)
 fi
 
 missing=()
@@ -59,6 +61,9 @@ case "$mode" in
     cmake --build build-asan -j"$jobs"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|loaders"
+    # Fuzzing: each parser/loader under libFuzzer + ASan/UBSan from the committed seed corpus,
+    # 15 s per target (PERFSIM_FUZZ_SECONDS to change it).
+    scripts/fuzz.sh "${PERFSIM_FUZZ_SECONDS:-15}"
     ;;
   *)
     echo "usage: scripts/setup.sh run|test|build" >&2

@@ -1,6 +1,9 @@
 #include "assets/collective_curve_assets.hpp"
 
+#include <cmath>
+
 #include "hdf5/column_table.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::assets {
@@ -85,6 +88,13 @@ collectives::CurveSet read_collective_curves(const std::string& file_path) {
     const auto kind = parse_collective(collective[row]);
     if (!kind)
       throw InputError(file_path, where, "unknown collective '" + collective[row] + "'");
+    // NaN or infinite parameters pass the curve's own positivity checks: reject them here.
+    for (const char* column :
+         {"L", "x0", "k", "b", "m1_bus_bytes", "m2_bus_bytes", "ts_us", "bwmax_GBps"}) {
+      if (!std::isfinite(table.doubles(column)[row]))
+        throw InputError(file_path, where + " " + column,
+                         "not a finite number: " + io::format_number(table.doubles(column)[row]));
+    }
     collectives::SigmoidCurveParameters p;
     p.L = table.doubles("L")[row];
     p.x0 = table.doubles("x0")[row];
@@ -97,8 +107,10 @@ collectives::CurveSet read_collective_curves(const std::string& file_path) {
     collectives::FittedCurve curve{
         name[row],
         *kind,
-        static_cast<int>(table.integers("n_ranks")[row]),
-        static_cast<int>(table.integers("n_nodes")[row]),
+        static_cast<int>(io::checked_integer(table.integers("n_ranks")[row], 1, io::kMaxRanks,
+                                             file_path, where + " n_ranks")),
+        static_cast<int>(io::checked_integer(table.integers("n_nodes")[row], 1, io::kMaxRanks,
+                                             file_path, where + " n_nodes")),
         table.strings("source_file")[row],
         collectives::PiecewiseSigmoidModel::from_stored(p, file_path, where),
         {}};

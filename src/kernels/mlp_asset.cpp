@@ -1,9 +1,11 @@
 #include "kernels/mlp_asset.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "hdf5/column_table.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
@@ -46,6 +48,39 @@ const std::string& attribute(const h5::ColumnTable& table, const std::string& ke
     throw InputError(file, where, "missing attribute " + key);
   return it->second;
 }
+
+// A numeric attribute: std::stod and friends throw invalid_argument / out_of_range, which
+// are not InputErrors, and accept trailing garbage.
+double number_attribute(const h5::ColumnTable& table, const std::string& key,
+                        const std::string& file, const std::string& where) {
+  const std::string& text = attribute(table, key, file, where);
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw InputError(file, where + "/" + key, "not a number: \"" + text + "\"");
+  return value;
+}
+
+std::int64_t count_attribute(const h5::ColumnTable& table, const std::string& key,
+                             std::int64_t minimum, std::int64_t maximum, const std::string& file,
+                             const std::string& where) {
+  return io::checked_whole(number_attribute(table, key, file, where), minimum, maximum, file,
+                           where + "/" + key);
+}
+
+// Every value finite: one NaN weight makes every prediction NaN.
+void check_finite(const std::vector<double>& values, const std::string& file,
+                  const std::string& where) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]))
+      throw InputError(file, where + "[" + std::to_string(i) + "]",
+                       "not a finite number: " + io::format_number(values[i]));
+  }
+}
+
+// Layers wider than this are not small kernel models.
+constexpr std::int64_t kMaxLayerWidth = 1 << 16;
+constexpr std::int64_t kMaxLayers = 1000;
 
 std::string exact(double value) {  // 17 significant digits round-trip a double
   std::ostringstream out;
@@ -124,8 +159,9 @@ MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& n
   asset.kernel_kind = attribute(features, "kernel_kind", file_path, where);
   asset.device = attribute(features, "device", file_path, where);
   asset.training_source = attribute(features, "training_source", file_path, where);
-  asset.gmae_pct = std::stod(attribute(features, "gmae_pct", file_path, where));
-  asset.mape_pct = std::stod(attribute(features, "mape_pct", file_path, where));
+  // Fit statistics are informational (NaN when a fit had no held-out rows): parsed, not bounded.
+  asset.gmae_pct = number_attribute(features, "gmae_pct", file_path, where);
+  asset.mape_pct = number_attribute(features, "mape_pct", file_path, where);
   asset.features.dtypes =
       split_dtypes(attribute(features, "dtypes", file_path, where), file_path, where);
   const auto& names = features.strings("name");
@@ -137,6 +173,11 @@ MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& n
   const h5::ColumnTable normalization = h5::read_table(file_path, group + "/normalization");
   const auto& mean = normalization.doubles("input_mean");
   const auto& scale = normalization.doubles("input_scale");
+  check_finite(mean, file_path, group + "/normalization/input_mean");
+  check_finite(scale, file_path, group + "/normalization/input_scale");
+  if (mean.size() != scale.size())
+    throw InputError(file_path, group + "/normalization",
+                     "input_mean and input_scale differ in length");
   asset.mlp.input_mean =
       Eigen::Map<const Eigen::VectorXd>(mean.data(), static_cast<Eigen::Index>(mean.size()));
   asset.mlp.input_scale =
@@ -146,17 +187,25 @@ MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& n
                      "has " + std::to_string(mean.size()) + " features, the feature definition " +
                          std::to_string(asset.features.width()));
   const h5::ColumnTable target = h5::read_table(file_path, group + "/target");
-  asset.mlp.target_mean = target.doubles("mean").at(0);
-  asset.mlp.target_scale = target.doubles("scale").at(0);
+  if (target.doubles("mean").empty() || target.doubles("scale").empty())
+    throw InputError(file_path, group + "/target", "no mean or scale");
+  check_finite(target.doubles("mean"), file_path, group + "/target/mean");
+  check_finite(target.doubles("scale"), file_path, group + "/target/scale");
+  asset.mlp.target_mean = target.doubles("mean").front();
+  asset.mlp.target_scale = target.doubles("scale").front();
 
-  const int layer_count = std::stoi(attribute(features, "layers", file_path, where));
+  const auto layer_count =
+      static_cast<int>(count_attribute(features, "layers", 1, kMaxLayers, file_path, where));
   Eigen::Index expected_cols = static_cast<Eigen::Index>(asset.features.width());
   for (int i = 0; i < layer_count; ++i) {
     const std::string layer_group = group + "/layer_" + std::to_string(i);
     const h5::ColumnTable table = h5::read_table(file_path, layer_group);
-    const Eigen::Index rows = std::stol(attribute(table, "rows", file_path, layer_group));
-    const Eigen::Index cols = std::stol(attribute(table, "cols", file_path, layer_group));
+    const Eigen::Index rows =
+        count_attribute(table, "rows", 1, kMaxLayerWidth, file_path, layer_group);
+    const Eigen::Index cols =
+        count_attribute(table, "cols", 1, kMaxLayerWidth, file_path, layer_group);
     const auto& values = table.doubles("values");
+    check_finite(values, file_path, layer_group + "/values");
     if (cols != expected_cols || static_cast<Eigen::Index>(values.size()) != rows * cols + rows)
       throw InputError(file_path, layer_group, "layer shape does not chain with the previous one");
     MlpLayer layer{Eigen::MatrixXd(rows, cols), Eigen::VectorXd(rows)};

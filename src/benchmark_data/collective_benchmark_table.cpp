@@ -1,6 +1,7 @@
 #include "benchmark_data/collective_benchmark_table.hpp"
 
 #include "hdf5/column_table.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::benchmark_data {
@@ -104,14 +105,21 @@ collectives::CollectiveSweep read_collective_sweep(const std::string& file_path,
     throw InputError(file_path, path + "/collective",
                      "unknown collective '" + collective.front() + "'");
   sweep.kind = *kind;
-  sweep.n_ranks = static_cast<int>(n_ranks.front());
-  sweep.n_nodes = static_cast<int>(n_nodes.front());
+  sweep.n_ranks = static_cast<int>(
+      io::checked_integer(n_ranks.front(), 1, io::kMaxRanks, file_path, path + "/n_ranks"));
+  sweep.n_nodes = static_cast<int>(
+      io::checked_integer(n_nodes.front(), 1, io::kMaxRanks, file_path, path + "/n_nodes"));
   for (std::size_t row = 0; row < table.rows(); ++row) {
     if (collective[row] != collective.front() || n_ranks[row] != n_ranks.front() ||
         n_nodes[row] != n_nodes.front())
       throw InputError(file_path, path + " row " + std::to_string(row),
                        "one table must hold one collective on one group (collective, n_ranks, "
                        "n_nodes differ from row 0)");
+    const std::string where = path + " row " + std::to_string(row);
+    io::checked_integer(bytes[row], 0, io::kMaxBytes, file_path, where + " bytes");
+    io::checked_real(time_us[row], 0, io::kMaxDurationUs, file_path, where + " time_us");
+    io::checked_real(algbw[row], 0, 1e9, file_path, where + " algbw_GBps");
+    io::checked_real(busbw[row], 0, 1e9, file_path, where + " busbw_GBps");
     sweep.samples.push_back({bytes[row], time_us[row], algbw[row], busbw[row], in_place[row] != 0});
   }
   return sweep;

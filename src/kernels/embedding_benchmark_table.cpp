@@ -4,6 +4,7 @@
 
 #include "benchmark_data/benchmark_schema.hpp"
 #include "hdf5/column_table.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
@@ -84,8 +85,8 @@ EmbeddingBenchmark read_embedding_benchmark(const std::string& file_path) {
       throw InputError(file_path, row, "unknown dtype " + dtype[i]);
     sample.dtype = *parsed;
     sample.time_us = time[i];
-    if (!(sample.time_us > 0))
-      throw InputError(file_path, row, "time_us must be positive");
+    if (!(sample.time_us > 0) || !(sample.time_us <= io::kMaxDurationUs))  // inf passes "> 0"
+      throw InputError(file_path, row, "time_us must be positive and at most 1e12");
     benchmark.samples.push_back(sample);
   }
   if (benchmark.samples.empty())

@@ -2,6 +2,7 @@
 
 #include "benchmark_data/benchmark_schema.hpp"
 #include "hdf5/column_table.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
@@ -23,8 +24,8 @@ GemmBenchmark read_gemm_benchmark(const std::string& file_path) {
     const std::string row = group + " row " + std::to_string(i);
     if (m[i] <= 0 || n[i] <= 0 || k[i] <= 0 || batch[i] <= 0)
       throw InputError(file_path, row, "sizes must be positive");
-    if (!(time[i] > 0))
-      throw InputError(file_path, row, "time_us must be positive");
+    if (!(time[i] > 0) || !(time[i] <= io::kMaxDurationUs))  // inf passes "> 0"
+      throw InputError(file_path, row, "time_us must be positive and at most 1e12");
     auto parsed = parse_dtype(dtype[i]);
     if (!parsed)
       throw InputError(file_path, row, "unknown dtype " + dtype[i]);

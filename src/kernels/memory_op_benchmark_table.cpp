@@ -4,6 +4,7 @@
 
 #include "benchmark_data/benchmark_schema.hpp"
 #include "hdf5/column_table.hpp"
+#include "io/checked_number.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
@@ -55,8 +56,8 @@ MemoryOpBenchmark read_memory_op_benchmark(const std::string& file_path) {
     if (sample.bytes_read < 0 || sample.bytes_written < 0)
       throw InputError(file_path, row, "byte counts must not be negative");
     sample.time_us = time[i];
-    if (!(sample.time_us > 0))
-      throw InputError(file_path, row, "time_us must be positive");
+    if (!(sample.time_us > 0) || !(sample.time_us <= io::kMaxDurationUs))  // inf passes "> 0"
+      throw InputError(file_path, row, "time_us must be positive and at most 1e12");
     benchmark.samples.push_back(sample);
   }
   if (benchmark.samples.empty())

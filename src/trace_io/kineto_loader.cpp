@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "io/checked_number.hpp"
 #include "perfsim/dtype.hpp"
 #include "perfsim/error.hpp"
 #include "trace_io/kineto_comm.hpp"
@@ -249,6 +250,26 @@ void promote_launching_annotations(Trace& trace, KinetoLoadReport& report) {
   }
 }
 
+// Each timestamp is bounded on its own (kineto_events.cpp); their spread must be too, or one
+// event at ts 0 among epoch timestamps makes an 18-digit iteration time.
+void check_time_span(const KinetoDocument& document) {
+  const KinetoEvent* first = nullptr;
+  const KinetoEvent* last = nullptr;
+  for (const KinetoEvent& event : document.events) {
+    if (first == nullptr || event.start_us < first->start_us)
+      first = &event;
+    if (last == nullptr || event.end_us() > last->end_us())
+      last = &event;
+  }
+  if (first == nullptr || last->end_us() - first->start_us <= io::kMaxDurationUs)
+    return;
+  throw InputError(document.source, "traceEvents",
+                   "events span " + io::format_number(last->end_us() - first->start_us) +
+                       " us (traceEvents[" + std::to_string(first->index) + "] to traceEvents[" +
+                       std::to_string(last->index) + "]), above the supported " +
+                       io::format_number(io::kMaxDurationUs) + " us");
+}
+
 }  // namespace
 
 KinetoLoad load_kineto_trace_with_report(const io::InputBytes& input) {
@@ -261,6 +282,7 @@ KinetoLoad load_kineto_trace_with_report(const io::InputBytes& input) {
                      "holds no CPU op, annotation or runtime call (" +
                          std::to_string(document.events.size()) +
                          " GPU activities): nothing to simulate");
+  check_time_span(document);
   KinetoLoad load;
   Trace& trace = load.trace;
   trace.source = input.source;

@@ -58,14 +58,21 @@ TEST(KinetoNumbers, EmptyTraceIsAnError) {
 TEST(KinetoNumbers, HugeDurationIsAnError) {
   expect_rejected(replaced(read_text(kJob), "\"dur\": 200", "\"dur\": 1e308"),
                   {"volta_sgemm_128x64_nn", "field \"dur\"", "above the supported"});
-  // 1e12 us is the bound itself and loads.
+  // 1e11 us is inside the bounds (on each duration and on the span of the trace) and loads.
   load_kineto_trace(
-      io::InputBytes{"ok.json", replaced(read_text(kJob), "\"dur\": 200", "\"dur\": 1e12")});
+      io::InputBytes{"ok.json", replaced(read_text(kJob), "\"dur\": 200", "\"dur\": 1e11")});
 }
 
 TEST(KinetoNumbers, TimestampBeyondRangeIsAnError) {
   expect_rejected(replaced(read_text(kJob), "\"ts\": 1000030", "\"ts\": -1e300"),
                   {"field \"ts\"", "beyond the supported"});
+}
+
+TEST(KinetoNumbers, EventsSpanningMoreThanTheBoundAreAnError) {
+  // Every timestamp is in range, but one event at ts 0 among ts ~1e6 + 2e12 ones would make
+  // a 13-digit iteration time.
+  expect_rejected(replaced(read_text(kJob), "\"ts\": 1000030", "\"ts\": 2000000000000"),
+                  {"traceEvents", "events span", "above the supported"});
 }
 
 TEST(KinetoNumbers, DanglingCorrelationAboveTheFirstLaunchIsAnError) {

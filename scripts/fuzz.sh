@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan) in build-fuzz/ and runs
+# Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan) in build-fuzz/ (or
+# $PERFSIM_FUZZ_BUILD) and runs
 # each for a bounded time from the committed seed corpus:
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 15 s, every target)
 # New inputs go to build-fuzz/corpus/<target>/ (the committed corpus is not modified); a crash
@@ -10,11 +11,12 @@ cd "$(dirname "$0")/.."
 seconds="${1:-15}"
 shift || true
 jobs="$(nproc)"
+build="${PERFSIM_FUZZ_BUILD:-build-fuzz}"
 
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="" \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="" \
       -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DPERFSIM_FUZZ=ON \
       -DPERFSIM_BUILD_TESTS=OFF -DPERFSIM_BUILD_MICROBENCH=OFF >/dev/null
-cmake --build build-fuzz -j"$jobs" --target perfsim_fuzzers
+cmake --build "$build" -j"$jobs" --target perfsim_fuzzers
 
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
@@ -25,13 +27,13 @@ fi
 
 failed=()
 for target in "${targets[@]}"; do
-  work="build-fuzz/corpus/$target"
-  artifacts="build-fuzz/artifacts/$target"
+  work="$build/corpus/$target"
+  artifacts="$build/artifacts/$target"
   mkdir -p "$work" "$artifacts"
-  log="build-fuzz/fuzz_$target.log"
+  log="$build/fuzz_$target.log"
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a loader must not balloon.
   if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     "build-fuzz/tests/fuzz/fuzz_$target" "$work" "tests/fuzz/corpus/$target" \
+     "$build/tests/fuzz/fuzz_$target" "$work" "tests/fuzz/corpus/$target" \
        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=131072 \
        -dict=tests/fuzz/json.dict -artifact_prefix="$artifacts/" -print_final_stats=1 \
        >"$log" 2>&1; then
@@ -43,6 +45,7 @@ for target in "${targets[@]}"; do
     failed+=("$target")
   fi
 done
+echo "fuzz: build and runs took ${SECONDS} s"
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "fuzz: crashes in ${failed[*]}" >&2
   exit 1

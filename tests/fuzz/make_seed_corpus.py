@@ -76,7 +76,7 @@ def main():
     copy("kineto", "tests/data/kineto/*.json")
     copy("kineto", "tests/data/malformed/kineto_*.json")
     copy("execution_trace", "tests/data/malformed/et_*.json")
-    copy("execution_trace", "tests/data/mismatch/rank0.json")
+    copy("kineto", "tests/data/mismatch/rank0.json")
     copy("execution_trace", "tests/data/et_small/*.json")
     copy("chakra_json", "tests/data/malformed/chakra_*.json")
     copy("llm_model", "configs/models/*.json")

@@ -57,8 +57,12 @@ std::string describe(const validation::EndToEndCalibration& calibration) {
   return "host " + fixed(calibration.host.host_us_per_op, 1) + " us/op + " +
          fixed(calibration.host.host_us_per_collective, 0) + " us/collective, " +
          fixed(calibration.host.host_us_per_micro_batch, 0) + " us/micro-batch, " +
-         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration, fitted on " +
-         calibration.fitted_on;
+         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
+         (calibration.device.empty()
+              ? std::string()
+              : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " on " +
+                    calibration.device) +
+         ", fitted on " + calibration.fitted_on;
 }
 
 void print_text(const RunValidationReport& report, std::ostream& out) {
@@ -137,6 +141,8 @@ void print_json(const RunValidationReport& report, std::ostream& out) {
                                   {"host_us_per_collective", c.host.host_us_per_collective},
                                   {"host_us_per_micro_batch", c.host.host_us_per_micro_batch},
                                   {"iteration_us", c.iteration_us},
+                                  {"gemm_time_scale", c.host.gemm_time_scale},
+                                  {"device", c.device},
                                   {"fitted_on", c.fitted_on}};
   };
   if (report.cross_validated) {

@@ -23,7 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using sweep::SweepSpec;
 
-constexpr int kExitIncomplete = 1;
+// README "Exit codes": the sweep ran, but not every task succeeded.
+constexpr int kExitIncomplete = 4;
 
 struct SweepArguments {
   std::string file;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::sweep {
@@ -72,13 +73,9 @@ TaskPaths task_paths(const fs::path& sweep_directory, int task_index) {
 
 void write_failure(const TaskPaths& paths, const TaskFailure& failure) {
   fs::create_directories(paths.failure.parent_path());
-  std::ofstream out(paths.failure);
-  out << "exit_status: " << failure.exit_status << "\n"
-      << "command: " << failure.command << "\n"
-      << "stderr_tail:\n"
-      << failure.stderr_tail;
-  if (!out)
-    throw RuntimeFailure(paths.failure.string() + ": cannot write the failure record");
+  io::write_file_atomically(paths.failure, "exit_status: " + std::to_string(failure.exit_status) +
+                                               "\ncommand: " + failure.command +
+                                               "\nstderr_tail:\n" + failure.stderr_tail);
 }
 
 TaskFailure read_failure(const TaskPaths& paths) {

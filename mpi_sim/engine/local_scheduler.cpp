@@ -38,7 +38,7 @@ void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync) {
         "the traces", "simulation",
         "deadlock: no simulated rank can proceed (a collective waits for a member "
         "that never posts it; check the traces' collective order and process groups):" +
-        blocked);
+            blocked);
   }
 }
 

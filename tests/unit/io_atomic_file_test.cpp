@@ -54,9 +54,9 @@ TEST_F(AtomicFile, ReplacesTheTargetAndLeavesNoTemporary) {
 TEST_F(AtomicFile, AFailedWriteKeepsThePreviousFile) {
   const fs::path target = directory_ / "out.json";
   write_file_atomically(target, std::string("previous"));
-  EXPECT_THROW(write_file_atomically(target,
-                                     [](std::ostream&) { throw RuntimeFailure("mid-write"); }),
-               RuntimeFailure);
+  EXPECT_THROW(
+      write_file_atomically(target, [](std::ostream&) { throw RuntimeFailure("mid-write"); }),
+      RuntimeFailure);
   EXPECT_EQ(read(target), "previous");
   EXPECT_EQ(entries(), 1u);
 }
@@ -101,7 +101,7 @@ TEST_F(AtomicFile, LockWaitsForItsHolderAndTimesOut) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "second lock did not time out";
   }
   EXPECT_FALSE(fs::exists(directory_ / "results.h5.lock"));  // removed on release
-  FileLock again(target, std::chrono::milliseconds(200));     // and free again
+  FileLock again(target, std::chrono::milliseconds(200));    // and free again
 }
 
 TEST_F(AtomicFile, HdfOutputFileAddsGroupsAndCommitsWhole) {

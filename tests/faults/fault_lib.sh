@@ -27,6 +27,19 @@ at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 long_mpi_run=(simulate --ranks 4 --repetitions 60000 --ranks-per-process 1)
 long_lone_run=(simulate --ranks 4 --repetitions 100000)
 
+# children_of PID: the pids whose parent is PID (from /proc: procps may not be installed).
+children_of() {
+  local stat
+  for stat in /proc/[0-9]*/stat; do
+    awk -v parent="$1" '{ sub(/^.*\) /, ""); if ($2 == parent) print FILENAME }' "$stat" 2>/dev/null
+  done | sed 's|/proc/\([0-9]*\)/stat|\1|'
+}
+
+# process_state PID: its state letter (Z for a zombie), empty when gone.
+process_state() {
+  sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1
+}
+
 # wait_for_line FILE TEXT: until FILE holds TEXT (60 s at most).
 wait_for_line() {
   for _ in $(seq 1 600); do

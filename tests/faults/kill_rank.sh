@@ -7,7 +7,7 @@ source "$(dirname "$0")/fault_lib.sh"
 launcher=$!
 wait_for_line run.txt "collectives match"
 sleep 0.5
-victim="$(ps --ppid "$launcher" -o pid= | sed -n 2p | tr -d ' ')"
+victim="$(children_of "$launcher" | sort -n | sed -n 2p)"
 [ -n "$victim" ] || fail "no perfsim process under mpirun $launcher"
 start=$(now_s)
 kill -9 "$victim"

@@ -25,7 +25,7 @@ runner="$(cat "$work/killed.pid")"
 kill -9 -- "-$runner"
 sleep 0.5
 echo "killed process group $runner: $(ls "$work/killed/results" | tr '\n' ' ')"
-state="$(ps -o stat= -p "$runner" | tr -d ' ')"
+state="$(process_state "$runner")"
 echo "the killed runner's state: ${state:-gone}"
 "$perfsim" sweep status "$sweep" --dir "$work/killed" | tee status.txt
 grep -q " 0 running" status.txt || fail "tasks of the killed runner still count as running"

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "generators/synthetic_workload.hpp"
+#include "hdf5/column_table.hpp"
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/dlrm_simulation.hpp"
@@ -106,8 +107,10 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
 
 // An output that cannot be written fails the run before it simulates, not after (exit 3).
 void check_outputs_writable(const SimulateOptions& options) {
-  if (!options.results_path.empty())
+  if (!options.results_path.empty()) {
     io::check_writable(options.results_path);
+    h5::check_appendable(options.results_path);
+  }
   if (!options.timeline_path.empty())
     io::check_writable(options.timeline_path);
 }

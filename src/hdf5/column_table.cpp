@@ -222,6 +222,16 @@ void OutputFile::commit() {
   io::write_file_atomically(file_path_, bytes);
 }
 
+void check_appendable(const std::string& file_path) {
+  if (!std::filesystem::is_regular_file(file_path))
+    return;
+  H5::Exception::dontPrint();
+  if (H5Fis_hdf5(file_path.c_str()) <= 0) {
+    throw InputError(file_path, "",
+                     "exists and is not an HDF5 file; runs are added to HDF5 results files only");
+  }
+}
+
 void write_table(const std::string& file_path, const std::string& group_path,
                  const ColumnTable& table, bool truncate_file) {
   OutputFile output(file_path, truncate_file);

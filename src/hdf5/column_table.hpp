@@ -50,6 +50,10 @@ class OutputFile {
   std::unique_ptr<Image> image_;
 };
 
+// Before a long computation whose output OutputFile(file_path, false) will add to: throws
+// InputError when file_path exists but is not an HDF5 file (it could never be added to).
+void check_appendable(const std::string& file_path);
+
 // One table into a file at once: OutputFile, write_table, commit.
 void write_table(const std::string& file_path, const std::string& group_path,
                  const ColumnTable& table, bool truncate_file = false);

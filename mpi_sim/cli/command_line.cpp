@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "mpi_sim/mpi/distributed_run.hpp"
+#include "mpi_sim/mpi/mpi_errors.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -97,6 +98,7 @@ int exit_for_parse_error(const CLI::App& app, const CLI::ParseError& error,
 
 int run_perfsim(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  mpi::exit_on_mpi_errors(MPI_COMM_WORLD);
   CommandContext context;
   MPI_Comm_rank(MPI_COMM_WORLD, &context.mpi_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &context.mpi_size);

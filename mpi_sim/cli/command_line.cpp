@@ -2,8 +2,10 @@
 
 #include <mpi.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -94,6 +96,20 @@ int exit_for_parse_error(const CLI::App& app, const CLI::ParseError& error,
   return kExitInputError;
 }
 
+// A report written to a full disk must not end in exit 0: the run's output is its answer.
+int check_standard_output(int exit_code) {
+  errno = 0;
+  std::cout.flush();
+  const bool written = std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (written)
+    return exit_code;
+  const int error = errno;
+  const std::string line = std::string("perfsim: error: standard output: cannot write: ") +
+                           (error != 0 ? std::strerror(error) : "write error") + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  return exit_code == 0 ? kExitEnvironment : exit_code;
+}
+
 }  // namespace
 
 int run_perfsim(int argc, char** argv) {
@@ -152,6 +168,7 @@ int run_perfsim(int argc, char** argv) {
       std::cout << app.help();
     }
   }
+  exit_code = check_standard_output(exit_code);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return exit_code;

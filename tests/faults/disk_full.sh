@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A full disk while writing results or a timeline: exit 3 with the file and "No space left on
+# A full disk while writing results, a timeline or the report: exit 3 with the file and "No space left on
 # device" named (no crash), the earlier results file unchanged, no partial file. On a small
 # tmpfs where this user may mount one; /dev/full always.
 source "$(dirname "$0")/fault_lib.sh"
@@ -16,6 +16,12 @@ expect_full() {
 expect_full "$perfsim" simulate --ranks 8 --results /dev/full
 expect_full "$perfsim" simulate --ranks 8 --results "" --timeline /dev/full
 expect_full "$mpiexec" -n 2 "$perfsim" simulate --ranks 8 --results /dev/full
+# The report itself to a full disk: not exit 0.
+"$perfsim" simulate --ranks 8 --results "" >/dev/full 2>err.txt
+status=$?
+echo "report to /dev/full: exit $status: $(grep -m1 'perfsim: error' err.txt)"
+[ "$status" -eq 3 ] || fail "exit $status when the report cannot be written, want 3"
+grep -q "standard output: cannot write: No space left on device" err.txt || fail "not reported"
 
 if try_mount_tmpfs "$work/small" size=48k; then
   # One small run fits; a second, bigger one does not.

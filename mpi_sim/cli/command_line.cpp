@@ -146,7 +146,7 @@ int run_perfsim(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    const int code = exit_for_parse_error(app, error, context);
+    const int code = check_standard_output(exit_for_parse_error(app, error, context));
     MPI_Finalize();
     return code;
   }

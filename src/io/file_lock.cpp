@@ -32,6 +32,11 @@ bool still_at_path(int fd, const std::filesystem::path& path) {
 
 FileLock::FileLock(const std::filesystem::path& target, std::chrono::milliseconds timeout)
     : lock_path_(target.string() + ".lock") {
+  // /dev/null and other devices are not shared files: nothing to take turns on, and no lock
+  // file belongs beside them.
+  struct stat existing {};
+  if (::stat(target.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    return;
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
@@ -63,6 +68,8 @@ FileLock::FileLock(const std::filesystem::path& target, std::chrono::millisecond
 }
 
 FileLock::~FileLock() {
+  if (fd_ < 0)
+    return;
   ::unlink(lock_path_.c_str());
   ::close(fd_);
 }

@@ -3,7 +3,7 @@
 // so that concurrent runs appending to one results file wait for each other instead of one
 // losing its result. The lock lives on a sidecar file "<target>.lock", created on acquire and
 // removed on release; the kernel drops it when the holder dies, so a killed holder never
-// blocks others.
+// blocks others. A target that is a device (/dev/null) is not locked.
 #include <chrono>
 #include <filesystem>
 

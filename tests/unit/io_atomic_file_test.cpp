@@ -104,6 +104,15 @@ TEST_F(AtomicFile, LockWaitsForItsHolderAndTimesOut) {
   FileLock again(target, std::chrono::milliseconds(200));    // and free again
 }
 
+TEST_F(AtomicFile, DevicesAreWrittenInPlaceAndNotLocked) {
+  {
+    FileLock lock("/dev/null", std::chrono::milliseconds(100));
+    EXPECT_FALSE(fs::exists("/dev/null.lock"));
+  }
+  write_file_atomically("/dev/null", std::string("discarded"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));  // not renamed over
+}
+
 TEST_F(AtomicFile, HdfOutputFileAddsGroupsAndCommitsWhole) {
   const fs::path target = directory_ / "tables.h5";
   h5::ColumnTable table;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/run_validation.hpp"
 #include "perfsim/error.hpp"
@@ -204,15 +205,7 @@ int run_validate_runs(const ValidateRunsOptions& options) {
     if (options.folds > 1)
       throw InputError("--fit-calibration", "", "cannot be combined with --cv");
     const validation::EndToEndCalibration calibration = fit_calibration_on(table, request);
-    const std::string temporary = options.fit_output + ".tmp";
-    {
-      std::ofstream out(temporary);
-      out << validation::calibration_json(calibration);
-      if (!out)
-        throw InputError(options.fit_output, "", "cannot write");
-    }
-    if (std::rename(temporary.c_str(), options.fit_output.c_str()) != 0)
-      throw InputError(options.fit_output, "", "cannot write");
+    io::write_file_atomically(options.fit_output, validation::calibration_json(calibration));
     std::cout << "calibration fitted on " << calibration.fitted_rows << " runs (IN SAMPLE: mean "
               << "absolute error " << fixed(100 * calibration.fit_mean_abs_error, 2)
               << "%): " << describe(calibration) << "\nwritten to " << options.fit_output << "\n";

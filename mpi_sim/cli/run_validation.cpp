@@ -133,46 +133,40 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::Calibrat
   return overheads;
 }
 
-// The programs with every GEMM kernel's time multiplied by `scale`: the analytical GEMM time
-// is inversely proportional to the peak fraction it assumes, so this is the same programs
-// generated with that fraction divided by `scale` (compute-bound GEMMs exactly).
-std::vector<engine::RankProgram> with_gemm_time_scale(std::vector<engine::RankProgram> programs,
-                                                      double scale) {
-  for (engine::RankProgram& program : programs)
-    for (engine::SimOp& op : program.ops)
-      for (engine::SimKernel& kernel : op.kernels)
-        if (kernel.category == KernelCategory::kGemm)
-          kernel.duration_us *= scale;
-  return programs;
-}
-
 // One row's generated programs, simulated at any calibration point on demand (memoized: the
-// fit visits the same points for many folds).
+// fit visits the same points for many folds). The GEMM time scale multiplies every GEMM
+// kernel's time: the analytical GEMM time is inversely proportional to the peak fraction it
+// assumes, so this is the programs generated with that fraction divided by the scale
+// (compute-bound GEMMs exactly). The kernels are rescaled in place from their generated
+// times (kept aside) rather than copied: a copy of the programs per point cost more than
+// simulating them.
 class RowModel {
  public:
   RowModel(SimulationInputs inputs, std::vector<int> ranks, std::string device)
-      : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {}
+      : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
+    for (engine::RankProgram& program : inputs_.programs)
+      for (engine::SimOp& op : program.ops)
+        for (engine::SimKernel& kernel : op.kernels)
+          if (kernel.category == KernelCategory::kGemm)
+            gemm_kernels_.push_back({&kernel, kernel.duration_us});
+  }
+  RowModel(const RowModel&) = delete;  // gemm_kernels_ points into inputs_
+  RowModel& operator=(const RowModel&) = delete;
 
   const std::string& device() const { return device_; }
 
   double iteration_us(const validation::CalibrationPoint& point) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = cache_.find(point); it != cache_.end())
-        return it->second;
-    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(point); it != cache_.end())
+      return it->second;
+    for (auto& [kernel, generated_us] : gemm_kernels_)
+      kernel->duration_us = generated_us * point.gemm_time_scale;
     const HostOverheads overheads = with_host_cost(inputs_.overheads, point);
     engine::SymmetricClockSync sync(ranks_);
     double iteration = 0;
-    const auto simulate = [&](const std::vector<engine::RankProgram>& programs) {
-      for (const RankResult& result : engine::simulate_programs(programs, overheads, sync, false))
-        iteration = std::max(iteration, result.iteration_us);
-    };
-    if (point.gemm_time_scale == 1)
-      simulate(inputs_.programs);
-    else
-      simulate(with_gemm_time_scale(inputs_.programs, point.gemm_time_scale));
-    std::lock_guard<std::mutex> lock(mutex_);
+    for (const RankResult& result :
+         engine::simulate_programs(inputs_.programs, overheads, sync, false))
+      iteration = std::max(iteration, result.iteration_us);
     cache_[point] = iteration;
     return iteration;
   }
@@ -181,7 +175,8 @@ class RowModel {
   SimulationInputs inputs_;
   std::vector<int> ranks_;
   std::string device_;  // the row's device (its file's name)
-  std::mutex mutex_;
+  std::vector<std::pair<engine::SimKernel*, DurationUs>> gemm_kernels_;  // with generated time
+  std::mutex mutex_;  // one simulation of a row at a time (its kernels are rescaled in place)
   std::map<validation::CalibrationPoint, double> cache_;
 };
 

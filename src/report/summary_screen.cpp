@@ -1,5 +1,6 @@
 #include "report/summary_screen.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -64,7 +65,15 @@ std::string format_duration(double us) {
 }
 
 std::string format_summary_screen(const RunReport& report, std::size_t max_lines) {
-  std::vector<std::string> lines = report.warnings;
+  // Caveats first, but never so many that they push the answer off the screen.
+  constexpr std::size_t kMaxWarnings = 5;
+  std::vector<std::string> lines(
+      report.warnings.begin(),
+      report.warnings.begin() +
+          static_cast<std::ptrdiff_t>(std::min(report.warnings.size(), kMaxWarnings)));
+  if (report.warnings.size() > kMaxWarnings)
+    lines.push_back("(" + std::to_string(report.warnings.size() - kMaxWarnings) +
+                    " more warnings: --format json lists them all)");
   if (!report.workload.empty())
     lines.push_back(report.workload);
   for (const std::string& line : report.setup)

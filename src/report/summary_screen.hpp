@@ -11,8 +11,8 @@ namespace perfsim::report {
 
 inline constexpr std::size_t kSummaryScreenLines = 25;
 
-// At most `max_lines` lines (warnings first, so a caveat is never cut off; the memory stages
-// are shortened to the first, worst and last when the pipeline is deep).
+// At most `max_lines` lines: up to five warnings first, then the answer; the memory stages are
+// shortened to the first, worst and last when the pipeline is deep.
 std::string format_summary_screen(const RunReport& report,
                                   std::size_t max_lines = kSummaryScreenLines);
 

@@ -1,6 +1,7 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -104,8 +105,19 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
+  const bool show_progress = context.mpi_rank == 0 && !options.quiet && isatty(STDERR_FILENO);
+  if (show_progress) {
+    distributed.progress = [start](const engine::RunProgress& progress) {
+      std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",
+                   progress.ranks_finished, progress.ranks, progress.ops_run / 1e6,
+                   progress.ops_total / 1e6, seconds_since(start));
+    };
+  }
   std::vector<RankResult> results = mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
                                                          inputs.overheads, distributed);
+  if (show_progress)
+    std::fprintf(stderr, "\r\033[K");
   if (context.mpi_rank == 0)
     report_results(options, inputs, results, seconds_since(start));
   return 0;

@@ -30,7 +30,9 @@ BreakdownLine describe(const std::string& key) {
             "compute waiting while a stage-boundary transfer is in flight", 0, 0};
   if (key == "other")
     return {key, "host, launch gaps, tail",
-            "the rest: compute idle for the CPU, launch gaps, streams busy after compute", 0, 0};
+            "the rest: compute idle for the CPU, launch gaps, a measured start offset (Kineto "
+            "input), streams busy after compute",
+            0, 0};
   const std::string kind = key.substr(std::string("exposed_").size());
   if (kind == "pp")
     return {key, "exposed pipeline-group collectives",

@@ -6,9 +6,10 @@
 //   exposed_p2p    pipeline point-to-point: the waiting while the transfer was in flight
 //   bubble         pipeline point-to-point: the waiting before it could start (the
 //                  neighbouring stage had not reached its send or receive yet)
-//   other          the rest: compute idle for the CPU (host-bound), launch gaps, streams still
-//                  busy after the last compute kernel (negative only when compute kernels of
-//                  several streams overlap)
+//   other          the rest: compute idle for the CPU (host-bound), launch gaps, the rank's
+//                  start offset (Kineto input starts each rank at its measured step start),
+//                  streams still busy after the last compute kernel (negative only when
+//                  compute kernels of several streams overlap)
 #include <span>
 
 #include "perfsim/rank_result.hpp"

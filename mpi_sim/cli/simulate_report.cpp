@@ -99,6 +99,9 @@ report::RunReport build_simulate_report(const SimulateOptions& options,
   }
   if (!inputs.measured_steps.empty())
     report.extra_sections.push_back(format_validation(inputs, results));
+  report.available_details = {"ranks", "groups", "streams"};
+  for (const auto& [name, render] : inputs.detail_sections)
+    report.available_details.push_back(name);
   report.wall_s = wall_s;
   report.results_path = options.results_path;
   report.run_name = options.run_name;

@@ -67,7 +67,8 @@ struct RunReport {
   // pipeline.
   std::optional<double> ideal_bubble_fraction;
   std::optional<MemoryFigures> memory;
-  std::vector<std::string> extra_sections;  // printed right after the summary (validation)
+  std::vector<std::string> available_details;  // --detail names this run can print
+  std::vector<std::string> extra_sections;     // printed right after the summary (validation)
   // The simulator itself, not the workload.
   std::size_t simulated_ops = 0;
   double wall_s = 0;

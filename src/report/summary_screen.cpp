@@ -57,11 +57,7 @@ std::vector<std::string> memory_lines(const MemoryFigures& memory) {
 }  // namespace
 
 std::string format_duration(double us) {
-  if (std::fabs(us) >= 1e5)
-    return printf_string("%.2f ms", us / 1000);
-  if (std::fabs(us) >= 1e3)
-    return printf_string("%.3f ms", us / 1000);
-  return printf_string("%.1f us", us);
+  return printf_string(std::fabs(us) >= 1e5 ? "%.2f ms" : "%.3f ms", us / 1000);
 }
 
 std::string format_summary_screen(const RunReport& report, std::size_t max_lines) {
@@ -140,8 +136,12 @@ std::string format_run_footer(const RunReport& report) {
            "; every rank, stream and group)\n";
   if (!report.timeline_path.empty())
     out += "timeline: " + report.timeline_path + " (open in ui.perfetto.dev)\n";
-  out += "more: --detail ranks,groups,streams" +
-         std::string(report.memory ? ",memory,workload" : "") + "; --format json|csv\n";
+  if (!report.available_details.empty()) {
+    out += "more: --detail ";
+    for (std::size_t i = 0; i < report.available_details.size(); ++i)
+      out += (i > 0 ? "," : "") + report.available_details[i];
+    out += "; --format json|csv\n";
+  }
   out += printf_string("simulator: %zu ops on %d ranks in %.3f s wall\n", report.simulated_ops,
                        report.ranks, report.wall_s);
   return out;

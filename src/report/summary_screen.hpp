@@ -20,7 +20,7 @@ std::string format_summary_screen(const RunReport& report,
 // went, how to see more, and the simulator's own speed (not a workload figure).
 std::string format_run_footer(const RunReport& report);
 
-// "16880.36 ms" / "3.142 ms" / "812.5 us".
+// Always ms, so scripts find one unit: "16880.36 ms", "3.142 ms", "0.502 ms".
 std::string format_duration(double us);
 
 }  // namespace perfsim::report

@@ -18,7 +18,7 @@ check_screen() {
   lines=$(wc -l < "$1")
   echo "$2: $lines lines"
   [ "$lines" -lt 60 ] || fail "$2: $lines lines (limit: under 60)"
-  head -n 25 "$1" | grep -qE "^iteration time +[0-9]+\.[0-9]+ (ms|us)" ||
+  head -n 25 "$1" | grep -qE "^iteration time +[0-9]+\.[0-9]+ ms" ||
     fail "$2: no iteration time in the first 25 lines"
 }
 check_llm_screen() {

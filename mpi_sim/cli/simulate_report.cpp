@@ -49,6 +49,25 @@ std::string format_validation(const SimulationInputs& inputs, std::span<const Ra
   return out;
 }
 
+// The same comparison for machines: per rank, measured and predicted step ends.
+nlohmann::ordered_json validation_json(const SimulationInputs& inputs,
+                                       std::span<const RankResult> results) {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (const auto& step : inputs.measured_steps) {
+    auto result = std::find_if(results.begin(), results.end(),
+                               [&](const RankResult& r) { return r.sim_rank == step.rank; });
+    if (result == results.end())
+      continue;
+    ranks.push_back({{"rank", step.rank},
+                     {"measured_start_us", step.start_us},
+                     {"measured_end_us", step.end_us},
+                     {"predicted_end_us", result->iteration_us},
+                     {"error", (result->iteration_us - step.end_us) / step.end_us}});
+  }
+  return {{"reference", "measured ProfilerStep, us from the earliest rank's step start"},
+          {"ranks", ranks}};
+}
+
 bool wants(const SimulateOptions& options, const std::string& name) {
   return std::find(options.details.begin(), options.details.end(), name) != options.details.end() ||
          std::find(options.details.begin(), options.details.end(), "all") != options.details.end();
@@ -115,7 +134,7 @@ void print_simulate_report(const SimulateOptions& options, const SimulationInput
   if (options.format == "json") {
     nlohmann::ordered_json doc = report::run_report_json(report, results, inputs.group_kind);
     if (!inputs.measured_steps.empty())
-      doc["validation"] = format_validation(inputs, results);
+      doc["validation"] = validation_json(inputs, results);
     out << doc.dump(2) << "\n";
     return;
   }

@@ -63,6 +63,16 @@ check_llm_screen llm.txt "2,048 LLM ranks"
 head -n 25 llm.txt | grep -q "pipeline bubble .*(1F1B ideal 42.9 %)" ||
   fail "no bubble line against the 1F1B ideal (P-1)/(M+P-1) = 3/7"
 
+# Details on request stay a screen each: classes of identical ranks, one row per group kind.
+timeout 240 "$mpiexec" -n 2 --oversubscribe "$perfsim" "${llm[@]}" --detail ranks,groups \
+  --quiet > detail.txt 2>&1 || { cat detail.txt; fail "LLM run, --detail"; }
+sed -n '/^ranks with identical results/,$p' detail.txt
+extra=$(( $(wc -l < detail.txt) - $(wc -l < llm.txt) ))
+[ "$extra" -lt 40 ] || fail "--detail ranks,groups added $extra lines for 2,048 ranks"
+grep -q "^ranks with identical results (4 classes of 2048 ranks)" detail.txt ||
+  fail "2,048 ranks of 4 pipeline stages are not 4 classes"
+[ "$(grep -c '^pipeline p2p ' detail.txt)" -eq 1 ] || fail "point-to-point pairs not one row"
+
 # The same as JSON, quiet: standard output is one JSON document, standard error empty.
 timeout 240 "$mpiexec" -n 2 --oversubscribe "$perfsim" "${llm[@]}" --format json --quiet \
   > llm.json 2> llm.err || { cat llm.json llm.err; fail "LLM run, JSON"; }

@@ -11,6 +11,8 @@
 #include <memory>
 
 #include "generators/synthetic_workload.hpp"
+#include "hdf5/column_table.hpp"
+#include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
@@ -46,9 +48,20 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
     results::write_perfetto_timeline(options.timeline_path, results);
 }
 
+// An output that cannot be written fails the run before it simulates, not after (exit 3).
+void check_outputs_writable(const SimulateOptions& options) {
+  if (!options.results_path.empty()) {
+    io::check_writable(options.results_path);
+    h5::check_appendable(options.results_path);
+  }
+  if (!options.timeline_path.empty())
+    io::check_writable(options.timeline_path);
+}
+
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
   if (context.mpi_rank != 0)
     return 0;
+  check_outputs_writable(options);
   const auto start = Clock::now();
   SimulationInputs inputs = load_simulation_inputs(
       options, simulated_world_size(options, context.mpi_size), {options.single_rank});
@@ -67,6 +80,8 @@ int run_single_rank(const SimulateOptions& options, const CommandContext& contex
 
 int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
   const auto start = Clock::now();
+  if (context.mpi_rank == 0)
+    check_outputs_writable(options);
   const int world_size = simulated_world_size(options, context.mpi_size);
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {

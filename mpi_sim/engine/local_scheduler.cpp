@@ -59,10 +59,11 @@ void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
     }
     if (listed > 8)
       blocked += "\n  ... and " + std::to_string(listed - 8) + " more ranks";
-    throw RuntimeFailure(
-        "simulation deadlock: no simulated rank can proceed (a collective waits for a member "
+    throw InputError(
+        "the traces", "simulation",
+        "deadlock: no simulated rank can proceed (a collective waits for a member "
         "that never posts it; check the traces' collective order and process groups):" +
-        blocked);
+            blocked);
   }
 }
 

@@ -43,7 +43,7 @@ awk -v a="$direct" -v b="$merged" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(
 "$perfsim" sweep run "$sweep" --dir "$work/small" --all | tee rerun.txt
 grep -q "skipping 6 tasks already done" rerun.txt || fail "run --all reran done tasks"
 
-# A failing task: reported by index, with its exit status and stderr, merge exits 1.
+# A failing task: reported by index, with its exit status and stderr, merge exits 4.
 failing="$source_dir/tests/sweep/failing.json"
 set +e
 "$perfsim" sweep run "$failing" --dir "$work/failing" --all > failing-run.txt
@@ -52,8 +52,8 @@ run_status=$?
 merge_status=$?
 set -e
 cat failing-run.txt failing-merge.txt
-[ "$run_status" -eq 1 ] || fail "run --all with a failing task exited $run_status, want 1"
-[ "$merge_status" -eq 1 ] || fail "merge of an incomplete sweep exited $merge_status, want 1"
+[ "$run_status" -eq 4 ] || fail "run --all with a failing task exited $run_status, want 4"
+[ "$merge_status" -eq 4 ] || fail "merge of an incomplete sweep exited $merge_status, want 4"
 grep -q "^failed tasks (1): 1$" failing-merge.txt || fail "merge did not report task 1 failed"
 grep -q "no-such-model.json" failing-merge.txt || fail "merge did not show the failing stderr"
 awk -F, 'NR == 3 && $2 == "failed" && $NF != "" {ok = 1} END {exit !ok}' failing/merged.csv ||

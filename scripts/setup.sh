@@ -19,6 +19,7 @@ packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-
 if [ "$mode" = test ]; then
   packages+=(clang-format)     # the style test
   packages+=(slurm-wlm munge)  # the sweep test's one-node Slurm (tests/sweep/sweep_slurm.sh)
+  packages+=(python3-venv)     # the pandas example test (h5py and pandas from PyPI in a venv)
 fi
 
 missing=()

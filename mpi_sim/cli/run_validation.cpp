@@ -133,46 +133,58 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::Calibrat
   return overheads;
 }
 
-// The programs with every GEMM kernel's time multiplied by `scale`: the analytical GEMM time
-// is inversely proportional to the peak fraction it assumes, so this is the same programs
-// generated with that fraction divided by `scale` (compute-bound GEMMs exactly).
-std::vector<engine::RankProgram> with_gemm_time_scale(std::vector<engine::RankProgram> programs,
-                                                      double scale) {
-  for (engine::RankProgram& program : programs)
-    for (engine::SimOp& op : program.ops)
-      for (engine::SimKernel& kernel : op.kernels)
-        if (kernel.category == KernelCategory::kGemm)
-          kernel.duration_us *= scale;
-  return programs;
-}
-
 // One row's generated programs, simulated at any calibration point on demand (memoized: the
-// fit visits the same points for many folds).
+// fit visits the same points for many folds). The GEMM time scale multiplies every GEMM
+// kernel's time: the analytical GEMM time is inversely proportional to the peak fraction it
+// assumes, so this is the programs generated with that fraction divided by the scale
+// (compute-bound GEMMs exactly). The kernels are rescaled in place from their generated
+// times (kept aside) rather than copied: a copy of the programs per point cost more than
+// simulating them.
+struct RowDevice {
+  std::string name;            // the device file's name (an alias in the table resolved)
+  bool measured_gemm = false;  // its file carries a gemm_efficiency fitted on its own GEMMs
+  bool fp8 = false;            // the run's linear layers in FP8 (a measured H100 peak fraction)
+};
+
 class RowModel {
  public:
-  RowModel(SimulationInputs inputs, std::vector<int> ranks, std::string device)
-      : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {}
+  RowModel(SimulationInputs inputs, std::vector<int> ranks, RowDevice device)
+      : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
+    for (engine::RankProgram& program : inputs_.programs)
+      for (engine::SimOp& op : program.ops)
+        for (engine::SimKernel& kernel : op.kernels)
+          if (kernel.category == KernelCategory::kGemm)
+            gemm_kernels_.push_back({&kernel, kernel.duration_us});
+  }
+  RowModel(const RowModel&) = delete;  // gemm_kernels_ points into inputs_
+  RowModel& operator=(const RowModel&) = delete;
 
-  const std::string& device() const { return device_; }
+  const std::string& device() const { return device_.name; }
+
+  // A calibration's GEMM time scale holds for the device it was fitted on and, as the nearest
+  // device with data, for a device whose GEMM efficiency nothing measured (the analytical
+  // model's 0.88 of peak is an estimate on every device); not where the device file has its own
+  // fit, nor on FP8 runs, whose GEMM peak fraction comes from a measured H100 benchmark.
+  bool gemm_scale_applies(const EndToEndCalibration& calibration) const {
+    if (calibration.device.empty())
+      return false;
+    if (calibration.device == device_.name)
+      return true;
+    return !device_.measured_gemm && !device_.fp8;
+  }
 
   double iteration_us(const validation::CalibrationPoint& point) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = cache_.find(point); it != cache_.end())
-        return it->second;
-    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(point); it != cache_.end())
+      return it->second;
+    for (auto& [kernel, generated_us] : gemm_kernels_)
+      kernel->duration_us = generated_us * point.gemm_time_scale;
     const HostOverheads overheads = with_host_cost(inputs_.overheads, point);
     engine::SymmetricClockSync sync(ranks_);
     double iteration = 0;
-    const auto simulate = [&](const std::vector<engine::RankProgram>& programs) {
-      for (const RankResult& result : engine::simulate_programs(programs, overheads, sync, false))
-        iteration = std::max(iteration, result.iteration_us);
-    };
-    if (point.gemm_time_scale == 1)
-      simulate(inputs_.programs);
-    else
-      simulate(with_gemm_time_scale(inputs_.programs, point.gemm_time_scale));
-    std::lock_guard<std::mutex> lock(mutex_);
+    for (const RankResult& result :
+         engine::simulate_programs(inputs_.programs, overheads, sync, false))
+      iteration = std::max(iteration, result.iteration_us);
     cache_[point] = iteration;
     return iteration;
   }
@@ -180,8 +192,9 @@ class RowModel {
  private:
   SimulationInputs inputs_;
   std::vector<int> ranks_;
-  std::string device_;  // the row's device (its file's name)
-  std::mutex mutex_;
+  RowDevice device_;
+  std::vector<std::pair<engine::SimKernel*, DurationUs>> gemm_kernels_;  // with generated time
+  std::mutex mutex_;  // one simulation of a row at a time (its kernels are rescaled in place)
   std::map<validation::CalibrationPoint, double> cache_;
 };
 
@@ -205,8 +218,11 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     prediction.measured_s = measured_iteration_s(row, scenario.model);
     std::vector<int> ranks = pipeline_representatives(scenario.parallel);
     // By the device file's name, so that an alias in one table matches the name in another.
+    const devices::DeviceSpec device = read_device_argument(row.device);
+    RowDevice row_device{device.name, !device.gemm_efficiency.empty(),
+                         scenario.model.dtype == DType::kFloat8};
     out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
-                                           read_device_argument(row.device).name);
+                                           std::move(row_device));
     prediction.simulated_s = out.model->iteration_us({}) * 1e-6;
   } catch (const InputError& error) {
     prediction.skipped = error.what();
@@ -267,7 +283,7 @@ EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<st
 
 double calibrated_s(SimulatedRow& row, const EndToEndCalibration& calibration) {
   validation::CalibrationPoint point = calibration.host;
-  if (calibration.device != row.model->device())
+  if (!row.model->gemm_scale_applies(calibration))
     point.gemm_time_scale = 1;
   return (row.model->iteration_us(point) + calibration.iteration_us) * 1e-6;
 }

@@ -61,8 +61,9 @@ std::string describe(const validation::EndToEndCalibration& calibration) {
          fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
          (calibration.device.empty()
               ? std::string()
-              : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " on " +
-                    calibration.device) +
+              : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +
+                    calibration.device +
+                    " (also on devices without GEMM data of their own; not on fp8 runs)") +
          ", fitted on " + calibration.fitted_on;
 }
 

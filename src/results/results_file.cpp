@@ -78,7 +78,7 @@ void write_run_results(const std::string& file_path, const std::string& run_name
   h5::ColumnTable groups;
   std::vector<std::int64_t> group_rank, collectives, bytes;
   std::vector<std::string> names;
-  std::vector<double> time, exposed;
+  std::vector<double> time, exposed, exposed_before_start;
   for (const RankResult& result : results) {
     for (const auto& [name, traffic] : result.groups) {
       group_rank.push_back(result.sim_rank);
@@ -87,6 +87,7 @@ void write_run_results(const std::string& file_path, const std::string& run_name
       bytes.push_back(traffic.bytes);
       time.push_back(traffic.time_us);
       exposed.push_back(traffic.exposed_us);
+      exposed_before_start.push_back(traffic.exposed_before_start_us);
     }
   }
   groups.add("rank", group_rank);
@@ -95,6 +96,7 @@ void write_run_results(const std::string& file_path, const std::string& run_name
   groups.add("bytes", bytes, "bytes");
   groups.add("time_us", time, "us");
   groups.add("exposed_us", exposed, "us");
+  groups.add("exposed_before_start_us", exposed_before_start, "us");
 
   // Runs that share one results file append one after another: each reads the file as the
   // previous writer left it, adds its run, and renames the new file into place.

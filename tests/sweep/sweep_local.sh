@@ -33,8 +33,8 @@ check_small_synthetic_table "$work/small"
 
 # Task 5 run by hand gives the iteration time the merged table holds.
 args="$(awk -F, 'NR == 7 {print $NF}' small/tasks.csv)"
-eval "mpirun --oversubscribe -n 4 \"$perfsim\" simulate $args --results direct.h5" > direct.txt
-direct="$(sed -n 's/^predicted iteration time: \([0-9.]*\) us.*/\1/p' direct.txt)"
+eval "mpirun --oversubscribe -n 4 \"$perfsim\" simulate $args --results direct.h5 --format json" > direct.json
+direct="$(sed -n 's/^  "iteration_us": \([0-9.e+-]*\),$/\1/p' direct.json)"
 merged="$(awk -F, 'NR == 7 {print $9}' small/merged.csv)"
 awk -v a="$direct" -v b="$merged" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 + 1e-9 * b) }' ||
   fail "task 5: direct simulate $direct us, merged $merged us"

@@ -2,6 +2,7 @@
 // threw invalid_argument, exit 1, or Eigen was asked for a negative matrix) or a NaN weight (every
 // prediction NaN) are InputErrors naming the file and the table.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -57,8 +58,13 @@ class MlpAssetFile : public testing::Test {
     }
   }
 
+  // One file per test and process: CTest runs the tests of this file in parallel processes.
   const std::string path_ =
-      (std::filesystem::temp_directory_path() / "perfsim_hdf5_asset_validation.h5").string();
+      (std::filesystem::temp_directory_path() /
+       ("perfsim_hdf5_asset_validation_" +
+        std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+        std::to_string(::getpid()) + ".h5"))
+          .string();
 };
 
 TEST_F(MlpAssetFile, TheUnmutatedAssetLoads) {

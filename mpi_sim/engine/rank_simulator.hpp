@@ -6,6 +6,7 @@
 // next op needs a collective that has not resolved yet, so many simulated ranks can share one
 // thread and no rank blocks on a collective it does not need yet.
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <optional>
 #include <queue>
@@ -65,6 +66,21 @@ class RankSimulator {
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
                 KernelCategory category, const std::string& name, const std::string& key);
+  // Busy time enters the sums in launch order, a collective's once it resolves and what was
+  // launched after it behind it: floating-point sums then do not depend on how the traversal
+  // interleaves ranks, so folded, in-process and MPI runs agree bit for bit.
+  struct PendingBusy {
+    StreamId stream = 0;
+    TimestampUs start_us = 0;
+    DurationUs duration_us = 0;
+    KernelCategory category = KernelCategory::kOther;
+    const std::string* name = nullptr;
+    std::optional<std::size_t> posted;  // a collective: its timing decides
+  };
+  void add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
+                       KernelCategory category, const std::string& name);
+  void flush_busy();
+  std::deque<PendingBusy> pending_busy_;
 
   const RankProgram& program_;
   const HostOverheads& overheads_;

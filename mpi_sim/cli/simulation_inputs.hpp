@@ -51,6 +51,9 @@ struct SimulateOptions {
   // a measurement of the same run, whatever times the GPU), overheads for execution traces.
   std::string host_timing;
   int stall_timeout_s = 120;
+  // Folding (folded_simulation.hpp): "" folds generated LLM workloads where proven exact,
+  // "auto" the same and also says why other workloads do not fold, "none" never folds.
+  std::string fold;
   LlmSimulateOptions llm;    // --model ...: a generated LLM iteration
   DlrmSimulateOptions dlrm;  // --dlrm ...: a generated DLRM iteration
 };

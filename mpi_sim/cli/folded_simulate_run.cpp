@@ -77,12 +77,15 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
     const auto simulation_start = Clock::now();
     const std::vector<RankResult> results =
         simulate_folded(inputs, representative_of, proof.renamings, !options.timeline_path.empty());
-    char line[200];
+    std::size_t held_ops = 0;
+    for (const engine::RankProgram& program : inputs.programs)
+      held_ops += program.ops.size();
+    char line[240];
     std::snprintf(line, sizeof(line),
-                  "perfsim: fold: %zu representatives for %d ranks; proof %.3f s on %d "
-                  "processes, simulation %.3f s\n",
-                  representatives.size(), scenario.parallel.world_size(), proof_s, context.mpi_size,
-                  seconds_since(simulation_start));
+                  "perfsim: fold: %zu representatives for %d ranks (%zu ops held); proof %.3f s "
+                  "on %d processes, simulation %.3f s\n",
+                  representatives.size(), scenario.parallel.world_size(), held_ops, proof_s,
+                  context.mpi_size, seconds_since(simulation_start));
     std::cerr << line;
     inputs.notes.push_back(fold_note(representatives.size(), scenario.parallel.world_size()));
     report(inputs, results);

@@ -129,7 +129,8 @@ ProgramComparison compare_with_representative(const RankProgram& representative,
     const std::string difference =
         compare_ops(representative.ops[i], program.ops[i], representative_of, renaming);
     if (!difference.empty())
-      return differs("op " + std::to_string(i) + " (" + program.ops[i].name + "): " + difference);
+      return differs("op " + std::to_string(i) + " (" + std::string(program.ops[i].name) +
+                     "): " + difference);
   }
   comparison.renaming = GroupRenaming{program.sim_rank, renaming.take()};
   return comparison;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -44,7 +45,7 @@ class RankSimulator {
     StreamId stream = 0;
     std::string group;
     std::size_t index_in_group = 0;
-    std::string op_name;
+    std::string_view op_name;  // in the program's name pool
     std::optional<CollectiveTiming> timing;
   };
   struct StreamState {
@@ -65,7 +66,7 @@ class RankSimulator {
   void wait_on_stream(StreamId stream, std::size_t posted_index);
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
-                KernelCategory category, const std::string& name, const std::string& key);
+                KernelCategory category, std::string_view name, const std::string& key);
   // Busy time enters the sums in launch order, a collective's once it resolves and what was
   // launched after it behind it: floating-point sums then do not depend on how the traversal
   // interleaves ranks, so folded, in-process and MPI runs agree bit for bit.
@@ -74,11 +75,11 @@ class RankSimulator {
     TimestampUs start_us = 0;
     DurationUs duration_us = 0;
     KernelCategory category = KernelCategory::kOther;
-    const std::string* name = nullptr;
+    std::string_view name;
     std::optional<std::size_t> posted;  // a collective: its timing decides
   };
   void add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
-                       KernelCategory category, const std::string& name);
+                       KernelCategory category, std::string_view name);
   void flush_busy();
   std::deque<PendingBusy> pending_busy_;
 

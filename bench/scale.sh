@@ -3,7 +3,7 @@
 # the whole run, the simulated ops, ops/s, the peak RSS summed over the MPI processes and the
 # bytes per op held at that peak (folded runs hold only the representatives' programs).
 #   bash bench/scale.sh [path/to/perfsim] [case ...]
-# Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-192
+# Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-256
 #        llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
 # 5 GB per process) so that a case that does not fit fails instead of swapping the machine.
 set -uo pipefail
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 perfsim="${1:-build/mpi_sim/perfsim}"
 shift || true
 cases=("$@")
-[[ ${#cases[@]} -eq 0 ]] && cases=(synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded-192 gpt3-unfolded llama405b-rank)
+[[ ${#cases[@]} -eq 0 ]] && cases=(synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded-256 gpt3-unfolded llama405b-rank)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
 cap_kb=$(( ${CAP_GB:-5} * 1024 * 1024 ))
@@ -70,8 +70,8 @@ for name in "${cases[@]}"; do
       --fold none ;;
     gpt3-folded) run "$name" 2 "${gpt3[@]}" --global-batch 1536 ;;
     gpt3-unfolded) run "$name" 2 "${gpt3[@]}" --global-batch 1536 --fold none ;;
-    # 1/8 of the batch: measures the unfolded engine's bytes/op and ops/s at a size that fits.
-    gpt3-unfolded-192) run "$name" 2 "${gpt3[@]}" --global-batch 192 --fold none ;;
+    # 1/6 of the batch: measures the unfolded engine's bytes/op and ops/s at a size that fits.
+    gpt3-unfolded-256) run "$name" 2 "${gpt3[@]}" --global-batch 256 --fold none ;;
     # One rank of the 16,384-GPU layout at its real batch (256 micro-batches per pipeline): the
     # ops every rank holds, to size a folded or unfolded run of all of them.
     llama405b-rank) run "$name" 1 "${llama[@]}" --dp 1 --nodes 256 --global-batch 256 --single-rank 8 ;;

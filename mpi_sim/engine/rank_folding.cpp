@@ -180,7 +180,7 @@ std::optional<std::string> fold_consistency(std::span<const GroupRenaming> renam
   correspondences.erase(std::unique(correspondences.begin(), correspondences.end()),
                         correspondences.end());
   for (const auto& [own, theirs] : correspondences) {
-    if (own == theirs || names[own].empty())  // "" is the world: every rank is a member
+    if (own == theirs)  // the same group on both sides: nothing to compare
       continue;
     if (signature[own] != signature[theirs])
       return "group " + names[own] + " is not congruent with " + names[theirs] +

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -182,6 +183,37 @@ TEST(FoldedSimulation, RefusedWhereTensorGroupsStraddleNodes) {
   ASSERT_TRUE(folded.refusal);
   EXPECT_NE(folded.refusal->find("differs"), std::string::npos) << *folded.refusal;
   EXPECT_TRUE(folded.results.empty());
+}
+
+TEST(FoldConsistency, RefusesAGroupWhoseMembersPlayOtherRoles) {
+  // Ranks 0, 1 in class 0 and 2, 3 in class 2; "a" = {0, 1}, "b" = {2, 3}, the representatives'
+  // cross-class group "x" = {0, 2} and the clones' "c" = {1, 3}, which plays "x" on both.
+  const std::vector<int> representative_of{0, 0, 2, 2};
+  std::vector<engine::GroupRenaming> renamings{{0, {{"a", "a"}, {"x", "x"}}},
+                                               {1, {{"a", "a"}, {"c", "x"}}},
+                                               {2, {{"b", "b"}, {"x", "x"}}},
+                                               {3, {{"b", "b"}, {"c", "x"}}}};
+  EXPECT_FALSE(engine::fold_consistency(renamings, representative_of));
+  // Rank 3 now plays "c" as its class's "b": c's members no longer match x's roles.
+  renamings[3].own_to_representative = {{"c", "b"}, {"b", "x"}};
+  const std::optional<std::string> refusal = engine::fold_consistency(renamings, representative_of);
+  ASSERT_TRUE(refusal);
+  EXPECT_NE(refusal->find("is not congruent"), std::string::npos) << *refusal;
+}
+
+TEST(FoldConsistency, RenamingsSurviveTheTextBetweenProcesses) {
+  const std::vector<engine::GroupRenaming> renamings{{5, {{"tp/2", "tp/0"}, {"", ""}}},
+                                                     {6, {{"p2p:6->14", "p2p:0->8"}}}};
+  const std::vector<std::pair<int, std::string>> differences{{7, "op 3 (x): kernels"}};
+  std::vector<engine::GroupRenaming> read_renamings;
+  std::vector<std::pair<int, std::string>> read_differences;
+  engine::deserialize_renamings(engine::serialize_renamings(renamings, differences), read_renamings,
+                                read_differences);
+  ASSERT_EQ(read_renamings.size(), 2u);
+  EXPECT_EQ(read_renamings[0].rank, 5);
+  EXPECT_EQ(read_renamings[0].own_to_representative, renamings[0].own_to_representative);
+  EXPECT_EQ(read_renamings[1].own_to_representative, renamings[1].own_to_representative);
+  EXPECT_EQ(read_differences, differences);
 }
 
 }  // namespace

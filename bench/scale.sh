@@ -34,7 +34,7 @@ run() {
   sim_s=$(sed -nE 's/^simulated .* in ([0-9.]+) s wall.*/\1/p' "$out" | head -1)
   rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out")
   held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
-  note=$(sed -nE 's/^perfsim: fold: (.*)/fold: \1/p' "$out" | head -1)
+  note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)
   if [[ $rc -ne 0 || -z $ops ]]; then
     note="FAILED rc=$rc: $(grep -m1 -iE "error|killed|bad_alloc|memory" "$out" | cut -c1-120)"
     printf "%-20s %8s %8s %12s %12s %10s %9s %s\n" "$name" "$wall" - - - "$rss" - "$note"

@@ -48,6 +48,11 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   const LlmScenario scenario = read_llm_scenario(options.llm);
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
   const std::vector<int> representatives = pipeline_representatives(scenario.parallel);
+  if (root)
+    std::cerr << "perfsim: fold: proving " << scenario.parallel.world_size() << " ranks against "
+              << representatives.size()
+              << " pipeline-stage representatives (every rank's program is generated and "
+                 "compared; --fold none simulates every rank instead)\n";
   SimulationInputs inputs = load_llm_inputs(scenario, representatives);
   // Strided shares: every process gets ranks of every stage.
   std::vector<int> mine;

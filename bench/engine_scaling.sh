@@ -25,11 +25,11 @@ run() {
         --group-size "$group" --group-layout "$layout" "${per_process[@]}" 2>/dev/null)
   end=$(date +%s.%N)
   local line
-  line=$(grep "^simulated .* ops on" <<<"$out")
+  line=$(grep "^simulator: .* ops on" <<<"$out")
   local simulate_s ops_rate ops
-  ops=$(sed -E 's/^simulated ([0-9]+) ops.*/\1/' <<<"$line")
+  ops=$(sed -E 's/^simulator: ([0-9]+) ops.*/\1/' <<<"$line")
   simulate_s=$(sed -E 's/.* in ([0-9.]+) s wall.*/\1/' <<<"$line")
-  ops_rate=$(sed -E 's/.*\(([0-9]+) ops\/s per rank\).*/\1/' <<<"$line")
+  ops_rate=$(awk "BEGIN{printf \"%.0f\", $ops / $simulate_s / $ranks}")
   printf "%-10s %-8s %-12s %-10.2f %-12s %-12.0f %-12s %s\n" "$processes" "$ranks" \
     "${per_process[1]:-auto}" "$(awk "BEGIN{print $end - $start}")" \
     "$simulate_s" "$(awk "BEGIN{print $ops / $simulate_s}")" "$ops_rate" "$label"

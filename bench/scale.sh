@@ -30,8 +30,8 @@ run() {
   end=$(date +%s.%N)
   local wall ops sim_s rss held note
   wall=$(awk "BEGIN{printf \"%.2f\", $end - $start}")
-  ops=$(sed -nE 's/^simulated ([0-9]+) ops.*/\1/p' "$out" | head -1)
-  sim_s=$(sed -nE 's/^simulated .* in ([0-9.]+) s wall.*/\1/p' "$out" | head -1)
+  ops=$(sed -nE 's/^(simulated|simulator:) ([0-9]+) ops.*/\2/p' "$out" | head -1)
+  sim_s=$(sed -nE 's/^(simulated|simulator:) .* in ([0-9.]+) s wall.*/\2/p' "$out" | head -1)
   rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out")
   held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
   note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)

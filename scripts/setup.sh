@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (root) or an existing checkout:
-#   scripts/setup.sh run    install what is missing, build Release, run `mpirun -n 64 perfsim`
+#   scripts/setup.sh run    install what is missing, build the perfsim binary (Release) alone,
+#                           run `mpirun -n 64 perfsim`
 #   scripts/setup.sh test   install what is missing, build, run the whole CTest suite, then the
 #                           unit and loader suites again under ASan+UBSan
 #   scripts/setup.sh build  install what is missing and build only
@@ -18,6 +19,7 @@ packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-
 if [ "$mode" = test ]; then
   packages+=(clang-format)     # the style test
   packages+=(slurm-wlm munge)  # the sweep test's one-node Slurm (tests/sweep/sweep_slurm.sh)
+  packages+=(python3-venv)     # the pandas example test (h5py and pandas from PyPI in a venv)
 fi
 
 missing=()
@@ -42,7 +44,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$jobs"
+# `run` needs the perfsim binary alone; `test` and `build` build everything (tests, CUDA
+# microbenchmarks where nvcc is found).
+if [ "$mode" = run ]; then
+  cmake --build build -j"$jobs" --target perfsim
+else
+  cmake --build build -j"$jobs"
+fi
 
 case "$mode" in
   build) ;;

@@ -25,6 +25,9 @@ struct GroupTraffic {
   Bytes bytes = 0;            // bytes this rank sent (bytes_in) in the group
   DurationUs time_us = 0;     // summed collective durations
   DurationUs exposed_us = 0;  // time compute waited for this group's collectives
+  // The part of exposed_us before the collective started: waiting for the other members (for
+  // pipeline point-to-point, the neighbouring stage: the bubble), not for the transfer.
+  DurationUs exposed_before_start_us = 0;
 };
 
 // One slice of the optional timeline. lane -1 is the CPU; otherwise a stream id.

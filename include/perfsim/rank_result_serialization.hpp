@@ -15,7 +15,8 @@ void serialize(Archive& archive, StreamBreakdown& value) {
 }
 template <class Archive>
 void serialize(Archive& archive, GroupTraffic& value) {
-  archive(value.collectives, value.bytes, value.time_us, value.exposed_us);
+  archive(value.collectives, value.bytes, value.time_us, value.exposed_us,
+          value.exposed_before_start_us);
 }
 template <class Archive>
 void serialize(Archive& archive, TimelineSlice& value) {

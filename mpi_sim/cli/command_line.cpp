@@ -2,21 +2,30 @@
 
 #include <mpi.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <thread>
 
 #include "mpi_sim/mpi/distributed_run.hpp"
+#include "mpi_sim/mpi/mpi_errors.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
 namespace {
 
+// The exit codes (README "Exit codes"): 0 ok, 1 internal error (a bug: please report it),
+// 2 bad input or command line, 3 I/O or environment (an output that cannot be written, a lock
+// held too long, MPI or the machine failing).
+constexpr int kExitInternal = 1;
 constexpr int kExitInputError = 2;
-constexpr int kExitFailure = 3;
+constexpr int kExitEnvironment = 3;
 
 // Ends the run after an error seen on one process: with several processes the others may be
 // blocked in a collective, so only MPI_Abort is safe; alone, a normal finalize keeps the exit
@@ -51,16 +60,61 @@ int run_action(const CommandRegistry::Entry& entry, const CommandContext& contex
   } catch (const InputError& error) {
     report_error(context, error.what());
     fail_all(context, kExitInputError);
-  } catch (const std::exception& error) {
+  } catch (const RuntimeFailure& error) {
     report_error(context, error.what());
-    fail_all(context, kExitFailure);
+    fail_all(context, kExitEnvironment);
+  } catch (const std::filesystem::filesystem_error& error) {
+    report_error(context, error.what());
+    fail_all(context, kExitEnvironment);
+  } catch (const std::bad_alloc&) {
+    report_error(context, "out of memory");
+    fail_all(context, kExitEnvironment);
+  } catch (const std::exception& error) {
+    report_error(context,
+                 (std::string("internal error (please report it): ") + error.what()).c_str());
+    fail_all(context, kExitInternal);
+  } catch (...) {
+    report_error(context, "internal error (please report it): unknown exception");
+    fail_all(context, kExitInternal);
   }
+}
+
+// CLI11's own errors carry codes 100-120; perfsim's contract is exit 2 for any command-line
+// mistake, printed once (process 0) in the one error format. Help and version exit 0.
+int exit_for_parse_error(const CLI::App& app, const CLI::ParseError& error,
+                         const CommandContext& context) {
+  if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+    if (context.mpi_rank == 0)
+      app.exit(error);
+    return 0;
+  }
+  if (context.mpi_rank == 0) {
+    const std::string line = std::string("perfsim: error: command line: ") + error.what() +
+                             " (`perfsim --help`, `perfsim COMMAND --help`)\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+  return kExitInputError;
+}
+
+// A report written to a full disk must not end in exit 0: the run's output is its answer.
+int check_standard_output(int exit_code) {
+  errno = 0;
+  std::cout.flush();
+  const bool written = std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (written)
+    return exit_code;
+  const int error = errno;
+  const std::string line = std::string("perfsim: error: standard output: cannot write: ") +
+                           (error != 0 ? std::strerror(error) : "write error") + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  return exit_code == 0 ? kExitEnvironment : exit_code;
 }
 
 }  // namespace
 
 int run_perfsim(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  mpi::exit_on_mpi_errors(MPI_COMM_WORLD);
   CommandContext context;
   MPI_Comm_rank(MPI_COMM_WORLD, &context.mpi_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &context.mpi_size);
@@ -92,9 +146,7 @@ int run_perfsim(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    int code = 0;
-    if (context.mpi_rank == 0)
-      code = app.exit(error);
+    const int code = check_standard_output(exit_for_parse_error(app, error, context));
     MPI_Finalize();
     return code;
   }
@@ -116,6 +168,7 @@ int run_perfsim(int argc, char** argv) {
       std::cout << app.help();
     }
   }
+  exit_code = check_standard_output(exit_code);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return exit_code;

@@ -22,22 +22,14 @@ namespace {
 
 namespace dlrm = generators::dlrm;
 
-std::string dlrm_report(const DlrmScenario& scenario, std::span<const RankResult> results) {
+std::string describe_workload(const DlrmScenario& scenario) {
   const dlrm::DlrmConfig& config = scenario.config;
-  double iteration_us = 0;
-  for (const RankResult& result : results)
-    iteration_us = std::max(iteration_us, result.iteration_us);
-  char line[256];
-  std::string out =
-      "DLRM training iteration: " + config.name + ", " + std::to_string(config.ranks) + " GPUs, " +
-      std::to_string(config.tables.size()) + " tables (dim " +
-      std::to_string(config.embedding_dim()) + "), batch " + std::to_string(config.batch_per_gpu) +
-      " per GPU (global " + std::to_string(config.global_batch()) + "), sharder " +
-      std::string(dlrm::sharder_name(scenario.plan.sharder)) + "\n";
-  std::snprintf(line, sizeof(line), "  iteration time      %.3f ms\n", iteration_us / 1000);
-  out += line;
-  out += format_rank_load(scenario, results);
-  return out;
+  return "DLRM " + config.name + ": " + std::to_string(config.ranks) + " GPUs, " +
+         std::to_string(config.tables.size()) + " tables (dim " +
+         std::to_string(config.embedding_dim()) + "), batch " +
+         std::to_string(config.batch_per_gpu) + " per GPU (global " +
+         std::to_string(config.global_batch()) + "), sharder " +
+         std::string(dlrm::sharder_name(scenario.plan.sharder));
 }
 
 }  // namespace
@@ -147,8 +139,12 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
   inputs.attributes["tables"] = std::to_string(config.tables.size());
   inputs.attributes["ranks"] = std::to_string(config.ranks);
   inputs.attributes["seed"] = std::to_string(config.seed);
-  inputs.extra_report = [scenario](std::span<const RankResult> results) {
-    return dlrm_report(scenario, results);
+  inputs.complete_report = [scenario](std::span<const RankResult>, report::RunReport& report) {
+    report.workload = describe_workload(scenario);
+  };
+  // Per-rank table load: one row per GPU, so on request only.
+  inputs.detail_sections["workload"] = [scenario](std::span<const RankResult> results) {
+    return "table load per rank:\n" + format_rank_load(scenario, results);
   };
   return inputs;
 }

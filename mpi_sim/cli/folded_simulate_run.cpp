@@ -39,8 +39,9 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   if (options.fold == "none")
     return false;
   const bool root = context.mpi_rank == 0;
+  const bool status_lines = root && !options.quiet;
   if (const std::string reason = not_foldable(options); !reason.empty()) {
-    if (root && options.fold == "auto")
+    if (status_lines && options.fold == "auto")
       std::cerr << "perfsim: fold: off (" << reason << ")\n";
     return false;
   }
@@ -48,7 +49,7 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   const LlmScenario scenario = read_llm_scenario(options.llm);
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
   const std::vector<int> representatives = pipeline_representatives(scenario.parallel);
-  if (root)
+  if (status_lines)
     std::cerr << "perfsim: fold: proving " << scenario.parallel.world_size() << " ranks against "
               << representatives.size()
               << " pipeline-stage representatives (every rank's program is generated and "
@@ -73,7 +74,7 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   }
   refusal = mpi::broadcast_text_from_root(MPI_COMM_WORLD, refusal);
   if (!refusal.empty()) {
-    if (root)
+    if (status_lines)
       std::cerr << "perfsim: fold: off (" << refusal << "); simulating every rank\n";
     return false;
   }
@@ -91,7 +92,8 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
                   "on %d processes, simulation %.3f s\n",
                   representatives.size(), scenario.parallel.world_size(), held_ops, proof_s,
                   context.mpi_size, seconds_since(simulation_start));
-    std::cerr << line;
+    if (status_lines)
+      std::cerr << line;
     inputs.notes.push_back(fold_note(representatives.size(), scenario.parallel.world_size()));
     report(inputs, results);
   }

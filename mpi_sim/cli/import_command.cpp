@@ -1,5 +1,6 @@
 // perfsim import nccl-tests FILES... -o bench.h5: nccl-tests logs into benchmark HDF5.
 #include <iostream>
+#include <vector>
 
 #include "benchmark_data/collective_benchmark_table.hpp"
 #include "collectives/bus_factor.hpp"
@@ -19,12 +20,16 @@ struct ImportOptions {
 int run_import(const ImportOptions& options) {
   bool first = true;
   int warnings = 0;
+  // Every log is read before the output is touched: a bad log leaves the old file as it was.
+  std::vector<collectives::NcclTestsLog> logs;
   for (const auto& file : options.files) {
-    collectives::NcclTestsLog log;
+    collectives::NcclTestsLog& log = logs.emplace_back();
     if (file.size() > 4 && file.substr(file.size() - 4) == ".csv")
       log.sweep = collectives::read_collective_csv(file);  // vTrain's nccl-tests CSV
     else
       log = collectives::read_nccl_tests_log(file);
+  }
+  for (const collectives::NcclTestsLog& log : logs) {
     for (const auto& warning : log.warnings)
       std::cerr << "perfsim: warning: " << warning << "\n";
     warnings += static_cast<int>(log.warnings.size());

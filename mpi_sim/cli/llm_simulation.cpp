@@ -16,6 +16,7 @@
 #include "memory/llm_memory.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/generated_workload_sources.hpp"
+#include "mpi_sim/cli/llm_report.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
 
@@ -24,188 +25,22 @@ namespace {
 
 namespace llm = generators::llm;
 
-std::string format(const char* pattern, double a, double b = 0, double c = 0) {
-  char buffer[256];
-  std::snprintf(buffer, sizeof(buffer), pattern, a, b, c);
-  return buffer;
-}
-
-std::string stream_label(StreamId stream) {
-  switch (stream) {
-    case kDefaultComputeStream:
-      return "compute";
-    case llm::kTensorParallelStream:
-      return "tensor-parallel comm";
-    case llm::kDataParallelStream:
-      return "data-parallel comm";
-    case llm::kSendNextStream:
-      return "pipeline send -> next";
-    case llm::kRecvPrevStream:
-      return "pipeline recv <- prev";
-    case llm::kSendPrevStream:
-      return "pipeline send -> prev";
-    case llm::kRecvNextStream:
-      return "pipeline recv <- next";
-    case llm::kContextSendStream:
-      return "context ring send";
-    case llm::kContextRecvStream:
-      return "context ring recv";
-    default:
-      return "stream " + std::to_string(stream);
-  }
-}
-
-// "tp/3" -> "tensor parallel", "p2p:a->b" -> "pipeline (p2p)" or, between the ranks of one
-// context-parallel ring, "context parallel (ring)".
+// The kinds summarize_llm_run reports, by name (the planner and tests read them).
 std::string group_kind(const std::string& group, const llm::ParallelConfig& parallel) {
-  if (group.rfind("p2p:", 0) == 0 && parallel.cp > 1) {
-    const std::size_t arrow = group.find("->");
-    if (arrow != std::string::npos) {
-      const int from = std::stoi(group.substr(4, arrow - 4));
-      const int to = std::stoi(group.substr(arrow + 2));
-      if (llm::coordinates_of(parallel, from).cp != llm::coordinates_of(parallel, to).cp)
-        return "context parallel (ring)";
-    }
-  }
-  if (group.rfind("tp/", 0) == 0)
+  const std::string kind = llm_group_kind(group, parallel);
+  if (kind == "tp")
     return "tensor parallel";
-  if (group.rfind("dp/", 0) == 0)
+  if (kind == "dp")
     return "data parallel";
-  if (group.rfind("p2p:", 0) == 0)
+  if (kind == "p2p")
     return "pipeline (p2p)";
-  if (group.rfind("cp/", 0) == 0)
+  if (kind == "cp")
     return "context parallel";
-  if (group.rfind("pp/", 0) == 0)
+  if (kind == "cp_ring")
+    return "context parallel (ring)";
+  if (kind == "pp")
     return "pipeline group (grad norm)";
-  return group.empty() ? "world" : group;
-}
-
-// Per-iteration work outside the transformer layers, each a line of the report: the compute
-// time of the ops of that phase (the slowest of this process's ranks).
-struct OutsideLayers {
-  std::map<std::string, double> compute_us;  // "loss", "grad-clip", "optimizer"
-};
-
-// Sums the kernel-model time of the compute ops of each phase of `trace` into `into`, keeping
-// the largest over ranks.
-void add_outside_layers(const Trace& trace, const KernelDurationSource& kernels,
-                        OutsideLayers& into) {
-  std::map<std::string, double> rank_us;
-  for (const Op& op : trace.ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (op.comm || !phase)
-      continue;
-    const std::string& name = std::get<std::string>(phase->value);
-    if (name != "loss" && name != "grad-clip" && name != "optimizer")
-      continue;
-    for (const Kernel& kernel : op.kernels)
-      rank_us[name] += kernels.kernel_duration_us(op, kernel);
-  }
-  for (const auto& [name, us] : rank_us)
-    into.compute_us[name] = std::max(into.compute_us[name], us);
-}
-
-std::string llm_report(const LlmScenario& scenario, double peak_flops_per_s,
-                       const memory::DeviceMemory& device_memory, const OutsideLayers& outside,
-                       std::span<const RankResult> results) {
-  const llm::TransformerConfig& model = scenario.model;
-  const llm::ParallelConfig& parallel = scenario.parallel;
-  const int ranks = static_cast<int>(results.size());
-  const LlmRunSummary summary = summarize_llm_run(model, parallel, peak_flops_per_s, results);
-  const int global_batch = llm::global_batch_size(model, parallel);
-  const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
-  llm::ParallelConfig effective = parallel;
-  effective.micro_batch = llm::micro_batch_size(model, parallel);
-  std::string out = "LLM training iteration: " + model.name + ", " + describe_layout(effective) +
-                    " = " + std::to_string(parallel.world_size()) + " GPUs, global batch " +
-                    std::to_string(global_batch) + " (" + std::to_string(micro_batches) +
-                    " micro-batches per pipeline)\n";
-  out += "  precision           " + std::string(dtype_name(model.dtype)) +
-         (model.fp8() ? std::string(" (Transformer Engine recipe: linear-layer GEMMs FP8, the rest "
-                                    "bf16") +
-                            (parallel.fp8_all_gather && parallel.sequence_parallel
-                                 ? "; linear inputs all-gathered in FP8)"
-                                 : ")")
-                      : std::string()) +
-         "\n";
-  out +=
-      "  overlaps            backward TP collectives " +
-      std::string(parallel.overlap_tp_backward
-                      ? "overlapped (GEMMs beside them on " + std::to_string(parallel.comm_sms) +
-                            " fewer SMs)"
-                      : "waited for") +
-      "; DP gradient reduction " +
-      (parallel.gradient_group_size() == 1 ? std::string("none (DP 1)")
-       : parallel.overlap_grad_reduce
-           ? format("in %.0f MB buckets under the last micro-batch's backward",
-                    static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
-           : std::string("after the backward")) +
-      (parallel.gradient_group_size() > 1
-           ? " in " + std::string(dtype_name(parallel.gradient_dtype))
-           : std::string()) +
-      (parallel.gradient_group_size() > 1 && (parallel.zero_stage == 1 || parallel.zero_stage == 2)
-           ? std::string("; parameter all-gather ") + (parallel.overlap_param_gather
-                                                           ? "under the first forward"
-                                                           : "after the optimizer step")
-           : std::string()) +
-      "\n";
-  out += format("  iteration time      %.2f ms\n", summary.iteration_us / 1000);
-  out += format("  model FLOPs         %.4g per iteration (Korthikanti et al. 2022, eq. 7 form)\n",
-                summary.model_flops);
-  out += format("  MFU                 %.1f %% of %.1f TFLOP/s per GPU\n", 100 * summary.mfu,
-                peak_flops_per_s / 1e12);
-  // Streams: mean busy time over ranks.
-  std::map<StreamId, std::pair<double, double>> stream_busy;  // sum, max
-  for (const RankResult& result : results) {
-    for (const StreamBreakdown& stream : result.streams) {
-      auto& [sum, max] = stream_busy[stream.stream];
-      sum += stream.busy_us;
-      max = std::max(max, stream.busy_us);
-    }
-  }
-  out += "  per-stream busy time (mean / max over ranks, ms):\n";
-  for (const auto& [stream, busy] : stream_busy) {
-    char line[160];
-    std::snprintf(line, sizeof(line), "    %-24s %10.2f %10.2f\n", stream_label(stream).c_str(),
-                  busy.first / ranks / 1000, busy.second / 1000);
-    out += line;
-  }
-  out += "  communication per group kind (mean per rank, ms): time / exposed to compute\n";
-  for (const auto& [kind, time_us] : summary.comm_us_by_kind) {
-    char line[160];
-    std::snprintf(line, sizeof(line), "    %-24s %10.2f %10.2f\n", kind.c_str(), time_us / 1000,
-                  summary.exposed_us_by_kind.at(kind) / 1000);
-    out += line;
-  }
-  if (parallel.pp > 1) {
-    const double ideal =
-        static_cast<double>(parallel.pp - 1) /
-        (static_cast<double>(micro_batches) * parallel.virtual_stages + parallel.pp - 1);
-    out += format(
-        "  pipeline bubble     mean %.2f ms, max %.2f ms per rank (%.1f %% of the "
-        "iteration)",
-        summary.bubble_mean_us / 1000, summary.bubble_max_us / 1000,
-        100 * summary.bubble_mean_us / summary.iteration_us);
-    out += format("; 1F1B ideal (P-1)/(V M+P-1) = %.1f %%\n", 100 * ideal);
-  }
-  out +=
-      "  outside the layers (compute time, slowest rank of this process; their collectives "
-      "are in the group lines above):\n";
-  auto outside_line = [&](const char* label, const char* phase) {
-    const auto it = outside.compute_us.find(phase);
-    char line[160];
-    std::snprintf(line, sizeof(line), "    %-36s %10.3f ms\n", label,
-                  (it == outside.compute_us.end() ? 0.0 : it->second) / 1000);
-    out += line;
-  };
-  outside_line("loss (cross entropy, last stage)", "loss");
-  outside_line("gradient clipping (norm, scale)", "grad-clip");
-  outside_line("optimizer step (multi-tensor Adam)", "optimizer");
-  // Out of memory does not stop the simulation: the time says what the layout would give.
-  const memory::LlmMemoryEstimate estimate =
-      memory::estimate_llm_memory(model, parallel, device_memory);
-  out += memory::format_worst_stage_memory(estimate, device_memory);
-  return out;
+  return kind;
 }
 
 }  // namespace
@@ -244,7 +79,7 @@ LlmRunSummary summarize_llm_run(const llm::TransformerConfig& model,
       summary.comm_us_by_kind[kind] += traffic.time_us / ranks;
       summary.exposed_us_by_kind[kind] += traffic.exposed_us / ranks;
       if (kind == "pipeline (p2p)")
-        bubble += traffic.exposed_us;
+        bubble += traffic.exposed_before_start_us;
     }
     summary.bubble_mean_us += bubble / ranks;
     summary.bubble_max_us = std::max(summary.bubble_max_us, bubble);
@@ -418,7 +253,8 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
                          std::to_string(scenario.topology.world_size()));
   }
   SimulationInputs inputs;
-  inputs.notes.push_back("workload: generated LLM " + model.name + " (" + model.source + ")");
+  inputs.notes.push_back("workload: generated LLM " + model.name + " (model file: " + model.source +
+                         ")");
   std::vector<ProcessGroup> groups = llm::all_process_groups(parallel);
   for (ProcessGroup& group : llm::pipeline_peer_groups(parallel))
     groups.push_back(std::move(group));
@@ -426,10 +262,8 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
       inputs, {scenario.topology, scenario.device_json, scenario.device_source,
                scenario.assets_path, std::move(groups)});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
-  OutsideLayers outside;
   for (int rank : local_ranks) {
     const Trace trace = llm::generate_llm_rank(model, parallel, rank);
-    add_outside_layers(trace, *inputs.kernel_source, outside);
     inputs.programs.push_back(
         engine::build_rank_program(trace, rank, parallel.world_size(), sources));
   }
@@ -443,11 +277,23 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   // MFU against the bf16 (fp16) peak also for FP8 runs, as Megatron and NeMo report it: the
   // FP8 recipe runs only the linear-layer GEMMs at the FP8 rate.
   const double peak = device.gemm_peak_flops_per_s(model.activation_dtype());
-  const memory::DeviceMemory device_memory = memory::device_memory_of(device);
-  inputs.extra_report = [scenario, peak, device_memory,
-                         outside](std::span<const RankResult> results) {
-    return llm_report(scenario, peak, device_memory, outside, results);
+  const LlmReportContext context{scenario, peak, memory::device_memory_of(device), device.name};
+  inputs.group_kind = [parallel](const std::string& group) {
+    return llm_group_kind(group, parallel);
   };
+  inputs.stream_label = llm_stream_label;
+  inputs.complete_report = [context](std::span<const RankResult> results,
+                                     report::RunReport& report) {
+    complete_llm_report(context, results, report);
+  };
+  inputs.detail_sections["memory"] = [context](std::span<const RankResult>) {
+    return llm_memory_detail(context);
+  };
+  // The kernel source lives in `inputs`, which outlives every report rendered from it.
+  inputs.detail_sections["workload"] =
+      [context, kernels = inputs.kernel_source.get()](std::span<const RankResult>) {
+        return llm_workload_detail(context, *kernels);
+      };
   return inputs;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 // The LLM branch of `perfsim simulate`: options, inputs (generated traces priced by the kernel
-// models and the collective model) and the LLM report (MFU, streams, exposed communication per
-// group, pipeline bubble).
+// models and the collective model); the report's LLM figures are in llm_report.hpp.
 #include <map>
 #include <span>
 #include <string>
@@ -49,7 +48,10 @@ struct LlmRunSummary {
   // pipeline bubble).
   std::map<std::string, double> comm_us_by_kind;
   std::map<std::string, double> exposed_us_by_kind;
-  double bubble_mean_us = 0;  // exposed p2p time, mean and max over ranks
+  // The pipeline bubble: the part of the exposed p2p time before the transfer started (the
+  // neighbouring stage had not reached its send/receive), mean and max over ranks. The rest
+  // of the exposed p2p time is the transfer itself.
+  double bubble_mean_us = 0;
   double bubble_max_us = 0;
 };
 

@@ -11,6 +11,7 @@
 #include "io/input_file.hpp"
 #include "memory/kineto_memory.hpp"
 #include "memory/llm_memory.hpp"
+#include "memory/memory_report_json.hpp"
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
@@ -52,6 +53,7 @@ struct MemoryOptions {
   std::string device_name;
   double capacity_GB = 0;  // overrides the device's; 0: the device's (unknown without one)
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
+  std::string format = "text";  // text, json (schema perfsim-memory/1) or csv (--llm stages)
 };
 
 memory::DeviceMemory device_memory(const MemoryOptions& options) {
@@ -150,7 +152,12 @@ int run_llm_memory(MemoryOptions& options) {
   const memory::DeviceMemory device = device_memory(options);
   const memory::LlmMemoryEstimate estimate =
       memory::estimate_llm_memory(model, options.parallel, device);
-  std::cout << memory::format_llm_memory(model, options.parallel, estimate, device);
+  if (options.format == "json")
+    std::cout << memory::llm_memory_json(model, options.parallel, estimate, device).dump(2) << "\n";
+  else if (options.format == "csv")
+    std::cout << memory::llm_memory_csv(estimate, device);
+  else
+    std::cout << memory::format_llm_memory(model, options.parallel, estimate, device);
   return 0;
 }
 
@@ -192,6 +199,12 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
                    "(group /memory_timeline)")
       ->excludes(llm_flag);
   command->add_option("--device-name", options->device_name, "device name for the report");
+  command
+      ->add_option("--format", options->format,
+                   "text; json (schema perfsim-memory/1, sizes in bytes, see "
+                   "docs/output-formats.md); csv (--llm only: one row per pipeline stage)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
   add_llm_options(*command, *options, llm_flag);
 
   registry.add(command, RankScope::kRankZeroOnly, [options](const CommandContext&) -> int {
@@ -202,12 +215,19 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
     }
     if (options->trace.empty())
       throw InputError("<command line>", "TRACE", "a trace file is required (or --llm)");
+    if (options->format == "csv")
+      throw InputError("<command line>", "--format",
+                       "csv is the per-stage table of --llm; use json for a trace");
     const memory::DeviceMemory device = device_memory(*options);
     const io::InputBytes input = io::read_input(options->trace);
     if (trace_io::detect_trace_format(input) == trace_io::TraceFormat::kKineto) {
       // A Kineto trace names no tensor storage to replay, but records the allocator itself.
       const memory::KinetoMemoryReport report = memory::kineto_memory_report(
           input.source, trace_io::read_kineto_memory_events(input), device, options->gpu_device);
+      if (options->format == "json") {
+        std::cout << memory::kineto_memory_json(report, device).dump(2) << "\n";
+        return 0;
+      }
       std::cout << memory::format_kineto_memory_report(report);
       std::cout << "  verdict: " << memory::format_verdict(report.verdict, device) << "\n";
       return 0;
@@ -215,6 +235,13 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
     const Trace trace = trace_io::load_trace(input);
     const memory::TraceMemoryReport report =
         memory::trace_memory_report(trace, device, options->gpu_device);
+    if (options->format == "json" && options->timeline_path.empty()) {
+      std::cout << memory::trace_memory_json(report, device).dump(2) << "\n";
+      return 0;
+    }
+    if (options->format == "json")
+      throw InputError("<command line>", "--format",
+                       "json prints the report alone; write --timeline in a separate run");
     std::cout << memory::format_trace_memory_report(report);
     std::cout << "  verdict: " << memory::format_verdict(report.verdict, device) << "\n";
     if (!options->timeline_path.empty()) {

@@ -3,11 +3,14 @@
 // (memory/llm_memory.hpp), simulated best bound first until no remaining layout can enter the
 // top K (planner/plan_search.hpp). Each layout is simulated with one representative rank per
 // pipeline stage (plan_simulation.hpp). Rank 0 only; --jobs simulates layouts on threads.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "devices/device_spec.hpp"
@@ -17,11 +20,13 @@
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/plan_report.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "planner/plan_search.hpp"
+#include "report/summary_screen.hpp"
 #include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 
@@ -51,6 +56,8 @@ struct PlanOptions {
   bool overlap_param_gather = false;
   bool exhaustive = false;
   TopologySize topology_size;  // --nodes, --gpus-per-node
+  std::string format = "text";
+  bool quiet = false;
 };
 
 int run_plan(const PlanOptions& options) {
@@ -90,33 +97,50 @@ int run_plan(const PlanOptions& options) {
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
   request.assets_path = options.assets;
-  std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
-            << topology.name << "), capacity "
-            << memory::format_bytes(device_memory.capacity_bytes.value_or(0))
-            << (options.exhaustive ? ", every fitting layout simulated"
-                                   : ", best lower bound first, pruned when beaten")
-            << "\n";
-  request.progress = [&](const planner::SearchProgress& progress) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (progress.bounded < progress.candidates) {
-      if (progress.bounded == 1 || progress.bounded % 10 == 0)
-        std::fprintf(stderr, "  lower bounds %zu/%zu (%.1f s)\n", progress.bounded,
+  if (!options.quiet)
+    std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
+              << topology.name << "), capacity "
+              << memory::format_bytes(device_memory.capacity_bytes.value_or(0))
+              << (options.exhaustive ? ", every fitting layout simulated"
+                                     : ", best lower bound first, pruned when beaten")
+              << "\n";
+  // Progress only where someone watches: one line rewritten in place on a terminal.
+  if (!options.quiet && isatty(STDERR_FILENO)) {
+    request.progress = [&](const planner::SearchProgress& progress) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      if (progress.bounded < progress.candidates) {
+        std::fprintf(stderr, "\r  lower bounds %zu/%zu (%.1f s)\033[K", progress.bounded,
                      progress.candidates, elapsed);
-    } else if (progress.latest) {
-      std::fprintf(stderr, "  [%3zu/%zu %6.1f s] %-30s %9.3f s (bound %.3f s, best %.3f s)\n",
-                   progress.simulated, progress.candidates, elapsed,
-                   planner::short_layout_name(progress.latest->parallel).c_str(),
-                   progress.latest->iteration_us / 1e6, progress.latest_bound_us / 1e6,
-                   progress.best_us / 1e6);
-    } else {
-      std::fprintf(stderr,
-                   "  %zu layouts not simulated: their lower bound cannot beat the top %zu\n",
-                   progress.pruned, options.top);
-    }
-  };
+      } else if (progress.latest) {
+        std::fprintf(stderr, "\r  simulated %zu/%zu (%.1f s): %s %.3f s, best %.3f s\033[K",
+                     progress.simulated, progress.candidates, elapsed,
+                     planner::short_layout_name(progress.latest->parallel).c_str(),
+                     progress.latest->iteration_us / 1e6, progress.best_us / 1e6);
+      } else {
+        std::fprintf(stderr, "\r\033[K");
+      }
+    };
+  }
   const PlanOutcome outcome = plan_layouts(request);
+  if (request.progress)
+    std::fprintf(stderr, "\r\033[K");
   const planner::SearchResult& result = outcome.search;
+  std::optional<BestLayoutReport> best;
+  if (!result.top.empty())
+    best = best_layout_report(request, result.top.front(), device.name,
+                              device.gemm_peak_flops_per_s(model.activation_dtype()));
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (best) {
+    best->report.wall_s = wall_s;
+  }
+  if (options.format == "json") {
+    std::cout << plan_json(request, outcome, best ? &*best : nullptr, wall_s).dump(2) << "\n";
+    return 0;
+  }
+  if (options.format == "csv") {
+    std::cout << plan_csv(outcome);
+    return 0;
+  }
 
   std::cout << "perfsim plan: " << model.name << " (" << model.layers << " layers, hidden "
             << model.hidden << ", global batch "
@@ -125,7 +149,10 @@ int run_plan(const PlanOptions& options) {
   std::cout << "  " << outcome.layouts << " layouts divide the model, " << outcome.out_of_memory
             << " out of memory, " << result.simulated << " simulated, " << result.pruned
             << " pruned by their lower bound\n";
-  std::cout << "top " << result.top.size() << " by iteration time:\n";
+  if (best)
+    std::cout << "best layout:\n"
+              << report::format_summary_screen(best->report, report::kSummaryScreenLines - 3);
+  std::cout << "\ntop " << result.top.size() << " by iteration time:\n";
   std::cout << planner::format_plan_table(result.top);
   char footer[160];
   std::snprintf(footer, sizeof footer, "planned in %.1f s wall\n", wall_s);
@@ -207,6 +234,14 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
+  command
+      ->add_option("--format", options->format,
+                   "standard output: text (the best layout's summary, then the ranking), json "
+                   "(schema perfsim-plan/1, docs/output-formats.md) or csv (the ranking)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
+  command->add_flag("--quiet", options->quiet,
+                    "no status line on standard error (progress shows only on a terminal)");
   registry.add(command, RankScope::kRankZeroOnly,
                [options](const CommandContext&) { return run_plan(*options); });
 }

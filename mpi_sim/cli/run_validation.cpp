@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "devices/device_spec.hpp"
@@ -120,7 +121,7 @@ double measured_iteration_s(const RunRow& row, const llm::TransformerConfig& mod
 // The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
 // more of it before communication ops, and the batch load as the CPU time of the get_batch op
 // after its host wait (T5 of an op without kernels).
-HostOverheads with_host_cost(HostOverheads overheads, const validation::HostCostPoint& point) {
+HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point) {
   overheads.all_ops.t1 = {point.host_us_per_op, 0.0, 1};
   for (CollectiveKind kind :
        {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
@@ -132,26 +133,58 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::HostCost
   return overheads;
 }
 
-// One row's generated programs, simulated at any host cost on demand (memoized: the fit visits
-// the same points for many folds).
+// One row's generated programs, simulated at any calibration point on demand (memoized: the
+// fit visits the same points for many folds). The GEMM time scale multiplies every GEMM
+// kernel's time: the analytical GEMM time is inversely proportional to the peak fraction it
+// assumes, so this is the programs generated with that fraction divided by the scale
+// (compute-bound GEMMs exactly). The kernels are rescaled in place from their generated
+// times (kept aside) rather than copied: a copy of the programs per point cost more than
+// simulating them.
+struct RowDevice {
+  std::string name;            // the device file's name (an alias in the table resolved)
+  bool measured_gemm = false;  // its file carries a gemm_efficiency fitted on its own GEMMs
+  bool fp8 = false;            // the run's linear layers in FP8 (a measured H100 peak fraction)
+};
+
 class RowModel {
  public:
-  RowModel(SimulationInputs inputs, std::vector<int> ranks)
-      : inputs_(std::move(inputs)), ranks_(std::move(ranks)) {}
+  RowModel(SimulationInputs inputs, std::vector<int> ranks, RowDevice device)
+      : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
+    for (engine::RankProgram& program : inputs_.programs)
+      for (engine::SimOp& op : program.ops)
+        for (engine::SimKernel& kernel : op.kernels)
+          if (kernel.category == KernelCategory::kGemm)
+            gemm_kernels_.push_back({&kernel, kernel.duration_us});
+  }
+  RowModel(const RowModel&) = delete;  // gemm_kernels_ points into inputs_
+  RowModel& operator=(const RowModel&) = delete;
 
-  double iteration_us(const validation::HostCostPoint& point) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = cache_.find(point); it != cache_.end())
-        return it->second;
-    }
+  const std::string& device() const { return device_.name; }
+
+  // A calibration's GEMM time scale holds for the device it was fitted on and, as the nearest
+  // device with data, for a device whose GEMM efficiency nothing measured (the analytical
+  // model's 0.88 of peak is an estimate on every device); not where the device file has its own
+  // fit, nor on FP8 runs, whose GEMM peak fraction comes from a measured H100 benchmark.
+  bool gemm_scale_applies(const EndToEndCalibration& calibration) const {
+    if (calibration.device.empty())
+      return false;
+    if (calibration.device == device_.name)
+      return true;
+    return !device_.measured_gemm && !device_.fp8;
+  }
+
+  double iteration_us(const validation::CalibrationPoint& point) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(point); it != cache_.end())
+      return it->second;
+    for (auto& [kernel, generated_us] : gemm_kernels_)
+      kernel->duration_us = generated_us * point.gemm_time_scale;
     const HostOverheads overheads = with_host_cost(inputs_.overheads, point);
     engine::SymmetricClockSync sync(ranks_);
     double iteration = 0;
     for (const RankResult& result :
          engine::simulate_programs(inputs_.programs, overheads, sync, false))
       iteration = std::max(iteration, result.iteration_us);
-    std::lock_guard<std::mutex> lock(mutex_);
     cache_[point] = iteration;
     return iteration;
   }
@@ -159,8 +192,10 @@ class RowModel {
  private:
   SimulationInputs inputs_;
   std::vector<int> ranks_;
-  std::mutex mutex_;
-  std::map<validation::HostCostPoint, double> cache_;
+  RowDevice device_;
+  std::vector<std::pair<engine::SimKernel*, DurationUs>> gemm_kernels_;  // with generated time
+  std::mutex mutex_;  // one simulation of a row at a time (its kernels are rescaled in place)
+  std::map<validation::CalibrationPoint, double> cache_;
 };
 
 struct SimulatedRow {
@@ -182,7 +217,12 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     prediction.layout = describe_layout(scenario.parallel);
     prediction.measured_s = measured_iteration_s(row, scenario.model);
     std::vector<int> ranks = pipeline_representatives(scenario.parallel);
-    out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks));
+    // By the device file's name, so that an alias in one table matches the name in another.
+    const devices::DeviceSpec device = read_device_argument(row.device);
+    RowDevice row_device{device.name, !device.gemm_efficiency.empty(),
+                         scenario.model.dtype == DType::kFloat8};
+    out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
+                                           std::move(row_device));
     prediction.simulated_s = out.model->iteration_us({}) * 1e-6;
   } catch (const InputError& error) {
     prediction.skipped = error.what();
@@ -219,22 +259,33 @@ std::vector<SimulatedRow> simulate_rows(const validation::RunTable& table,
   return rows;
 }
 
-// Fits on the rows at `indices` (of simulated rows).
+// Fits on the rows at `indices` (of simulated rows); the GEMM time scale only when they all
+// ran on one device (a scale is a property of a device's kernels, not of a table).
 EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<std::size_t>& indices,
                            int jobs) {
   std::vector<double> measured;
-  for (std::size_t index : indices)
+  std::set<std::string> devices;
+  for (std::size_t index : indices) {
     measured.push_back(rows[index].prediction.measured_s * 1e6);
-  return validation::fit_calibration(
+    devices.insert(rows[index].model->device());
+  }
+  const bool one_device = devices.size() == 1;
+  EndToEndCalibration calibration = validation::fit_calibration(
       measured,
-      [&](std::size_t i, const validation::HostCostPoint& point) {
+      [&](std::size_t i, const validation::CalibrationPoint& point) {
         return rows[indices[i]].model->iteration_us(point);
       },
-      jobs);
+      jobs, one_device);
+  if (one_device)
+    calibration.device = *devices.begin();
+  return calibration;
 }
 
 double calibrated_s(SimulatedRow& row, const EndToEndCalibration& calibration) {
-  return (row.model->iteration_us(calibration.host) + calibration.iteration_us) * 1e-6;
+  validation::CalibrationPoint point = calibration.host;
+  if (!row.model->gemm_scale_applies(calibration))
+    point.gemm_time_scale = 1;
+  return (row.model->iteration_us(point) + calibration.iteration_us) * 1e-6;
 }
 
 std::vector<GroupStatistics> group_statistics(const std::vector<RunPrediction>& predictions) {

@@ -1,6 +1,7 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,10 +11,13 @@
 #include <memory>
 
 #include "generators/synthetic_workload.hpp"
+#include "hdf5/column_table.hpp"
+#include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/folded_simulate_run.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
+#include "mpi_sim/cli/simulate_report.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -23,7 +27,6 @@
 #include "perfsim/error.hpp"
 #include "results/perfetto_timeline.hpp"
 #include "results/results_file.hpp"
-#include "results/run_summary.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -34,83 +37,36 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Predicted against measured step ends (relative to the earliest measured step start).
-std::string format_validation(const SimulationInputs& inputs, std::span<const RankResult> results) {
-  std::string out =
-      "validation against the measured ProfilerStep (us from the earliest rank's step start):\n";
-  char line[256];
-  std::snprintf(line, sizeof(line), "%6s %14s %14s %14s %10s\n", "rank", "measured_start",
-                "measured_end", "predicted_end", "error");
-  out += line;
-  double sum_abs_error = 0;
-  TimestampUs measured_last = 0, predicted_last = 0;
-  int compared = 0;
-  for (const auto& step : inputs.measured_steps) {
-    auto result = std::find_if(results.begin(), results.end(),
-                               [&](const RankResult& r) { return r.sim_rank == step.rank; });
-    if (result == results.end())
-      continue;
-    const double error = (result->iteration_us - step.end_us) / step.end_us;
-    sum_abs_error += std::abs(error);
-    ++compared;
-    measured_last = std::max(measured_last, step.end_us);
-    predicted_last = std::max(predicted_last, result->iteration_us);
-    std::snprintf(line, sizeof(line), "%6d %14.1f %14.1f %14.1f %+9.2f%%\n", step.rank,
-                  step.start_us, step.end_us, result->iteration_us, 100 * error);
-    out += line;
-  }
-  if (compared > 0) {
-    std::snprintf(line, sizeof(line),
-                  "synchronized iteration (last step end): measured %.1f us, predicted %.1f us, "
-                  "error %+.2f%%; mean absolute per-rank error %.2f%%\n",
-                  measured_last, predicted_last,
-                  100 * (predicted_last - measured_last) / measured_last,
-                  100 * sum_abs_error / compared);
-    out += line;
-  }
-  return out;
-}
-
 void report_results(const SimulateOptions& options, const SimulationInputs& inputs,
                     std::span<const RankResult> results, double wall_s) {
-  results::SummaryNotes notes;
-  for (const std::string& line : inputs.notes)
-    notes.lines.push_back(line);
-  std::cout << results::format_summary(results, notes);
-  if (inputs.extra_report)
-    std::cout << "\n" << inputs.extra_report(results);
-  if (!inputs.measured_steps.empty())
-    std::cout << "\n" << format_validation(inputs, results);
-  std::size_t ops = 0;
-  for (const RankResult& result : results)
-    ops += result.ops;
-  char speed[200];
-  std::snprintf(
-      speed, sizeof(speed),
-      "\nsimulated %zu ops on %zu ranks in %.3f s wall (%.0f ops/s per rank)\n", ops,
-      results.size(), wall_s,
-      wall_s > 0 ? static_cast<double>(ops) / wall_s / static_cast<double>(results.size()) : 0.0);
-  std::cout << speed;
+  print_simulate_report(options, inputs, results, wall_s, std::cout);
   if (!options.results_path.empty()) {
     std::map<std::string, std::string> attributes = inputs.attributes;
     attributes["perfsim_version"] = PERFSIM_VERSION_STRING;
     results::write_run_results(options.results_path, options.run_name, results, attributes);
-    std::cout << "results: " << options.results_path << " (group /runs/" << options.run_name
-              << ")\n";
   }
-  if (!options.timeline_path.empty()) {
+  if (!options.timeline_path.empty())
     results::write_perfetto_timeline(options.timeline_path, results);
-    std::cout << "timeline: " << options.timeline_path << " (open in ui.perfetto.dev)\n";
+}
+
+// An output that cannot be written fails the run before it simulates, not after (exit 3).
+void check_outputs_writable(const SimulateOptions& options) {
+  if (!options.results_path.empty()) {
+    io::check_writable(options.results_path);
+    h5::check_appendable(options.results_path);
   }
+  if (!options.timeline_path.empty())
+    io::check_writable(options.timeline_path);
 }
 
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
   if (context.mpi_rank != 0)
     return 0;
+  check_outputs_writable(options);
   const auto start = Clock::now();
   SimulationInputs inputs = load_simulation_inputs(
       options, simulated_world_size(options, context.mpi_size), {options.single_rank});
-  inputs.notes.push_back(
+  inputs.warnings.push_back(
       "note: single-rank run: communication is NOT synchronized across ranks; each collective "
       "starts when this rank is ready and lasts its own measured/modelled time");
   engine::UnsynchronizedClockSync sync;
@@ -125,6 +81,8 @@ int run_single_rank(const SimulateOptions& options, const CommandContext& contex
 
 int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
   const auto start = Clock::now();
+  if (context.mpi_rank == 0)
+    check_outputs_writable(options);
   if (run_folded_simulation(
           options, context,
           [&](const SimulationInputs& inputs, std::span<const RankResult> results) {
@@ -136,7 +94,7 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   if (ranks_per_process <= 0) {
     const mpi::ProcessPacking packing = mpi::choose_packing(MPI_COMM_WORLD, world_size);
     ranks_per_process = packing.ranks_per_process;
-    if (packing.packed && context.mpi_rank == 0) {
+    if (packing.packed && context.mpi_rank == 0 && !options.quiet) {
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
                 << packing.cores_per_node << " cores: packing " << ranks_per_process
                 << " simulated ranks per process onto " << packing.active_processes
@@ -158,19 +116,30 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
     if (placement[rank] == context.mpi_rank)
       local_ranks.push_back(rank);
   }
-  if (context.mpi_rank == 0) {
+  if (context.mpi_rank == 0 && !options.quiet) {
     std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.mpi_size
               << " MPI processes (" << ranks_per_process << " per process)\n";
   }
   SimulationInputs inputs = load_simulation_inputs(options, world_size, local_ranks);
   mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
-  if (context.mpi_rank == 0)
+  if (context.mpi_rank == 0 && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
+  const bool show_progress = context.mpi_rank == 0 && !options.quiet && isatty(STDERR_FILENO);
+  if (show_progress) {
+    distributed.progress = [start](const engine::RunProgress& progress) {
+      std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",
+                   progress.ranks_finished, progress.ranks, progress.ops_run / 1e6,
+                   progress.ops_total / 1e6, seconds_since(start));
+    };
+  }
   std::vector<RankResult> results = mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
                                                          inputs.overheads, distributed);
+  if (show_progress)
+    std::fprintf(stderr, "\r\033[K");
   if (context.mpi_rank == 0)
     report_results(options, inputs, results, seconds_since(start));
   return 0;
@@ -252,6 +221,20 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--stall-timeout-s", options.stall_timeout_s,
                  "fail when no cross-process collective completes for this long")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--format", options.format,
+                 "standard output: text (a summary of at most 25 lines first), json (schema "
+                 "perfsim-simulate/1, docs/output-formats.md) or csv (figure,value,unit)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
+  sub.add_option("--detail", options.details,
+                 "text format: tables after the summary: ranks (classes of identical ranks), "
+                 "groups (communication per group kind), streams, memory (every pipeline "
+                 "stage), workload, or all; repeat or comma-separate")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"ranks", "groups", "streams", "memory", "workload", "all"}));
+  sub.add_flag("--quiet", options.quiet,
+               "no status or progress lines on standard error (progress shows only on a "
+               "terminal anyway)");
   add_llm_simulate_options(sub, options.llm);
   add_dlrm_simulate_options(sub, options.dlrm);
 }

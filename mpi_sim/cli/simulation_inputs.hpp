@@ -15,6 +15,9 @@
 #include "perfsim/duration_source.hpp"
 #include "perfsim/host_overheads.hpp"
 #include "perfsim/rank_result.hpp"
+#include "report/detail_tables.hpp"
+#include "report/group_kinds.hpp"
+#include "report/run_report.hpp"
 
 namespace perfsim::cli {
 
@@ -51,6 +54,9 @@ struct SimulateOptions {
   // a measurement of the same run, whatever times the GPU), overheads for execution traces.
   std::string host_timing;
   int stall_timeout_s = 120;
+  std::string format = "text";       // text, json or csv (process 0's standard output)
+  std::vector<std::string> details;  // --detail: ranks, groups, streams, memory, workload, all
+  bool quiet = false;                // no progress or status lines on standard error
   // Folding (folded_simulation.hpp): "" folds generated LLM workloads where proven exact,
   // "auto" the same and also says why other workloads do not fold, "none" never folds.
   std::string fold;
@@ -61,7 +67,8 @@ struct SimulateOptions {
 struct SimulationInputs {
   std::vector<engine::RankProgram> programs;  // this process's ranks, ascending
   HostOverheads overheads;
-  std::vector<std::string> notes;                 // printed above the summary
+  std::vector<std::string> notes;     // inputs and models behind the figures, after the summary
+  std::vector<std::string> warnings;  // caveats printed first, above the answer
   std::map<std::string, std::string> attributes;  // stored with the results
   // Measured steps (ProfilerStep windows) relative to the earliest rank's step start, for the
   // validation table; empty when the traces recorded none.
@@ -73,8 +80,16 @@ struct SimulationInputs {
   std::vector<MeasuredRankStep> measured_steps;
   std::unique_ptr<KernelDurationSource> kernel_source;
   std::unique_ptr<CommDurationSource> comm_source;
-  // Printed after the summary when set (the LLM branch: MFU, streams, bubble).
-  std::function<std::string(std::span<const RankResult>)> extra_report;
+  // How the report names process groups and streams; workloads that know better set them.
+  report::GroupKindOf group_kind = report::group_kind;
+  report::StreamLabelOf stream_label = [](StreamId stream) {
+    return "stream " + std::to_string(stream);
+  };
+  // Adds the workload's figures (LLM: throughput, MFU, memory; DLRM: its rank load) to the
+  // generic report.
+  std::function<void(std::span<const RankResult>, report::RunReport&)> complete_report;
+  // Workload detail sections by `--detail` name ("memory", "workload"), rendered on request.
+  std::map<std::string, std::function<std::string(std::span<const RankResult>)>> detail_sections;
 };
 
 // Simulated ranks: the Kineto trace count, or the synthetic rank count (default: one per

@@ -23,7 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using sweep::SweepSpec;
 
-constexpr int kExitIncomplete = 1;
+// README "Exit codes": the sweep ran, but not every task succeeded.
+constexpr int kExitIncomplete = 4;
 
 struct SweepArguments {
   std::string file;
@@ -97,7 +98,7 @@ int run_run(const SweepArguments& arguments, const RunArguments& run) {
                                                  : sweep::default_launcher(environment);
 
   std::vector<int> indices = run.tasks;
-  int skipped_done = 0, skipped_running = 0;
+  int skipped_done = 0, skipped_running = 0, lost = 0;
   if (run.all) {
     for (const sweep::SweepTask& task : spec.tasks) {
       const sweep::TaskState state = sweep::task_state(spec.directory, task.index);
@@ -105,11 +106,15 @@ int run_run(const SweepArguments& arguments, const RunArguments& run) {
         ++skipped_done;
       else if (!run.force && state == sweep::TaskState::kRunning)
         ++skipped_running;  // by another runner (a Slurm job, another shell)
-      else
+      else {
+        lost += state == sweep::TaskState::kLost ? 1 : 0;
         indices.push_back(task.index);
+      }
     }
     if (skipped_done > 0)
       std::cout << "skipping " << skipped_done << " tasks already done (--force reruns them)\n";
+    if (lost > 0)
+      std::cout << "rerunning " << lost << " lost tasks (their runner on this host is gone)\n";
     if (skipped_running > 0) {
       std::cout << "skipping " << skipped_running
                 << " tasks another runner is running (--force reruns them)\n";

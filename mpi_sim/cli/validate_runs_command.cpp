@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/run_validation.hpp"
 #include "perfsim/error.hpp"
@@ -57,8 +58,13 @@ std::string describe(const validation::EndToEndCalibration& calibration) {
   return "host " + fixed(calibration.host.host_us_per_op, 1) + " us/op + " +
          fixed(calibration.host.host_us_per_collective, 0) + " us/collective, " +
          fixed(calibration.host.host_us_per_micro_batch, 0) + " us/micro-batch, " +
-         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration, fitted on " +
-         calibration.fitted_on;
+         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
+         (calibration.device.empty()
+              ? std::string()
+              : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +
+                    calibration.device +
+                    " (also on devices without GEMM data of their own; not on fp8 runs)") +
+         ", fitted on " + calibration.fitted_on;
 }
 
 void print_text(const RunValidationReport& report, std::ostream& out) {
@@ -137,6 +143,8 @@ void print_json(const RunValidationReport& report, std::ostream& out) {
                                   {"host_us_per_collective", c.host.host_us_per_collective},
                                   {"host_us_per_micro_batch", c.host.host_us_per_micro_batch},
                                   {"iteration_us", c.iteration_us},
+                                  {"gemm_time_scale", c.host.gemm_time_scale},
+                                  {"device", c.device},
                                   {"fitted_on", c.fitted_on}};
   };
   if (report.cross_validated) {
@@ -198,15 +206,7 @@ int run_validate_runs(const ValidateRunsOptions& options) {
     if (options.folds > 1)
       throw InputError("--fit-calibration", "", "cannot be combined with --cv");
     const validation::EndToEndCalibration calibration = fit_calibration_on(table, request);
-    const std::string temporary = options.fit_output + ".tmp";
-    {
-      std::ofstream out(temporary);
-      out << validation::calibration_json(calibration);
-      if (!out)
-        throw InputError(options.fit_output, "", "cannot write");
-    }
-    if (std::rename(temporary.c_str(), options.fit_output.c_str()) != 0)
-      throw InputError(options.fit_output, "", "cannot write");
+    io::write_file_atomically(options.fit_output, validation::calibration_json(calibration));
     std::cout << "calibration fitted on " << calibration.fitted_rows << " runs (IN SAMPLE: mean "
               << "absolute error " << fixed(100 * calibration.fit_mean_abs_error, 2)
               << "%): " << describe(calibration) << "\nwritten to " << options.fit_output << "\n";

@@ -1,13 +1,38 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 
+#include <chrono>
 #include <string>
 
 #include "perfsim/error.hpp"
 
 namespace perfsim::engine {
 
-void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync) {
+namespace {
+
+RunProgress progress_of(std::span<RankSimulator> simulators) {
+  RunProgress progress;
+  progress.ranks = simulators.size();
+  for (const RankSimulator& simulator : simulators) {
+    progress.ranks_finished += simulator.finished() ? 1 : 0;
+    progress.ops_run += simulator.ops_run();
+    progress.ops_total += simulator.ops_total();
+  }
+  return progress;
+}
+
+}  // namespace
+
+void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
+                       const ProgressCallback& progress) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kProgressInterval = std::chrono::milliseconds(500);
+  auto last_progress = Clock::now();
   while (true) {
+    // A clock read costs little next to a round over every rank.
+    if (progress && Clock::now() - last_progress >= kProgressInterval) {
+      last_progress = Clock::now();
+      progress(progress_of(simulators));
+    }
     bool all_finished = true;
     bool moved = false;
     for (RankSimulator& simulator : simulators) {
@@ -34,10 +59,11 @@ void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync) {
     }
     if (listed > 8)
       blocked += "\n  ... and " + std::to_string(listed - 8) + " more ranks";
-    throw RuntimeFailure(
-        "simulation deadlock: no simulated rank can proceed (a collective waits for a member "
+    throw InputError(
+        "the traces", "simulation",
+        "deadlock: no simulated rank can proceed (a collective waits for a member "
         "that never posts it; check the traces' collective order and process groups):" +
-        blocked);
+            blocked);
   }
 }
 

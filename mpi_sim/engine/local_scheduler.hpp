@@ -3,6 +3,7 @@
 // until it needs a collective that has not resolved; when no rank can move, the ClockSync is
 // asked to make progress (MPI completion); when nothing can, the run is a deadlock and fails
 // with the blocked collectives named, instead of hanging.
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -11,7 +12,18 @@
 
 namespace perfsim::engine {
 
-void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync);
+// How far this process's ranks are, for a progress line.
+struct RunProgress {
+  std::size_t ranks_finished = 0;
+  std::size_t ranks = 0;
+  std::size_t ops_run = 0;
+  std::size_t ops_total = 0;
+};
+using ProgressCallback = std::function<void(const RunProgress&)>;
+
+// `progress`, when set, is called about twice a second while ranks run.
+void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
+                       const ProgressCallback& progress = {});
 
 // One simulator per program, run to completion; their results in program order.
 std::vector<RankResult> simulate_programs(std::span<const RankProgram> programs,

@@ -115,7 +115,10 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
   StreamState& stream = stream_state(stream_id);
   const TimestampUs end = posted.timing->end_us;
   if (end > stream.clock_us) {
-    result_.groups[posted.group].exposed_us += end - stream.clock_us;
+    GroupTraffic& traffic = result_.groups[posted.group];
+    traffic.exposed_us += end - stream.clock_us;
+    traffic.exposed_before_start_us +=
+        std::clamp(posted.timing->start_us - stream.clock_us, 0.0, end - stream.clock_us);
     stream.clock_us = end;
   }
 }

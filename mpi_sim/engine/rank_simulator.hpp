@@ -34,6 +34,9 @@ class RankSimulator {
   bool finished() const { return finished_; }
   // Grows whenever the traversal moves (an op ran or a collective resolved).
   std::size_t progress_count() const { return next_op_ + resolved_count_; }
+  // Top-level ops run so far and in all (for progress reports).
+  std::size_t ops_run() const { return next_op_; }
+  std::size_t ops_total() const { return program_.ops.size(); }
   // Which collective blocks this rank (for deadlock reports).
   std::string blocked_on() const;
   // Valid once finished().

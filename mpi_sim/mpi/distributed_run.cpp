@@ -108,7 +108,7 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   for (const engine::RankProgram& program : local_programs) {
     simulators.emplace_back(program, overheads, sync, options.record_timeline);
   }
-  engine::run_to_completion(simulators, sync);
+  engine::run_to_completion(simulators, sync, options.progress);
   if (stats) {
     stats->communicators = sync.communicators();
     stats->reductions = sync.reductions();
@@ -118,8 +118,9 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   for (const engine::RankSimulator& simulator : simulators) {
     local_results.push_back(simulator.result());
   }
-  // Processes finish at different times; those done early must not spin in the gather.
-  quiet_barrier(world);
+  // Processes finish at different times; those done early must not spin in the gather, and
+  // take part in the deadlock watch while they wait.
+  sync.wait_for_all_processes();
   std::ostringstream stream;
   {
     cereal::BinaryOutputArchive archive(stream);

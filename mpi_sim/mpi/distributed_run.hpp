@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/error.hpp"
 #include "perfsim/host_overheads.hpp"
@@ -33,6 +34,7 @@ void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> loca
 struct DistributedOptions {
   bool record_timeline = false;
   std::chrono::seconds stall_timeout{120};
+  engine::ProgressCallback progress;  // this process's ranks, about twice a second
 };
 
 struct DistributedStats {

@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "mpi_sim/mpi/distributed_run.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::mpi {
@@ -12,6 +13,7 @@ MpiClockSync::MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
                            const std::vector<std::pair<std::string, std::vector<int>>>& groups,
                            std::chrono::seconds stall_timeout)
     : world_(world),
+      watch_(world),
       process_of_rank_(std::move(process_of_rank)),
       stall_timeout_(stall_timeout),
       table_([this](int rank) { return process_of_rank_.at(rank) == my_process_; }) {
@@ -82,6 +84,7 @@ void MpiClockSync::start_reduction(std::size_t aggregate_id) {
 
 void MpiClockSync::complete(InFlight& in_flight) {
   in_flight.done = true;
+  ++completed_;
   auto& aggregate = table_.at(engine::CollectiveHandle{in_flight.aggregate});
   const double start = in_flight.receive[0];
   const double duration = in_flight.shortest ? -in_flight.receive[1] : in_flight.receive[1];
@@ -106,7 +109,13 @@ std::optional<engine::CollectiveTiming> MpiClockSync::poll(engine::CollectiveHan
 bool MpiClockSync::make_progress() {
   // Poll rather than block in MPI_Waitany, so that a cycle of waits across processes (a trace
   // that would deadlock for real) ends with an error after the stall timeout, not a hang.
-  const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
+  // While it waits, the process takes part in the deadlock watch: a cycle of waits ends in
+  // seconds, not after the stall timeout (which still bounds a process that stops without
+  // waiting, e.g. one stuck outside perfsim).
+  constexpr auto kJoinWatchAfter = std::chrono::milliseconds(500);
+  const auto now = std::chrono::steady_clock::now();
+  const auto deadline = now + stall_timeout_;
+  auto join_watch_at = now + kJoinWatchAfter;
   auto pause = std::chrono::microseconds(1);
   while (true) {
     std::erase_if(pending_, [this](std::size_t index) { return in_flight_[index].done; });
@@ -120,6 +129,13 @@ bool MpiClockSync::make_progress() {
         return true;
       }
     }
+    if (watch_.in_round() || std::chrono::steady_clock::now() > join_watch_at) {
+      const DeadlockWatch::Verdict verdict = watch_.poll(/*done=*/false, completed_);
+      if (verdict == DeadlockWatch::Verdict::kDeadlock)
+        fail_deadlock();
+      if (verdict != DeadlockWatch::Verdict::kWaiting)
+        join_watch_at = std::chrono::steady_clock::now() + kJoinWatchAfter;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       throw RuntimeFailure("MPI clock sync: no collective completed for " +
                            std::to_string(stall_timeout_.count()) +
@@ -129,6 +145,32 @@ bool MpiClockSync::make_progress() {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
+}
+
+void MpiClockSync::wait_for_all_processes() {
+  auto pause = std::chrono::microseconds(50);
+  while (true) {
+    const DeadlockWatch::Verdict verdict = watch_.poll(/*done=*/true, completed_);
+    if (verdict == DeadlockWatch::Verdict::kAllDone)
+      return;
+    if (verdict == DeadlockWatch::Verdict::kDeadlock)
+      fail_deadlock();
+    if (verdict == DeadlockWatch::Verdict::kWaiting) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(5000));
+    }
+  }
+}
+
+void MpiClockSync::fail_deadlock() const {
+  // Every process reaches this verdict in the same watch round: one message, clean exit.
+  throw AllRanksError(
+      "the traces", "simulation",
+      "deadlock across processes: the simulated ranks of " +
+          std::to_string(watch_.not_done_processes()) +
+          " MPI processes wait on collectives that can never complete (their traces' "
+          "collectives wait on each other in a cycle across process groups; `perfsim simulate` "
+          "in one process lists each blocked rank)");
 }
 
 }  // namespace perfsim::mpi

@@ -15,6 +15,7 @@
 
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/local_collective_table.hpp"
+#include "mpi_sim/mpi/deadlock_watch.hpp"
 
 namespace perfsim::mpi {
 
@@ -34,6 +35,10 @@ class MpiClockSync final : public engine::ClockSync {
   std::optional<engine::CollectiveTiming> poll(engine::CollectiveHandle handle) override;
   bool make_progress() override;
 
+  // After this process's ranks have finished: waits until every process's have, taking part in
+  // the deadlock watch meanwhile. Collective over `world`.
+  void wait_for_all_processes();
+
   std::size_t communicators() const { return communicators_.size(); }
   std::size_t reductions() const { return reductions_; }
 
@@ -48,8 +53,11 @@ class MpiClockSync final : public engine::ClockSync {
   };
   void start_reduction(std::size_t aggregate_id);
   void complete(InFlight& in_flight);
+  [[noreturn]] void fail_deadlock() const;
 
   MPI_Comm world_;
+  DeadlockWatch watch_;
+  long long completed_ = 0;  // reductions completed here: the watch's measure of progress
   int my_process_ = 0;
   std::vector<int> process_of_rank_;
   std::chrono::seconds stall_timeout_;

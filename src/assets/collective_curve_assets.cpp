@@ -49,7 +49,9 @@ void write_collective_curves(const std::string& file_path, const collectives::Cu
   table.attributes["model"] =
       "continuous piecewise sigmoid over bus bytes (seed 001 Sec. IV-A eq. 5-7), "
       "collectives/piecewise_sigmoid.hpp";
-  h5::write_table(file_path, kCollectiveCurvesTable, table, truncate_file);
+  // Curves and residuals land together or not at all.
+  h5::OutputFile output(file_path, truncate_file);
+  output.write_table(kCollectiveCurvesTable, table);
 
   h5::ColumnTable points;
   std::vector<std::string> curve_name;
@@ -71,7 +73,8 @@ void write_collective_curves(const std::string& file_path, const collectives::Cu
   points.add("region", region);
   points.add("measured_us", measured, "us");
   points.add("predicted_us", predicted, "us");
-  h5::write_table(file_path, kCollectiveResidualsTable, points);
+  output.write_table(kCollectiveResidualsTable, points);
+  output.commit();
 }
 
 collectives::CurveSet read_collective_curves(const std::string& file_path) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::h5 {
@@ -119,14 +120,34 @@ const std::vector<std::string>& ColumnTable::strings(const std::string& name) co
   return column_as<std::string>(*this, name, "string");
 }
 
-void write_table(const std::string& file_path, const std::string& group_path,
-                 const ColumnTable& table, bool truncate_file) {
+struct OutputFile::Image {
+  H5::H5File file;
+};
+
+OutputFile::OutputFile(std::string file_path, bool truncate_file)
+    : file_path_(std::move(file_path)), image_(std::make_unique<Image>()) {
+  try {
+    H5::Exception::dontPrint();
+    // The core driver keeps the whole file in memory; without a backing store it never writes.
+    H5::FileAccPropList access;
+    access.setCore(1 << 20, false);
+    const bool append = !truncate_file && std::filesystem::is_regular_file(file_path_);
+    image_->file = H5::H5File(file_path_, append ? H5F_ACC_RDWR : H5F_ACC_TRUNC,
+                              H5::FileCreatPropList::DEFAULT, access);
+  } catch (const H5::Exception& error) {
+    throw RuntimeFailure(file_path_ +
+                         ": cannot open as HDF5 to add to it: " + error.getDetailMsg());
+  }
+}
+
+OutputFile::~OutputFile() = default;
+
+void OutputFile::write_table(const std::string& group_path, const ColumnTable& table) {
   table.rows();  // validates equal lengths before anything is written
   const std::string path = normalize(group_path);
   try {
     H5::Exception::dontPrint();
-    bool exists = std::filesystem::exists(file_path);
-    H5::H5File file(file_path, truncate_file || !exists ? H5F_ACC_TRUNC : H5F_ACC_RDWR);
+    H5::H5File& file = image_->file;
     if (path != "/" && link_exists(file, path))
       H5Ldelete(file.getId(), path.c_str(), H5P_DEFAULT);
     H5::Group group = ensure_group(file, path);
@@ -176,8 +197,46 @@ void write_table(const std::string& file_path, const std::string& group_path,
       }
     }
   } catch (const H5::Exception& error) {
-    throw RuntimeFailure(file_path + ": " + path + ": HDF5 write failed: " + error.getDetailMsg());
+    throw RuntimeFailure(file_path_ + ": " + path + ": HDF5 write failed: " + error.getDetailMsg());
   }
+}
+
+void OutputFile::commit() {
+  std::string bytes;
+  try {
+    H5::Exception::dontPrint();
+    // The superblock's end-of-file address is brought up to date by a flush, not by
+    // H5Fget_file_image alone.
+    image_->file.flush(H5F_SCOPE_GLOBAL);
+    const hid_t id = image_->file.getId();
+    const ssize_t size = H5Fget_file_image(id, nullptr, 0);
+    if (size < 0)
+      throw RuntimeFailure(file_path_ + ": HDF5 could not serialize the file image");
+    bytes.resize(static_cast<std::size_t>(size));
+    if (H5Fget_file_image(id, bytes.data(), bytes.size()) != size)
+      throw RuntimeFailure(file_path_ + ": HDF5 could not serialize the file image");
+    image_->file.close();
+  } catch (const H5::Exception& error) {
+    throw RuntimeFailure(file_path_ + ": HDF5 write failed: " + error.getDetailMsg());
+  }
+  io::write_file_atomically(file_path_, bytes);
+}
+
+void check_appendable(const std::string& file_path) {
+  if (!std::filesystem::is_regular_file(file_path))
+    return;
+  H5::Exception::dontPrint();
+  if (H5Fis_hdf5(file_path.c_str()) <= 0) {
+    throw InputError(file_path, "",
+                     "exists and is not an HDF5 file; runs are added to HDF5 results files only");
+  }
+}
+
+void write_table(const std::string& file_path, const std::string& group_path,
+                 const ColumnTable& table, bool truncate_file) {
+  OutputFile output(file_path, truncate_file);
+  output.write_table(group_path, table);
+  output.commit();
 }
 
 ColumnTable read_table(const std::string& file_path, const std::string& group_path) {

@@ -5,6 +5,7 @@
 // "units" attribute ("us", "bytes", "GBps").
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -27,7 +28,33 @@ struct ColumnTable {
   const std::vector<std::string>& strings(const std::string& name) const;
 };
 
-// Writes `table` as group `group_path` (parents created; an existing group is replaced).
+// An HDF5 file written whole. Tables go into an in-memory image that starts as a copy of the
+// existing file (unless truncating); commit() writes the image through io::write_file_atomically
+// (temporary file + rename). A write that fails (disk full, read-only directory) or is never
+// committed leaves the previous file untouched, and HDF5 itself never meets the I/O error.
+// Throws RuntimeFailure naming the file.
+class OutputFile {
+ public:
+  OutputFile(std::string file_path, bool truncate_file);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Writes `table` as group `group_path` (parents created; an existing group is replaced).
+  void write_table(const std::string& group_path, const ColumnTable& table);
+  void commit();
+
+ private:
+  struct Image;
+  std::string file_path_;
+  std::unique_ptr<Image> image_;
+};
+
+// Before a long computation whose output OutputFile(file_path, false) will add to: throws
+// InputError when file_path exists but is not an HDF5 file (it could never be added to).
+void check_appendable(const std::string& file_path);
+
+// One table into a file at once: OutputFile, write_table, commit.
 void write_table(const std::string& file_path, const std::string& group_path,
                  const ColumnTable& table, bool truncate_file = false);
 ColumnTable read_table(const std::string& file_path, const std::string& group_path);

@@ -61,6 +61,8 @@ double MlpKernelAsset::predict_us(std::span<const double> sizes, DType dtype) co
 }
 
 void write_mlp_asset(const std::string& file_path, const MlpKernelAsset& asset) {
+  // Every table of the asset lands together or not at all.
+  h5::OutputFile output(file_path, /*truncate_file=*/false);
   const std::string group = group_of(asset.name);
   h5::ColumnTable features;
   std::vector<std::string> names;
@@ -83,19 +85,19 @@ void write_mlp_asset(const std::string& file_path, const MlpKernelAsset& asset) 
                          {"training_source", asset.training_source},
                          {"gmae_pct", exact(asset.gmae_pct)},
                          {"mape_pct", exact(asset.mape_pct)}};
-  h5::write_table(file_path, group + "/features", features);
+  output.write_table(group + "/features", features);
 
   h5::ColumnTable normalization;
   normalization.add("input_mean",
                     std::vector<double>(asset.mlp.input_mean.begin(), asset.mlp.input_mean.end()));
   normalization.add("input_scale", std::vector<double>(asset.mlp.input_scale.begin(),
                                                        asset.mlp.input_scale.end()));
-  h5::write_table(file_path, group + "/normalization", normalization);
+  output.write_table(group + "/normalization", normalization);
 
   h5::ColumnTable target;
   target.add("mean", std::vector<double>{asset.mlp.target_mean});
   target.add("scale", std::vector<double>{asset.mlp.target_scale});
-  h5::write_table(file_path, group + "/target", target);
+  output.write_table(group + "/target", target);
 
   for (std::size_t i = 0; i < asset.mlp.layers.size(); ++i) {
     const MlpLayer& layer = asset.mlp.layers[i];
@@ -109,8 +111,9 @@ void write_mlp_asset(const std::string& file_path, const MlpKernelAsset& asset) 
     table.add("values", std::move(values));
     table.attributes = {{"rows", std::to_string(layer.weights.rows())},
                         {"cols", std::to_string(layer.weights.cols())}};
-    h5::write_table(file_path, group + "/layer_" + std::to_string(i), table);
+    output.write_table(group + "/layer_" + std::to_string(i), table);
   }
+  output.commit();
 }
 
 MlpKernelAsset read_mlp_asset(const std::string& file_path, const std::string& name) {

@@ -207,26 +207,4 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
   return out.str();
 }
 
-std::string format_worst_stage_memory(const LlmMemoryEstimate& estimate,
-                                      const DeviceMemory& device) {
-  const StageMemory& worst = estimate.worst();
-  std::ostringstream out;
-  out << "  peak memory per GPU (closed form, worst pipeline stage " << worst.stage << "):\n";
-  auto line = [&](const char* label, Bytes bytes) {
-    char text[160];
-    std::snprintf(text, sizeof text, "    %-24s %12s\n", label, format_bytes(bytes).c_str());
-    out << text;
-  };
-  line("parameters", worst.parameter_bytes);
-  if (worst.fp8_weight_bytes > 0)
-    line("fp8 weight copies", worst.fp8_weight_bytes);
-  line("gradients", worst.gradient_bytes);
-  line("optimizer state", worst.optimizer_bytes);
-  line("activations", worst.activation_bytes);
-  line("context", worst.context_bytes);
-  line("total", worst.total_bytes);
-  out << "    verdict: " << format_verdict(estimate.verdict, device) << "\n";
-  return out.str();
-}
-
 }  // namespace perfsim::memory

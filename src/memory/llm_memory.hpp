@@ -93,8 +93,4 @@ std::string format_llm_memory(const generators::llm::TransformerConfig& model,
                               const generators::llm::ParallelConfig& parallel,
                               const LlmMemoryEstimate& estimate, const DeviceMemory& device);
 
-// One line per category of the worst stage, then the verdict: for `simulate --model` reports.
-std::string format_worst_stage_memory(const LlmMemoryEstimate& estimate,
-                                      const DeviceMemory& device);
-
 }  // namespace perfsim::memory

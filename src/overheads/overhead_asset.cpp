@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "io/input_file.hpp"
 #include "perfsim/error.hpp"
 
@@ -210,11 +211,7 @@ HostOverheads host_overheads_from_json(const std::string& json, const std::strin
 }
 
 void save_host_overheads(const HostOverheads& overheads, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << host_overheads_to_json(overheads);
-  out.close();
-  if (!out)
-    throw RuntimeFailure(path + ": cannot write the host-overhead asset");
+  io::write_file_atomically(path, host_overheads_to_json(overheads));
 }
 
 HostOverheads load_host_overheads(const std::string& path) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::results {
@@ -51,12 +52,7 @@ std::int64_t thread_of(std::int64_t lane) {
   return lane < 0 ? 0 : lane + 1;
 }
 
-}  // namespace
-
-void write_perfetto_timeline(const std::string& file_path, std::span<const RankResult> results) {
-  std::ofstream out(file_path);
-  if (!out)
-    throw InputError(file_path, "", "cannot open timeline file for writing");
+void write_timeline(std::ostream& out, std::span<const RankResult> results) {
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   bool first = true;
   auto emit = [&](const std::string& event) {
@@ -105,8 +101,12 @@ void write_perfetto_timeline(const std::string& file_path, std::span<const RankR
     }
   }
   out << "\n]}\n";
-  if (!out)
-    throw InputError(file_path, "", "write failed");
+}
+
+}  // namespace
+
+void write_perfetto_timeline(const std::string& file_path, std::span<const RankResult> results) {
+  io::write_file_atomically(file_path, [&](std::ostream& out) { write_timeline(out, results); });
 }
 
 }  // namespace perfsim::results

@@ -1,14 +1,20 @@
 #include "results/results_file.hpp"
 
+#include <chrono>
 #include <vector>
 
 #include "hdf5/column_table.hpp"
+#include "io/file_lock.hpp"
 
 namespace perfsim::results {
 namespace {
 
 constexpr const char* kCategoryColumns[kCategoryCount] = {
     "embedding_lookup_us", "gemm_us", "memory_us", "other_us", "communication_us"};
+
+// Another writer holds the lock only while it copies the file and adds one run (milliseconds
+// to seconds); a wait this long means it is stuck, not busy.
+constexpr std::chrono::milliseconds kResultsLockTimeout{std::chrono::minutes(5)};
 
 }  // namespace
 
@@ -46,7 +52,7 @@ void write_run_results(const std::string& file_path, const std::string& run_name
   ranks.add("ops", ops);
   ranks.add("kernels", kernels);
   ranks.attributes = run_attributes;
-  h5::write_table(file_path, base + "/ranks", ranks);
+  // Built whole before the lock is taken, so the lock is held for the file work alone.
 
   h5::ColumnTable streams;
   std::vector<std::int64_t> stream_rank, stream_id;
@@ -68,12 +74,11 @@ void write_run_results(const std::string& file_path, const std::string& run_name
   for (std::size_t c = 0; c < kCategoryCount; ++c) {
     streams.add(kCategoryColumns[c], stream_categories[c], "us");
   }
-  h5::write_table(file_path, base + "/streams", streams);
 
   h5::ColumnTable groups;
   std::vector<std::int64_t> group_rank, collectives, bytes;
   std::vector<std::string> names;
-  std::vector<double> time, exposed;
+  std::vector<double> time, exposed, exposed_before_start;
   for (const RankResult& result : results) {
     for (const auto& [name, traffic] : result.groups) {
       group_rank.push_back(result.sim_rank);
@@ -82,6 +87,7 @@ void write_run_results(const std::string& file_path, const std::string& run_name
       bytes.push_back(traffic.bytes);
       time.push_back(traffic.time_us);
       exposed.push_back(traffic.exposed_us);
+      exposed_before_start.push_back(traffic.exposed_before_start_us);
     }
   }
   groups.add("rank", group_rank);
@@ -90,7 +96,16 @@ void write_run_results(const std::string& file_path, const std::string& run_name
   groups.add("bytes", bytes, "bytes");
   groups.add("time_us", time, "us");
   groups.add("exposed_us", exposed, "us");
-  h5::write_table(file_path, base + "/groups", groups);
+  groups.add("exposed_before_start_us", exposed_before_start, "us");
+
+  // Runs that share one results file append one after another: each reads the file as the
+  // previous writer left it, adds its run, and renames the new file into place.
+  const io::FileLock lock(file_path, kResultsLockTimeout);
+  h5::OutputFile output(file_path, /*truncate_file=*/false);
+  output.write_table(base + "/ranks", ranks);
+  output.write_table(base + "/streams", streams);
+  output.write_table(base + "/groups", groups);
+  output.commit();
 }
 
 }  // namespace perfsim::results

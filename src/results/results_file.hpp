@@ -4,7 +4,8 @@
 //   ranks   — one row per simulated rank: iteration, CPU, kernel time, GPU busy/idle and the
 //             seed 001 Fig. 2 breakdown, in us
 //   streams — one row per (rank, stream): busy time and breakdown
-//   groups  — one row per (rank, process group): collectives, bytes, time, exposed time
+//   groups  — one row per (rank, process group): collectives, bytes, time, exposed time and
+//             the part of it before the collective started (waiting for its peers)
 // Run attributes (inputs and their hashes, duration sources, perfsim version) sit on the
 // ranks table.
 #include <map>

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 #include "sweep/child_process.hpp"
 
@@ -94,11 +95,7 @@ SubmissionScripts slurm_scripts(const SweepSpec& spec, const SubmitOptions& opti
 void write_scripts(const SubmissionScripts& scripts) {
   auto write = [](const fs::path& path, const std::string& text) {
     fs::create_directories(path.parent_path());
-    std::ofstream out(path);
-    out << text;
-    if (!out)
-      throw RuntimeFailure(path.string() + ": cannot write the sbatch script");
-    out.close();
+    io::write_file_atomically(path, text);
     fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
   };

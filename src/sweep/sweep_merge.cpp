@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 #include "sweep/table_text.hpp"
 #include "sweep/task_figures.hpp"
@@ -131,10 +132,7 @@ void write_merged(const SweepSpec& spec, const MergedSweep& merged) {
   const std::filesystem::path h5_path = spec.directory / "merged.h5";
   h5::write_table(h5_path.string(), kMergedGroup, merged.table, /*truncate_file=*/true);
   const std::filesystem::path csv_path = spec.directory / "merged.csv";
-  std::ofstream csv(csv_path);
-  csv << table_to_csv(merged.table);
-  if (!csv)
-    throw RuntimeFailure(csv_path.string() + ": cannot write the merged CSV");
+  io::write_file_atomically(csv_path, table_to_csv(merged.table));
 }
 
 }  // namespace perfsim::sweep

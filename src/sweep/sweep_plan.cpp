@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 #include "sweep/child_process.hpp"
 #include "sweep/table_text.hpp"
@@ -69,14 +70,8 @@ std::filesystem::path write_plan(const SweepSpec& spec) {
   }
   std::filesystem::create_directories(spec.directory);
   const std::filesystem::path table_path = spec.directory / "tasks.csv";
-  std::ofstream table(table_path);
-  table << table_to_csv(task_table(spec));
-  if (!table)
-    throw RuntimeFailure(table_path.string() + ": cannot write the task table");
-  std::ofstream copy_out(copy);
-  copy_out << text;
-  if (!copy_out)
-    throw RuntimeFailure(copy.string() + ": cannot write the sweep file's copy");
+  io::write_file_atomically(table_path, table_to_csv(task_table(spec)));
+  io::write_file_atomically(copy, text);
   return copy;
 }
 

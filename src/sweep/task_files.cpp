@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::sweep {
@@ -24,21 +25,70 @@ std::string this_host() {
   return name;
 }
 
+std::string first_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// This boot of the machine: a marker from an earlier boot belongs to a process that is gone.
+std::string this_boot() {
+  return first_line("/proc/sys/kernel/random/boot_id");
+}
+
+// The state letter and start time (clock ticks after boot) of a process, from
+// /proc/PID/stat; empty when there is no such process. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted after its closing parenthesis.
+struct ProcessStat {
+  char state = 0;
+  std::string start_ticks;
+};
+ProcessStat process_stat(long pid) {
+  const std::string line = first_line("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t name_end = line.rfind(')');
+  if (name_end == std::string::npos)
+    return {};
+  std::istringstream fields(line.substr(name_end + 1));
+  ProcessStat stat;
+  fields >> stat.state;
+  std::string field;
+  for (int index = 4; index < 22 && fields >> field; ++index) {
+  }
+  fields >> stat.start_ticks;  // field 22
+  return stat;
+}
+
 // A running marker written on this host whose process is gone: the task died without a
-// record (killed, node rebooted). On another host we cannot tell, so it stays "running".
+// record (killed with its process group, node rebooted). A killed runner that its parent has
+// not reaped yet is a zombie, and its pid may be reused by an unrelated process: both count
+// as gone. On another host we cannot tell, so the task stays "running".
 bool marker_is_stale(const fs::path& marker) {
   std::ifstream in(marker);
-  std::string key, host;
+  std::string key, host, boot, start_ticks;
   long pid = 0;
   while (in >> key) {
     if (key == "host:")
       in >> host;
     else if (key == "pid:")
       in >> pid;
+    else if (key == "boot_id:")
+      in >> boot;
+    else if (key == "start_ticks:")
+      in >> start_ticks;
   }
   if (host != this_host() || pid <= 0)
     return false;
-  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  if (!boot.empty() && !this_boot().empty() && boot != this_boot())
+    return true;
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+    return true;
+  const ProcessStat stat = process_stat(pid);
+  if (stat.state == 0)  // no /proc (not Linux): the process exists
+    return false;
+  if (stat.state == 'Z' || stat.state == 'X')
+    return true;
+  return !start_ticks.empty() && stat.start_ticks != start_ticks;
 }
 
 }  // namespace
@@ -72,13 +122,9 @@ TaskPaths task_paths(const fs::path& sweep_directory, int task_index) {
 
 void write_failure(const TaskPaths& paths, const TaskFailure& failure) {
   fs::create_directories(paths.failure.parent_path());
-  std::ofstream out(paths.failure);
-  out << "exit_status: " << failure.exit_status << "\n"
-      << "command: " << failure.command << "\n"
-      << "stderr_tail:\n"
-      << failure.stderr_tail;
-  if (!out)
-    throw RuntimeFailure(paths.failure.string() + ": cannot write the failure record");
+  io::write_file_atomically(paths.failure, "exit_status: " + std::to_string(failure.exit_status) +
+                                               "\ncommand: " + failure.command +
+                                               "\nstderr_tail:\n" + failure.stderr_tail);
 }
 
 TaskFailure read_failure(const TaskPaths& paths) {
@@ -110,6 +156,13 @@ void write_running_marker(const TaskPaths& paths) {
   std::ofstream out(paths.running);
   out << "host: " << this_host() << "\npid: " << getpid()
       << "\nstarted_unix_s: " << std::time(nullptr) << "\n";
+  // Tell this process from a later one with the same pid (see marker_is_stale).
+  const std::string boot = this_boot();
+  const ProcessStat self = process_stat(getpid());
+  if (!boot.empty())
+    out << "boot_id: " << boot << "\n";
+  if (!self.start_ticks.empty())
+    out << "start_ticks: " << self.start_ticks << "\n";
   if (!out)
     throw RuntimeFailure(paths.running.string() + ": cannot write the running marker");
 }

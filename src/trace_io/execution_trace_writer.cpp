@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/atomic_file.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim {
@@ -330,12 +331,7 @@ void write_execution_trace(const Trace& trace, std::ostream& out) {
 }
 
 void write_execution_trace_file(const Trace& trace, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    throw RuntimeFailure("cannot write execution trace " + path);
-  write_execution_trace(trace, out);
-  if (!out)
-    throw RuntimeFailure("error while writing execution trace " + path);
+  io::write_file_atomically(path, [&](std::ostream& out) { write_execution_trace(trace, out); });
 }
 
 }  // namespace perfsim

@@ -46,7 +46,7 @@ double best_offset(std::span<const double> measured, std::span<const double> sim
   return 0;
 }
 
-std::vector<double> simulate_all(std::size_t rows, const HostCostPoint& point,
+std::vector<double> simulate_all(std::size_t rows, const CalibrationPoint& point,
                                  const RowSimulator& simulate, int jobs) {
   std::vector<double> out(rows);
   std::atomic<std::size_t> next{0};
@@ -64,12 +64,12 @@ std::vector<double> simulate_all(std::size_t rows, const HostCostPoint& point,
 }
 
 struct Candidate {
-  HostCostPoint point;
+  CalibrationPoint point;
   double offset_us = 0;
   double error = std::numeric_limits<double>::infinity();
 };
 
-Candidate score(std::span<const double> measured, const HostCostPoint& point,
+Candidate score(std::span<const double> measured, const CalibrationPoint& point,
                 const RowSimulator& simulate, int jobs) {
   const std::vector<double> simulated = simulate_all(measured.size(), point, simulate, jobs);
   Candidate candidate;
@@ -105,6 +105,19 @@ EndToEndCalibration parse_calibration(std::string_view json_text, const std::str
   calibration.host.host_us_per_collective = non_negative(doc, "host_us_per_collective", source);
   calibration.host.host_us_per_micro_batch = non_negative(doc, "host_us_per_micro_batch", source);
   calibration.iteration_us = non_negative(doc, "iteration_us", source);
+  if (doc.contains("gemm_time_scale")) {
+    const double scale = non_negative(doc, "gemm_time_scale", source);
+    if (scale < 0.1 || scale > 10)
+      throw InputError(source, "gemm_time_scale", "must be in [0.1, 10]");
+    calibration.host.gemm_time_scale = scale;
+  }
+  if (doc.contains("device")) {
+    if (!doc["device"].is_string())
+      throw InputError(source, "device", "must be a device name");
+    calibration.device = doc["device"].get<std::string>();
+  }
+  if (calibration.host.gemm_time_scale != 1 && calibration.device.empty())
+    throw InputError(source, "device", "a gemm_time_scale other than 1 needs the device it is for");
   if (doc.contains("fitted_on") && doc["fitted_on"].is_string())
     calibration.fitted_on = doc["fitted_on"].get<std::string>();
   if (calibration.fitted_on.empty())
@@ -127,36 +140,47 @@ std::string calibration_json(const EndToEndCalibration& calibration) {
   doc["host_us_per_collective"] = calibration.host.host_us_per_collective;
   doc["host_us_per_micro_batch"] = calibration.host.host_us_per_micro_batch;
   doc["iteration_us"] = calibration.iteration_us;
+  doc["gemm_time_scale"] = calibration.host.gemm_time_scale;
+  doc["device"] = calibration.device;
   doc["fitted_on"] = calibration.fitted_on;
   doc["fitted_rows"] = calibration.fitted_rows;
   doc["fit_mean_abs_error"] = calibration.fit_mean_abs_error;
   doc["note"] =
       "CPU time per top-level op, extra per communication call, per micro-batch load (after a "
-      "host wait), and a fixed per-iteration cost. Fitted by `perfsim validate runs "
+      "host wait), a fixed per-iteration cost, and measured over modelled GEMM time on `device` "
+      "(applied to that device only). Fitted by `perfsim validate runs "
       "--fit-calibration`; fit_mean_abs_error is in-sample.";
   return doc.dump(2) + "\n";
 }
 
-const HostCostAxes& host_cost_axes() {
-  static const HostCostAxes axes{steps(4.0, 20), steps(20.0, 20), steps(250.0, 32)};
+const CalibrationAxes& calibration_axes() {
+  static const CalibrationAxes axes = [] {
+    CalibrationAxes made{steps(4.0, 20), steps(20.0, 20), steps(250.0, 32), {}};
+    for (int i = 0; i <= 35; ++i)
+      made.gemm_time_scale.push_back((80 + 2 * i) / 100.0);  // 0.80 .. 1.50, 1 exactly
+    return made;
+  }();
   return axes;
 }
 
 EndToEndCalibration fit_calibration(std::span<const double> measured_us,
-                                    const RowSimulator& simulate, int jobs) {
+                                    const RowSimulator& simulate, int jobs,
+                                    bool fit_gemm_time_scale) {
   EndToEndCalibration fitted;
   if (measured_us.empty())
     return fitted;
-  const HostCostAxes& axes = host_cost_axes();
-  const std::vector<double>* values[3] = {&axes.per_op_us, &axes.per_collective_us,
-                                          &axes.per_micro_batch_us};
-  auto coordinate = [](HostCostPoint& point, int axis) -> double& {
+  const CalibrationAxes& axes = calibration_axes();
+  const std::vector<double>* values[4] = {&axes.per_op_us, &axes.per_collective_us,
+                                          &axes.per_micro_batch_us, &axes.gemm_time_scale};
+  const int axis_count = fit_gemm_time_scale ? 4 : 3;
+  auto coordinate = [](CalibrationPoint& point, int axis) -> double& {
     return axis == 0   ? point.host_us_per_op
            : axis == 1 ? point.host_us_per_collective
-                       : point.host_us_per_micro_batch;
+           : axis == 2 ? point.host_us_per_micro_batch
+                       : point.gemm_time_scale;
   };
-  std::map<HostCostPoint, Candidate> scored;
-  auto evaluate = [&](const HostCostPoint& point) {
+  std::map<CalibrationPoint, Candidate> scored;
+  auto evaluate = [&](const CalibrationPoint& point) {
     auto it = scored.find(point);
     if (it == scored.end())
       it = scored.emplace(point, score(measured_us, point, simulate, jobs)).first;
@@ -164,12 +188,17 @@ EndToEndCalibration fit_calibration(std::span<const double> measured_us,
   };
   // Pattern search on the grid indices: from zero host cost, try steps of 8, 4, 2 and 1 grid
   // points along each axis and move while the error falls.
-  int index[3] = {0, 0, 0};
-  Candidate best = evaluate(HostCostPoint{});
+  const auto unit_scale =
+      std::min_element(axes.gemm_time_scale.begin(), axes.gemm_time_scale.end(),
+                       [](double a, double b) { return std::abs(a - 1) < std::abs(b - 1); });
+  int index[4] = {0, 0, 0, static_cast<int>(unit_scale - axes.gemm_time_scale.begin())};
+  CalibrationPoint start;
+  start.gemm_time_scale = *unit_scale;
+  Candidate best = evaluate(start);
   for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
     bool moved = false;
     for (int step : {8, 4, 2, 1}) {
-      for (int axis = 0; axis < 3; ++axis) {
+      for (int axis = 0; axis < axis_count; ++axis) {
         const int size = static_cast<int>(values[axis]->size());
         for (bool improved = true; improved;) {
           improved = false;
@@ -177,7 +206,7 @@ EndToEndCalibration fit_calibration(std::span<const double> measured_us,
             const int next = index[axis] + direction * step;
             if (next < 0 || next >= size)
               continue;
-            HostCostPoint point = best.point;
+            CalibrationPoint point = best.point;
             coordinate(point, axis) = (*values[axis])[static_cast<std::size_t>(next)];
             const Candidate candidate = evaluate(point);
             if (candidate.error < best.error - 1e-12) {

@@ -12,6 +12,10 @@
 //                           waited for the GPU (get_batch copies the batch sizes to the host).
 //   iteration_us            a fixed cost per iteration outside the traced ops (the scheduler's
 //                           bookkeeping, logging, the loss scaler's and gradient norm's syncs).
+//   gemm_time_scale         the GPU side: measured GEMM time over the analytical model's on the
+//                           one device the table ran on (1.1 = cuBLAS reaches 1/1.1 of the peak
+//                           fraction the device file assumes). Applied only to that device, and
+//                           fitted only when every fitting row ran on one device.
 // Stored as JSON ("perfsim-llm-calibration/1") with the table it was fitted on.
 #include <cstddef>
 #include <functional>
@@ -22,23 +26,19 @@
 
 namespace perfsim::validation {
 
-// The host costs a simulation runs with.
-struct HostCostPoint {
+// The host costs and GEMM time scale a simulation runs with.
+struct CalibrationPoint {
   double host_us_per_op = 0;
   double host_us_per_collective = 0;
   double host_us_per_micro_batch = 0;
+  double gemm_time_scale = 1;
 
-  bool operator<(const HostCostPoint& other) const {
-    if (host_us_per_op != other.host_us_per_op)
-      return host_us_per_op < other.host_us_per_op;
-    if (host_us_per_collective != other.host_us_per_collective)
-      return host_us_per_collective < other.host_us_per_collective;
-    return host_us_per_micro_batch < other.host_us_per_micro_batch;
-  }
+  auto operator<=>(const CalibrationPoint&) const = default;
 };
 
 struct EndToEndCalibration {
-  HostCostPoint host;
+  CalibrationPoint host;
+  std::string device;  // whose GEMM time host.gemm_time_scale scales; "" = none (scale 1)
   double iteration_us = 0;
   std::string fitted_on;  // the run table (and rows) it was fitted on; "" = not calibrated
   std::size_t fitted_rows = 0;
@@ -50,21 +50,24 @@ EndToEndCalibration load_calibration(const std::string& path);
 std::string calibration_json(const EndToEndCalibration& calibration);
 
 // The values each host cost is searched over (one simulation of every row per point visited).
-struct HostCostAxes {
+struct CalibrationAxes {
   std::vector<double> per_op_us;
   std::vector<double> per_collective_us;
   std::vector<double> per_micro_batch_us;
+  std::vector<double> gemm_time_scale;  // the search starts at its value 1
 };
-const HostCostAxes& host_cost_axes();
+const CalibrationAxes& calibration_axes();
 
 // The simulated iteration of fitting row `row` (without the per-iteration term) at `point`.
 // Called from up to `jobs` threads at once for different rows.
-using RowSimulator = std::function<double(std::size_t row, const HostCostPoint& point)>;
+using RowSimulator = std::function<double(std::size_t row, const CalibrationPoint& point)>;
 
-// Minimizes the mean absolute relative error over the rows: coordinate descent over the three
-// host costs on host_cost_axes() (starting at zero), the per-iteration term solved for each
-// candidate in closed form (the weighted median of the residuals, kept non-negative).
+// Minimizes the mean absolute relative error over the rows: pattern search over the three
+// host costs on calibration_axes() (starting at zero) and, with fit_gemm_time_scale, the GEMM
+// time scale (starting at 1); the per-iteration term solved for each candidate in closed form
+// (the weighted median of the residuals, kept non-negative).
 EndToEndCalibration fit_calibration(std::span<const double> measured_us,
-                                    const RowSimulator& simulate, int jobs = 1);
+                                    const RowSimulator& simulate, int jobs = 1,
+                                    bool fit_gemm_time_scale = false);
 
 }  // namespace perfsim::validation

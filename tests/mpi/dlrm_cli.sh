@@ -32,7 +32,8 @@ status=$?
 cat "$out"
 [ "$status" -eq 0 ] || fail "simulate --dlrm exited with $status"
 grep -q "collectives match across ranks" "$out" || fail "collectives not checked"
-grep -qE "^  iteration time +[0-9]+\.[0-9]+ ms" "$out" || fail "no DLRM iteration time"
+grep -qE "^iteration time +[0-9]+\.[0-9]+ ms" "$out" || fail "no DLRM iteration time"
+grep -q "^DLRM dlrm-param-8xv100: 8 GPUs" "$out" || fail "no DLRM workload line"
 
 timeout 60 "$perfsim" shard "$configs/dlrm/dlrm-param-8xv100.json" --memory-cap-GB 0.5 \
   --topology "$configs/topologies/dgx1-v100.json" --device "$configs/devices/V100-SXM2.json" \

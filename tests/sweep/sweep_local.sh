@@ -33,8 +33,8 @@ check_small_synthetic_table "$work/small"
 
 # Task 5 run by hand gives the iteration time the merged table holds.
 args="$(awk -F, 'NR == 7 {print $NF}' small/tasks.csv)"
-eval "mpirun --oversubscribe -n 4 \"$perfsim\" simulate $args --results direct.h5" > direct.txt
-direct="$(sed -n 's/^predicted iteration time: \([0-9.]*\) us.*/\1/p' direct.txt)"
+eval "mpirun --oversubscribe -n 4 \"$perfsim\" simulate $args --results direct.h5 --format json" > direct.json
+direct="$(sed -n 's/^  "iteration_us": \([0-9.e+-]*\),$/\1/p' direct.json)"
 merged="$(awk -F, 'NR == 7 {print $9}' small/merged.csv)"
 awk -v a="$direct" -v b="$merged" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 + 1e-9 * b) }' ||
   fail "task 5: direct simulate $direct us, merged $merged us"
@@ -43,7 +43,7 @@ awk -v a="$direct" -v b="$merged" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(
 "$perfsim" sweep run "$sweep" --dir "$work/small" --all | tee rerun.txt
 grep -q "skipping 6 tasks already done" rerun.txt || fail "run --all reran done tasks"
 
-# A failing task: reported by index, with its exit status and stderr, merge exits 1.
+# A failing task: reported by index, with its exit status and stderr, merge exits 4.
 failing="$source_dir/tests/sweep/failing.json"
 set +e
 "$perfsim" sweep run "$failing" --dir "$work/failing" --all > failing-run.txt
@@ -52,8 +52,8 @@ run_status=$?
 merge_status=$?
 set -e
 cat failing-run.txt failing-merge.txt
-[ "$run_status" -eq 1 ] || fail "run --all with a failing task exited $run_status, want 1"
-[ "$merge_status" -eq 1 ] || fail "merge of an incomplete sweep exited $merge_status, want 1"
+[ "$run_status" -eq 4 ] || fail "run --all with a failing task exited $run_status, want 4"
+[ "$merge_status" -eq 4 ] || fail "merge of an incomplete sweep exited $merge_status, want 4"
 grep -q "^failed tasks (1): 1$" failing-merge.txt || fail "merge did not report task 1 failed"
 grep -q "no-such-model.json" failing-merge.txt || fail "merge did not show the failing stderr"
 awk -F, 'NR == 3 && $2 == "failed" && $NF != "" {ok = 1} END {exit !ok}' failing/merged.csv ||

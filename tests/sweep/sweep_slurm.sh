@@ -169,7 +169,7 @@ failing_merge="$(sed -n 's/^submitted merge job \([0-9]*\).*/\1/p' submit-failin
 [ -n "$failing_merge" ] || fail "slurm/submit-sweep printed no merge job"
 wait_for_jobs
 failing_state="$(scontrol -o show job "$failing_merge" | sed -n 's/.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1 \2/p')"
-[ "$failing_state" = "FAILED 1:0" ] || fail "merge of the failing sweep: '$failing_state', want 'FAILED 1:0'"
+[ "$failing_state" = "FAILED 4:0" ] || fail "merge of the failing sweep: '$failing_state', want 'FAILED 4:0' (exit 4: incomplete)"
 grep -q "^failed tasks (1): 1$" "$work/failing/slurm/merge-$failing_merge.out" ||
   fail "the merge job did not report task 1 failed"
 "$perfsim" sweep submit "$failing" --dir "$work/failing" --only-failed | tee resubmit.txt

@@ -49,6 +49,8 @@ TEST(ResultWriters, ResultsFileHoldsRankStreamAndGroupTables) {
   h5::ColumnTable groups = h5::read_table(path, "/runs/run-a/groups");
   EXPECT_EQ(groups.strings("group"), (std::vector<std::string>{"world", "world"}));
   EXPECT_EQ(groups.doubles("exposed_us"), (std::vector<double>{0, 25}));
+  // The part of the exposed time before the collectives started (none set here).
+  EXPECT_EQ(groups.doubles("exposed_before_start_us"), (std::vector<double>{0, 0}));
   EXPECT_EQ(h5::list_groups(path, "/runs"), (std::vector<std::string>{"run-a", "run-b"}));
   std::filesystem::remove(path);
 }

@@ -2,6 +2,7 @@
 // end-to-end calibration fit (validation/end_to_end_calibration.hpp), on hand-computed cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -45,9 +46,9 @@ TEST(RunStatistics, RegretOfThePick) {
 // Rows whose simulation is linear in the host costs with row-specific weights: the fit must
 // find the costs and the per-iteration term that generated the measurements.
 TEST(EndToEndCalibration, RecoversGeneratingParameters) {
-  const HostCostAxes& axes = host_cost_axes();
-  const HostCostPoint truth{axes.per_op_us.at(5), axes.per_collective_us.at(3),
-                            axes.per_micro_batch_us.at(7)};
+  const CalibrationAxes& axes = calibration_axes();
+  const CalibrationPoint truth{axes.per_op_us.at(5), axes.per_collective_us.at(3),
+                               axes.per_micro_batch_us.at(7)};
   const double iteration = 1500.0;
   struct Row {
     double base, ops, collectives, batches;
@@ -56,7 +57,7 @@ TEST(EndToEndCalibration, RecoversGeneratingParameters) {
   for (int i = 0; i < 24; ++i)
     rows.push_back({20'000.0 + 3'000.0 * i, 400.0 + 150.0 * (i % 5), 20.0 + 35.0 * (i % 3),
                     static_cast<double>(1 << (i % 4))});
-  auto simulated = [&](std::size_t i, const HostCostPoint& point) {
+  auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
     const Row& row = rows[i];
     return row.base + row.ops * point.host_us_per_op +
            row.collectives * point.host_us_per_collective +
@@ -77,13 +78,14 @@ TEST(EndToEndCalibration, RecoversGeneratingParameters) {
 TEST(EndToEndCalibration, IterationTermNeverNegative) {
   const std::vector<double> measured{100.0};
   const EndToEndCalibration fitted =
-      fit_calibration(measured, [](std::size_t, const HostCostPoint&) { return 150.0; });
+      fit_calibration(measured, [](std::size_t, const CalibrationPoint&) { return 150.0; });
   EXPECT_GE(fitted.iteration_us, 0.0);
 }
 
 TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
   EndToEndCalibration calibration;
-  calibration.host = {12.5, 40, 750};
+  calibration.host = {12.5, 40, 750, 1.12};
+  calibration.device = "A100-80GB";
   calibration.iteration_us = 3000;
   calibration.fitted_on = "runs.csv";
   calibration.fitted_rows = 7;
@@ -92,6 +94,8 @@ TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.host.host_us_per_collective, 40);
   EXPECT_DOUBLE_EQ(back.host.host_us_per_micro_batch, 750);
   EXPECT_DOUBLE_EQ(back.iteration_us, 3000);
+  EXPECT_DOUBLE_EQ(back.host.gemm_time_scale, 1.12);
+  EXPECT_EQ(back.device, "A100-80GB");
   EXPECT_EQ(back.fitted_on, "runs.csv");
   EXPECT_EQ(back.fitted_rows, 7u);
   EXPECT_THROW(parse_calibration("{", "c.json"), InputError);
@@ -106,6 +110,55 @@ TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
           R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":"x","host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0})",
           "c.json"),
       InputError);
+  // A scale is a property of one device's kernels: without the device it cannot be applied.
+  EXPECT_THROW(
+      parse_calibration(
+          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":0,"host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0,"gemm_time_scale":1.2})",
+          "c.json"),
+      InputError);
+  EXPECT_THROW(
+      parse_calibration(
+          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":0,"host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0,"gemm_time_scale":50,"device":"x"})",
+          "c.json"),
+      InputError);
+  // Files written before the scale existed load with scale 1 and no device.
+  const EndToEndCalibration old = parse_calibration(
+      R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":5,"host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0})",
+      "c.json");
+  EXPECT_DOUBLE_EQ(old.host.gemm_time_scale, 1.0);
+  EXPECT_TRUE(old.device.empty());
+}
+
+// Rows with GEMM time and host time in different proportions: the fit must separate a GEMM
+// time scale from a host cost per op, and leave the scale at 1 unless asked to fit it.
+TEST(EndToEndCalibration, RecoversGemmTimeScale) {
+  const CalibrationAxes& axes = calibration_axes();
+  const double true_scale = axes.gemm_time_scale.at(17);  // 1.14
+  const double true_per_op = axes.per_op_us.at(6);
+  struct Row {
+    double gemm_us, ops;
+  };
+  std::vector<Row> rows;
+  for (int i = 0; i < 30; ++i)
+    rows.push_back({5'000.0 + 9'000.0 * (i % 6), 100.0 + 300.0 * (i % 5)});
+  // GPU and CPU overlap: the slower of the two sets the time, as in the engine.
+  auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
+    const Row& row = rows[i];
+    return std::max(row.gemm_us * point.gemm_time_scale, row.ops * point.host_us_per_op) + 800.0;
+  };
+  CalibrationPoint truth;
+  truth.host_us_per_op = true_per_op;
+  truth.gemm_time_scale = true_scale;
+  std::vector<double> measured;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    measured.push_back(simulated(i, truth));
+  const EndToEndCalibration fitted = fit_calibration(measured, simulated, 2, true);
+  EXPECT_DOUBLE_EQ(fitted.host.gemm_time_scale, true_scale);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_op, true_per_op);
+  EXPECT_NEAR(fitted.fit_mean_abs_error, 0.0, 1e-12);
+  const EndToEndCalibration host_only = fit_calibration(measured, simulated, 2);
+  EXPECT_DOUBLE_EQ(host_only.host.gemm_time_scale, 1.0);
+  EXPECT_GT(host_only.fit_mean_abs_error, 0.01);
 }
 
 }  // namespace

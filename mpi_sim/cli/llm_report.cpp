@@ -1,0 +1,198 @@
+#include "mpi_sim/cli/llm_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "generators/llm/llm_flops.hpp"
+#include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_trace_builder.hpp"
+#include "memory/llm_memory.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+
+std::string printf_string(const char* pattern, auto... values) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, pattern, values...);
+  return buffer;
+}
+
+std::string overlaps_line(const llm::ParallelConfig& parallel) {
+  std::string text = "backward TP collectives " +
+                     std::string(parallel.overlap_tp_backward
+                                     ? "overlapped (GEMMs beside them on " +
+                                           std::to_string(parallel.comm_sms) + " fewer SMs)"
+                                     : "waited for");
+  text += "; DP gradient reduction ";
+  if (parallel.gradient_group_size() == 1)
+    return text + "none (DP 1)";
+  text += parallel.overlap_grad_reduce
+              ? printf_string("in %.0f MB buckets under the last backward",
+                              static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
+              : std::string("after the backward");
+  text += " in " + std::string(dtype_name(parallel.gradient_dtype));
+  if (parallel.zero_stage == 1 || parallel.zero_stage == 2)
+    text += std::string("; parameter all-gather ") +
+            (parallel.overlap_param_gather ? "under the first forward" : "after the optimizer");
+  return text;
+}
+
+std::string precision_line(const llm::TransformerConfig& model,
+                           const llm::ParallelConfig& parallel) {
+  std::string text(dtype_name(model.dtype));
+  if (model.fp8())
+    text += std::string(" (Transformer Engine recipe: linear-layer GEMMs FP8, the rest bf16") +
+            (parallel.fp8_all_gather && parallel.sequence_parallel
+                 ? "; linear inputs all-gathered in FP8)"
+                 : ")");
+  return text;
+}
+
+report::MemoryFigures memory_figures(const LlmReportContext& context) {
+  const memory::LlmMemoryEstimate estimate = memory::estimate_llm_memory(
+      context.scenario.model, context.scenario.parallel, context.device_memory);
+  report::MemoryFigures figures;
+  figures.device = context.device_name;
+  figures.capacity_bytes = context.device_memory.capacity_bytes;
+  for (const memory::StageMemory& stage : estimate.stages)
+    figures.stages.push_back({stage.stage, stage.total_bytes, stage.parameter_bytes,
+                              stage.gradient_bytes, stage.optimizer_bytes, stage.activation_bytes,
+                              stage.fp8_weight_bytes + stage.context_bytes});
+  figures.worst_stage = estimate.worst().stage;
+  figures.fits = !estimate.verdict.known || estimate.verdict.fits;
+  figures.margin_bytes = static_cast<double>(estimate.verdict.margin_bytes);
+  figures.verdict = memory::format_verdict(estimate.verdict, context.device_memory);
+  return figures;
+}
+
+// Compute time of the ops of each phase outside the layers on one rank.
+std::map<std::string, double> outside_layers_us(const llm::TransformerConfig& model,
+                                                const llm::ParallelConfig& parallel, int rank,
+                                                const KernelDurationSource& kernels) {
+  std::map<std::string, double> phases{{"loss", 0}, {"grad-clip", 0}, {"optimizer", 0}};
+  const Trace trace = llm::generate_llm_rank(model, parallel, rank);
+  for (const Op& op : trace.ops) {
+    const Attribute* phase = op.find_attribute("phase");
+    if (op.comm || !phase)
+      continue;
+    const auto found = phases.find(std::get<std::string>(phase->value));
+    if (found == phases.end())
+      continue;
+    for (const Kernel& kernel : op.kernels)
+      found->second += kernels.kernel_duration_us(op, kernel);
+  }
+  return phases;
+}
+
+}  // namespace
+
+std::string llm_group_kind(const std::string& group, const llm::ParallelConfig& parallel) {
+  if (group.rfind("p2p:", 0) == 0) {
+    const std::size_t arrow = group.find("->");
+    if (parallel.cp > 1 && arrow != std::string::npos) {
+      const int from = std::stoi(group.substr(4, arrow - 4));
+      const int to = std::stoi(group.substr(arrow + 2));
+      if (llm::coordinates_of(parallel, from).cp != llm::coordinates_of(parallel, to).cp)
+        return "cp_ring";
+    }
+    return "p2p";
+  }
+  return report::group_kind(group);
+}
+
+std::string llm_stream_label(StreamId stream) {
+  switch (stream) {
+    case kDefaultComputeStream:
+      return "compute";
+    case llm::kTensorParallelStream:
+      return "tensor-parallel comm";
+    case llm::kDataParallelStream:
+      return "data-parallel comm";
+    case llm::kSendNextStream:
+      return "pipeline send -> next";
+    case llm::kRecvPrevStream:
+      return "pipeline recv <- prev";
+    case llm::kSendPrevStream:
+      return "pipeline send -> prev";
+    case llm::kRecvNextStream:
+      return "pipeline recv <- next";
+    case llm::kContextSendStream:
+      return "context ring send";
+    case llm::kContextRecvStream:
+      return "context ring recv";
+    default:
+      return "stream " + std::to_string(stream);
+  }
+}
+
+void complete_llm_report(const LlmReportContext& context, std::span<const RankResult> results,
+                         report::RunReport& report) {
+  const llm::TransformerConfig& model = context.scenario.model;
+  const llm::ParallelConfig& parallel = context.scenario.parallel;
+  const LlmRunSummary summary =
+      summarize_llm_run(model, parallel, context.peak_flops_per_s, results);
+  const int global_batch = llm::global_batch_size(model, parallel);
+  const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
+  llm::ParallelConfig effective = parallel;
+  effective.micro_batch = llm::micro_batch_size(model, parallel);
+  report.workload = model.name + ": " + describe_layout(effective) + " = " +
+                    std::to_string(parallel.world_size()) + " x " + context.device_name + " (" +
+                    context.scenario.topology.name + ")";
+  report.setup.push_back(printf_string(
+      "global batch %d sequences of %d tokens (%d micro-batches per pipeline), %s", global_batch,
+      model.seq_len, micro_batches, precision_line(model, parallel).c_str()));
+  report.setup.push_back(overlaps_line(parallel));
+
+  report::Throughput throughput;
+  throughput.tokens_per_iteration = static_cast<double>(global_batch) * model.seq_len;
+  const double iteration_s = summary.iteration_us * 1e-6;
+  throughput.tokens_per_s = iteration_s > 0 ? throughput.tokens_per_iteration / iteration_s : 0;
+  throughput.model_flops_per_iteration = summary.model_flops;
+  throughput.model_tflops_per_s_per_gpu =
+      iteration_s > 0 ? summary.model_flops / iteration_s / parallel.world_size() / 1e12 : 0;
+  throughput.peak_tflops_per_s_per_gpu = context.peak_flops_per_s / 1e12;
+  throughput.mfu = summary.mfu;
+  throughput.flops_formula = "Korthikanti et al. 2022, eq. 7 form (recomputation not counted)";
+  report.throughput = throughput;
+  if (parallel.pp > 1)
+    report.ideal_bubble_fraction =
+        static_cast<double>(parallel.pp - 1) /
+        (static_cast<double>(micro_batches) * parallel.virtual_stages + parallel.pp - 1);
+  report.memory = memory_figures(context);
+}
+
+std::string llm_memory_detail(const LlmReportContext& context) {
+  const memory::LlmMemoryEstimate estimate = memory::estimate_llm_memory(
+      context.scenario.model, context.scenario.parallel, context.device_memory);
+  return memory::format_llm_memory(context.scenario.model, context.scenario.parallel, estimate,
+                                   context.device_memory);
+}
+
+std::string llm_workload_detail(const LlmReportContext& context,
+                                const KernelDurationSource& kernels) {
+  const llm::TransformerConfig& model = context.scenario.model;
+  const llm::ParallelConfig& parallel = context.scenario.parallel;
+  std::string out = "precision: " + precision_line(model, parallel) + "\n";
+  out += "overlaps: " + overlaps_line(parallel) + "\n";
+  const int last = parallel.pp - 1;
+  const auto first_stage = outside_layers_us(model, parallel, llm::rank_of(parallel, {}), kernels);
+  const auto last_stage =
+      outside_layers_us(model, parallel, llm::rank_of(parallel, {0, 0, last, 0}), kernels);
+  out += printf_string(
+      "outside the transformer layers (compute per rank, ms; their collectives "
+      "are in --detail groups):\n%-36s %12s %12s\n",
+      "", "stage 0", ("stage " + std::to_string(last)).c_str());
+  const std::pair<const char*, const char*> phases[] = {
+      {"loss (cross entropy)", "loss"},
+      {"gradient clipping (norm, scale)", "grad-clip"},
+      {"optimizer step (multi-tensor Adam)", "optimizer"}};
+  for (const auto& [label, phase] : phases)
+    out += printf_string("  %-34s %12.3f %12.3f\n", label, first_stage.at(phase) / 1000,
+                         last_stage.at(phase) / 1000);
+  return out;
+}
+
+}  // namespace perfsim::cli

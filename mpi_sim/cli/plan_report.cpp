@@ -1,0 +1,104 @@
+#include "mpi_sim/cli/plan_report.hpp"
+
+#include <cstdio>
+
+#include "mpi_sim/cli/llm_report.hpp"
+#include "report/run_breakdown.hpp"
+#include "report/run_report_json.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+using Json = nlohmann::ordered_json;
+
+Json layout_json(const planner::LayoutScore& score) {
+  const llm::ParallelConfig& p = score.parallel;
+  return {{"layout", planner::short_layout_name(p)},
+          {"tp", p.tp},
+          {"cp", p.cp},
+          {"pp", p.pp},
+          {"virtual_stages", p.virtual_stages},
+          {"dp", p.dp},
+          {"micro_batch", p.micro_batch},
+          {"zero", p.zero_stage},
+          {"sequence_parallel", p.sequence_parallel},
+          {"recompute", std::string(llm::recompute_name(p.recompute))},
+          {"iteration_us", score.iteration_us},
+          {"mfu", score.mfu},
+          {"peak_bytes", score.peak_bytes},
+          {"headroom_bytes", score.headroom_bytes},
+          {"dominant_comm", score.dominant_comm},
+          {"dominant_exposed_us", score.dominant_exposed_us}};
+}
+
+}  // namespace
+
+BestLayoutReport best_layout_report(const PlanRequest& request, const planner::LayoutScore& best,
+                                    const std::string& device_name, double peak_flops_per_s) {
+  const LlmScenario scenario{request.model,       best.parallel,       request.topology,
+                             request.device_json, request.device_file, request.assets_path};
+  BestLayoutReport out;
+  out.parallel = best.parallel;
+  out.results = simulate_layout(scenario, SimulatedRanks::kPipelineRepresentatives).results;
+  const auto kind_of = [parallel = best.parallel](const std::string& group) {
+    return llm_group_kind(group, parallel);
+  };
+  out.report = report::build_run_report(out.results, kind_of);
+  const LlmReportContext context{scenario, peak_flops_per_s, request.device_memory, device_name};
+  complete_llm_report(context, out.results, out.report);
+  out.report.setup.push_back(
+      "one rank per pipeline stage simulated (tensor/data-parallel index 0; exact on a "
+      "symmetric topology)");
+  return out;
+}
+
+Json plan_json(const PlanRequest& request, const PlanOutcome& outcome, const BestLayoutReport* best,
+               double wall_s) {
+  Json doc;
+  doc["schema"] = kPlanSchema;
+  doc["model"] = request.model.name;
+  doc["gpus"] = request.limits.gpus;
+  doc["topology"] = request.topology.name;
+  doc["device_file"] = request.device_file;
+  doc["layouts"] = outcome.layouts;
+  doc["out_of_memory"] = outcome.out_of_memory;
+  doc["simulated"] = outcome.search.simulated;
+  doc["pruned"] = outcome.search.pruned;
+  Json top = Json::array();
+  for (const planner::LayoutScore& score : outcome.search.top)
+    top.push_back(layout_json(score));
+  doc["top"] = top;
+  if (best) {
+    const auto kind_of = [parallel = best->parallel](const std::string& group) {
+      return llm_group_kind(group, parallel);
+    };
+    doc["best"] = report::run_report_json(best->report, best->results, kind_of);
+  } else {
+    doc["best"] = nullptr;
+  }
+  doc["wall_s"] = wall_s;
+  return doc;
+}
+
+std::string plan_csv(const PlanOutcome& outcome) {
+  std::string out =
+      "rank,layout,tp,cp,pp,virtual_stages,dp,micro_batch,zero,sequence_parallel,recompute,"
+      "iteration_us,mfu,peak_bytes,headroom_bytes,dominant_comm,dominant_exposed_us\n";
+  int rank = 0;
+  for (const planner::LayoutScore& score : outcome.search.top) {
+    const llm::ParallelConfig& p = score.parallel;
+    char line[512];
+    std::snprintf(
+        line, sizeof line, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%.17g,%.17g,%lld,%lld,%s,%.17g\n",
+        ++rank, planner::short_layout_name(p).c_str(), p.tp, p.cp, p.pp, p.virtual_stages, p.dp,
+        p.micro_batch, p.zero_stage, p.sequence_parallel ? 1 : 0,
+        std::string(llm::recompute_name(p.recompute)).c_str(), score.iteration_us, score.mfu,
+        static_cast<long long>(score.peak_bytes), static_cast<long long>(score.headroom_bytes),
+        score.dominant_comm.c_str(), score.dominant_exposed_us);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace perfsim::cli

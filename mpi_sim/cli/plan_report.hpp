@@ -1,0 +1,34 @@
+#pragma once
+// What `perfsim plan` reports: the best layout's summary screen (its pipeline representatives
+// simulated once more, the same figures `simulate --model` prints), the ranked table, and the
+// JSON / CSV forms (schema "perfsim-plan/1", docs/output-formats.md).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "mpi_sim/cli/plan_simulation.hpp"
+#include "report/run_report.hpp"
+
+namespace perfsim::cli {
+
+inline constexpr const char* kPlanSchema = "perfsim-plan/1";
+
+struct BestLayoutReport {
+  report::RunReport report;
+  std::vector<RankResult> results;  // one representative rank per pipeline stage
+  generators::llm::ParallelConfig parallel;
+};
+
+// Simulates `best` (pipeline representatives) and builds its report.
+BestLayoutReport best_layout_report(const PlanRequest& request, const planner::LayoutScore& best,
+                                    const std::string& device_name, double peak_flops_per_s);
+
+nlohmann::ordered_json plan_json(const PlanRequest& request, const PlanOutcome& outcome,
+                                 const BestLayoutReport* best, double wall_s);
+
+// One row per ranked layout: "rank,layout,tp,cp,pp,virtual_stages,dp,micro_batch,zero,
+// sequence_parallel,recompute,iteration_us,mfu,peak_bytes,headroom_bytes,dominant_comm,
+// dominant_exposed_us".
+std::string plan_csv(const PlanOutcome& outcome);
+
+}  // namespace perfsim::cli

@@ -1,0 +1,27 @@
+#pragma once
+// What `perfsim simulate` prints on process 0 once every rank has finished: the summary screen
+// first, then the workload's sections (the Kineto validation table), the details asked for
+// with --detail, and the footer; or the JSON / CSV form (--format).
+#include <ostream>
+#include <span>
+
+#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "perfsim/rank_result.hpp"
+#include "report/run_report.hpp"
+
+namespace perfsim::cli {
+
+// --detail names: ranks, groups, streams, memory, workload, or all.
+inline constexpr const char* kDetailNames[] = {"ranks",  "groups",   "streams",
+                                               "memory", "workload", "all"};
+
+// The report's figures: generic, then the workload's (complete_report), then the run's
+// (simulator speed, output files).
+report::RunReport build_simulate_report(const SimulateOptions& options,
+                                        const SimulationInputs& inputs,
+                                        std::span<const RankResult> results, double wall_s);
+
+void print_simulate_report(const SimulateOptions& options, const SimulationInputs& inputs,
+                           std::span<const RankResult> results, double wall_s, std::ostream& out);
+
+}  // namespace perfsim::cli

@@ -1,0 +1,33 @@
+#include "report/group_kinds.hpp"
+
+#include <cctype>
+
+namespace perfsim::report {
+
+std::string group_kind(const std::string& group) {
+  std::string kind = group.substr(0, group.find_first_of("/:"));
+  for (char& c : kind) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
+  }
+  return kind.empty() ? "world" : kind;
+}
+
+std::string group_kind_label(const std::string& kind) {
+  if (kind == "tp")
+    return "tensor-parallel";
+  if (kind == "cp")
+    return "context-parallel";
+  if (kind == "ep")
+    return "expert-parallel";
+  if (kind == "dp")
+    return "data-parallel";
+  if (kind == "pp")
+    return "pipeline-group";
+  if (kind == "p2p")
+    return "pipeline p2p";
+  return kind;
+}
+
+}  // namespace perfsim::report

@@ -1,0 +1,106 @@
+#include "report/run_breakdown.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace perfsim::report {
+namespace {
+
+constexpr std::size_t kCommunication = static_cast<std::size_t>(KernelCategory::kCommunication);
+
+// Fixed order first (the order people read a Megatron breakdown in), other kinds after.
+constexpr const char* kOrder[] = {"compute",    "exposed_tp",  "exposed_cp", "exposed_ep",
+                                  "exposed_dp", "exposed_p2p", "bubble",     "exposed_pp"};
+
+int order_of(const std::string& key) {
+  for (std::size_t i = 0; i < std::size(kOrder); ++i)
+    if (key == kOrder[i])
+      return static_cast<int>(i);
+  return key == "other" ? 1000 : 100;
+}
+
+BreakdownLine describe(const std::string& key) {
+  if (key == "compute")
+    return {key, "compute kernels", "kernel time of every non-communication kernel", 0, 0};
+  if (key == "bubble")
+    return {key, "pipeline bubble",
+            "compute waiting for the neighbouring stage to reach its send/receive", 0, 0};
+  if (key == "exposed_p2p")
+    return {key, "exposed pipeline p2p transfer",
+            "compute waiting while a stage-boundary transfer is in flight", 0, 0};
+  if (key == "other")
+    return {key, "host, launch gaps, tail",
+            "the rest: compute idle for the CPU, launch gaps, a measured start offset (Kineto "
+            "input), streams busy after compute",
+            0, 0};
+  const std::string kind = key.substr(std::string("exposed_").size());
+  if (kind == "pp")
+    return {key, "exposed pipeline-group collectives",
+            "compute waiting at collectives across stages (gradient norm)", 0, 0};
+  return {key, "exposed " + group_kind_label(kind) + " communication",
+          "compute waiting for " + group_kind_label(kind) + " collectives", 0, 0};
+}
+
+std::map<std::string, double> rank_breakdown(const RankResult& result, const GroupKindOf& kind_of) {
+  std::map<std::string, double> lines;
+  double compute = 0;
+  for (std::size_t c = 0; c < kCategoryCount; ++c)
+    if (c != kCommunication)
+      compute += result.by_category_us[c];
+  lines["compute"] = compute;
+  double accounted = compute;
+  for (const auto& [group, traffic] : result.groups) {
+    const std::string kind = kind_of(group);
+    if (kind == "p2p") {
+      lines["bubble"] += traffic.exposed_before_start_us;
+      lines["exposed_p2p"] += traffic.exposed_us - traffic.exposed_before_start_us;
+    } else {
+      lines["exposed_" + kind] += traffic.exposed_us;
+    }
+    accounted += traffic.exposed_us;
+  }
+  lines["other"] = result.iteration_us - accounted;
+  return lines;
+}
+
+}  // namespace
+
+RunReport build_run_report(std::span<const RankResult> results, const GroupKindOf& kind_of) {
+  RunReport report;
+  report.ranks = static_cast<int>(results.size());
+  const RankResult* slowest = nullptr;
+  double iteration_sum = 0;
+  for (const RankResult& result : results) {
+    // Ties go to the lowest rank, whatever order the processes gathered them in.
+    if (!slowest || result.iteration_us > slowest->iteration_us ||
+        (result.iteration_us == slowest->iteration_us && result.sim_rank < slowest->sim_rank))
+      slowest = &result;
+    iteration_sum += result.iteration_us;
+    report.simulated_ops += result.ops;
+  }
+  if (!slowest)
+    return report;
+  report.iteration_us = slowest->iteration_us;
+  report.slowest_rank = slowest->sim_rank;
+  report.mean_iteration_us = iteration_sum / static_cast<double>(results.size());
+
+  std::map<std::string, double> mean;
+  for (const RankResult& result : results)
+    for (const auto& [key, us] : rank_breakdown(result, kind_of))
+      mean[key] += us / static_cast<double>(results.size());
+  const std::map<std::string, double> worst = rank_breakdown(*slowest, kind_of);
+  for (const auto& [key, us] : mean) {
+    BreakdownLine line = describe(key);
+    line.mean_us = us;
+    const auto found = worst.find(key);
+    line.slowest_rank_us = found == worst.end() ? 0 : found->second;
+    report.breakdown.push_back(std::move(line));
+  }
+  std::stable_sort(report.breakdown.begin(), report.breakdown.end(),
+                   [](const BreakdownLine& a, const BreakdownLine& b) {
+                     return order_of(a.key) < order_of(b.key);
+                   });
+  return report;
+}
+
+}  // namespace perfsim::report

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The documented exit codes (README "Exit codes"): 0 ok, 2 bad input or command line (CLI
+# parse errors too, printed once as `perfsim: error: ...`), 3 I/O or environment (an output
+# that cannot be written fails before anything is simulated), alone and under mpirun.
+source "$(dirname "$0")/fault_lib.sh"
+
+# expect CODE DESCRIPTION -- COMMAND...: runs it, checks the code and a single error line.
+expect() {
+  local want="$1" what="$2"
+  shift 3
+  "$@" >out.txt 2>err.txt
+  local status=$?
+  echo "$what: exit $status ($(grep -m1 'perfsim: error' err.txt))"
+  [ "$status" -eq "$want" ] || { cat out.txt err.txt; fail "$what: exit $status, want $want"; }
+  if [ "$want" -ne 0 ]; then
+    [ "$(grep -c '^perfsim: error: ' err.txt)" -eq 1 ] || { cat err.txt; fail "$what: not exactly one error line"; }
+  fi
+}
+
+expect 2 "option of another command" -- "$perfsim" --results ""
+expect 2 "unknown option" -- "$perfsim" simulate --bogus
+expect 2 "missing subcommand" -- "$perfsim" sweep
+expect 2 "not a number" -- "$perfsim" simulate --ranks abc
+expect 2 "missing input file" -- "$perfsim" simulate --kineto "$work/absent.json" --results ""
+grep -q "absent.json" err.txt || fail "the missing input is not named"
+expect 0 "help" -- "$perfsim" --help
+expect 0 "a small run" -- "$perfsim" simulate --ranks 2 --results "$work/ok.h5"
+grep -q "^iteration time" out.txt || fail "a small run printed no iteration time"
+expect 3 "results in a missing directory" -- "$perfsim" simulate --ranks 2 --results "$work/no/r.h5"
+grep -q "^iteration time" out.txt && fail "simulated before failing on the output"
+expect 3 "timeline in a missing directory" -- "$perfsim" simulate --ranks 2 --results "" --timeline "$work/no/t.json"
+echo "not HDF5" >"$work/text.h5"
+expect 2 "results file that is not HDF5" -- "$perfsim" simulate --ranks 2 --results "$work/text.h5"
+grep -q "^iteration time" out.txt && fail "simulated before failing on the output"
+expect 3 "results file that is a directory" -- "$perfsim" simulate --ranks 2 --results "$work"
+
+expect 2 "unknown option under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --bogus
+expect 2 "missing input under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --kineto "$work/absent.json"
+expect 3 "missing output directory under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --ranks 2 --results "$work/no/r.h5"
+grep -q "^iteration time" out.txt && fail "simulated before failing on the output"
+echo "PASS"

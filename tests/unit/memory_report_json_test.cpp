@@ -1,0 +1,77 @@
+// `perfsim memory --format json|csv`: the documents carry the closed form's figures exactly
+// (every stage, every component, the verdict), and an unknown capacity gives no verdict.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_parallel_config.hpp"
+#include "memory/llm_memory.hpp"
+#include "memory/memory_report_json.hpp"
+
+namespace perfsim::memory {
+namespace {
+
+namespace llm = generators::llm;
+
+struct Case {
+  llm::TransformerConfig model;
+  llm::ParallelConfig parallel;
+};
+
+Case gpt_case() {
+  Case out;
+  out.model = llm::load_transformer_config(std::string(PERFSIM_SOURCE_DIR) +
+                                           "/configs/models/llama2-7b.json");
+  out.parallel.tp = 2;
+  out.parallel.pp = 4;
+  out.parallel.dp = 2;
+  out.parallel.zero_stage = 1;
+  out.parallel.micro_batch = 1;
+  return out;
+}
+
+TEST(MemoryReportJson, LlmStagesCarryTheEstimate) {
+  const Case c = gpt_case();
+  DeviceMemory device;
+  device.name = "test GPU";
+  device.capacity_bytes = 40'000'000'000;
+  const LlmMemoryEstimate estimate = estimate_llm_memory(c.model, c.parallel, device);
+  const auto doc = llm_memory_json(c.model, c.parallel, estimate, device);
+  EXPECT_EQ(doc["schema"], "perfsim-memory/1");
+  ASSERT_EQ(doc["stages"].size(), estimate.stages.size());
+  for (std::size_t i = 0; i < estimate.stages.size(); ++i) {
+    const auto& stage = doc["stages"][i];
+    EXPECT_EQ(stage["total_bytes"].get<Bytes>(), estimate.stages[i].total_bytes);
+    EXPECT_EQ(stage["parameter_bytes"].get<Bytes>() + stage["fp8_weight_bytes"].get<Bytes>() +
+                  stage["gradient_bytes"].get<Bytes>() + stage["optimizer_bytes"].get<Bytes>() +
+                  stage["activation_bytes"].get<Bytes>() + stage["context_bytes"].get<Bytes>(),
+              stage["total_bytes"].get<Bytes>())
+        << "stage " << i << ": the components must add up to the total";
+  }
+  EXPECT_EQ(doc["worst_stage"].get<std::size_t>(), estimate.worst_stage);
+  EXPECT_EQ(doc["device"]["fits"].get<bool>(), estimate.verdict.fits);
+  EXPECT_EQ(doc["device"]["margin_bytes"].get<Bytes>(), estimate.verdict.margin_bytes);
+
+  std::istringstream csv(llm_memory_csv(estimate, device));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line.rfind("stage,layers,", 0), 0u) << line;
+  std::size_t rows = 0;
+  while (std::getline(csv, line))
+    ++rows;
+  EXPECT_EQ(rows, estimate.stages.size());
+}
+
+TEST(MemoryReportJson, UnknownCapacityHasNoVerdict) {
+  const Case c = gpt_case();
+  DeviceMemory device;  // no capacity
+  const LlmMemoryEstimate estimate = estimate_llm_memory(c.model, c.parallel, device);
+  const auto doc = llm_memory_json(c.model, c.parallel, estimate, device);
+  EXPECT_TRUE(doc["device"]["capacity_bytes"].is_null());
+  EXPECT_TRUE(doc["device"]["fits"].is_null());
+}
+
+}  // namespace
+}  // namespace perfsim::memory

@@ -130,12 +130,28 @@ std::vector<int> CollectiveModel::ranks_of(const CollectiveCall& call) const {
                    "the collective model was not told this group's ranks");
 }
 
+std::size_t CollectiveModel::DurationKeyHash::operator()(const DurationKey& key) const {
+  std::size_t hash = std::hash<std::string>()(key.group);
+  hash = hash * 31 + static_cast<std::size_t>(key.group_size);
+  hash = hash * 31 + static_cast<std::size_t>(key.kind);
+  return hash * 31 + std::hash<Bytes>()(key.bytes);
+}
+
 DurationUs CollectiveModel::collective_duration_us(const CollectiveCall& call) const {
   if (!call.comm)
     throw RuntimeFailure("collective_duration_us: call on group '" + call.group +
                          "' carries no CommInfo");
+  DurationKey key{call.group, call.group_size, call.comm->kind, model_message_bytes(*call.comm)};
+  {
+    std::lock_guard lock(memo_->mutex);
+    if (const auto found = memo_->durations.find(key); found != memo_->durations.end())
+      return found->second;
+  }
   const std::vector<int> ranks = ranks_of(call);
-  return predict(call.comm->kind, model_message_bytes(*call.comm), ranks).duration_us;
+  const DurationUs duration_us = predict(key.kind, key.bytes, ranks).duration_us;
+  std::lock_guard lock(memo_->mutex);
+  memo_->durations.emplace(std::move(key), duration_us);
+  return duration_us;
 }
 
 std::vector<PredictionPoint> predict_sweep(const CollectiveModel& model,

@@ -9,9 +9,12 @@
 // fabric's nominal bandwidths and network latency are first calibrated on the curves the
 // topology names (nccl_fabric.hpp), and its NCCL restrictions (topology "nccl") apply.
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collectives/fitted_curve.hpp"
@@ -68,6 +71,24 @@ class CollectiveModel final : public CommDurationSource {
   NcclSettings settings_;
   FabricCalibration calibration_;
   std::map<std::string, std::vector<int>> groups_;
+  // Durations already computed, by (group, group size, kind, bytes): every member of a group
+  // asks for the same collectives, and resolving a group's route costs O(members). Shared so
+  // the model stays copyable; locked because the planner prices layouts on several threads.
+  struct DurationKey {
+    std::string group;
+    int group_size = 0;
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    Bytes bytes = 0;
+    bool operator==(const DurationKey&) const = default;
+  };
+  struct DurationKeyHash {
+    std::size_t operator()(const DurationKey& key) const;
+  };
+  struct DurationMemo {
+    std::mutex mutex;
+    std::unordered_map<DurationKey, DurationUs, DurationKeyHash> durations;
+  };
+  std::shared_ptr<DurationMemo> memo_ = std::make_shared<DurationMemo>();
 };
 
 // Predicts every sample of a measured sweep on ranks 0..n_ranks-1 of the model's topology.

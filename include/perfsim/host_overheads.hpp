@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "perfsim/units.hpp"
 
@@ -59,8 +60,9 @@ struct LaunchParameters {
 };
 
 struct HostOverheads {
-  std::map<std::string, OpOverheads> per_op;            // by op name
-  std::map<std::string, OverheadStats> t4_per_runtime;  // by runtime API name
+  // Transparent comparators: the engine looks names up as string_views into its name pool.
+  std::map<std::string, OpOverheads, std::less<>> per_op;            // by op name
+  std::map<std::string, OverheadStats, std::less<>> t4_per_runtime;  // by runtime API name
   OpOverheads all_ops;   // pooled over every op: the fallback for unseen op names
   OverheadStats t4_all;  // pooled T4: the fallback for unseen runtime APIs
   LaunchParameters launch;
@@ -68,11 +70,11 @@ struct HostOverheads {
 
   // Mean of the op's samples of that type; the pooled mean when the op was never seen or
   // has no sample of that type (e.g. no T1 for the first op of a thread).
-  DurationUs t1_us(const std::string& op) const { return pick(op, &OpOverheads::t1); }
-  DurationUs t2_us(const std::string& op) const { return pick(op, &OpOverheads::t2); }
-  DurationUs t3_us(const std::string& op) const { return pick(op, &OpOverheads::t3); }
-  DurationUs t5_us(const std::string& op) const { return pick(op, &OpOverheads::t5); }
-  DurationUs t4_us(const std::string& runtime_api) const {
+  DurationUs t1_us(std::string_view op) const { return pick(op, &OpOverheads::t1); }
+  DurationUs t2_us(std::string_view op) const { return pick(op, &OpOverheads::t2); }
+  DurationUs t3_us(std::string_view op) const { return pick(op, &OpOverheads::t3); }
+  DurationUs t5_us(std::string_view op) const { return pick(op, &OpOverheads::t5); }
+  DurationUs t4_us(std::string_view runtime_api) const {
     auto it = t4_per_runtime.find(runtime_api);
     return it != t4_per_runtime.end() && it->second.count > 0 ? it->second.mean_us : t4_all.mean_us;
   }
@@ -83,7 +85,7 @@ struct HostOverheads {
   }
 
  private:
-  DurationUs pick(const std::string& op, OverheadStats OpOverheads::*type) const {
+  DurationUs pick(std::string_view op, OverheadStats OpOverheads::*type) const {
     auto it = per_op.find(op);
     if (it != per_op.end() && (it->second.*type).count > 0)
       return (it->second.*type).mean_us;

@@ -15,6 +15,7 @@
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "perfsim/error.hpp"
+#include "topology/node_resize.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -93,8 +94,13 @@ DlrmScenario read_dlrm_scenario(const DlrmSimulateOptions& options,
   }
   dlrm::ShardingOptions sharding{config.ranks, config.dtype, *config.memory_cap_bytes, config.seed};
   dlrm::ShardingPlan plan = dlrm::shard_tables(config.tables, *sharder, sharding, config.file);
-  return {std::move(config),      std::move(plan),    topology::load_topology(shared.topology_path),
-          std::move(device_json), shared.device_path, shared.assets_path};
+  return {std::move(config),
+          std::move(plan),
+          topology::resized(topology::load_topology(shared.topology_path),
+                            shared.topology_size.nodes, shared.topology_size.gpus_per_node),
+          std::move(device_json),
+          shared.device_path,
+          shared.assets_path};
 }
 
 SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vector<int>& local_ranks,

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "mpi_sim/cli/topology_size_options.hpp"
+
 namespace perfsim::cli {
 
 struct LlmSimulateOptions {
@@ -29,6 +31,7 @@ struct LlmSimulateOptions {
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
   std::string topology_path;               // required with --model
+  TopologySize topology_size;              // --nodes, --gpus-per-node
   std::string device_path;                 // required with --model
   std::string assets_path;                 // fitted collective curves; "": shipped if they cover
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology

@@ -18,6 +18,7 @@
 #include "mpi_sim/cli/generated_workload_sources.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
 #include "perfsim/error.hpp"
+#include "topology/node_resize.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -154,6 +155,7 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
   sub.add_option("--topology", options.topology_path,
                  "topology file (configs/topologies/*.json) for the collective model");
+  add_topology_size_options(sub, options.topology_size);
   sub.add_option("--device", options.device_path,
                  "GPU for the kernel models: a device file (configs/devices/*.json), or for "
                  "trace inputs also a name (default there: the GPU the Kineto trace recorded)");
@@ -220,7 +222,9 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
                 llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
                 options.dtype),
             parallel_config_from(options),
-            topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+            topology::resized(
+                topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+                options.topology_size.nodes, options.topology_size.gpus_per_node),
             files.device.text,
             "<embedded> " + files.device.path,
             options.assets_path};
@@ -231,7 +235,8 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
     throw InputError("--device", "", "--model needs a device file");
   return {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
           parallel_config_from(options),
-          topology::load_topology(options.topology_path),
+          topology::resized(topology::load_topology(options.topology_path),
+                            options.topology_size.nodes, options.topology_size.gpus_per_node),
           io::read_file_decompressed(read_device_argument(options.device_path).file),
           options.device_path,
           options.assets_path};

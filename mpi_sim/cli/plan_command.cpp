@@ -22,10 +22,12 @@
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/plan_report.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
+#include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "planner/plan_search.hpp"
 #include "report/summary_screen.hpp"
+#include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {
@@ -53,6 +55,7 @@ struct PlanOptions {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool exhaustive = false;
+  TopologySize topology_size;  // --nodes, --gpus-per-node
   std::string format = "text";
   bool quiet = false;
 };
@@ -63,7 +66,8 @@ int run_plan(const PlanOptions& options) {
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   const topology::Topology topology =
-      topology::load_topology(config_path(options.topology, "topologies"));
+      topology::resized(topology::load_topology(config_path(options.topology, "topologies")),
+                        options.topology_size.nodes, options.topology_size.gpus_per_node);
   const devices::DeviceSpec device = read_device_argument(options.device);
   const memory::DeviceMemory device_memory =
       memory::device_memory_of(device, options.capacity_GB,
@@ -175,6 +179,7 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       ->add_option("--topology", options->topology,
                    "topology file or name in configs/topologies (dgx-a100-8node)")
       ->required();
+  add_topology_size_options(*command, options->topology_size);
   command
       ->add_option("--device", options->device,
                    "GPU: device file or name in configs/devices (A100-80GB); its capacity "

@@ -145,6 +145,7 @@ void add_shard_command(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--topology", options->shared.topology_path,
                   "topology file (configs/topologies/*.json)")
       ->required();
+  add_topology_size_options(*sub, options->shared.topology_size);
   sub->add_option("--device", options->shared.device_path, "device file (configs/devices/*.json)")
       ->required();
   sub->add_option("--assets", options->shared.assets_path,

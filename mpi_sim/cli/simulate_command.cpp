@@ -15,6 +15,7 @@
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/dlrm_simulation.hpp"
+#include "mpi_sim/cli/folded_simulate_run.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
@@ -82,6 +83,12 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   const auto start = Clock::now();
   if (context.mpi_rank == 0)
     check_outputs_writable(options);
+  if (run_folded_simulation(
+          options, context,
+          [&](const SimulationInputs& inputs, std::span<const RankResult> results) {
+            report_results(options, inputs, results, seconds_since(start));
+          }))
+    return 0;
   const int world_size = simulated_world_size(options, context.mpi_size);
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {
@@ -206,6 +213,11 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "Kineto input: replay each op's recorded host time (recorded) or use the "
                  "T1..T5 means per op name (overheads); default: recorded")
       ->check(CLI::IsMember({"recorded", "overheads"}));
+  sub.add_option("--fold", options.fold,
+                 "generated LLM workloads: simulate one representative per pipeline stage and "
+                 "give every rank proven to run the same program its result (auto, the "
+                 "default), or simulate every rank (none)")
+      ->check(CLI::IsMember({"auto", "none"}));
   sub.add_option("--stall-timeout-s", options.stall_timeout_s,
                  "fail when no cross-process collective completes for this long")
       ->check(CLI::PositiveNumber);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "assets/collective_curve_assets.hpp"
+#include "assets/default_collective_curves.hpp"
 #include "collectives/collective_model.hpp"
 #include "devices/device_spec.hpp"
 #include "io/input_file.hpp"
@@ -19,6 +21,7 @@
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
+#include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 #include "trace_io/content_hash.hpp"
 #include "trace_io/execution_trace_loader.hpp"
@@ -39,6 +42,37 @@ generators::SyntheticWorkload synthetic_workload(const SimulateOptions& options,
   }
   generators::validate(workload);
   return workload;
+}
+
+// The synthetic workload's collectives are priced by the collective model on --topology
+// (with --comm model or no --comm), else take the workload's given durations; options that
+// only trace inputs use are refused rather than ignored.
+std::optional<topology::Topology> synthetic_topology(const SimulateOptions& options,
+                                                     int world_size) {
+  const std::string& path = options.llm.topology_path;
+  if (options.comm_durations == "model" && path.empty())
+    throw InputError("--comm", "model",
+                     "the synthetic workload's collective model needs --topology");
+  if (options.comm_durations == "measured" && !path.empty())
+    throw InputError("--topology", path,
+                     "--comm measured keeps the synthetic workload's given collective times; "
+                     "drop --topology, or use --comm model");
+  if (options.kernel_durations == "model")
+    throw InputError("--durations", "model",
+                     "the synthetic workload's compute kernels have given times (--compute-us)");
+  const TopologySize& size = options.llm.topology_size;
+  if (path.empty()) {
+    if (size.nodes > 0 || size.gpus_per_node > 0)
+      throw InputError("--nodes", "", "--nodes and --gpus-per-node need --topology");
+    return std::nullopt;
+  }
+  topology::Topology topology =
+      topology::resized(topology::load_topology(path), size.nodes, size.gpus_per_node);
+  if (world_size > topology.world_size())
+    throw InputError(path, "nodes",
+                     std::to_string(world_size) + " synthetic ranks, the topology has " +
+                         std::to_string(topology.world_size()) + " GPUs (--nodes N sizes it)");
+  return topology;
 }
 
 std::string read_raw_file(const std::string& path) {
@@ -235,8 +269,9 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
                                    ? source_path("configs/assets/collective_curves.h5")
                                    : options.llm.assets_path;
     inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
-        topology::load_topology(options.llm.topology_path), assets::read_collective_curves(assets),
-        groups_with_point_to_point_channels(traces));
+        topology::resized(topology::load_topology(options.llm.topology_path),
+                          options.llm.topology_size.nodes, options.llm.topology_size.gpus_per_node),
+        assets::read_collective_curves(assets), groups_with_point_to_point_channels(traces));
     inputs.notes.push_back("communication: collective model on " + options.llm.topology_path +
                            " with curves " + assets);
   } else {
@@ -403,13 +438,39 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
   }
   SimulationInputs inputs;
   inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
-  inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
-  const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
-
   const generators::SyntheticWorkload workload = synthetic_workload(options, world_size);
-  for (int rank : local_ranks) {
-    Trace trace = generators::generate_synthetic_rank(workload, rank);
-    inputs.programs.push_back(engine::build_rank_program(trace, rank, workload.ranks, sources));
+  std::vector<Trace> traces;
+  for (int rank : local_ranks)
+    traces.push_back(generators::generate_synthetic_rank(workload, rank));
+  const std::optional<topology::Topology> topology = synthetic_topology(options, world_size);
+  if (topology) {
+    std::vector<ProcessGroup> groups;
+    std::set<std::string> seen;
+    for (const Trace& trace : traces) {
+      for (const ProcessGroup& group : trace.process_groups) {
+        if (seen.insert(group.name).second)
+          groups.push_back(group);
+      }
+    }
+    assets::CollectiveCurveChoice curves =
+        options.llm.assets_path.empty()
+            ? assets::default_collective_curves_for(
+                  *topology, source_path("configs/assets/collective_curves.h5"))
+            : assets::CollectiveCurveChoice{assets::read_collective_curves(options.llm.assets_path),
+                                            "fitted curves from " + options.llm.assets_path, true};
+    inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
+        *topology, std::move(curves.curves), std::move(groups));
+    inputs.notes.push_back("communication: collective model on " + topology->name + " (" +
+                           std::to_string(topology->nodes) + " x " +
+                           std::to_string(topology->node.gpus) + " GPUs) with " +
+                           curves.provenance);
+  } else {
+    inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
+  }
+  const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    inputs.programs.push_back(
+        engine::build_rank_program(traces[i], local_ranks[i], workload.ranks, sources));
   }
   inputs.overheads.launch.kernel_gap_us = 0;
   inputs.notes.push_back("workload: synthetic, " + std::to_string(workload.ranks) + " ranks x " +
@@ -421,9 +482,12 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
                               ? std::string("the world")
                               : "groups of " + std::to_string(workload.group_size)) +
                          ")");
-  inputs.notes.push_back("durations: given by the synthetic workload (collective = " +
-                         decimal(generators::synthetic_collective_us(workload)) +
-                         " us: latency + bus bytes / bus bandwidth); host overheads: none");
+  inputs.notes.push_back(
+      topology ? std::string("durations: compute given by the synthetic workload, collectives "
+                             "from the collective model; host overheads: none")
+               : "durations: given by the synthetic workload (collective = " +
+                     decimal(generators::synthetic_collective_us(workload)) +
+                     " us: latency + bus bytes / bus bandwidth); host overheads: none");
   inputs.attributes["workload"] = "synthetic";
   return inputs;
 }

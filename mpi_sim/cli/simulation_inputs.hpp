@@ -57,8 +57,11 @@ struct SimulateOptions {
   std::string format = "text";       // text, json or csv (process 0's standard output)
   std::vector<std::string> details;  // --detail: ranks, groups, streams, memory, workload, all
   bool quiet = false;                // no progress or status lines on standard error
-  LlmSimulateOptions llm;            // --model ...: a generated LLM iteration
-  DlrmSimulateOptions dlrm;          // --dlrm ...: a generated DLRM iteration
+  // Folding (folded_simulation.hpp): "" folds generated LLM workloads where proven exact,
+  // "auto" the same and also says why other workloads do not fold, "none" never folds.
+  std::string fold;
+  LlmSimulateOptions llm;    // --model ...: a generated LLM iteration
+  DlrmSimulateOptions dlrm;  // --dlrm ...: a generated DLRM iteration
 };
 
 struct SimulationInputs {

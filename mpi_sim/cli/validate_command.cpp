@@ -13,6 +13,7 @@
 #include "collectives/error_table.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
+#include "topology/node_resize.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -22,6 +23,7 @@ struct ValidateOptions {
   std::string assets;
   std::string topology;
   int nodes = 0;
+  int gpus_per_node = 0;
   std::vector<std::string> tables;
   double max_gmae_percent = 0.0;
   bool leave_one_out = false;
@@ -111,8 +113,7 @@ int run_validate(const ValidateOptions& options) {
   std::optional<collectives::CollectiveModel> model;
   if (!options.topology.empty()) {
     auto topology = topology::load_topology(options.topology);
-    if (options.nodes > 0)
-      topology = topology::with_node_count(std::move(topology), options.nodes);
+    topology = topology::resized(std::move(topology), options.nodes, options.gpus_per_node);
     model.emplace(std::move(topology), curves, std::vector<ProcessGroup>{},
                   command_line_settings(options));
   }
@@ -169,6 +170,10 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
                    "predict through this topology (configs/topologies/*.json)")
       ->check(CLI::ExistingFile);
   collectives_command->add_option("--nodes", options->nodes, "override the topology's node count");
+  collectives_command
+      ->add_option("--gpus-per-node", options->gpus_per_node,
+                   "GPUs per node: local GPUs 0 .. G-1 of the topology's node (default: all)")
+      ->check(CLI::PositiveNumber);
   collectives_command->add_option("--tables", options->tables, "only these tables (default: all)");
   collectives_command->add_flag(
       "--leave-one-out", options->leave_one_out,

@@ -57,7 +57,7 @@ RankSignatures rank_signatures(const RankProgram& program) {
   std::map<std::string, std::vector<int>> groups;
   for (const SimOp& op : program.ops) {
     if (op.collective)
-      groups.emplace(op.collective->group, op.collective->members);
+      groups.emplace(op.collective->group, op.collective->members.ranks());
   }
   rank.groups.assign(groups.begin(), groups.end());
   return rank;

@@ -268,11 +268,29 @@ std::vector<std::int64_t> produced_buffers(const Op& comm_op) {
   return ids;
 }
 
+// One shared list per distinct member set of a program.
+class MemberListPool {
+ public:
+  MemberList intern(std::vector<int> ranks) {
+    auto found = lists_.find(ranks);
+    if (found == lists_.end()) {
+      auto shared = std::make_shared<const std::vector<int>>(ranks);
+      found = lists_.emplace(std::move(ranks), MemberList(std::move(shared))).first;
+    }
+    return found->second;
+  }
+
+ private:
+  std::map<std::vector<int>, MemberList> lists_;
+};
+
 SimCollective make_collective(const Trace& trace, const Op& comm_op, const OpSegment& segment,
                               int sim_rank, int world_size, const std::vector<int>& world,
                               const ProgramSources& sources,
-                              std::map<std::string, std::size_t>& next_index_in_group) {
+                              std::map<std::string, std::size_t>& next_index_in_group,
+                              MemberListPool& member_lists) {
   SimCollective sim_collective;
+  std::vector<int> members;
   sim_collective.comm = *comm_op.comm;
   const CommInfo& comm = sim_collective.comm;
   if (is_point_to_point(comm.kind)) {
@@ -284,28 +302,28 @@ SimCollective make_collective(const Trace& trace, const Op& comm_op, const OpSeg
     const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
     const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
     sim_collective.group = point_to_point_group_name(from, to);
-    sim_collective.members = {std::min(from, to), std::max(from, to)};
+    members = {std::min(from, to), std::max(from, to)};
   } else {
     sim_collective.group = comm.process_group;
-    sim_collective.members = world;
+    members = world;
     auto group = std::find_if(
         trace.process_groups.begin(), trace.process_groups.end(),
         [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
     if (group != trace.process_groups.end() && !group->ranks.empty()) {
-      sim_collective.members = group->ranks;
-      std::sort(sim_collective.members.begin(), sim_collective.members.end());
+      members = group->ranks;
+      std::sort(members.begin(), members.end());
     }
     if (group == trace.process_groups.end() || group->ranks.empty()) {
       // The trace's default group spans the whole job.
       sim_collective.group = "";
     }
-    if (!std::binary_search(sim_collective.members.begin(), sim_collective.members.end(),
-                            sim_rank)) {
+    if (!std::binary_search(members.begin(), members.end(), sim_rank)) {
       throw InputError(trace.source, "node " + std::to_string(comm_op.id),
                        "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
                            comm.process_group + "' that it is not a member of");
     }
   }
+  sim_collective.members = member_lists.intern(std::move(members));
   sim_collective.index_in_group = next_index_in_group[sim_collective.group]++;
   sim_collective.produced_tensor_ids = produced_buffers(comm_op);
   sim_collective.seq = integer_attribute(comm_op, "comm_seq");
@@ -352,6 +370,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
   program.world_size = world_size;
   program.source = trace.source;
   std::map<std::string, std::size_t> next_index_in_group;
+  MemberListPool member_lists;
   const std::vector<int> world = world_members(world_size);
 
   if (!trace.unattributed_kernels.empty()) {
@@ -359,10 +378,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
     queued.name = "(kernels queued before the trace)";
     queued.queued_before_trace = true;
     Op placeholder;
-    placeholder.name = queued.name;
+    placeholder.name = std::string(queued.name);
     for (const Kernel& kernel : trace.unattributed_kernels) {
       SimKernel sim_kernel;
-      sim_kernel.name = kernel.name;
+      sim_kernel.name = program.names->intern(kernel.name);
       sim_kernel.stream = kernel.stream;
       sim_kernel.category = kernel.category;
       // A collective begun before the trace has no record to size it by: its measured time.
@@ -408,7 +427,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       const OpSegment& segment = segments[s];
       SimOp sim_op;
       sim_op.trace_position = position;
-      sim_op.name = op.name;
+      sim_op.name = program.names->intern(op.name);
       sim_op.measured_start_us = op.measured_start_us.value_or(0);
       sim_op.continues_previous = s > 0;
       sim_op.continued_by_next = s + 1 < segments.size();
@@ -428,7 +447,7 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       std::optional<SimCollective> collective;
       if (segment.comm_op != nullptr) {
         collective = make_collective(trace, *segment.comm_op, segment, sim_rank, world_size, world,
-                                     sources, next_index_in_group);
+                                     sources, next_index_in_group, member_lists);
         ++program.coverage.collectives;
         if (collective->comm.bytes_in == 0 && collective->comm.bytes_out == 0 &&
             collective->comm.kind != CollectiveKind::kBarrier) {
@@ -446,18 +465,19 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
           if (slot_placed)
             continue;  // grouped kernels of one collective share its slot
           SimKernel slot;
-          slot.name = kernel->name;
+          slot.name = program.names->intern(kernel->name);
           slot.stream = collective->stream;
           slot.category = KernelCategory::kCommunication;
           slot.duration_us = collective->duration_us;
-          slot.launch_api = kernel->launch_api.empty() ? "cudaLaunchKernel" : kernel->launch_api;
+          if (!kernel->launch_api.empty())
+            slot.launch_api = program.names->intern(kernel->launch_api);
           slot.is_collective = true;
           sim_op.kernels.push_back(std::move(slot));
           slot_placed = true;
           continue;
         }
         SimKernel sim_kernel;
-        sim_kernel.name = kernel->name;
+        sim_kernel.name = program.names->intern(kernel->name);
         sim_kernel.stream = kernel->stream;
         sim_kernel.category = kernel->category;
         if (is_comm_kernel) {
@@ -470,13 +490,14 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
         }
         sim_kernel.host_waits = kernel->blocks_host();
         if (!kernel->launch_api.empty())
-          sim_kernel.launch_api = kernel->launch_api;
+          sim_kernel.launch_api = program.names->intern(kernel->launch_api);
         sim_op.kernels.push_back(std::move(sim_kernel));
       }
       if (collective && !slot_placed) {
         // No recorded kernel (execution trace): the collective runs on the communication stream.
         SimKernel slot;
-        slot.name = std::string("nccl:") + std::string(collective_name(collective->comm.kind));
+        slot.name = program.names->intern(std::string("nccl:") +
+                                          std::string(collective_name(collective->comm.kind)));
         slot.stream = collective->stream;
         slot.category = KernelCategory::kCommunication;
         slot.duration_us = collective->duration_us;
@@ -533,7 +554,7 @@ std::vector<CollectiveSignature> collective_signatures(const RankProgram& progra
         comm.kind == CollectiveKind::kReduceScatter;
     signature.bytes = size_must_match ? comm.bytes_in : 0;
     signature.op_position = op.trace_position;
-    signature.op_name = op.name;
+    signature.op_name = std::string(op.name);
     signatures.push_back(std::move(signature));
   }
   return signatures;

@@ -9,20 +9,23 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "mpi_sim/engine/name_pool.hpp"
 #include "perfsim/duration_source.hpp"
 #include "perfsim/trace.hpp"
 
 namespace perfsim::engine {
 
+// Names are views into the program's NamePool (RankProgram::names).
 struct SimKernel {
-  std::string name;
+  std::string_view name;
   StreamId stream = kDefaultComputeStream;
   KernelCategory category = KernelCategory::kOther;
   DurationUs duration_us = 0;
-  std::string launch_api = "cudaLaunchKernel";
+  std::string_view launch_api = "cudaLaunchKernel";
   bool is_collective = false;  // the slot where the op's collective runs
   bool host_waits = false;     // the CPU blocks until it ends (copy to pageable host memory)
   // Recorded host timing (replay of a profiled run): when its launch call began, after the
@@ -50,11 +53,35 @@ struct RecordedHostTiming {
 // A blocking synchronization the op's host code performs after its launches.
 enum class HostSync { kNone, kStream, kDevice };
 
+// The ranks of a collective's group, ascending: one shared list per distinct group in a
+// program, not a copy per collective (a 1024-rank world all-reduce repeated 20 times would
+// otherwise hold 20 x 4 kB per rank).
+class MemberList {
+ public:
+  MemberList() : ranks_(std::make_shared<const std::vector<int>>()) {}
+  explicit MemberList(std::shared_ptr<const std::vector<int>> ranks) : ranks_(std::move(ranks)) {}
+  const std::vector<int>& ranks() const { return *ranks_; }
+  operator std::span<const int>() const { return *ranks_; }
+  std::size_t size() const { return ranks_->size(); }
+  bool empty() const { return ranks_->empty(); }
+  int operator[](std::size_t i) const { return (*ranks_)[i]; }
+  int front() const { return ranks_->front(); }
+  std::vector<int>::const_iterator begin() const { return ranks_->begin(); }
+  std::vector<int>::const_iterator end() const { return ranks_->end(); }
+  friend bool operator==(const MemberList& a, const std::vector<int>& b) { return *a.ranks_ == b; }
+  friend bool operator==(const MemberList& a, const MemberList& b) {
+    return a.ranks_ == b.ranks_ || *a.ranks_ == *b.ranks_;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<int>> ranks_;
+};
+
 struct SimCollective {
   CommInfo comm;
   std::string group;  // key: ProcessGroup name, "" = world, "p2p:a->b" for send/recv
   std::size_t index_in_group = 0;
-  std::vector<int> members;    // global simulated ranks, ascending
+  MemberList members;          // global simulated ranks, ascending
   DurationUs duration_us = 0;  // this rank's candidate (see CollectivePost)
   DurationCombine combine = DurationCombine::kLongest;
   StreamId stream = kDefaultCommStream;
@@ -64,7 +91,7 @@ struct SimCollective {
 
 struct SimOp {
   std::size_t trace_position = 0;  // into Trace::ops
-  std::string name;
+  std::string_view name;
   std::vector<SimKernel> kernels;  // launch order; a collective appears as one slot
   // Shared and immutable once built: most ops have none, and an inline optional would cost
   // every op the 240 bytes of a SimCollective (a 1024-rank LLM program has ~40 M ops).
@@ -109,6 +136,8 @@ struct RankProgram {
   std::string source;
   std::vector<SimOp> ops;
   ProgramCoverage coverage;
+  // Owns the names the ops and kernels view; shared by copies of the program.
+  std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
 };
 
 // Kernels for a top-level op that carries none (execution traces without a profiler trace).

@@ -44,11 +44,35 @@ bool RankSimulator::resolved(std::size_t posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
     stream.pending.reset();
   }
-  add_busy(posted.stream, timing.start_us, timing.end_us - timing.start_us,
-           KernelCategory::kCommunication, posted.op_name,
-           collective_key(posted.group, posted.index_in_group));
-  result_.groups[posted.group].time_us += timing.end_us - timing.start_us;
+  flush_busy();
   return true;
+}
+
+void RankSimulator::add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
+                                    KernelCategory category, std::string_view name) {
+  if (pending_busy_.empty())
+    add_busy(stream, start_us, duration_us, category, name, "");
+  else
+    pending_busy_.push_back({stream, start_us, duration_us, category, name, std::nullopt});
+}
+
+void RankSimulator::flush_busy() {
+  while (!pending_busy_.empty()) {
+    const PendingBusy& front = pending_busy_.front();
+    if (!front.posted) {
+      add_busy(front.stream, front.start_us, front.duration_us, front.category, front.name, "");
+    } else {
+      const Posted& posted = posted_[*front.posted];
+      if (!posted.timing)
+        return;
+      const CollectiveTiming timing = *posted.timing;
+      add_busy(posted.stream, timing.start_us, timing.end_us - timing.start_us,
+               KernelCategory::kCommunication, posted.op_name,
+               collective_key(posted.group, posted.index_in_group));
+      result_.groups[posted.group].time_us += timing.end_us - timing.start_us;
+    }
+    pending_busy_.pop_front();
+  }
 }
 
 std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) const {
@@ -100,7 +124,7 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
 }
 
 void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationUs duration_us,
-                             KernelCategory category, const std::string& name,
+                             KernelCategory category, std::string_view name,
                              const std::string& key) {
   StreamState& stream = stream_state(stream_id);
   stream.busy_us += duration_us;
@@ -109,7 +133,8 @@ void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationU
   result_.kernel_time_us += duration_us;
   busy_intervals_.emplace_back(start_us, start_us + duration_us);
   if (record_timeline_) {
-    result_.timeline.push_back({name, stream_id, start_us, duration_us, category, key});
+    result_.timeline.push_back(
+        {std::string(name), stream_id, start_us, duration_us, category, key});
   }
 }
 
@@ -144,7 +169,7 @@ void RankSimulator::run_op(const SimOp& op) {
       const TimestampUs start = stream.clock_us;
       stream.clock_us = start + kernel.duration_us;
       queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
-      add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
+      add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
       ++result_.kernels;
     }
     return;
@@ -181,7 +206,7 @@ void RankSimulator::run_op(const SimOp& op) {
     ++result_.ops;
   if (record_timeline_) {
     result_.timeline.push_back(
-        {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
+        {std::string(op.name), -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
   }
 }
 
@@ -229,12 +254,13 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     GroupTraffic& traffic = result_.groups[collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
+    pending_busy_.push_back({kernel.stream, 0, 0, KernelCategory::kCommunication, {}, index});
     resolved(index);  // in-process groups may resolve at once
   } else {
     const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
     stream.clock_us = start + kernel.duration_us;
     queued_ends_.push(stream.clock_us);
-    add_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name, "");
+    add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
     if (kernel.category != KernelCategory::kCommunication)
       compute_stream_ = kernel.stream;
   }
@@ -282,7 +308,7 @@ void RankSimulator::run_recorded_op(const SimOp& op) {
     ++result_.ops;
   if (record_timeline_) {
     result_.timeline.push_back(
-        {op.name, -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
+        {std::string(op.name), -1, cpu_start, cpu_us_ - cpu_start, KernelCategory::kOther, ""});
   }
 }
 
@@ -349,7 +375,8 @@ std::string RankSimulator::blocked_on() const {
     return "";
   const Posted& posted = posted_[*blocked_posted_];
   return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
-         collective_key(posted.group, posted.index_in_group) + " (" + posted.op_name + ")";
+         collective_key(posted.group, posted.index_in_group) + " (" + std::string(posted.op_name) +
+         ")";
 }
 
 RankResult RankSimulator::result() const {

@@ -6,10 +6,12 @@
 // next op needs a collective that has not resolved yet, so many simulated ranks can share one
 // thread and no rank blocks on a collective it does not need yet.
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <optional>
 #include <queue>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -46,7 +48,7 @@ class RankSimulator {
     StreamId stream = 0;
     std::string group;
     std::size_t index_in_group = 0;
-    std::string op_name;
+    std::string_view op_name;  // in the program's name pool
     std::optional<CollectiveTiming> timing;
   };
   struct StreamState {
@@ -67,7 +69,22 @@ class RankSimulator {
   void wait_on_stream(StreamId stream, std::size_t posted_index);
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
-                KernelCategory category, const std::string& name, const std::string& key);
+                KernelCategory category, std::string_view name, const std::string& key);
+  // Busy time enters the sums in launch order, a collective's once it resolves and what was
+  // launched after it behind it: floating-point sums then do not depend on how the traversal
+  // interleaves ranks, so folded, in-process and MPI runs agree bit for bit.
+  struct PendingBusy {
+    StreamId stream = 0;
+    TimestampUs start_us = 0;
+    DurationUs duration_us = 0;
+    KernelCategory category = KernelCategory::kOther;
+    std::string_view name;
+    std::optional<std::size_t> posted;  // a collective: its timing decides
+  };
+  void add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
+                       KernelCategory category, std::string_view name);
+  void flush_busy();
+  std::deque<PendingBusy> pending_busy_;
 
   const RankProgram& program_;
   const HostOverheads& overheads_;

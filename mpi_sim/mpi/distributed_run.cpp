@@ -96,7 +96,7 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   for (const engine::RankProgram& program : local_programs) {
     for (const engine::SimOp& op : program.ops) {
       if (op.collective)
-        groups.emplace(op.collective->group, op.collective->members);
+        groups.emplace(op.collective->group, op.collective->members.ranks());
     }
   }
   MpiClockSync sync(

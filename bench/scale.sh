@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Scale benchmarks of issue 16 on this machine (`mpirun -n 2`): for each case the wall time of
+# the whole run, the simulated ops, ops/s, the peak RSS summed over the MPI processes and the
+# bytes per op held at that peak (folded runs hold only the representatives' programs).
+#   bash bench/scale.sh [path/to/perfsim] [case ...]
+# Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-256
+#        llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
+# 5 GB per process) so that a case that does not fit fails instead of swapping the machine.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+perfsim="${1:-build/mpi_sim/perfsim}"
+shift || true
+cases=("$@")
+[[ ${#cases[@]} -eq 0 ]] && cases=(synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded-256 gpt3-unfolded llama405b-rank)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
+cap_kb=$(( ${CAP_GB:-5} * 1024 * 1024 ))
+timeout_s=${TIMEOUT_S:-900}
+log_dir=$(mktemp -d)
+
+printf "%-20s %8s %8s %12s %12s %10s %9s %s\n" case wall_s sim_s ops "ops/s" rss_MB "B/op" note
+run() {
+  local name=$1 processes=$2
+  shift 2
+  local out="$log_dir/$name.txt" start end
+  start=$(date +%s.%N)
+  (ulimit -v "$cap_kb"; timeout "$timeout_s" mpirun -n "$processes" \
+     /usr/bin/time -f "peak_rss_kB %M" "$perfsim" "$@") >"$out" 2>&1
+  local rc=$?
+  end=$(date +%s.%N)
+  local wall ops sim_s rss held note
+  wall=$(awk "BEGIN{printf \"%.2f\", $end - $start}")
+  ops=$(sed -nE 's/^(simulated|simulator:) ([0-9]+) ops.*/\2/p' "$out" | head -1)
+  sim_s=$(sed -nE 's/^(simulated|simulator:) .* in ([0-9.]+) s wall.*/\2/p' "$out" | head -1)
+  rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out")
+  held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
+  note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)
+  if [[ $rc -ne 0 || -z $ops ]]; then
+    note="FAILED rc=$rc: $(grep -m1 -iE "error|killed|bad_alloc|memory" "$out" | cut -c1-120)"
+    printf "%-20s %8s %8s %12s %12s %10s %9s %s\n" "$name" "$wall" - - - "$rss" - "$note"
+    return
+  fi
+  [[ -z $held ]] && held=$ops
+  printf "%-20s %8s %8s %12s %12.0f %10s %9.0f %s\n" "$name" "$wall" "$sim_s" "$ops" \
+    "$(awk "BEGIN{print $ops / $sim_s}")" "$rss" "$(awk "BEGIN{print $rss * 1048576 / $held}")" \
+    "$note"
+}
+
+gpt3=(simulate --results "" --model configs/models/gpt3-175b.json --tp 8 --pp 16 --dp 8
+      --virtual-stages 2 --micro-batch 1 --topology configs/topologies/dgx-a100.json --nodes 128
+      --device configs/devices/A100-80GB.json)
+stages="7$(printf ',8%.0s' $(seq 14)),7"  # 126 layers on 16 stages, as Llama 3 trained
+llama=(simulate --results "" --model configs/models/llama3-405b.json --tp 8 --cp 16 --pp 16
+       --pp-layers "$stages" --topology configs/topologies/hgx-h100.json
+       --device configs/devices/H100-SXM.json)
+synthetic=(simulate --results "" --repetitions 20 --compute-us 200 --bytes 64000000
+           --topology configs/topologies/dgx-a100.json)
+for name in "${cases[@]}"; do
+  case $name in
+    synthetic-1k) run "$name" 2 "${synthetic[@]}" --ranks 1024 --nodes 128 ;;
+    # 64 copies of the 1k case: all-reduces over groups of 1024 ranks on 128 nodes each (a
+    # 65,536-member world group is out of reach: the collective check gathers every rank's
+    # member lists on process 0).
+    synthetic-64k) run "$name" 2 "${synthetic[@]}" --ranks 65536 --nodes 8192 --group-size 1024 ;;
+    default) run "$name" 2 ;;
+    # The same scenario from the files it embeds, every rank simulated.
+    default-unfolded) run "$name" 2 simulate --results "" --model configs/models/llama3-70b.json \
+      --tp 8 --pp 4 --dp 2 --sequence-parallel --zero 1 --micro-batch 1 --global-batch 128 \
+      --topology configs/topologies/hgx-h100-8node.json --device configs/devices/H100-SXM.json \
+      --fold none ;;
+    gpt3-folded) run "$name" 2 "${gpt3[@]}" --global-batch 1536 ;;
+    gpt3-unfolded) run "$name" 2 "${gpt3[@]}" --global-batch 1536 --fold none ;;
+    # 1/6 of the batch: measures the unfolded engine's bytes/op and ops/s at a size that fits.
+    gpt3-unfolded-256) run "$name" 2 "${gpt3[@]}" --global-batch 256 --fold none ;;
+    # One rank of the 16,384-GPU layout at its real batch (256 micro-batches per pipeline): the
+    # ops every rank holds, to size a folded or unfolded run of all of them.
+    llama405b-rank) run "$name" 1 "${llama[@]}" --dp 1 --nodes 256 --global-batch 256 --single-rank 8 ;;
+    *) echo "unknown case $name" >&2 ;;
+  esac
+done
+echo "logs: $log_dir"

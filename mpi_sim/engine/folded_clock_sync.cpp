@@ -1,0 +1,76 @@
+#include "mpi_sim/engine/folded_clock_sync.hpp"
+
+#include <algorithm>
+
+#include "perfsim/error.hpp"
+
+namespace perfsim::engine {
+
+FoldedClockSync::FoldedClockSync(std::vector<int> representative_of,
+                                 std::span<const GroupRenaming> renamings)
+    : representative_of_(std::move(representative_of)) {
+  for (const GroupRenaming& renaming : renamings) {
+    auto& map = renaming_[renaming.rank];
+    for (const auto& [own, theirs] : renaming.own_to_representative)
+      map[group_id(own)] = group_id(theirs);
+  }
+}
+
+int FoldedClockSync::group_id(const std::string& name) {
+  return group_ids_.emplace(name, static_cast<int>(group_ids_.size())).first->second;
+}
+
+CollectiveHandle FoldedClockSync::post(const CollectivePost& post) {
+  const int group = group_id(post.group);
+  const PostKey own{post.sim_rank, group, post.index_in_group};
+  if (!posts_.emplace(own, Posted{post.ready_us, post.duration_us, post.combine}).second)
+    throw RuntimeFailure("folded run: rank " + std::to_string(post.sim_rank) + " posts " +
+                         post.group + "#" + std::to_string(post.index_in_group) + " twice");
+  const PostKey collective{0, group, post.index_in_group};
+  const auto [found, added] = pending_of_.emplace(collective, pending_.size());
+  if (added) {
+    Pending pending;
+    for (int member : post.members) {
+      const int representative = representative_of_.at(static_cast<std::size_t>(member));
+      int their_group = group;
+      if (member != representative) {
+        const auto renaming = renaming_.find(member);
+        const auto mapped = renaming == renaming_.end()
+                                ? std::unordered_map<int, int>::const_iterator{}
+                                : renaming->second.find(group);
+        if (renaming == renaming_.end() || mapped == renaming->second.end())
+          throw RuntimeFailure("folded run: rank " + std::to_string(member) + " of " + post.group +
+                               " has no proven counterpart");
+        their_group = mapped->second;
+      }
+      pending.awaited.push_back({representative, their_group, post.index_in_group});
+    }
+    pending_.push_back(std::move(pending));
+  }
+  return CollectiveHandle{found->second};
+}
+
+std::optional<CollectiveTiming> FoldedClockSync::poll(CollectiveHandle handle) {
+  Pending& pending = pending_.at(handle.id);
+  if (pending.timing)
+    return pending.timing;
+  TimestampUs start_us = 0;
+  DurationUs duration_us = 0;
+  bool first = true;
+  for (const PostKey& key : pending.awaited) {
+    const auto found = posts_.find(key);
+    if (found == posts_.end())
+      return std::nullopt;
+    const Posted& posted = found->second;
+    start_us = first ? posted.ready_us : std::max(start_us, posted.ready_us);
+    duration_us = first ? posted.duration_us
+                  : posted.combine == DurationCombine::kShortest
+                      ? std::min(duration_us, posted.duration_us)
+                      : std::max(duration_us, posted.duration_us);
+    first = false;
+  }
+  pending.timing = CollectiveTiming{start_us, start_us + duration_us};
+  return pending.timing;
+}
+
+}  // namespace perfsim::engine

@@ -1,0 +1,64 @@
+#pragma once
+// Clock synchronization for a folded world (rank_folding.hpp): only representatives are
+// simulated. A collective (G, k) of a representative waits, for each member m of G, for the
+// post of rep(m) on (phi_m(G), k): m's own post is that one, proven identical. This
+// generalizes SymmetricClockSync (which takes every unsimulated member to post together with
+// the poster) to groups whose members play other roles, such as the ranks of a
+// context-parallel ring, where the clone a representative sends to is receiving from
+// another clone at the time the representative receives.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi_sim/engine/clock_sync.hpp"
+#include "mpi_sim/engine/rank_folding.hpp"
+
+namespace perfsim::engine {
+
+class FoldedClockSync final : public ClockSync {
+ public:
+  // `representative_of[r]` for every rank; the renamings of every rank that is a member of a
+  // representative's group (others are ignored).
+  FoldedClockSync(std::vector<int> representative_of, std::span<const GroupRenaming> renamings);
+  CollectiveHandle post(const CollectivePost& post) override;
+  std::optional<CollectiveTiming> poll(CollectiveHandle handle) override;
+  // Every awaited post comes from a representative simulated in this process.
+  bool make_progress() override { return false; }
+
+ private:
+  struct PostKey {
+    int rank = 0;
+    int group = 0;
+    std::size_t index = 0;
+    bool operator==(const PostKey&) const = default;
+  };
+  struct PostKeyHash {
+    std::size_t operator()(const PostKey& key) const {
+      return (static_cast<std::size_t>(key.rank) * 1000003u + static_cast<std::size_t>(key.group)) *
+                 1000003u +
+             key.index;
+    }
+  };
+  struct Posted {
+    TimestampUs ready_us = 0;
+    DurationUs duration_us = 0;
+    DurationCombine combine = DurationCombine::kLongest;
+  };
+  struct Pending {
+    std::vector<PostKey> awaited;  // one per member
+    std::optional<CollectiveTiming> timing;
+  };
+  int group_id(const std::string& name);
+
+  std::vector<int> representative_of_;
+  std::unordered_map<std::string, int> group_ids_;
+  // rank -> (own group id -> representative's group id)
+  std::unordered_map<int, std::unordered_map<int, int>> renaming_;
+  std::unordered_map<PostKey, Posted, PostKeyHash> posts_;
+  std::unordered_map<PostKey, std::size_t, PostKeyHash> pending_of_;  // rank field unused (0)
+  std::vector<Pending> pending_;
+};
+
+}  // namespace perfsim::engine

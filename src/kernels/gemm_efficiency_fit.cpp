@@ -75,6 +75,8 @@ std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DTy
     gemm.work.m = static_cast<std::int64_t>(number_at("M"));
     gemm.work.n = static_cast<std::int64_t>(number_at("N"));
     gemm.work.k = static_cast<std::int64_t>(number_at("K"));
+    if (column.contains("batch"))
+      gemm.work.batch = static_cast<std::int64_t>(number_at("batch"));
     gemm.work.dtype = dtype;
     gemm.measured_us = number_at("time_ms") * 1000.0;
     table.push_back(gemm);

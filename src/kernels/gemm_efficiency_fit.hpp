@@ -18,8 +18,9 @@ struct MeasuredGemm {
   double measured_us = 0;
 };
 
-// A DeepBench GEMM CSV (columns M, N, K, time_ms; others ignored) in `dtype`. Throws
-// InputError naming file, line and column.
+// A DeepBench GEMM CSV (columns M, N, K, time_ms, and optionally batch for batched GEMMs as
+// in tests/data/kernels/xla-h100; others ignored) in `dtype`. Throws InputError naming file,
+// line and column.
 std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DType dtype);
 
 struct GemmPredictionErrors {

@@ -34,8 +34,9 @@ GemmPredictionErrors gemm_prediction_errors(std::span<const MeasuredGemm> table,
                                             const devices::DeviceSpec& device,
                                             const GemmEfficiencyParameters& efficiency);
 
-// Grid search minimizing the mean absolute log ratio of predicted to measured time (equal
-// weight to over- and under-prediction, and to small and large GEMMs).
+// Grid search over peak fraction, pipeline depth and fixed latency (0-8 us) minimizing the mean
+// absolute log ratio of predicted to measured time (equal weight to over- and under-prediction, and
+// to small and large GEMMs).
 GemmEfficiencyParameters fit_gemm_efficiency(std::span<const MeasuredGemm> table,
                                              const devices::DeviceSpec& device);
 

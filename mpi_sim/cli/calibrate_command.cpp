@@ -48,7 +48,8 @@ int run_calibrate_gemm(const CalibrateGemmOptions& options) {
             << (tensor_core ? "tensor cores" : "CUDA cores") << ", " << options.dtype
             << "), measured table " << options.table << "\n";
   print_errors("device file's parameters (" + std::to_string(current.peak_fraction).substr(0, 4) +
-                   ", " + std::to_string(static_cast<int>(current.pipeline_depth_k)) + ")",
+                   ", " + std::to_string(static_cast<int>(current.pipeline_depth_k)) + ", " +
+                   std::to_string(current.fixed_latency_us).substr(0, 3) + " us)",
                kernels::gemm_prediction_errors(table, device, current));
   print_errors("fitted on every row (IN SAMPLE)",
                kernels::gemm_prediction_errors(table, device, fitted));
@@ -63,8 +64,13 @@ int run_calibrate_gemm(const CalibrateGemmOptions& options) {
        {{"value", fitted.peak_fraction}, {"provenance", "measured"}, {"source", source}}},
       {"pipeline_depth_k",
        {{"value", fitted.pipeline_depth_k}, {"provenance", "measured"}, {"source", source}}}};
+  // A device file's figures are positive; a zero latency is the default and stays unwritten.
+  if (fitted.fixed_latency_us > 0)
+    entry[tensor_core ? "tensor_core" : "cuda_core"]["fixed_latency_us"] = {
+        {"value", fitted.fixed_latency_us}, {"provenance", "measured"}, {"source", source}};
   std::cout << "fitted: peak fraction " << fitted.peak_fraction << ", pipeline depth "
-            << fitted.pipeline_depth_k << " k-steps\ndevice-file entry (\"gemm_efficiency\"):\n"
+            << fitted.pipeline_depth_k << " k-steps, fixed latency " << fitted.fixed_latency_us
+            << " us\ndevice-file entry (\"gemm_efficiency\"):\n"
             << entry.dump(2) << "\n";
   return 0;
 }

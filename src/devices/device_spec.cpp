@@ -76,13 +76,17 @@ class DeviceReader {
         const std::string here = std::string("/gemm_efficiency/") + unit_name;
         const json& entry = efficiency.at(unit_name);
         require_object(entry, here);
-        check_keys(entry, here, {"peak_fraction", "pipeline_depth_k"});
+        check_keys(entry, here, {"peak_fraction", "pipeline_depth_k", "fixed_latency_us"});
         GemmEfficiency parsed{figure(entry, here, "peak_fraction"),
-                              figure(entry, here, "pipeline_depth_k")};
+                              figure(entry, here, "pipeline_depth_k"), Figure{}};
+        if (entry.contains("fixed_latency_us"))
+          parsed.fixed_latency_us = figure(entry, here, "fixed_latency_us");
         if (parsed.peak_fraction.value > 1.0)
           fail(here + "/peak_fraction/value", "must be at most 1");
         if (parsed.pipeline_depth_k.value > 1e6)
           fail(here + "/pipeline_depth_k/value", "must be at most 1e6");
+        if (parsed.fixed_latency_us.value > 1e3)
+          fail(here + "/fixed_latency_us/value", "must be at most 1000");
         spec.gemm_efficiency[unit] = std::move(parsed);
       }
     }

@@ -32,6 +32,7 @@ enum class MathUnit { kTensorCore, kCudaCore };
 struct GemmEfficiency {
   Figure peak_fraction;
   Figure pipeline_depth_k;
+  Figure fixed_latency_us;  // optional in the file; value 0 when absent
 };
 
 struct DeviceSpec {

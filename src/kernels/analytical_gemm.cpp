@@ -48,6 +48,7 @@ GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, 
       it != device.gemm_efficiency.end()) {
     parameters.peak_fraction = it->second.peak_fraction.value;
     parameters.pipeline_depth_k = it->second.pipeline_depth_k.value;
+    parameters.fixed_latency_us = it->second.fixed_latency_us.value;
   }
   if (dtype == DType::kFloat8) {
     parameters.peak_fraction = kFp8PeakFraction;
@@ -96,6 +97,7 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
     best.duration_us = memory_us;
     best.memory_bound = true;
   }
+  best.duration_us += efficiency.fixed_latency_us;
   best.achieved_fraction_of_peak =
       2.0 * m * n * k * batch / (best.duration_us / kUsPerSecond) / peak;
   return best;
@@ -104,10 +106,11 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
 std::string analytical_gemm_parameters() {
   std::ostringstream out;
   const GemmEfficiencyParameters defaults;
-  out << "peak fraction and pipeline depth from the device file's gemm_efficiency (else "
-      << defaults.peak_fraction << " and " << defaults.pipeline_depth_k
-      << " k-steps, estimates; fp8: " << kFp8PeakFraction << " and " << kFp8PipelineDepthFactor
-      << " x the unit's depth, from a cuBLASLt H100 benchmark), tiles";
+  out << "peak fraction, pipeline depth and fixed latency from the device file's "
+         "gemm_efficiency (else "
+      << defaults.peak_fraction << ", " << defaults.pipeline_depth_k << " k-steps and "
+      << defaults.fixed_latency_us << " us, estimates; fp8: " << kFp8PeakFraction << " and "
+      << kFp8PipelineDepthFactor << " x the unit's depth, from a cuBLASLt H100 benchmark), tiles";
   for (const Tile& tile : kTiles)
     out << " " << tile.m << "x" << tile.n << "@" << tile.efficiency;
   return out.str();

@@ -6,7 +6,8 @@
 //   one tile takes 2 tile_m tile_n k / (peak / #SM * efficiency), with efficiency =
 //     peak_fraction * tile_efficiency(tile) * k / (k + pipeline_depth_k)  (small k cannot hide
 //     the prologue and epilogue of the main loop);
-// and the result is never faster than moving A, B and C once through HBM. The tile giving the
+// and the result is never faster than moving A, B and C once through HBM; a fixed per-kernel
+// latency (device file, else 0) is added to it. The tile giving the
 // shortest time is taken (cuBLAS heuristics pick among such tiles).
 #include <string>
 
@@ -29,6 +30,9 @@ struct GemmEstimate {
 struct GemmEfficiencyParameters {
   double peak_fraction = 0.88;
   double pipeline_depth_k = 64;  // k-steps of main-loop prologue + epilogue per tile
+  // Per-kernel cost that does not scale with the work (setup, the last wave's tail, the
+  // epilogue's final write-back), added once; 0 unless a device file measured it.
+  double fixed_latency_us = 0;
 };
 // The device file's values for the unit the dtype runs on, else the defaults.
 GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype);

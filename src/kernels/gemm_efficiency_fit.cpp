@@ -75,6 +75,8 @@ std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DTy
     gemm.work.m = static_cast<std::int64_t>(number_at("M"));
     gemm.work.n = static_cast<std::int64_t>(number_at("N"));
     gemm.work.k = static_cast<std::int64_t>(number_at("K"));
+    if (column.contains("batch"))
+      gemm.work.batch = static_cast<std::int64_t>(number_at("batch"));
     gemm.work.dtype = dtype;
     gemm.measured_us = number_at("time_ms") * 1000.0;
     table.push_back(gemm);
@@ -111,11 +113,13 @@ GemmEfficiencyParameters fit_gemm_efficiency(std::span<const MeasuredGemm> table
   for (int percent = 20; percent <= 100; ++percent) {
     for (double depth : {1.0, 8.0, 16.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0,
                          768.0, 1024.0}) {
-      const GemmEfficiencyParameters candidate{percent / 100.0, depth};
-      const double loss = mean_abs_log_ratio(table, device, candidate);
-      if (loss < best_loss) {
-        best_loss = loss;
-        best = candidate;
+      for (int half_us = 0; half_us <= 16; ++half_us) {
+        const GemmEfficiencyParameters candidate{percent / 100.0, depth, half_us / 2.0};
+        const double loss = mean_abs_log_ratio(table, device, candidate);
+        if (loss < best_loss) {
+          best_loss = loss;
+          best = candidate;
+        }
       }
     }
   }

@@ -18,8 +18,9 @@ struct MeasuredGemm {
   double measured_us = 0;
 };
 
-// A DeepBench GEMM CSV (columns M, N, K, time_ms; others ignored) in `dtype`. Throws
-// InputError naming file, line and column.
+// A DeepBench GEMM CSV (columns M, N, K, time_ms, and optionally batch for batched GEMMs as
+// in tests/data/kernels/xla-h100; others ignored) in `dtype`. Throws InputError naming file,
+// line and column.
 std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DType dtype);
 
 struct GemmPredictionErrors {
@@ -33,8 +34,9 @@ GemmPredictionErrors gemm_prediction_errors(std::span<const MeasuredGemm> table,
                                             const devices::DeviceSpec& device,
                                             const GemmEfficiencyParameters& efficiency);
 
-// Grid search minimizing the mean absolute log ratio of predicted to measured time (equal
-// weight to over- and under-prediction, and to small and large GEMMs).
+// Grid search over peak fraction, pipeline depth and fixed latency (0-8 us) minimizing the mean
+// absolute log ratio of predicted to measured time (equal weight to over- and under-prediction, and
+// to small and large GEMMs).
 GemmEfficiencyParameters fit_gemm_efficiency(std::span<const MeasuredGemm> table,
                                              const devices::DeviceSpec& device);
 

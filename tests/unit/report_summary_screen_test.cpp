@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -84,11 +84,24 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-double number_after(const std::string& text, const std::string& pattern) {
-  std::smatch match;
-  if (!std::regex_search(text, match, std::regex(pattern + R"(\s+([0-9.]+))")))
-    ADD_FAILURE() << "no '" << pattern << "' in\n" << text;
-  return match.empty() ? 0 : std::stod(match[1]);
+// The number after the first `label` followed by white space and a digit (no std::regex: it
+// trips GCC 12's maybe-uninitialized warning in the sanitizer build).
+double number_after(const std::string& text, const std::string& label) {
+  for (std::size_t at = text.find(label); at != std::string::npos; at = text.find(label, at + 1)) {
+    std::size_t i = at + label.size();
+    const std::size_t spaces = i;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
+      ++i;
+    if (i == spaces || i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i])))
+      continue;
+    std::size_t end = i;
+    while (end < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+      ++end;
+    return std::stod(text.substr(i, end - i));
+  }
+  ADD_FAILURE() << "no '" << label << "' followed by a number in\n" << text;
+  return 0;
 }
 
 const report::BreakdownLine* line_of(const report::RunReport& report, const std::string& key) {

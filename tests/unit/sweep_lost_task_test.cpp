@@ -5,9 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "sweep/task_files.hpp"
@@ -32,9 +32,14 @@ class LostTask : public ::testing::Test {
     std::ifstream in(paths.running);
     std::ostringstream text;
     text << in.rdbuf();
-    const std::string own = text.str();
-    std::ofstream(paths.running) << std::regex_replace(
-        own, std::regex("pid: [0-9]+"), "pid: " + std::to_string(pid));  // ...another's pid
+    std::string marker = text.str();
+    const std::size_t at = marker.find("pid: ");
+    ASSERT_NE(at, std::string::npos) << marker;
+    std::size_t end = at + 5;
+    while (end < marker.size() && std::isdigit(static_cast<unsigned char>(marker[end])))
+      ++end;
+    marker.replace(at, end - at, "pid: " + std::to_string(pid));  // ...another's pid
+    std::ofstream(paths.running) << marker;
   }
 
   fs::path directory_;

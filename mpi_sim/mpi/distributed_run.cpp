@@ -11,6 +11,7 @@
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "mpi_sim/mpi/mpi_clock_sync.hpp"
 #include "mpi_sim/mpi/process_packing.hpp"
+#include "mpi_sim/mpi/text_exchange.hpp"
 #include "perfsim/rank_result_serialization.hpp"
 
 namespace perfsim::mpi {
@@ -46,14 +47,6 @@ std::vector<std::string> gather_bytes(MPI_Comm world, const std::string& local) 
   return parts;
 }
 
-std::string broadcast_text(MPI_Comm world, std::string text) {
-  int length = static_cast<int>(text.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, world);
-  text.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(text.data(), length, MPI_CHAR, 0, world);
-  return text;
-}
-
 }  // namespace
 
 std::vector<int> block_placement(int world_size, int ranks_per_process) {
@@ -81,7 +74,7 @@ void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> loca
     }
     verdict = engine::find_collective_mismatch(all, world_size).value_or("");
   }
-  verdict = broadcast_text(world, verdict);
+  verdict = broadcast_text_from_root(world, verdict);
   if (!verdict.empty())
     throw AllRanksError("", "collective check", verdict);
 }

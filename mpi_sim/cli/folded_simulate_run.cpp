@@ -35,7 +35,8 @@ std::string not_foldable(const SimulateOptions& options) {
 }  // namespace
 
 bool run_folded_simulation(const SimulateOptions& options, const CommandContext& context,
-                           const FoldedReport& report) {
+                           const FoldedReport& report,
+                           const std::function<void(const RankResult&)>& timeline_sink) {
   if (options.fold == "none")
     return false;
   const bool root = context.mpi_rank == 0;
@@ -81,8 +82,8 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   if (root) {
     const double proof_s = seconds_since(start);
     const auto simulation_start = Clock::now();
-    const std::vector<RankResult> results =
-        simulate_folded(inputs, representative_of, proof.renamings, !options.timeline_path.empty());
+    const std::vector<RankResult> results = simulate_folded(
+        inputs, representative_of, proof.renamings, !options.timeline_path.empty(), timeline_sink);
     std::size_t held_ops = 0;
     for (const engine::RankProgram& program : inputs.programs)
       held_ops += program.ops.size();

@@ -61,10 +61,10 @@ std::optional<std::string> fold_refusal(const FoldProof& proof,
   return engine::fold_consistency(proof.renamings, representative_of);
 }
 
-std::vector<RankResult> simulate_folded(const SimulationInputs& representatives,
-                                        std::span<const int> representative_of,
-                                        std::span<const engine::GroupRenaming> renamings,
-                                        bool record_timeline) {
+std::vector<RankResult> simulate_folded(
+    const SimulationInputs& representatives, std::span<const int> representative_of,
+    std::span<const engine::GroupRenaming> renamings, bool record_timeline,
+    const std::function<void(const RankResult&)>& timeline_sink) {
   engine::FoldedClockSync sync(std::vector<int>(representative_of.begin(), representative_of.end()),
                                renamings);
   const std::vector<RankResult> simulated = engine::simulate_programs(
@@ -77,6 +77,10 @@ std::vector<RankResult> simulate_folded(const SimulationInputs& representatives,
         std::find_if(simulated.begin(), simulated.end(),
                      [&](const RankResult& result) { return result.sim_rank == representative; });
     results.push_back(engine::clone_result(*found, renaming));
+    if (timeline_sink) {
+      timeline_sink(results.back());
+      std::vector<TimelineSlice>().swap(results.back().timeline);
+    }
   }
   std::sort(results.begin(), results.end(),
             [](const RankResult& a, const RankResult& b) { return a.sim_rank < b.sim_rank; });

@@ -5,6 +5,7 @@
 // representative's under its own group names. Where the proof fails (a topology that places
 // congruent groups differently, a generator that breaks the symmetry) the run falls back to
 // simulating every rank and says why.
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,10 +35,12 @@ std::optional<std::string> fold_refusal(const FoldProof& proof,
                                         std::span<const int> representative_of);
 
 // Simulates the representatives with FoldedClockSync and expands to every rank (rank order).
-std::vector<RankResult> simulate_folded(const SimulationInputs& representatives,
-                                        std::span<const int> representative_of,
-                                        std::span<const engine::GroupRenaming> renamings,
-                                        bool record_timeline);
+// With `timeline_sink`, each rank's expanded timeline goes there as it is made and the results
+// keep none, so the timelines of all ranks are never held at once.
+std::vector<RankResult> simulate_folded(
+    const SimulationInputs& representatives, std::span<const int> representative_of,
+    std::span<const engine::GroupRenaming> renamings, bool record_timeline,
+    const std::function<void(const RankResult&)>& timeline_sink = {});
 
 // All of the above in this process (tests, and the fold with one MPI process).
 struct FoldedRun {

@@ -20,6 +20,16 @@ std::string flow_event(const std::string& key, const char* phase, std::int64_t i
          ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + json_us(ts_us) + "}";
 }
 
+// FNV-1a, 64 bits.
+std::uint64_t key_hash(const std::string& key) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : key) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
 }  // namespace
 
 ChromeTimelineStream::ChromeTimelineStream(std::ostream& out) : out_(out) {
@@ -57,8 +67,8 @@ void ChromeTimelineStream::add_rank(const RankResult& result) {
     if (slice.collective_key.empty())
       continue;
     // One arrow per pair of consecutive members: only the previous member must be remembered.
-    const FlowEnd here{pid, tid, slice.start_us};
-    auto [previous, first_member] = last_member_.try_emplace(slice.collective_key, here);
+    const FlowEnd here{pid, static_cast<std::int32_t>(tid), slice.start_us};
+    auto [previous, first_member] = last_member_.try_emplace(key_hash(slice.collective_key), here);
     if (first_member)
       continue;
     ++flows_;

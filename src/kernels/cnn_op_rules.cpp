@@ -139,7 +139,8 @@ OpExpansion pooling_forward_rule(const Op& op) {
 }
 
 // Pooling backward (grad_output, self, ..., [indices]): read grad_output (and the indices),
-// write grad_input, the size of self.
+// write grad_input, the size of self. Max pooling's backward zeroes grad_input through a child
+// op (aten::zero_) and then scatters into it with its own kernel: both run.
 OpExpansion pooling_backward_rule(const Op& op) {
   const TensorRef* grad_output = tensor_at(op.inputs, 0);
   const TensorRef* self = tensor_at(op.inputs, 1);
@@ -150,8 +151,10 @@ OpExpansion pooling_backward_rule(const Op& op) {
     if (const TensorRef* indices = tensor_at(op.inputs, i);
         indices && !is_floating(tensor_dtype(*indices)))
       read += tensor_bytes(*indices);
-  return modeled({streaming_kernel(op, "pooling_backward", read, tensor_bytes(*self),
-                                   tensor_dtype(*grad_output))});
+  OpExpansion expansion = modeled({streaming_kernel(
+      op, "pooling_backward", read, tensor_bytes(*self), tensor_dtype(*grad_output))});
+  expansion.own_kernels_besides_children = true;
+  return expansion;
 }
 
 OpExpansion autograd_node(const Op&) {
@@ -191,8 +194,8 @@ bool conv_shape_from_tensors(const TensorRef& input, const TensorRef& weight,
   // A transposed convolution's output is larger than its input: not this model.
   if (shape.out_h > shape.in_h || shape.out_w > shape.in_w)
     return false;
-  shape.stride_h = conv_stride_from_extents(shape.in_h, shape.out_h);
-  shape.stride_w = conv_stride_from_extents(shape.in_w, shape.out_w);
+  shape.stride_h = conv_stride_from_extents(shape.in_h, shape.filter_h, shape.out_h);
+  shape.stride_w = conv_stride_from_extents(shape.in_w, shape.filter_w, shape.out_w);
   return true;
 }
 

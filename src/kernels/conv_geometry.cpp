@@ -1,7 +1,6 @@
 #include "kernels/conv_geometry.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace perfsim::kernels {
 namespace {
@@ -32,21 +31,18 @@ std::int64_t conv_output_extent(std::int64_t in, std::int64_t filter, std::int64
   return span / stride + 1;
 }
 
-std::int64_t conv_stride_from_extents(std::int64_t in, std::int64_t out) {
-  if (out <= 0 || out >= in)
+std::int64_t conv_stride_from_extents(std::int64_t in, std::int64_t filter, std::int64_t out) {
+  if (out <= 0 || in <= 0 || filter <= 0)
     return 1;
-  std::int64_t best = 1;
-  std::int64_t best_gap = in;
   for (std::int64_t stride = 1; stride <= in; ++stride) {
-    const std::int64_t gap = std::llabs((in - 1) / stride + 1 - out);
-    if (gap < best_gap) {
-      best_gap = gap;
-      best = stride;
-    }
-    if ((in - 1) / stride + 1 < out)
-      break;
+    const std::int64_t smallest = conv_output_extent(in, filter, stride, 0, 1);
+    const std::int64_t largest = conv_output_extent(in, filter, stride, filter / 2, 1);
+    if (smallest <= out && out <= largest)
+      return stride;
+    if (largest < out)
+      break;  // larger strides only shrink the output further
   }
-  return best;
+  return 1;
 }
 
 ImplicitGemm implicit_gemm(const ConvShape& shape, ConvPass pass) {

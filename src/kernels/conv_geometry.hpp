@@ -36,10 +36,10 @@ struct ConvShape {
 std::int64_t conv_output_extent(std::int64_t in, std::int64_t filter, std::int64_t stride,
                                 std::int64_t pad, std::int64_t dilation);
 
-// The stride a traced convolution used, from its input and output extents (traces record
-// tensor shapes, not the stride argument): the s with (in - 1) / s + 1 closest to out. Exact for
-// "same" and "valid"-style paddings of the shapes CNNs use; 1 when out >= in.
-std::int64_t conv_stride_from_extents(std::int64_t in, std::int64_t out);
+// The stride a traced convolution used, from its input, filter and output extents (traces
+// record tensor shapes, not the stride argument): the smallest stride for which some padding
+// of 0 .. filter / 2 per side (dilation 1) gives `out`; 1 when none does.
+std::int64_t conv_stride_from_extents(std::int64_t in, std::int64_t filter, std::int64_t out);
 
 struct ImplicitGemm {
   std::int64_t m = 0;

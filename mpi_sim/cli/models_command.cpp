@@ -41,9 +41,23 @@ void print_data_behind(const devices::DeviceSpec& device,
                                                                              : "carried over: ") +
            fraction.source;
   };
+  auto conv = [&](devices::MathUnit unit) -> std::string {
+    auto it = device.conv_efficiency.find(unit);
+    if (it == device.conv_efficiency.end())
+      return "nominal: analytical implicit GEMM with the GEMM efficiency (no measured conv table)";
+    return std::string(it->second.peak_fraction.provenance == devices::Provenance::kMeasured
+                           ? "fitted: "
+                           : "carried over: ") +
+           it->second.peak_fraction.source;
+  };
   std::cout << "    measured data behind each op class:\n"
             << "      GEMM, tensor cores     " << gemm(devices::MathUnit::kTensorCore) << "\n"
             << "      GEMM, CUDA cores       " << gemm(devices::MathUnit::kCudaCore) << "\n"
+            << "      conv, tensor cores     " << conv(devices::MathUnit::kTensorCore) << "\n"
+            << "      conv, CUDA cores       " << conv(devices::MathUnit::kCudaCore) << "\n"
+            << "      batch-norm, pooling    nominal: memory-bound at the "
+            << devices::provenance_name(device.hbm_bandwidth_GBps.provenance)
+            << " HBM bandwidth (no measured kernel table)\n"
             << "      element-wise, memory   analytical only: roofline at the "
             << devices::provenance_name(device.hbm_bandwidth_GBps.provenance)
             << " HBM bandwidth (no measured kernel table)\n"

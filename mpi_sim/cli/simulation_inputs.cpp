@@ -233,10 +233,9 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
         kernels::KernelPredictor(device, std::move(mlp_assets)));
     const kernels::ModelDurationSource* model_source = model.get();
     sources.expand_kernels = [model_source](const Trace& trace, std::size_t position) {
-      std::vector<Kernel> kernels;
-      for (const auto& planned : model_source->expand_kernels(trace.ops[position], trace).kernels) {
-        kernels.push_back(planned.kernel);
-      }
+      std::vector<engine::ExpandedKernel> kernels;
+      for (const auto& planned : model_source->expand_kernels(trace.ops[position], trace).kernels)
+        kernels.push_back({planned.kernel, planned.predicted_us});
       return kernels;
     };
     if (from_kineto) {

@@ -50,6 +50,8 @@ OpExpansion convolution_forward_rule(const Op& op) {
   ConvShape shape;
   if (!input || !weight || !output || !conv_shape_from_tensors(*input, *weight, *output, shape))
     return missing(kConvShapesNote, KernelCategory::kGemm);
+  if (!is_floating(tensor_dtype(*input)))
+    return missing("integer or untyped convolution: no peak to time it by", KernelCategory::kGemm);
   return modeled({conv_kernel(op, shape, ConvPass::kForward, tensor_dtype(*input))});
 }
 
@@ -68,6 +70,8 @@ OpExpansion convolution_backward_rule(const Op& op) {
     return missing("needs grad_output [N, K, P, Q], input [N, C, H, W] and weight [K, C/g, R, S]",
                    KernelCategory::kGemm);
   const DType dtype = tensor_dtype(*grad_output);
+  if (!is_floating(dtype))
+    return missing("integer or untyped convolution: no peak to time it by", KernelCategory::kGemm);
   const bool outputs_known = !op.outputs.empty();
   std::vector<KernelSpec> kernels;
   if (!outputs_known || has_elements(op.outputs, 0))

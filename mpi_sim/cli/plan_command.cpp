@@ -20,6 +20,7 @@
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/plan_report.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
@@ -49,6 +50,7 @@ struct PlanOptions {
   double capacity_GB = 0;
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
   std::string assets;
+  std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
   std::string dtype;  // "": the model file's
   int max_cp = 8;
@@ -97,6 +99,7 @@ int run_plan(const PlanOptions& options) {
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
   request.assets_path = options.assets;
+  request.calibration = calibration_argument(options.calibration);
   if (!options.quiet)
     std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
               << topology.name << "), capacity "
@@ -216,6 +219,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       "--assets", options->assets,
       "fitted collective curves (`perfsim fit`); default: the shipped ones where they "
       "cover the topology, else nominal curves");
+  command->add_option("--calibration", options->calibration,
+                      "end-to-end calibration applied to every layout (as `perfsim simulate "
+                      "--calibration`): a file from `perfsim validate runs --fit-calibration`, or "
+                      "none; default: the shipped configs/assets/llm_calibration.json");
   command
       ->add_option("--dtype", options->dtype,
                    "training precision bf16, fp16 or fp8 (default: the model file's)")

@@ -3,7 +3,6 @@
 // (memory/llm_memory.hpp), simulated best bound first until no remaining layout can enter the
 // top K (planner/plan_search.hpp). Each layout is simulated with one representative rank per
 // pipeline stage (plan_simulation.hpp). Rank 0 only; --jobs simulates layouts on threads.
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -23,6 +22,7 @@
 #include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/plan_report.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
@@ -108,7 +108,7 @@ int run_plan(const PlanOptions& options) {
                                      : ", best lower bound first, pruned when beaten")
               << "\n";
   // Progress only where someone watches: one line rewritten in place on a terminal.
-  if (!options.quiet && isatty(STDERR_FILENO)) {
+  if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [&](const planner::SearchProgress& progress) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
       if (progress.bounded < progress.candidates) {

@@ -1,7 +1,6 @@
 // perfsim validate runs RUNS.csv: predicted against measured iteration times of real training
 // runs, with error statistics, per-group rank correlation and the regret of perfsim's pick, and
 // K-fold cross-validation of the end-to-end calibration (held-fold predictions only).
-#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/run_validation.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -182,7 +182,7 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   request.jobs = options.jobs;
   if (options.folds <= 1 && options.fit_output.empty() && options.calibration != "none")
     request.calibration = validation::load_calibration(options.calibration);
-  if (!options.quiet && isatty(STDERR_FILENO)) {
+  if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [](const char* stage, std::size_t done, std::size_t total) {
       std::fprintf(stderr, "\r  %s: %zu/%zu", stage, done, total);
       if (done == total)

@@ -120,7 +120,8 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
                                             scenario.device_source,
                                             scenario.assets_path,
                                             {},
-                                            overheads_path.empty() ? "none" : overheads_path});
+                                            overheads_path.empty() ? "none" : overheads_path,
+                                            {}});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   for (int rank : local_ranks) {
     const Trace trace = dlrm::generate_dlrm_rank(config, scenario.plan, rank);

@@ -1,7 +1,6 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
@@ -128,7 +128,7 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   distributed.record_timeline = !options.timeline_path.empty();
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
-  const bool show_progress = context.mpi_rank == 0 && !options.quiet && isatty(STDERR_FILENO);
+  const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
     distributed.progress = [start](const engine::RunProgress& progress) {
       std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",

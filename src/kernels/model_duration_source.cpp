@@ -75,8 +75,9 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
     case ExpansionStatus::kModeled:
       for (const KernelSpec& spec : own.kernels) {
         KernelPrediction prediction = predictor_.predict(spec);
-        prediction.duration_us = contended_duration_us(spec, prediction.duration_us,
-                                                       contention_sms_of(op), predictor_.device());
+        prediction.duration_us = scaled(
+            spec.category, contended_duration_us(spec, prediction.duration_us,
+                                                 contention_sms_of(op), predictor_.device()));
         plan.kernels.push_back(
             {kernel_of(spec), prediction.duration_us, std::move(prediction.model), op.id});
       }
@@ -136,8 +137,8 @@ KernelPrediction ModelDurationSource::predict_kernel(const Op& op, const Kernel&
         std::count_if(op.kernels.begin(), op.kernels.end(),
                       [&](const Kernel& other) { return same(other.name, other.category); }));
     const std::size_t share = measured_count > 0 ? measured_count : predicted_count;
-    return {std::max(predicted_us / static_cast<double>(share),
-                     predictor_.device().min_kernel_duration_us.value),
+    return {scaled(kernel.category, std::max(predicted_us / static_cast<double>(share),
+                                             predictor_.device().min_kernel_duration_us.value)),
             model};
   }
   return unmodeled();

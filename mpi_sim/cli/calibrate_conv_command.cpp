@@ -85,9 +85,10 @@ int run_calibrate_conv(const CalibrateConvOptions& options) {
     devices::DeviceSpec without_fit = device;
     without_fit.conv_efficiency.clear();
     nominal = kernels::conv_efficiency_for(without_fit, *dtype);
-    print_errors("implicit GEMM, nominal (" + describe(nominal) + ")",
+    print_errors("implicit GEMM, nominal parameters",
                  kernels::conv_prediction_errors(
                      table, kernels::predict_conv_table(table, without_fit, nominal)));
+    std::cout << "    (nominal: " << describe(nominal) << ")\n";
   }
   print_errors(std::string("implicit GEMM, device file (") +
                    (file_parameters.fitted ? "fitted" : "nominal") + ")",

@@ -117,6 +117,16 @@ OpExpansion batch_norm_forward_rule(const Op& op) {
                                    x_bytes, tensor_dtype(*input))});
 }
 
+// aten::_native_batch_norm_legit_no_training: inference by name, whatever the trace records.
+OpExpansion batch_norm_inference_rule(const Op& op) {
+  const TensorRef* input = tensor_at(op.inputs, 0);
+  if (!input || input->shape.size() < 2)
+    return missing("needs input [N, C, ...]", KernelCategory::kOther);
+  const double x_bytes = tensor_bytes(*input);
+  return modeled(
+      {streaming_kernel(op, "batch_norm_forward", x_bytes, x_bytes, tensor_dtype(*input))});
+}
+
 // aten::cudnn_batch_norm_backward(input, grad_output, ...) and native_batch_norm_backward(
 // grad_output, input, ...): the reduction pass reads x and dy for the per-channel sums of dy
 // and dy (x - mean), the second pass reads them again and writes dx.
@@ -210,22 +220,28 @@ const std::vector<std::pair<std::string_view, CnnOpRule>>& cnn_op_rules() {
       {"aten::convolution", convolution_forward_rule},
       {"aten::_convolution", convolution_forward_rule},
       {"aten::cudnn_convolution", convolution_forward_rule},
+      {"aten::_convolution_mode", convolution_forward_rule},  // padding="same" / "valid"
       {"aten::convolution_backward", convolution_backward_rule},
       {"aten::batch_norm", batch_norm_forward_rule},
       {"aten::_batch_norm_impl_index", batch_norm_forward_rule},
       {"aten::cudnn_batch_norm", batch_norm_forward_rule},
       {"aten::native_batch_norm", batch_norm_forward_rule},
       {"aten::_native_batch_norm_legit", batch_norm_forward_rule},
+      {"aten::_native_batch_norm_legit_functional", batch_norm_forward_rule},
+      {"aten::_native_batch_norm_legit_no_training", batch_norm_inference_rule},
       {"aten::cudnn_batch_norm_backward", batch_norm_backward_rule},
       {"aten::native_batch_norm_backward", batch_norm_backward_rule},
+      {"aten::batch_norm_backward", batch_norm_backward_rule},
       {"aten::max_pool2d", pooling_forward_rule},
       {"aten::max_pool2d_with_indices", pooling_forward_rule},
       {"aten::avg_pool2d", pooling_forward_rule},
       {"aten::adaptive_avg_pool2d", pooling_forward_rule},
       {"aten::_adaptive_avg_pool2d", pooling_forward_rule},
+      {"aten::adaptive_max_pool2d", pooling_forward_rule},
       {"aten::max_pool2d_with_indices_backward", pooling_backward_rule},
       {"aten::avg_pool2d_backward", pooling_backward_rule},
       {"aten::_adaptive_avg_pool2d_backward", pooling_backward_rule},
+      {"aten::adaptive_max_pool2d_backward", pooling_backward_rule},
       {"ConvolutionBackward0", autograd_node},
       {"CudnnBatchNormBackward0", autograd_node},
       {"NativeBatchNormBackward0", autograd_node},

@@ -132,6 +132,9 @@ TEST(CnnOpRules, BatchNormReadsTheInputTwiceWhenTraining) {
       op(2, "aten::cudnn_batch_norm", inputs, {x, tensor({0}), tensor({0}), tensor({0})});
   EXPECT_DOUBLE_EQ(std::get<MemoryBoundWork>(expand_op(inference).kernels.at(0).work).bytes_read,
                    x_bytes);
+  const Op no_training = op(4, "aten::_native_batch_norm_legit_no_training", inputs);
+  EXPECT_DOUBLE_EQ(std::get<MemoryBoundWork>(expand_op(no_training).kernels.at(0).work).bytes_read,
+                   x_bytes);
   const Op backward = op(3, "aten::cudnn_batch_norm_backward", {x, x, tensor({64})}, {x});
   const auto& back_work = std::get<MemoryBoundWork>(expand_op(backward).kernels.at(0).work);
   EXPECT_DOUBLE_EQ(back_work.bytes_read, 4 * x_bytes);

@@ -65,8 +65,7 @@ TEST(ResnetCnnCoverage, EveryConvolutionBatchNormAndPoolingHasAModel) {
     std::cout << "    " << count << " x " << name << "\n";
     uncovered_count += count;
   }
-  std::cout << "  " << modeled << " kernels with a model, " << uncovered_count
-            << " ops without\n";
+  std::cout << "  " << modeled << " kernels with a model, " << uncovered_count << " ops without\n";
 
   constexpr std::size_t kIterations = 3;
   constexpr std::size_t kConvolutionsPerIteration = 53;  // ResNet-50

@@ -491,7 +491,8 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
         } else if (auto planned = expanded_us.find(kernel); planned != expanded_us.end()) {
           sim_kernel.duration_us = planned->second;
         } else {
-          sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
+          sim_kernel.duration_us =
+              sources.kernels->kernel_duration_in_trace_us(trace, position, *kernel);
         }
         sim_kernel.host_waits = kernel->blocks_host();
         if (!kernel->launch_api.empty())

@@ -27,7 +27,38 @@ bool touches_gpu(const Op& op) {
          std::any_of(op.outputs.begin(), op.outputs.end(), on_gpu);
 }
 
+// The op under trace.ops[top_position] (itself included) whose own kernels hold `kernel`.
+const Op* launcher_of(const Trace& trace, std::size_t top_position, const Kernel& kernel) {
+  std::vector<std::size_t> stack{top_position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    for (const Kernel& own : op.kernels)
+      if (&own == &kernel)
+        return &op;
+    for (std::int64_t child_id : op.child_ids) {
+      const std::ptrdiff_t child = child_id == op.id ? -1 : trace.position_of(child_id);
+      if (child >= 0)
+        stack.push_back(static_cast<std::size_t>(child));
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+DurationUs ModelDurationSource::kernel_duration_in_trace_us(const Trace& trace,
+                                                            std::size_t top_position,
+                                                            const Kernel& kernel) const {
+  const Op& top = trace.ops[top_position];
+  for (const Op* op = launcher_of(trace, top_position, kernel); op != nullptr && op != &top;
+       op = op->parent_id == op->id ? nullptr : trace.find(op->parent_id)) {
+    KernelPrediction prediction = predict_kernel(*op, kernel);
+    if (prediction.model != kUnmodeledModel)
+      return prediction.duration_us;
+  }
+  return predict_kernel(top, kernel).duration_us;
+}
 
 KernelPrediction ModelDurationSource::unmodeled() const {
   return {predictor_.device().min_kernel_duration_us.value, kUnmodeledModel};

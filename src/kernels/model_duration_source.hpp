@@ -61,6 +61,11 @@ class ModelDurationSource final : public KernelDurationSource {
   DurationUs kernel_duration_us(const Op& op, const Kernel& kernel) const override {
     return predict_kernel(op, kernel).duration_us;
   }
+  // Priced by the op that launched it, else by the nearest ancestor whose rule prices it (an
+  // autograd wrapper's rule cannot price the GEMM or convolution its children launch), else
+  // by the top-level op.
+  DurationUs kernel_duration_in_trace_us(const Trace& trace, std::size_t top_position,
+                                         const Kernel& kernel) const override;
   std::string_view name() const override { return "model"; }
   const KernelPredictor& predictor() const { return predictor_; }
   double gemm_time_scale() const { return gemm_time_scale_; }

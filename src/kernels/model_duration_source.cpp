@@ -51,6 +51,10 @@ DurationUs ModelDurationSource::kernel_duration_in_trace_us(const Trace& trace,
                                                             std::size_t top_position,
                                                             const Kernel& kernel) const {
   const Op& top = trace.ops[top_position];
+  // Generated traces and most Kineto ops launch their own kernels: no search.
+  for (const Kernel& own : top.kernels)
+    if (&own == &kernel)
+      return predict_kernel(top, kernel).duration_us;
   for (const Op* op = launcher_of(trace, top_position, kernel); op != nullptr && op != &top;
        op = op->parent_id == op->id ? nullptr : trace.find(op->parent_id)) {
     KernelPrediction prediction = predict_kernel(*op, kernel);

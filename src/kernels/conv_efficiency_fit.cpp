@@ -7,7 +7,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "perfsim/error.hpp"
@@ -221,23 +220,31 @@ ConvEfficiencyParameters fit_conv_efficiency(std::span<const MeasuredConv> table
 
 std::vector<double> cross_validated_conv_predictions(std::span<const MeasuredConv> table,
                                                      const devices::DeviceSpec& device, int folds) {
-  std::set<std::size_t> shapes;
-  for (const MeasuredConv& row : table)
-    shapes.insert(row.shape_row);
-  if (folds < 2 || static_cast<std::size_t>(folds) > shapes.size())
-    throw InputError("--cv", "", "needs 2 .. shapes folds");
+  // Tables repeat shapes (DeepBench lists some ResNet layers twice, and under two
+  // applications): a shape's every row and pass share a fold, numbered by first appearance.
+  std::map<std::array<std::int64_t, 10>, std::size_t> shape_index;
+  std::vector<std::size_t> fold_key(table.size());
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const ConvShape& shape = table[i].work.shape;
+    const std::array<std::int64_t, 10> key{
+        shape.batch,    shape.in_channels, shape.in_h,  shape.in_w,     shape.out_channels,
+        shape.filter_h, shape.filter_w,    shape.out_h, shape.stride_h, shape.groups};
+    fold_key[i] = shape_index.emplace(key, shape_index.size()).first->second;
+  }
+  if (folds < 2 || static_cast<std::size_t>(folds) > shape_index.size())
+    throw InputError("--cv", "", "needs 2 .. distinct shapes folds");
   std::vector<double> predicted(table.size(), 0.0);
-  const auto fold_of = [folds](const MeasuredConv& row) {
-    return static_cast<int>(row.shape_row % static_cast<std::size_t>(folds));
-  };
+  std::vector<int> fold_of_row(table.size());
+  for (std::size_t i = 0; i < table.size(); ++i)
+    fold_of_row[i] = static_cast<int>(fold_key[i] % static_cast<std::size_t>(folds));
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<MeasuredConv> training;
-    for (const MeasuredConv& row : table)
-      if (fold_of(row) != fold)
-        training.push_back(row);
+    for (std::size_t i = 0; i < table.size(); ++i)
+      if (fold_of_row[i] != fold)
+        training.push_back(table[i]);
     const ConvEfficiencyParameters fitted = fit_conv_efficiency(training, device);
     for (std::size_t i = 0; i < table.size(); ++i)
-      if (fold_of(table[i]) == fold)
+      if (fold_of_row[i] == fold)
         predicted[i] = std::max(conv_estimate(table[i].work, device, fitted).duration_us,
                                 device.min_kernel_duration_us.value);
   }

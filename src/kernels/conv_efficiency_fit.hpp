@@ -1,7 +1,7 @@
 #pragma once
 // Fits the convolution model's efficiency parameters (kernels/conv_model.hpp) to measured
 // convolution times and measures how well the fitted model predicts shapes it was not fitted
-// on (K-fold cross-validation by shape: the three passes of a shape share a fold). Measured
+// on (K-fold cross-validation by shape: the passes and repeats of a shape share a fold). Measured
 // tables: DeepBench's convolution results, as in ../shared/data/kernels/deepbench-v100.
 #include <functional>
 #include <span>
@@ -58,8 +58,9 @@ ConvPredictionErrors conv_prediction_errors(
 ConvEfficiencyParameters fit_conv_efficiency(std::span<const MeasuredConv> table,
                                              const devices::DeviceSpec& device);
 
-// Each row's prediction by the parameters fitted on the other folds (shape row i in fold
-// i mod K). Throws InputError unless 2 <= folds <= shapes.
+// Each row's prediction by the parameters fitted on the other folds (distinct shape i, in order
+// of first appearance, in fold i mod K; a repeated shape stays in its fold). Throws InputError
+// unless 2 <= folds <= distinct shapes.
 std::vector<double> cross_validated_conv_predictions(std::span<const MeasuredConv> table,
                                                      const devices::DeviceSpec& device, int folds);
 

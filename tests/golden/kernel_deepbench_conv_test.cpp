@@ -2,8 +2,8 @@
 // convolutions (../shared/data/kernels/deepbench-v100, 94 shapes, forward / backward-data /
 // backward-filter; 272 measured passes per dtype). configs/devices/V100-SXM2.json carries what
 // `perfsim calibrate conv` fits on every row; the out-of-sample figures are those of 5-fold
-// cross-validation by shape (the three passes of a shape are held out together), the figures
-// the README states: GMAE 25.3% (fp32, CUDA cores) and 33.5% (fp16, tensor cores), against
+// cross-validation by shape (every pass and repeat of a shape is held out together), the figures
+// the README states: GMAE 25.3% (fp32, CUDA cores) and 33.0% (fp16, tensor cores), against
 // 50.2% and 63.8% for the plain roofline max(flops/peak, bytes/HBM).
 #include <gtest/gtest.h>
 
@@ -68,7 +68,7 @@ TEST(DeepBenchV100Conv, Fp32FitMatchesTheDeviceFileAndCrossValidates) {
 }
 
 TEST(DeepBenchV100Conv, Fp16FitMatchesTheDeviceFileAndCrossValidates) {
-  check({"deepbench-v100-conv-fp16-mixed.csv", DType::kFloat16, 0.335, 0.638});
+  check({"deepbench-v100-conv-fp16-mixed.csv", DType::kFloat16, 0.330, 0.638});
 }
 
 TEST(DeepBenchV100Conv, BadRowsNameFileLineAndColumn) {

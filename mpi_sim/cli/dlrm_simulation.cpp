@@ -37,7 +37,8 @@ std::string describe_workload(const DlrmScenario& scenario) {
 void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
   sub.add_option("--dlrm", options.config_path,
                  "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
-                 "rank, tables sharded by --sharder; needs --topology and --device");
+                 "rank, tables sharded by --sharder; needs --topology and --device; default: "
+                 "none");
   sub.add_option("--sharder", options.sharder, "DLRM: embedding-table sharder (seed 001 Table III)")
       ->check(CLI::IsMember({"naive", "random", "size_greedy", "lookup_greedy",
                              "norm_lookup_greedy", "size_lookup_greedy"}));
@@ -51,7 +52,8 @@ void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
   sub.add_option("--dlrm-seed", options.seed,
                  "DLRM: seed of the table sampler and the random sharder (default: config)");
   sub.add_option("--dlrm-pooling", options.pooling,
-                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data")
+                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data "
+                 "(default: the config file's)")
       ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
   sub.add_flag("--dlrm-heavy", options.heavy_only,
                "DLRM, sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");

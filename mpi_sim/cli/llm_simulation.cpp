@@ -91,7 +91,7 @@ LlmRunSummary summarize_llm_run(const llm::TransformerConfig& model,
 void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
                  "LLM workload: model file (configs/models/*.json); generates one trace per "
-                 "rank (TP x PP x DP ranks)");
+                 "rank (TP x PP x DP ranks); default: none (the synthetic workload)");
   sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
   sub.add_option("--virtual-stages", options.virtual_stages,
@@ -155,7 +155,8 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
   sub.add_option("--topology", options.topology_path,
-                 "topology file (configs/topologies/*.json) for the collective model");
+                 "topology file (configs/topologies/*.json) for the collective model; required by "
+                 "--model, --dlrm and --comm model (no default)");
   add_topology_size_options(sub, options.topology_size);
   sub.add_option("--device", options.device_path,
                  "GPU for the kernel models: a device file (configs/devices/*.json), or for "

@@ -125,7 +125,7 @@ void add_models_command(CLI::App& app, CommandRegistry& registry) {
       "models", "List the kernel models, what each needs and where its data came from");
   sub->add_option("--devices", options->device_folder, "Folder of device JSON files")
       ->check(CLI::ExistingDirectory);
-  sub->add_option("--assets", options->assets, "Model-assets HDF5 file to list")
+  sub->add_option("--assets", options->assets, "Model-assets HDF5 file to list (default: none)")
       ->check(CLI::ExistingFile);
   sub->add_flag("--ops", options->list_ops, "Also list every op name the registry knows");
   registry.add(sub, RankScope::kRankZeroOnly,

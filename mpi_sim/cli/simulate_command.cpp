@@ -168,11 +168,14 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "kernel durations: measured (Kineto) or model (default: measured for Kineto, "
                  "model for execution traces)")
       ->check(CLI::IsMember({"measured", "model"}));
-  sub.add_option("--comm", options.comm_durations,
-                 "collective durations: measured (Kineto) or model (needs --topology)")
+  sub.add_option(
+         "--comm", options.comm_durations,
+         "collective durations: measured (Kineto) or model (needs --topology); default: measured "
+         "for Kineto traces, model otherwise")
       ->check(CLI::IsMember({"measured", "model"}));
   sub.add_option("--kernel-assets", options.kernel_assets,
-                 "trained MLP kernel models (HDF5 from `perfsim train`)");
+                 "trained MLP kernel models (HDF5 from `perfsim train`); default: none (analytical "
+                 "models)");
   sub.add_option("--overheads", options.overheads_path,
                  "host-overhead asset (JSON from `perfsim overheads extract`); default: "
                  "extracted from the given Kineto traces");

@@ -236,7 +236,7 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
                    "in-sample on that table). Ignored with --cv, which fits its own per fold");
   runs->add_option("--fit-calibration", options->fit_output,
                    "fit the calibration on every row of the table, write it to this JSON file "
-                   "(the fit error printed is in-sample)");
+                   "(the fit error printed is in-sample; default: no fit)");
   runs->add_option("--assets", options->assets,
                    "fitted collective curves (perfsim fit); default: the shipped ones where they "
                    "cover the topology, else nominal curves from its link bandwidths");

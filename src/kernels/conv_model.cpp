@@ -15,8 +15,8 @@ namespace {
 // value that comes closest to analytical_gemm's tile efficiencies (256x128: 1, 128x128: 0.96,
 // 128x64: 0.88, 64x64: 0.81, 128x16: 0.59 against 1, 0.95, 0.85, 0.70, 0.50 there).
 constexpr double kTileHalfIntensity = 14;
-// Tensor cores read channels (the innermost NHWC dim) in 16-byte vectors: 8 fp16/bf16.
-constexpr std::int64_t kTensorCoreChannelVector = 8;
+// Tensor cores read channels (the innermost NHWC dim) in 16-byte vectors: 8 fp16/bf16, 4 tf32.
+constexpr int kTensorCoreChannelVectorBytes = 16;
 // Shortest k-slice a split-K kernel gives one CTA.
 constexpr std::int64_t kMinSplitSliceK = 64;
 
@@ -61,6 +61,19 @@ bool runs_on_tensor_cores(const devices::DeviceSpec& device, DType dtype) {
 
 }  // namespace
 
+DType conv_math_dtype(DType storage, const devices::DeviceSpec& device) {
+  if (storage == DType::kFloat32 &&
+      device.peak_flops_per_s(DType::kTFloat32, devices::MathUnit::kTensorCore))
+    return DType::kTFloat32;
+  return storage;
+}
+
+DurationUs conv_duration_us(const ConvWork& work, const devices::DeviceSpec& device) {
+  ConvWork run = work;
+  run.dtype = conv_math_dtype(work.dtype, device);
+  return conv_estimate(run, device, conv_efficiency_for(device, run.dtype)).duration_us;
+}
+
 ConvEfficiencyParameters conv_efficiency_for(const devices::DeviceSpec& device, DType dtype) {
   ConvEfficiencyParameters parameters;
   if (auto it = device.conv_efficiency.find(device.gemm_unit(dtype));
@@ -90,8 +103,9 @@ ConvEstimate conv_estimate(const ConvWork& work, const devices::DeviceSpec& devi
   ConvShape padded = shape;
   if (runs_on_tensor_cores(device, work.dtype)) {
     const std::int64_t groups = std::max<std::int64_t>(1, shape.groups);
-    padded.in_channels = ceil_div(shape.in_channels / groups, kTensorCoreChannelVector) *
-                         kTensorCoreChannelVector * groups;
+    const std::int64_t vector =
+        kTensorCoreChannelVectorBytes / std::max(1, element_bytes(work.dtype));
+    padded.in_channels = ceil_div(shape.in_channels / groups, vector) * vector * groups;
   }
   best.gemm = implicit_gemm(padded, work.pass);
   const ImplicitGemm& gemm = best.gemm;
@@ -148,7 +162,7 @@ std::string conv_model_parameters() {
          "wgrad M=K N=CRS K=NPQ), "
       << kConvTiles.size() << " tiles with efficiency h/(h+" << kTileHalfIntensity
       << "), split-K slices >= " << kMinSplitSliceK << ", tensor-core channels padded to "
-      << kTensorCoreChannelVector
+      << kTensorCoreChannelVectorBytes << "-byte vectors, fp32 as tf32 where tensor cores take it"
       << "; peak fraction, pipeline depth, latency, FFT/Winograd flop fraction and max split-K "
          "from the device file's conv_efficiency (fitted), else its GEMM efficiency and no fast "
          "algorithm (nominal)";

@@ -8,8 +8,8 @@
 //   tile loads (14: the value that reproduces analytical_gemm's tile table);
 //   when the output has fewer tiles than SMs, k is split into up to max_split_k slices
 //   (cuDNN's wgrad kernels reduce over N P Q, which is long, into a small K x C R S output);
-//   tensor cores take channels in vectors of 8: C/g is padded to a multiple of 8 (the small-
-//   channel penalty: a 3-channel image does the work of 8 channels);
+//   tensor cores take channels in 16-byte vectors: C/g is padded to a multiple of 8 (fp16,
+//   bf16) or 4 (tf32) (the small-channel penalty: a 3-channel image does the work of 8);
 //   stride-1 filters of 3x3 and more may run as FFT/Winograd: their multiplies are scaled by
 //   fast_algorithm_flop_fraction (1 = no fast algorithm);
 //   never faster than moving X, W and Y once through HBM, plus a fixed per-kernel latency.
@@ -32,6 +32,11 @@ struct ConvEfficiencyParameters {
   bool fitted = false;        // from a measured table on this device
 };
 
+// The dtype the convolution's math runs in: fp32 tensors run as tf32 on GPUs whose tensor
+// cores take tf32, since PyTorch's torch.backends.cudnn.allow_tf32 defaults to True (unlike
+// matmuls, whose allow_tf32 defaults to False); every other dtype as stored.
+DType conv_math_dtype(DType storage, const devices::DeviceSpec& device);
+
 // The device file's conv_efficiency for the unit dtype runs on, else nominal values.
 ConvEfficiencyParameters conv_efficiency_for(const devices::DeviceSpec& device, DType dtype);
 
@@ -48,9 +53,8 @@ struct ConvEstimate {
 
 ConvEstimate conv_estimate(const ConvWork& work, const devices::DeviceSpec& device,
                            const ConvEfficiencyParameters& efficiency);
-inline DurationUs conv_duration_us(const ConvWork& work, const devices::DeviceSpec& device) {
-  return conv_estimate(work, device, conv_efficiency_for(device, work.dtype)).duration_us;
-}
+// The kernel as PyTorch runs it: math dtype from conv_math_dtype, the device's parameters.
+DurationUs conv_duration_us(const ConvWork& work, const devices::DeviceSpec& device);
 
 // The plain roofline of a convolution: max(direct-convolution flops / unit peak, X + W + Y
 // bytes / HBM bandwidth). The baseline `perfsim calibrate conv` compares against.

@@ -50,8 +50,10 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
     return {embedding_heuristic_duration_us(*embedding, device_), "embedding-heuristic"};
   }
   if (const auto* conv = std::get_if<ConvWork>(&kernel.work)) {
-    const ConvEfficiencyParameters efficiency = conv_efficiency_for(device_, conv->dtype);
-    return {conv_estimate(*conv, device_, efficiency).duration_us,
+    ConvWork run = *conv;
+    run.dtype = conv_math_dtype(conv->dtype, device_);
+    const ConvEfficiencyParameters efficiency = conv_efficiency_for(device_, run.dtype);
+    return {conv_estimate(run, device_, efficiency).duration_us,
             efficiency.fitted ? "conv-implicit-gemm(fitted)" : "conv-implicit-gemm(nominal)"};
   }
   if (const auto* streaming = std::get_if<MemoryBoundWork>(&kernel.work))

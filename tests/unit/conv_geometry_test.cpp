@@ -118,6 +118,25 @@ TEST(ConvModel, TensorCoresPadChannelsToEight) {
   EXPECT_EQ(fp32.gemm.k, 3 * 49);
 }
 
+TEST(ConvModel, Fp32RunsAsTf32WhereTensorCoresTakeIt) {
+  const devices::DeviceSpec v100 = devices::find_device(kDeviceFolder, "V100-SXM2");
+  const devices::DeviceSpec h100 = devices::find_device(kDeviceFolder, "H100-SXM");
+  EXPECT_EQ(conv_math_dtype(DType::kFloat32, v100), DType::kFloat32);
+  EXPECT_EQ(conv_math_dtype(DType::kFloat32, h100), DType::kTFloat32);
+  EXPECT_EQ(conv_math_dtype(DType::kBFloat16, h100), DType::kBFloat16);
+  // tf32 tensor cores take 4-channel vectors: the 3-channel stem is padded to 4, not 8.
+  const ConvShape image = shape(16, 3, 224, 64, 7, 2, 3);
+  const ConvEstimate tf32 = conv_estimate({image, ConvPass::kForward, DType::kTFloat32}, h100,
+                                          ConvEfficiencyParameters{});
+  EXPECT_EQ(tf32.gemm.k, 4 * 49);
+  const ConvWork work{shape(32, 256, 14, 256, 3, 1, 1), ConvPass::kForward, DType::kFloat32};
+  ConvWork as_tf32 = work;
+  as_tf32.dtype = DType::kTFloat32;
+  EXPECT_DOUBLE_EQ(
+      conv_duration_us(work, h100),
+      conv_estimate(as_tf32, h100, conv_efficiency_for(h100, DType::kTFloat32)).duration_us);
+}
+
 TEST(ConvModel, FastAlgorithmScalesOnlyStrideOneFilters) {
   const devices::DeviceSpec v100 = devices::find_device(kDeviceFolder, "V100-SXM2");
   ConvEfficiencyParameters direct;

@@ -4,12 +4,16 @@
 # or with --quiet, nothing.
 set -u
 perfsim="$1" mpiexec="$2"
-fail() { echo "FAIL: $*"; exit 1; }
+fail() {
+  echo "FAIL: $*"
+  for f in terminal.txt quiet.txt piped.txt; do [ -f "$f" ] && { echo "--- $f"; tail -c 2000 "$f"; }; done
+  exit 1
+}
 command -v script >/dev/null || { echo "SKIP: no script(1) to make a terminal"; exit 0; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-run=(simulate --ranks 4 --repetitions 15000)
+run=(simulate --ranks 4 --repetitions 30000)
 
 script -qfec "$mpiexec -n 2 $perfsim ${run[*]} --results ''" terminal.txt >/dev/null 2>&1 ||
   fail "the run at a terminal failed: $(cat terminal.txt)"

@@ -169,7 +169,9 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
                      " PP" + std::to_string(parallel.pp);
   if (parallel.virtual_stages > 1)
     name += " v" + std::to_string(parallel.virtual_stages);
-  name += " DP" + std::to_string(parallel.dp) + " mb" + std::to_string(parallel.micro_batch);
+  name += " DP" + std::to_string(parallel.dp) +
+          (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : std::string()) + " mb" +
+          std::to_string(parallel.micro_batch);
   if (parallel.sequence_parallel)
     name += " SP";
   switch (parallel.recompute) {

@@ -324,9 +324,9 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   return saved;
 }
 
-LayerEmitter::MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full,
-                                                 const TensorRef& fc1, const TensorRef& fc2,
-                                                 std::int64_t ffn_local, std::int64_t fc1_width) {
+LayerEmitter::MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const TensorRef& fc1,
+                                                 const TensorRef& fc2, std::int64_t ffn_local,
+                                                 std::int64_t fc1_width) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
   saved.fc1 = linear_forward(normed_full, fc1, tokens, h, fc1_width);

@@ -29,12 +29,12 @@ struct LocalShapes {
   bool fp8_linear = false;         // linear-layer GEMMs in FP8 (Transformer Engine)
   bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
   // MoE layers (model.is_moe()); expert tensor parallelism = TP, as Megatron's default.
-  std::int64_t experts = 0;             // routed experts of the model
-  std::int64_t experts_local = 0;       // experts / EP
+  std::int64_t experts = 0;        // routed experts of the model
+  std::int64_t experts_local = 0;  // experts / EP
   std::int64_t top_k = 0;
-  std::int64_t expert_ffn_local = 0;    // moe_ffn_hidden / TP
-  std::int64_t expert_fc1_width = 0;    // twice that for gated experts
-  std::int64_t shared_ffn_local = 0;    // shared_expert_ffn_hidden / TP (0: none)
+  std::int64_t expert_ffn_local = 0;  // moe_ffn_hidden / TP
+  std::int64_t expert_fc1_width = 0;  // twice that for gated experts
+  std::int64_t shared_ffn_local = 0;  // shared_expert_ffn_hidden / TP (0: none)
   std::int64_t shared_fc1_width = 0;
   std::int64_t ep = 1;
   // Tokens this rank dispatches per micro-batch (tokens() x top_k), and the tokens the busiest

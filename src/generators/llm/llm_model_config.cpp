@@ -58,9 +58,12 @@ double optional_non_negative_number(const json& doc, const char* field, const st
 // The MoE fields; all absent for a dense model.
 MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& file) {
   MixtureOfExperts moe;
-  constexpr const char* kMoeOnly[] = {"top_k",          "moe_ffn_hidden",
-                                      "shared_expert_ffn_hidden", "num_shared_experts",
-                                      "capacity_factor", "moe_layer_freq",
+  constexpr const char* kMoeOnly[] = {"top_k",
+                                      "moe_ffn_hidden",
+                                      "shared_expert_ffn_hidden",
+                                      "num_shared_experts",
+                                      "capacity_factor",
+                                      "moe_layer_freq",
                                       "first_k_dense"};
   if (!doc.contains("num_experts")) {
     for (const char* field : kMoeOnly)
@@ -86,8 +89,8 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
     if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
       throw InputError(file, "first_k_dense",
                        "must be a non-negative integer, got " + value.dump());
-    moe.first_dense_layers = io::json_int(value, 0, std::numeric_limits<int>::max(), file,
-                                          "first_k_dense");
+    moe.first_dense_layers =
+        io::json_int(value, 0, std::numeric_limits<int>::max(), file, "first_k_dense");
   }
   return moe;
 }

@@ -23,10 +23,10 @@ TensorRef LayerEmitter::grouped_gemm(const TensorRef& a, const TensorRef& b, std
                                      std::int64_t k, std::int64_t n) {
   const std::int64_t experts = shapes_.experts_local;
   TensorRef out = activation({experts, m, n});
-  builder_.compute("te::grouped_gemm",
-                   {RankTraceBuilder::view(a, {experts, m, k}),
-                    RankTraceBuilder::view(b, {experts, k, n})},
-                   {out}, KernelCategory::kGemm, 2.0 * experts * m * k * n);
+  builder_.compute(
+      "te::grouped_gemm",
+      {RankTraceBuilder::view(a, {experts, m, k}), RankTraceBuilder::view(b, {experts, k, n})},
+      {out}, KernelCategory::kGemm, 2.0 * experts * m * k * n);
   return out;
 }
 
@@ -36,8 +36,8 @@ TensorRef LayerEmitter::expert_all_to_all(const TensorRef& rows, std::int64_t ou
     return RankTraceBuilder::view(rows, {out_rows, shapes_.hidden});
   // Unequal splits (all-to-allv); the collective model prices the larger of the bytes sent and
   // received, which on the busiest rank is the received_tokens side.
-  builder_.communicate(
-      {CollectiveKind::kAllToAllv, ep_.name, ep_.size, -1, kExpertParallelStream}, rows, out);
+  builder_.communicate({CollectiveKind::kAllToAllv, ep_.name, ep_.size, -1, kExpertParallelStream},
+                       rows, out);
   return out;
 }
 
@@ -79,9 +79,8 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                    KernelCategory::kOther, kTopKFlops * static_cast<double>(tokens * experts));
   // Dispatch: each token copied once per chosen expert, grouped by expert, sent to its rank.
   const TensorRef permuted = activation({dispatched, h});
-  builder_.compute("te::moe_permute",
-                   {RankTraceBuilder::view(normed, {tokens, h}), top_indices}, {permuted},
-                   KernelCategory::kOther, kPermuteFlops);
+  builder_.compute("te::moe_permute", {RankTraceBuilder::view(normed, {tokens, h}), top_indices},
+                   {permuted}, KernelCategory::kOther, kPermuteFlops);
   const TensorRef arrived = expert_all_to_all(permuted, received);
   const TensorRef expert_input = tp_gather_rows(arrived, received, h);
   // The local experts on their tokens.
@@ -111,8 +110,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
     return routed;
   const MlpSaved shared = mlp_forward(gather_linear_input(normed), weights.fc1, weights.fc2,
                                       shapes_.shared_ffn_local, shapes_.shared_fc1_width);
-  const TensorRef shared_out =
-      RankTraceBuilder::view(tp_reduce(shared.output), local_shape);
+  const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(shared.output), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
 
@@ -166,13 +164,14 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
                    static_cast<double>(dispatched * h));
   // Router backward: through top-k and softmax to the logits, then the router's GEMMs.
   const TensorRef probabilities = activation({tokens, experts});
-  const TensorRef grad_logits = elementwise("aten::_softmax_backward_data",
-                                            {grad_top_probabilities, probabilities},
-                                            {tokens, experts}, 3);
+  const TensorRef grad_logits =
+      elementwise("aten::_softmax_backward_data", {grad_top_probabilities, probabilities},
+                  {tokens, experts}, 3);
   const TensorRef grad_router_input =
       mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);
   mm(activation({h, tokens}), grad_logits, h, tokens, experts);  // grad of the router weight
-  TensorRef grad_normed = elementwise("aten::add", {grad_routed, grad_router_input}, local_shape, 1);
+  TensorRef grad_normed =
+      elementwise("aten::add", {grad_routed, grad_router_input}, local_shape, 1);
   const std::vector<std::int64_t> norm_shape = local_shape;
   if (shapes_.shared_ffn_local == 0)
     return elementwise("aten::native_layer_norm_backward",
@@ -180,8 +179,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
                        norm_shape, 12);
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
-  const TensorRef grad_shared =
-      backward_operand(tp_gather(grad_output), shapes_.tokens(), h);
+  const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h);
   const TensorRef grad_shared_fc1 =
       mlp_backward(grad_shared, weights.fc2, shapes_.shared_ffn_local, shapes_.shared_fc1_width);
   const TensorRef grad_norm_input =

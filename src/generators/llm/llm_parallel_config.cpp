@@ -223,9 +223,8 @@ std::string cp_group_name(const ParallelConfig& parallel, int rank) {
 std::string ep_group_name(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);
   const int expert_dp = parallel.expert_gradient_group_size();
-  return "ep/" +
-         std::to_string(c.tp + parallel.tp * (expert_coordinates_of(parallel, rank).edp +
-                                              expert_dp * c.pp));
+  return "ep/" + std::to_string(c.tp + parallel.tp * (expert_coordinates_of(parallel, rank).edp +
+                                                      expert_dp * c.pp));
 }
 
 std::string expert_gradient_group_name(const ParallelConfig& parallel, int rank) {

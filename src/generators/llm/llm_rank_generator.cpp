@@ -35,10 +35,10 @@ class StageGenerator {
         coordinates_(coordinates_of(parallel, rank)),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        emitter_(
-            shapes_, model, parallel.recompute, {parallel.overlap_tp_backward, parallel.comm_sms},
-            {tp_group_name(parallel, rank), parallel.tp}, context_ring(parallel, rank),
-            {ep_group_name(parallel, rank), parallel.ep}, builder),
+        emitter_(shapes_, model, parallel.recompute,
+                 {parallel.overlap_tp_backward, parallel.comm_sms},
+                 {tp_group_name(parallel, rank), parallel.tp}, context_ring(parallel, rank),
+                 {ep_group_name(parallel, rank), parallel.ep}, builder),
         dp_group_(dp_group_name(parallel, rank)),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     expert_buffer_.group = expert_gradient_group_name(parallel, rank);
@@ -263,9 +263,9 @@ class StageGenerator {
       }
       for (std::int64_t bucket_elements : expert_buffer_.bucket_elements) {
         const std::int64_t shard = ceil_div(bucket_elements, expert_buffer_.size);
-        expert_collective(CollectiveKind::kAllGather,
-                          builder_.tensor({shard}, model_.activation_dtype()),
-                          builder_.tensor({shard * expert_buffer_.size}, model_.activation_dtype()));
+        expert_collective(
+            CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+            builder_.tensor({shard * expert_buffer_.size}, model_.activation_dtype()));
       }
     }
   }
@@ -325,8 +325,8 @@ class StageGenerator {
   }
 
   void expert_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {
-    builder_.communicate(
-        {kind, expert_buffer_.group, expert_buffer_.size, -1, kDataParallelStream}, input, output);
+    builder_.communicate({kind, expert_buffer_.group, expert_buffer_.size, -1, kDataParallelStream},
+                         input, output);
   }
 
   void add_layer_gradients(int layer) {

@@ -249,6 +249,7 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << " s=" << model.seq_len << " b=" << llm::micro_batch_size(model, parallel)
       << " v=" << model.vocab << " TP=" << parallel.tp << " PP=" << parallel.pp
       << " DP=" << parallel.dp << (parallel.cp > 1 ? " CP=" + std::to_string(parallel.cp) : "")
+      << (parallel.ep > 1 ? " EP=" + std::to_string(parallel.ep) : "")
       << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
       << " SP=" << (parallel.sequence_parallel ? "on" : "off")
       << " recompute=" << llm::recompute_name(parallel.recompute) << "\n";

@@ -30,9 +30,10 @@ bool by_time(const LayoutScore& a, const LayoutScore& b) {
 // table keeps the better of the two (faster; equally fast: more headroom).
 bool same_but_zero(const generators::llm::ParallelConfig& a,
                    const generators::llm::ParallelConfig& b) {
-  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.virtual_stages == b.virtual_stages &&
-         a.micro_batch == b.micro_batch && a.global_batch == b.global_batch &&
-         a.sequence_parallel == b.sequence_parallel && a.recompute == b.recompute;
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
+         a.virtual_stages == b.virtual_stages && a.micro_batch == b.micro_batch &&
+         a.global_batch == b.global_batch && a.sequence_parallel == b.sequence_parallel &&
+         a.recompute == b.recompute;
 }
 
 bool better(const LayoutScore& a, const LayoutScore& b) {

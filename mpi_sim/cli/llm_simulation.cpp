@@ -37,6 +37,10 @@ std::string group_kind(const std::string& group, const llm::ParallelConfig& para
     return "pipeline (p2p)";
   if (kind == "cp")
     return "context parallel";
+  if (kind == "ep")
+    return "expert parallel (all-to-all)";
+  if (kind == "edp")
+    return "expert data parallel";
   if (kind == "cp_ring")
     return "context parallel (ring)";
   if (kind == "pp")
@@ -51,6 +55,8 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
                      (parallel.cp > 1 ? " x CP " + std::to_string(parallel.cp) : std::string()) +
                      " x PP " + std::to_string(parallel.pp) + " x DP " +
                      std::to_string(parallel.dp);
+  if (parallel.ep > 1)
+    text += " (EP " + std::to_string(parallel.ep) + ")";
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
   if (parallel.micro_batch > 0)
@@ -102,6 +108,15 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: context-parallel degree (Megatron CP: ring attention over CP ranks, "
                  "placed between TP and DP)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--ep", options.ep,
+                 "LLM (MoE models): expert-parallel degree; the routed experts split over EP "
+                 "ranks of the DP x CP group (Megatron's expert mesh), tokens exchanged by "
+                 "all-to-all")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--moe-imbalance", options.moe_imbalance,
+                 "LLM (MoE models): routing imbalance, tokens of the busiest expert over the mean "
+                 "(default 1.0: balanced); scales the busiest rank's expert GEMMs and all-to-all")
+      ->check(CLI::Range(1.0, 1e6));
   sub.add_option("--pp-layers", options.pp_layers,
                  "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
                  "(one per stage, summing to the model's layers; no interleaving)")
@@ -191,6 +206,8 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.pp = options.pp;
   parallel.dp = options.dp;
   parallel.cp = options.cp;
+  parallel.ep = options.ep;
+  parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
   parallel.pp_layers = options.pp_layers;
   parallel.micro_batch = options.micro_batch;

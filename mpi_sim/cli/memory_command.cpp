@@ -128,6 +128,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--tp", parallel.tp, "tensor-parallel size t");
   add("--pp", parallel.pp, "pipeline stages p");
   add("--dp", parallel.dp, "data-parallel size");
+  add("--ep", parallel.ep, "expert-parallel size (MoE model files; carved out of DP)");
+  add("--moe-imbalance", parallel.moe_imbalance, "MoE: max / mean expert load");
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');

@@ -72,9 +72,6 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
 
 LlmScenario scenario_of(const RunRow& row, const std::string& table,
                         const std::string& assets_path) {
-  if (row.ep > 1)
-    throw InputError(table, "line " + std::to_string(row.line) + " ep",
-                     "expert parallelism is not modelled yet");
   LlmScenario scenario;
   scenario.model = model_of(row, table);
   llm::ParallelConfig& parallel = scenario.parallel;
@@ -82,6 +79,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.pp = row.pp;
   parallel.dp = row.dp;
   parallel.cp = row.cp;
+  parallel.ep = row.ep;
   parallel.virtual_stages = row.virtual_stages;
   parallel.micro_batch = row.micro_batch;
   parallel.global_batch = row.global_batch;

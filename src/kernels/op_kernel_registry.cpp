@@ -486,6 +486,14 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // Transformer Engine FP8: the fused cast + transpose + amax kernel reads the bf16 tensor
     // and writes its FP8 copy and transpose (both listed as outputs).
     t["te::cast_transpose"] = elementwise(2);
+    // Mixture of experts (generators/llm/llm_moe_layer.cpp): Transformer Engine's grouped GEMM
+    // over the local experts, [experts, m, k] x [experts, k, n] as a batched GEMM; the token
+    // permutation kernels and the router's top-k are memory-bound passes over their tensors.
+    t["te::grouped_gemm"] = product(0, 1);
+    t["te::moe_permute"] = elementwise(0);
+    t["te::moe_unpermute"] = elementwise(2);
+    t["te::moe_unpermute_backward"] = elementwise(2);
+    t["aten::topk"] = elementwise(2);
     t["aten::sum"] = reduction_rule;
     t["aten::amax"] = reduction_rule;
     t["aten::max"] = reduction_rule;

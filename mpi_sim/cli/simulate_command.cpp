@@ -47,6 +47,8 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
   }
   if (!options.timeline_path.empty())
     results::write_perfetto_timeline(options.timeline_path, results);
+  if (!options.report_path.empty())
+    write_simulate_html(options, inputs, results, wall_s);
 }
 
 // An output that cannot be written fails the run before it simulates, not after (exit 3).
@@ -57,6 +59,8 @@ void check_outputs_writable(const SimulateOptions& options) {
   }
   if (!options.timeline_path.empty())
     io::check_writable(options.timeline_path);
+  if (!options.report_path.empty())
+    io::check_writable(options.report_path);
 }
 
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
@@ -201,6 +205,10 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--run-name", options.run_name, "group name of this run in the results file");
   sub.add_option("--timeline", options.timeline_path,
                  "write a Chrome/Perfetto timeline JSON of the iteration");
+  sub.add_option("--report", options.report_path,
+                 "also write a self-contained HTML report to this file: pipeline schedule, "
+                 "time breakdown, memory and communication charts (inline SVG, no network; "
+                 "default: none)");
   sub.add_option("--start-skew", options.start_skew,
                  "Kineto input: start each rank at its measured step start (measured) or at 0")
       ->check(CLI::IsMember({"measured", "zero"}));

@@ -40,6 +40,7 @@ struct SimulateOptions {
   std::string results_path = "perfsim-results.h5";
   std::string run_name = "simulate";
   std::string timeline_path;
+  std::string report_path;  // --report: self-contained HTML (report/html_report.hpp), "" = none
   // Where each rank's clocks start: "measured" (its ProfilerStep start relative to the
   // earliest rank, so predicted step ends compare with measured ones) or "zero".
   std::string start_skew = "measured";

@@ -75,10 +75,9 @@ std::string value_axis(const std::vector<double>& ticks, double axis_max, double
 }
 
 std::string svg_open(const std::string& title, double height) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" + number(kWidth) +
-         "\" height=\"" + number(height) + "\" viewBox=\"0 0 " + number(kWidth) + " " +
-         number(height) + "\" font-family=\"sans-serif\" font-size=\"12\"><title>" +
-         html_escape(title) + "</title>";
+  return "<svg role=\"img\" width=\"" + number(kWidth) + "\" height=\"" + number(height) +
+         "\" viewBox=\"0 0 " + number(kWidth) + " " + number(height) +
+         "\" font-family=\"sans-serif\" font-size=\"12\"><title>" + html_escape(title) + "</title>";
 }
 
 }  // namespace

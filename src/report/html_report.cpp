@@ -17,6 +17,7 @@ const AxisUnit kGibibytes{"GiB", 1024.0 * 1024 * 1024};
 
 // Past this many rows a chart keeps the first ones and says how many it left out.
 constexpr std::size_t kMaxChartRows = 40;
+constexpr std::size_t kMaxChartRowsPerFate = 15;  // the planner's ranking
 
 template <typename... Args>
 std::string printf_string(const char* format, Args... args) {
@@ -227,7 +228,7 @@ std::string communication_section(std::span<const RankResult> results, const Gro
                    paragraph("No communication in this run."));
   const double ranks = static_cast<double>(std::max<std::size_t>(results.size(), 1));
   StackedBarChart chart;
-  chart.title = "communication per group kind, mean per rank";
+  chart.title = "communication per group kind, mean per rank (collectives and bytes too)";
   chart.value_label = "time per rank and iteration";
   chart.unit = kMilliseconds;
   chart.series = {"compute waiting for the other members to arrive",
@@ -237,7 +238,7 @@ std::string communication_section(std::span<const RankResult> results, const Gro
     chart.rows.push_back({group_kind_label(kind),
                           {totals.before_start_us / ranks, exposed_transfer / ranks,
                            std::max(0.0, totals.time_us - exposed_transfer) / ranks},
-                          printf_string("%.0f collectives, %.3f GB sent per rank",
+                          printf_string("%.0f collectives, %.3f GB sent",
                                         totals.collectives / ranks, totals.bytes / ranks / 1e9)});
   }
   return section("communication", "Communication per group kind",
@@ -311,7 +312,7 @@ std::string ranking_section(const PlanPage& plan) {
     memory.reference = static_cast<double>(*plan.capacity_bytes);
     memory.reference_label = "capacity " + gib(static_cast<double>(*plan.capacity_bytes));
   }
-  std::size_t timed_total = 0, memory_total = 0;
+  std::map<LayoutFate, std::size_t> drawn_of_fate;
   std::string table =
       "<table>\n" +
       table_row({"#", "layout", "fate", "iteration", "MFU", "peak memory", "why not chosen"}, "th");
@@ -327,10 +328,13 @@ std::string ranking_section(const PlanPage& plan) {
          simulated ? printf_string("%.1f%%", 100 * layout.mfu) : "-",
          gib(static_cast<double>(layout.peak_bytes)),
          why(layout, best_us, kth_best_us, plan.capacity_bytes)});
+    // Each fate gets its own rows in the chart, so the pruned ones show even behind many
+    // simulated ones.
+    if (++drawn_of_fate[layout.fate] > kMaxChartRowsPerFate)
+      continue;
     if (layout.fate == LayoutFate::kOutOfMemory) {
-      if (++memory_total <= kMaxChartRows)
-        memory.rows.push_back({layout.layout, {static_cast<double>(layout.peak_bytes)}, ""});
-    } else if (++timed_total <= kMaxChartRows) {
+      memory.rows.push_back({layout.layout, {static_cast<double>(layout.peak_bytes)}, ""});
+    } else {
       std::vector<double> values(4, 0.0);
       values[static_cast<std::size_t>(layout.fate)] = layout.iteration_us;
       timed.rows.push_back({layout.layout, values, ms(layout.iteration_us)});
@@ -342,15 +346,16 @@ std::string ranking_section(const PlanPage& plan) {
       "by simulated iteration time, the others simulated, those pruned by a lower "
       "bound (a time no simulation of them can beat), and those that do not fit.");
   body += svg_stacked_bars(timed);
-  if (timed_total > kMaxChartRows)
-    body += paragraph("The first " + std::to_string(kMaxChartRows) + " of " +
-                      std::to_string(timed_total) + " layouts that fit are drawn.");
-  if (memory_total > 0) {
+  if (!memory.rows.empty())
     body += svg_stacked_bars(memory);
-    if (memory_total > kMaxChartRows)
-      body += paragraph("The first " + std::to_string(kMaxChartRows) + " of " +
-                        std::to_string(memory_total) + " layouts that do not fit are drawn.");
-  }
+  std::string left_out;
+  for (const auto& [fate, total] : drawn_of_fate)
+    if (total > kMaxChartRowsPerFate)
+      left_out += std::string(left_out.empty() ? "" : ", ") + "the first " +
+                  std::to_string(kMaxChartRowsPerFate) + " of " + std::to_string(total) + " " +
+                  layout_fate_name(fate);
+  if (!left_out.empty())
+    body += paragraph("Drawn: " + left_out + " (all in the table).");
   return section("ranking", "Layouts ranked", body + table);
 }
 

@@ -19,7 +19,7 @@ const char* colour(std::size_t series) {
 constexpr double kWidth = 1100;
 constexpr double kLabelWidth = 230;  // row labels left of the plot
 constexpr double kPlotLeft = kLabelWidth + 10;
-constexpr double kPlotRight = 900;  // notes right of the plot
+constexpr double kPlotRight = 820;  // notes right of the plot
 constexpr double kRowHeight = 22;
 constexpr double kRowGap = 6;
 constexpr double kLegendHeight = 28;
@@ -37,12 +37,34 @@ std::string tick_text(double value) {
   return text;
 }
 
-// The legend: one swatch and name per series, left to right, wrapping onto rows of five.
+// Legend entries left to right from the plot's left edge, wrapping before the chart's right
+// edge; each as wide as its text (about 7 px per character at 12 px sans-serif).
+struct LegendPlace {
+  double x = 0;
+  int row = 0;
+};
+std::vector<LegendPlace> legend_places(const std::vector<std::string>& series) {
+  std::vector<LegendPlace> places;
+  double x = kPlotLeft;
+  int row = 0;
+  for (const std::string& name : series) {
+    const double width = 16 + 7 * static_cast<double>(name.size()) + 20;
+    if (x > kPlotLeft && x + width > kWidth) {
+      x = kPlotLeft;
+      ++row;
+    }
+    places.push_back({x, row});
+    x += width;
+  }
+  return places;
+}
+
 std::string legend(const std::vector<std::string>& series, double top) {
   std::string out;
+  const std::vector<LegendPlace> places = legend_places(series);
   for (std::size_t i = 0; i < series.size(); ++i) {
-    const double x = kPlotLeft + static_cast<double>(i % 5) * 170;
-    const double y = top + static_cast<double>(i / 5) * 18;
+    const double x = places[i].x;
+    const double y = top + places[i].row * 18;
     out += "<rect x=\"" + number(x) + "\" y=\"" + number(y) +
            "\" width=\"12\" height=\"12\" fill=\"" + colour(i) + "\"/>";
     out += "<text x=\"" + number(x + 16) + "\" y=\"" + number(y + 10) + "\">" +
@@ -51,8 +73,9 @@ std::string legend(const std::vector<std::string>& series, double top) {
   return out;
 }
 
-double legend_height(std::size_t series) {
-  return kLegendHeight + 18 * static_cast<double>((std::max<std::size_t>(series, 1) - 1) / 5);
+double legend_height(const std::vector<std::string>& series) {
+  const std::vector<LegendPlace> places = legend_places(series);
+  return kLegendHeight + 18 * (places.empty() ? 0 : places.back().row);
 }
 
 // The value axis under the plot: ticks, grid lines up through the rows, and its name.
@@ -138,7 +161,7 @@ std::string svg_stacked_bars(const StackedBarChart& chart) {
   }
   const std::vector<double> ticks = nice_ticks(max_value);
   const double axis_max = ticks.back();
-  const double legend_bottom = legend_height(chart.series.size());
+  const double legend_bottom = legend_height(chart.series) + (chart.reference ? 16 : 0);
   const double rows_bottom =
       legend_bottom + static_cast<double>(chart.rows.size()) * (kRowHeight + kRowGap);
   std::string out = svg_open(chart.title, rows_bottom + kAxisHeight + 4);
@@ -185,7 +208,7 @@ std::string svg_gantt(const GanttChart& chart) {
       max_value = std::max(max_value, bar.end / chart.unit.base_per_unit);
   const std::vector<double> ticks = nice_ticks(max_value, 10);
   const double axis_max = ticks.back();
-  const double legend_bottom = legend_height(chart.series.size());
+  const double legend_bottom = legend_height(chart.series);
   const double rows_bottom =
       legend_bottom + static_cast<double>(chart.lanes.size()) * (kRowHeight + kRowGap);
   std::string out = svg_open(chart.title, rows_bottom + kAxisHeight + 4);

@@ -34,6 +34,7 @@ struct LlmSimulateOptions {
   TopologySize topology_size;              // --nodes, --gpus-per-node
   std::string device_path;                 // required with --model
   std::string assets_path;                 // fitted collective curves; "": shipped if they cover
+  std::string calibration;                 // end-to-end calibration: "" shipped, "none", a file
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;

@@ -16,6 +16,7 @@
 #include "memory/llm_memory.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/generated_workload_sources.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
 #include "perfsim/error.hpp"
@@ -91,7 +92,7 @@ LlmRunSummary summarize_llm_run(const llm::TransformerConfig& model,
 void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
                  "LLM workload: model file (configs/models/*.json); generates one trace per "
-                 "rank (TP x PP x DP ranks)");
+                 "rank (TP x PP x DP ranks); default: none (the synthetic workload)");
   sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
   sub.add_option("--virtual-stages", options.virtual_stages,
@@ -155,7 +156,8 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
   sub.add_option("--topology", options.topology_path,
-                 "topology file (configs/topologies/*.json) for the collective model");
+                 "topology file (configs/topologies/*.json) for the collective model; required by "
+                 "--model, --dlrm and --comm model (no default)");
   add_topology_size_options(sub, options.topology_size);
   sub.add_option("--device", options.device_path,
                  "GPU for the kernel models: a device file (configs/devices/*.json), or for "
@@ -164,6 +166,10 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "model assets with fitted collective curves (`perfsim fit`); default: "
                  "configs/assets/collective_curves.h5, for --model only where it holds every "
                  "curve the topology names (else nominal curves from link bandwidths)");
+  sub.add_option("--calibration", options.calibration,
+                 "LLM: end-to-end calibration (host us per op, per collective, per micro-batch; "
+                 "GEMM time scale) as `perfsim validate runs --fit-calibration` writes it, or "
+                 "none; default: the shipped configs/assets/llm_calibration.json (compiled in)");
 }
 
 LlmSimulateOptions embedded_default_llm_options() {
@@ -228,7 +234,8 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
                 options.topology_size.nodes, options.topology_size.gpus_per_node),
             files.device.text,
             "<embedded> " + files.device.path,
-            options.assets_path};
+            options.assets_path,
+            calibration_argument(options.calibration)};
   }
   if (options.topology_path.empty())
     throw InputError("--topology", "", "--model needs a topology file");
@@ -240,7 +247,8 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
                             options.topology_size.nodes, options.topology_size.gpus_per_node),
           io::read_file_decompressed(read_device_argument(options.device_path).file),
           options.device_path,
-          options.assets_path};
+          options.assets_path,
+          calibration_argument(options.calibration)};
 }
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {
@@ -259,9 +267,18 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   std::vector<ProcessGroup> groups = llm::all_process_groups(parallel);
   for (ProcessGroup& group : llm::pipeline_peer_groups(parallel))
     groups.push_back(std::move(group));
+  const validation::EndToEndCalibration& calibration = scenario.calibration;
+  const bool calibrated = !calibration.fitted_on.empty();
   const devices::DeviceSpec device = attach_generated_workload_models(
-      inputs, {scenario.topology, scenario.device_json, scenario.device_source,
-               scenario.assets_path, std::move(groups)});
+      inputs,
+      {scenario.topology, scenario.device_json, scenario.device_source, scenario.assets_path,
+       std::move(groups), calibrated ? "end-to-end calibration (below)" : "none",
+       [&](const devices::DeviceSpec& spec) {
+         return calibrated
+                    ? gemm_time_scale_for(calibration, {spec.name, !spec.gemm_efficiency.empty(),
+                                                        model.dtype == DType::kFloat8})
+                    : 1.0;
+       }});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   for (int rank : local_ranks) {
     const Trace trace = llm::generate_llm_rank(model, parallel, rank);
@@ -270,9 +287,18 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
     mark_pipeline_steps(trace, model, parallel, llm::coordinates_of(parallel, rank).pp,
                         inputs.programs.back());
   }
-  // No host overheads: generated traces have no profile to take them from, and large
-  // transformer kernels keep the GPU ahead of the CPU.
+  // Generated traces have no profile to take host time from: the host costs are the end-to-end
+  // calibration's (fitted on measured runs), else none.
   inputs.overheads.launch.kernel_gap_us = 1.0;
+  if (calibrated) {
+    inputs.overheads = with_host_cost(inputs.overheads, calibration.host);
+    inputs.notes.push_back("calibration: " + describe_calibration(calibration) +
+                           "; --calibration none for the models alone");
+    if (calibration.iteration_us != 0)
+      inputs.notes.push_back("calibration: its fixed per-iteration term (" +
+                             std::to_string(calibration.iteration_us / 1000.0) +
+                             " ms) is not applied by simulate; validate runs adds it");
+  }
   inputs.attributes["workload"] = "llm";
   inputs.attributes["model"] = model.name;
   inputs.attributes["parallel"] = "tp" + std::to_string(parallel.tp) + " pp" +

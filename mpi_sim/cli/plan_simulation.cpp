@@ -172,7 +172,8 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
   auto scenario_of = [&](const llm::ParallelConfig& parallel) {
     return LlmScenario{request.model,       parallel,
                        request.topology,    request.device_json,
-                       request.device_file, request.assets_path};
+                       request.device_file, request.assets_path,
+                       request.calibration};
   };
   planner::SearchCallbacks callbacks;
   std::mutex simulated_lock;  // --jobs simulates on several threads

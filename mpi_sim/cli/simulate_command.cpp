@@ -1,7 +1,6 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
@@ -132,7 +132,7 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
   distributed.record_timeline = !options.timeline_path.empty();
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
-  const bool show_progress = context.mpi_rank == 0 && !options.quiet && isatty(STDERR_FILENO);
+  const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
     distributed.progress = [start](const engine::RunProgress& progress) {
       std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",
@@ -172,11 +172,14 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "kernel durations: measured (Kineto) or model (default: measured for Kineto, "
                  "model for execution traces)")
       ->check(CLI::IsMember({"measured", "model"}));
-  sub.add_option("--comm", options.comm_durations,
-                 "collective durations: measured (Kineto) or model (needs --topology)")
+  sub.add_option(
+         "--comm", options.comm_durations,
+         "collective durations: measured (Kineto) or model (needs --topology); default: measured "
+         "for Kineto traces, model otherwise")
       ->check(CLI::IsMember({"measured", "model"}));
   sub.add_option("--kernel-assets", options.kernel_assets,
-                 "trained MLP kernel models (HDF5 from `perfsim train`)");
+                 "trained MLP kernel models (HDF5 from `perfsim train`); default: none (analytical "
+                 "models)");
   sub.add_option("--overheads", options.overheads_path,
                  "host-overhead asset (JSON from `perfsim overheads extract`); default: "
                  "extracted from the given Kineto traces");

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "kernels/cnn_op_rules.hpp"
 #include "kernels/tensor_facts.hpp"
 
 namespace perfsim::kernels {
@@ -498,6 +499,9 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::_scaled_dot_product_flash_attention_backward"] = attention_rule(true);
     t["aten::_scaled_dot_product_efficient_attention_backward"] = attention_rule(true);
     t["aten::_flash_attention_backward"] = attention_rule(true);
+    // Convolutions, batch-norm, pooling (kernels/cnn_op_rules.hpp).
+    for (const auto& [name, rule] : cnn_op_rules())
+      t[std::string(name)] = rule;
     // Communication: the collective models time these.
     for (const char* name :
          {"record_param_comms", "nccl:all_reduce", "nccl:all_to_all", "nccl:all_gather",

@@ -22,6 +22,7 @@ if [ "$mode" = test ]; then
   packages+=(slurm-wlm munge)  # the sweep test's one-node Slurm (tests/sweep/sweep_slurm.sh)
   packages+=(clang libclang-rt-14-dev)  # the fuzz targets (libFuzzer, tests/fuzz)
   packages+=(python3-venv)     # the pandas example test (h5py and pandas from PyPI in a venv)
+  packages+=(chromium)         # the HTML report test (tests/html: headless screenshot)
 fi
 
 missing=()

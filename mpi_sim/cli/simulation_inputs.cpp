@@ -26,6 +26,7 @@
 #include "trace_io/content_hash.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
+#include "trace_io/trace_format.hpp"
 #include "trace_io/trace_ranks.hpp"
 
 namespace perfsim::cli {
@@ -121,14 +122,15 @@ std::vector<ProcessGroup> groups_with_point_to_point_channels(const std::vector<
   return groups;
 }
 
-// Execution traces: a whole archive expands to its *.json members; ranks come from the
-// traces (record_param_comms) or, failing that, from the order given.
+// Execution traces (PyTorch ET JSON or Chakra protobuf, by content): a whole archive expands
+// to its *.json and *.et members; ranks come from the traces (record_param_comms) or, failing
+// that, from the order given.
 std::vector<Trace> load_execution_traces(const std::vector<std::string>& specs) {
   std::vector<std::string> members;
   for (const std::string& spec : specs) {
     if (io::is_archive_path(spec) && spec.find(".tar.gz:") == std::string::npos) {
       for (const std::string& member : io::list_archive_members(spec)) {
-        if (member.size() > 5 && member.ends_with(".json") &&
+        if (member.size() > 5 && (member.ends_with(".json") || member.ends_with(".et")) &&
             member.substr(member.find_last_of('/') + 1).rfind("._", 0) != 0) {
           members.push_back(spec + ":" + member);
         }
@@ -139,7 +141,7 @@ std::vector<Trace> load_execution_traces(const std::vector<std::string>& specs) 
   }
   std::vector<Trace> traces;
   for (const std::string& member : members)
-    traces.push_back(load_execution_trace_file(member));
+    traces.push_back(trace_io::load_execution_trace_any(io::read_input(member)));
   trace_io::order_by_rank(traces);
   return traces;
 }

@@ -213,8 +213,16 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
   const std::string comm_durations = options.comm_durations.empty()
                                          ? (from_kineto ? "measured" : "model")
                                          : options.comm_durations;
-  if (!from_kineto && (kernel_durations == "measured" || comm_durations == "measured")) {
+  // Chakra .et device nodes may carry durations (duration_micros); PyTorch ETs carry none.
+  const bool all_chakra = std::all_of(traces.begin(), traces.end(), [](const Trace& trace) {
+    return trace.format.starts_with("chakra-et");
+  });
+  if (!from_kineto && kernel_durations == "measured" && !all_chakra) {
     throw InputError("--durations", "", "execution traces carry no measured durations; use model");
+  }
+  if (!from_kineto && comm_durations == "measured") {
+    throw InputError("--comm", "",
+                     "execution traces carry no measured collective times; use model");
   }
   engine::ProgramSources sources;
   if (kernel_durations == "model") {

@@ -93,8 +93,9 @@ pb::Node host_node(const json& document_node) {
 }
 
 // Chakra's converter orders host nodes by a depth-first walk of the call tree from each root
-// (children in id order) and makes each depend on the host node visited before it.
-void chain_host_nodes(std::map<std::uint64_t, pb::Node>& nodes) {
+// (children in id order) and makes each depend on the host node visited before it. Returns
+// the walk's order.
+std::vector<std::uint64_t> chain_host_nodes(std::map<std::uint64_t, pb::Node>& nodes) {
   std::map<std::uint64_t, std::vector<std::uint64_t>> children;
   std::vector<std::uint64_t> roots;
   for (const auto& [id, node] : nodes) {
@@ -103,12 +104,15 @@ void chain_host_nodes(std::map<std::uint64_t, pb::Node>& nodes) {
     else
       roots.push_back(id);
   }
+  std::vector<std::uint64_t> order;
+  order.reserve(nodes.size());
   for (std::uint64_t root : roots) {
     std::vector<std::uint64_t> stack{root};
     std::optional<std::uint64_t> previous;
     while (!stack.empty()) {
       const std::uint64_t id = stack.back();
       stack.pop_back();
+      order.push_back(id);
       if (previous)
         nodes.at(id).add_data_deps(*previous);
       previous = id;
@@ -117,6 +121,18 @@ void chain_host_nodes(std::map<std::uint64_t, pb::Node>& nodes) {
         stack.insert(stack.end(), found->second.rbegin(), found->second.rend());
     }
   }
+  return order;
+}
+
+// Node ids in the walk's order, each launching op followed by its kernels: dependencies
+// then always point to earlier nodes of the file, which a streaming reader (Chakra's feeder)
+// resolves as it goes.
+void renumber(pb::Node& node, const std::unordered_map<std::uint64_t, std::uint64_t>& new_id) {
+  node.set_id(new_id.at(node.id()));
+  for (std::uint64_t& dep : *node.mutable_ctrl_deps())
+    dep = new_id.at(dep);
+  for (std::uint64_t& dep : *node.mutable_data_deps())
+    dep = new_id.at(dep);
 }
 
 std::int64_t chakra_comm_type(CollectiveKind kind) {
@@ -164,16 +180,18 @@ double flops_of(const Op& op) {
 
 class DeviceNodeWriter {
  public:
-  DeviceNodeWriter(const Trace& trace, std::uint64_t first_id)
-      : trace_(trace), next_id_(first_id) {}
+  explicit DeviceNodeWriter(const Trace& trace) : trace_(trace) {}
+
+  // The kernels take the ids after their launcher's.
 
   void write_kernels(const Op& op, std::uint64_t launcher, std::map<std::uint64_t, pb::Node>& out) {
+    std::uint64_t next_id = launcher + 1;
     const auto compute_kernels = static_cast<double>(std::count_if(
         op.kernels.begin(), op.kernels.end(),
         [](const Kernel& kernel) { return kernel.category != KernelCategory::kCommunication; }));
     for (const Kernel& kernel : op.kernels) {
       pb::Node node;
-      node.set_id(next_id_++);
+      node.set_id(next_id++);
       node.set_name(kernel.name);
       node.add_ctrl_deps(launcher);
       node.add_data_deps(launcher);
@@ -225,7 +243,6 @@ class DeviceNodeWriter {
   }
 
   const Trace& trace_;
-  std::uint64_t next_id_;
   std::unordered_map<std::string, std::uint64_t> last_collective_;
 };
 
@@ -249,20 +266,37 @@ pb::GlobalMetadata metadata_of(const Trace& trace, const json& document) {
 
 std::string chakra_et_bytes(const Trace& trace) {
   const trace_io::EtDocument document = trace_io::build_et_document(trace);
-  std::map<std::uint64_t, pb::Node> nodes;  // written in id order, as the converter does
+  std::map<std::uint64_t, pb::Node> host;  // by the document's ids
   for (const json& document_node : document.json.at("nodes")) {
     if (document_node.at("id").get<std::int64_t>() == trace_io::kEtProcessRootId)
       continue;  // the converter drops it: nothing depends on it
     pb::Node node = host_node(document_node);
+    host.emplace(node.id(), std::move(node));
+  }
+  const std::vector<std::uint64_t> order = chain_host_nodes(host);
+  std::unordered_map<std::uint64_t, const Op*> launched_by;  // document id -> op with kernels
+  for (const Op& op : trace.ops) {
+    if (!op.kernels.empty())
+      launched_by.emplace(static_cast<std::uint64_t>(document.node_of_op.at(op.id)), &op);
+  }
+  std::unordered_map<std::uint64_t, std::uint64_t> new_id;
+  std::uint64_t next_id = 1;
+  for (std::uint64_t id : order) {
+    new_id.emplace(id, next_id++);
+    auto op = launched_by.find(id);
+    if (op != launched_by.end())
+      next_id += op->second->kernels.size();  // the kernels' ids follow their launcher's
+  }
+  std::map<std::uint64_t, pb::Node> nodes;  // written in id order, as the converter does
+  for (auto& [id, node] : host) {
+    renumber(node, new_id);
     nodes.emplace(node.id(), std::move(node));
   }
-  chain_host_nodes(nodes);
-  DeviceNodeWriter device(trace, nodes.empty() ? 1 : nodes.rbegin()->first + 1);
-  for (const Op& op : trace.ops) {
-    if (op.kernels.empty())
-      continue;
-    const auto launcher = static_cast<std::uint64_t>(document.node_of_op.at(op.id));
-    device.write_kernels(op, launcher, nodes);
+  DeviceNodeWriter device(trace);
+  for (std::uint64_t id : order) {
+    auto op = launched_by.find(id);
+    if (op != launched_by.end())
+      device.write_kernels(*op->second, new_id.at(id), nodes);
   }
   std::string bytes;
   append_delimited_message(bytes, metadata_of(trace, document.json));

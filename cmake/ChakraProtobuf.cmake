@@ -23,9 +23,17 @@ if(Protobuf_FOUND AND Protobuf_PROTOC_EXECUTABLE)
   if(PERFSIM_SANITIZE)
     target_compile_options(perfsim_chakra_proto PRIVATE -fsanitize=address,undefined)
   endif()
-  target_sources(perfsim_model PRIVATE "${chakra_dir}/chakra_et_reader.cpp"
-                                       "${chakra_dir}/chakra_et_writer.cpp")
-  target_link_libraries(perfsim_model PUBLIC perfsim_chakra_proto)
+  # Only the two files that use the generated classes see its header, so every other compile
+  # line is the same with or without protobuf (ccache shares the objects).
+  set(chakra_sources "${chakra_dir}/chakra_et_reader.cpp" "${chakra_dir}/chakra_et_writer.cpp")
+  target_sources(perfsim_model PRIVATE ${chakra_sources})
+  set_source_files_properties(${chakra_sources} TARGET_DIRECTORY perfsim_model PROPERTIES
+                              COMPILE_OPTIONS "-isystem;${chakra_generated}")
+  # The archive itself, not the target: linking the target would hand its include directory
+  # to every user of perfsim_model (CMake < 3.27 ignores $<LINK_ONLY> there).
+  target_link_libraries(perfsim_model PUBLIC "$<TARGET_FILE:perfsim_chakra_proto>"
+                                             protobuf::libprotobuf)
+  add_dependencies(perfsim_model perfsim_chakra_proto)
   message(STATUS "perfsim: Chakra .et traces with protobuf ${Protobuf_VERSION}")
 else()
   target_sources(perfsim_model PRIVATE "${chakra_dir}/chakra_et_unavailable.cpp")

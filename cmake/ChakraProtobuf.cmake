@@ -23,9 +23,10 @@ if(Protobuf_FOUND AND Protobuf_PROTOC_EXECUTABLE)
   if(PERFSIM_SANITIZE)
     target_compile_options(perfsim_chakra_proto PRIVATE -fsanitize=address,undefined)
   endif()
-  # Only the two files that use the generated classes see its header, so every other compile
+  # Only the files that use the generated classes see its header, so every other compile
   # line is the same with or without protobuf (ccache shares the objects).
-  set(chakra_sources "${chakra_dir}/chakra_et_reader.cpp" "${chakra_dir}/chakra_et_writer.cpp")
+  file(GLOB chakra_sources CONFIGURE_DEPENDS "${chakra_dir}/*.cpp")
+  list(FILTER chakra_sources EXCLUDE REGEX "/chakra_et_unavailable\\.cpp$")
   target_sources(perfsim_model PRIVATE ${chakra_sources})
   set_source_files_properties(${chakra_sources} TARGET_DIRECTORY perfsim_model PROPERTIES
                               COMPILE_OPTIONS "-isystem;${chakra_generated}")

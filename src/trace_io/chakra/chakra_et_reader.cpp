@@ -7,10 +7,11 @@
 #include <limits>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "et_def.pb.h"
 #include "perfsim/error.hpp"
+#include "trace_io/chakra/chakra_json_text.hpp"
 #include "trace_io/chakra_et.hpp"
 #include "trace_io/delimited_messages.hpp"
 #include "trace_io/et_node_location.hpp"
@@ -21,7 +22,7 @@ namespace perfsim {
 namespace {
 
 namespace pb = ChakraProtoMsg;
-using nlohmann::json;
+using trace_io::JsonText;
 using trace_io::NodeLocation;
 
 // The layout the JSON document below is built in, when the metadata names no other.
@@ -39,77 +40,6 @@ const pb::AttributeProto* find_attr(const pb::Node& node, std::string_view name)
   return nullptr;
 }
 
-// An attribute's value as JSON (integers of every encoding, reals, booleans, text, lists).
-json attr_value(const pb::AttributeProto& attr) {
-  using Value = pb::AttributeProto::ValueCase;
-  auto list = [](const auto& values) { return json(std::vector(values.begin(), values.end())); };
-  switch (attr.value_case()) {
-    case Value::kDoubleVal:
-      return attr.double_val();
-    case Value::kFloatVal:
-      return static_cast<double>(attr.float_val());
-    case Value::kInt32Val:
-      return attr.int32_val();
-    case Value::kInt64Val:
-      return attr.int64_val();
-    case Value::kUint32Val:
-      return attr.uint32_val();
-    case Value::kUint64Val:
-      return attr.uint64_val();
-    case Value::kSint32Val:
-      return attr.sint32_val();
-    case Value::kSint64Val:
-      return attr.sint64_val();
-    case Value::kFixed32Val:
-      return attr.fixed32_val();
-    case Value::kFixed64Val:
-      return attr.fixed64_val();
-    case Value::kSfixed32Val:
-      return attr.sfixed32_val();
-    case Value::kSfixed64Val:
-      return attr.sfixed64_val();
-    case Value::kBoolVal:
-      return attr.bool_val();
-    case Value::kStringVal:
-      return attr.string_val();
-    case Value::kBytesVal:
-      return attr.bytes_val();
-    case Value::kDoubleList:
-      return list(attr.double_list().values());
-    case Value::kFloatList:
-      return list(attr.float_list().values());
-    case Value::kInt32List:
-      return list(attr.int32_list().values());
-    case Value::kInt64List:
-      return list(attr.int64_list().values());
-    case Value::kUint32List:
-      return list(attr.uint32_list().values());
-    case Value::kUint64List:
-      return list(attr.uint64_list().values());
-    case Value::kSint32List:
-      return list(attr.sint32_list().values());
-    case Value::kSint64List:
-      return list(attr.sint64_list().values());
-    case Value::kFixed32List:
-      return list(attr.fixed32_list().values());
-    case Value::kFixed64List:
-      return list(attr.fixed64_list().values());
-    case Value::kSfixed32List:
-      return list(attr.sfixed32_list().values());
-    case Value::kSfixed64List:
-      return list(attr.sfixed64_list().values());
-    case Value::kBoolList:
-      return list(attr.bool_list().values());
-    case Value::kStringList:
-      return list(attr.string_list().values());
-    case Value::kBytesList:
-      return list(attr.bytes_list().values());
-    case Value::VALUE_NOT_SET:
-      break;
-  }
-  return nullptr;
-}
-
 bool is_communication(const pb::Node& node) {
   return node.type() == pb::COMM_COLL_NODE || node.type() == pb::COMM_SEND_NODE ||
          node.type() == pb::COMM_RECV_NODE;
@@ -122,25 +52,6 @@ bool is_device_node(const pb::Node& node) {
     return true;
   const pb::AttributeProto* cpu = find_attr(node, "is_cpu_op");
   return cpu != nullptr && cpu->value_case() == pb::AttributeProto::kBoolVal && !cpu->bool_val();
-}
-
-// An IOInfo list as JSON: perfsim writes JSON, Chakra's converter Python's str() of it.
-json io_list(const std::string& text, const NodeLocation& where, std::string_view field) {
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    return json::array();
-  std::optional<std::string> converted = trace_io::python_literal_to_json(text);
-  json parsed =
-      converted ? json::parse(*converted, nullptr, false) : json(json::value_t::discarded);
-  if (parsed.is_discarded() || !parsed.is_array())
-    where.fail(field, "not a list (JSON or Python literal): " + text.substr(0, 80));
-  return parsed;
-}
-
-json io_lists(const pb::IOInfo& io, const NodeLocation& where, std::string_view side) {
-  const std::string prefix(side);
-  return {{"values", io_list(io.values(), where, prefix + ".values")},
-          {"shapes", io_list(io.shapes(), where, prefix + ".shapes")},
-          {"types", io_list(io.types(), where, prefix + ".types")}};
 }
 
 std::string rank_from_file_name_suffix(const std::string& file) {
@@ -218,7 +129,9 @@ class ChakraReader {
       if (!is_device_node(node))
         host_.emplace(node.id(), &node);
     }
-    json nodes = json::array();
+    JsonText document;
+    begin_document(document);
+    bool first = true;
     for (const pb::Node& node : decoded_.nodes) {
       const bool device = is_device_node(node);
       if (device) {
@@ -227,13 +140,14 @@ class ChakraReader {
           continue;
         }
       }
-      nodes.push_back(document_node(node, device));
+      if (!first)
+        document.raw(",");
+      first = false;
+      write_node(node, device, document);
       type_of_.emplace(static_cast<std::int64_t>(node.id()), node.type());
     }
-    Trace trace = load_execution_trace(
-        io::InputBytes{
-            file_, document(std::move(nodes)).dump(-1, ' ', false, json::error_handler_t::replace)},
-        rank);
+    document.raw("]}");
+    Trace trace = load_execution_trace(io::InputBytes{file_, std::move(document.text())}, rank);
     trace.format = "chakra-et/" + decoded_.metadata.version();
     mark_annotations(trace);
     attach_device_nodes(trace);
@@ -248,25 +162,26 @@ class ChakraReader {
     return std::nullopt;
   }
 
-  json document(json nodes) const {
+  // {"schema", "pid", "rank"?, "world_size"?, "nodes": [ (left open for the nodes)
+  void begin_document(JsonText& out) const {
     std::string schema(kDocumentSchema);
     if (const pb::AttributeProto* attr = metadata_attr(decoded_.metadata, "schema");
         attr != nullptr && attr->string_val().starts_with("1.1.") &&
         attr->string_val().find("-chakra") != std::string::npos)
       schema = attr->string_val();
-    json doc = {{"schema", schema}, {"pid", 0}, {"nodes", std::move(nodes)}};
+    out.raw("{\"schema\":").string(schema).raw(",\"pid\":0");
     if (const pb::AttributeProto* attr = metadata_attr(decoded_.metadata, "rank"))
-      doc["rank"] = attr_value(*attr);
+      out.raw(",\"rank\":").attribute_value(*attr);
     else if (std::optional<int> named = rank_from_file_name(file_))
-      doc["rank"] = *named;
+      out.raw(",\"rank\":").integer(*named);
     if (const pb::AttributeProto* attr = metadata_attr(decoded_.metadata, "world_size"))
-      doc["world_size"] = attr_value(*attr);
-    return doc;
+      out.raw(",\"world_size\":").attribute_value(*attr);
+    out.raw(",\"nodes\":[");
   }
 
   // The node as the JSON loader's 1.1.x-chakra layout has it. A node without a host caller
   // is its own parent (a root).
-  json document_node(const pb::Node& node, bool device) const {
+  void write_node(const pb::Node& node, bool device, JsonText& out) {
     const auto id = static_cast<std::int64_t>(node.id());
     const NodeLocation where{file_, id};
     std::int64_t parent = id;
@@ -276,19 +191,56 @@ class ChakraReader {
         break;
       }
     }
-    json attrs = json::array();
+    out.raw("{\"id\":").integer(id).raw(",\"name\":").string(node.name());
+    out.raw(",\"ctrl_deps\":").integer(parent);
+    constexpr std::string_view kEmpty = R"({"values":[],"shapes":[],"types":[]})";
+    out.raw(",\"inputs\":");
+    if (device)
+      out.raw(kEmpty);
+    else
+      write_io(node.inputs(), where, "inputs", out);
+    out.raw(",\"outputs\":");
+    if (device)
+      out.raw(kEmpty);
+    else
+      write_io(node.outputs(), where, "outputs", out);
+    out.raw(",\"attrs\":[");
+    bool first = true;
     for (const pb::AttributeProto& attr : node.attr()) {
       if (attr.name() == "is_cpu_op")
         continue;  // structure, not a property of the op
-      attrs.push_back({{"name", attr.name()}, {"type", "chakra"}, {"value", attr_value(attr)}});
+      out.raw(first ? "{\"name\":" : ",{\"name\":").string(attr.name());
+      out.raw(",\"value\":").attribute_value(attr).raw("}");
+      first = false;
     }
-    json empty = {{"values", json::array()}, {"shapes", json::array()}, {"types", json::array()}};
-    return {{"id", id},
-            {"name", node.name()},
-            {"ctrl_deps", parent},
-            {"inputs", device ? empty : io_lists(node.inputs(), where, "inputs")},
-            {"outputs", device ? empty : io_lists(node.outputs(), where, "outputs")},
-            {"attrs", std::move(attrs)}};
+    out.raw("]}");
+  }
+
+  void write_io(const pb::IOInfo& io, const NodeLocation& where, const std::string& side,
+                JsonText& out) {
+    out.raw("{\"values\":");
+    write_list(io.values(), where, side + ".values", out);
+    out.raw(",\"shapes\":");
+    write_list(io.shapes(), where, side + ".shapes", out);
+    out.raw(",\"types\":");
+    write_list(io.types(), where, side + ".types", out);
+    out.raw("}");
+  }
+
+  // An IOInfo list: perfsim writes JSON, Chakra's converter Python's str() of it. Checked
+  // here, so that an error names the node and field rather than a place in the document.
+  void write_list(const std::string& text, const NodeLocation& where, const std::string& field,
+                  JsonText& out) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      out.raw("[]");
+      return;
+    }
+    std::optional<std::string> converted = trace_io::python_literal_to_json(text);
+    simdjson::dom::element parsed;
+    if (!converted || list_parser_.parse(*converted).get(parsed) != simdjson::SUCCESS ||
+        !parsed.is_array())
+      where.fail(field, "not a list (JSON or Python literal): " + text.substr(0, 80));
+    out.raw(*converted);
   }
 
   // The JSON loader takes every root for an annotation (in PyTorch's traces only the process
@@ -413,19 +365,20 @@ class ChakraReader {
     where.fail("comm_type", "collective " + name + " is not supported by perfsim");
   }
 
-  // An integer attribute in whichever encoding the writer chose (Chakra's own tools disagree:
-  // its generator writes comm_size as uint64_val, its converter as int64_val).
   std::optional<std::int64_t> integer(const pb::Node& node, std::string_view name) const {
-    const pb::AttributeProto* attr = find_attr(node, name);
-    if (attr == nullptr)
-      return std::nullopt;
-    const json value = attr_value(*attr);
-    if (value.is_number_unsigned() &&
-        value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-      NodeLocation{file_, static_cast<std::int64_t>(node.id())}.fail(name, "value out of range");
-    if (!value.is_number_integer())
-      NodeLocation{file_, static_cast<std::int64_t>(node.id())}.fail(name, "not an integer");
-    return value.get<std::int64_t>();
+    const trace_io::AttributeInteger value = trace_io::attribute_integer(find_attr(node, name));
+    const NodeLocation where{file_, static_cast<std::int64_t>(node.id())};
+    switch (value.problem) {
+      case trace_io::IntegerProblem::kNone:
+        return value.value;
+      case trace_io::IntegerProblem::kMissing:
+        return std::nullopt;
+      case trace_io::IntegerProblem::kOutOfRange:
+        where.fail(name, "value out of range");
+      case trace_io::IntegerProblem::kNotAnInteger:
+        break;
+    }
+    where.fail(name, "not an integer");
   }
 
   const std::string& file_;
@@ -433,6 +386,7 @@ class ChakraReader {
   std::unordered_map<std::uint64_t, const pb::Node*> host_;
   std::unordered_map<std::uint64_t, std::uint64_t> launcher_of_;
   std::unordered_map<std::int64_t, pb::NodeType> type_of_;
+  simdjson::dom::parser list_parser_;  // reused: IOInfo lists are many and small
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include <google/protobuf/stubs/logging.h>
 #include <simdjson.h>
 
 #include "et_def.pb.h"
@@ -87,6 +88,8 @@ DecodedTrace decode(const io::InputBytes& input) {
       trace_io::split_delimited(input.bytes, file);
   if (messages.empty())
     throw InputError(file, "byte 0", "empty file: a Chakra trace starts with a GlobalMetadata");
+  // A bad file is reported once, as an InputError, not also by protobuf's log on stderr.
+  const google::protobuf::LogSilencer quiet;
   DecodedTrace decoded;
   if (!decoded.metadata.ParseFromArray(messages[0].bytes.data(),
                                        static_cast<int>(messages[0].bytes.size())))

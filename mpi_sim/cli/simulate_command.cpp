@@ -217,11 +217,11 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "Kineto traces, one per rank: files, archive members (a.tar.gz:member), or a "
                  "whole .tar.gz holding one trace per rank");
   sub.add_option("--et", options.et_specs,
-                 "PyTorch execution traces, one per rank (files, archive members, or a whole "
-                 ".tar.gz); durations come from the models");
+                 "PyTorch execution traces (JSON) or Chakra protobuf traces (.et), one per rank "
+                 "(files, archive members, or a whole .tar.gz); durations come from the models");
   sub.add_option("--durations", options.kernel_durations,
-                 "kernel durations: measured (Kineto) or model (default: measured for Kineto, "
-                 "model for execution traces)")
+                 "kernel durations: measured (Kineto, Chakra .et duration_micros) or model "
+                 "(default: measured for Kineto, model for execution traces)")
       ->check(CLI::IsMember({"measured", "model"}));
   sub.add_option(
          "--comm", options.comm_durations,

@@ -114,6 +114,7 @@ NcclFabric with_nic_transport(NcclFabric fabric, const topology::Topology& topol
   if (nics.hop_latency_us > 0.0)
     fabric.net_latency_scale *= nics.hop_latency_us / kNcclNetSimpleHopLatency_us;
   fabric.net_busbw_GBps *= nics.rate_Gbps / nics.measured_rate_Gbps() * nics.bandwidth_efficiency;
+  fabric.peer_latency_us += nics.peer_latency_us;
   return fabric;
 }
 

@@ -54,6 +54,9 @@ struct NicSet {
   double curves_rate_Gbps = 0.0;
   double hop_latency_us = 0.0;
   double bandwidth_efficiency = 1.0;
+  // Added per remote peer of an all-to-all: NCCL posts one message per peer, and a transport
+  // with a costly message (EFA's SRD, TCP) pays it for every peer (0 = as measured).
+  double peer_latency_us = 0.0;
   double measured_rate_Gbps() const { return curves_rate_Gbps > 0.0 ? curves_rate_Gbps : rate_Gbps; }
   std::vector<std::vector<int>> rails;  // per NIC: the local GPUs it serves
   std::string link_class;

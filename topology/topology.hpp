@@ -57,7 +57,9 @@ struct NicSet {
   // Added per remote peer of an all-to-all: NCCL posts one message per peer, and a transport
   // with a costly message (EFA's SRD, TCP) pays it for every peer (0 = as measured).
   double peer_latency_us = 0.0;
-  double measured_rate_Gbps() const { return curves_rate_Gbps > 0.0 ? curves_rate_Gbps : rate_Gbps; }
+  double measured_rate_Gbps() const {
+    return curves_rate_Gbps > 0.0 ? curves_rate_Gbps : rate_Gbps;
+  }
   std::vector<std::vector<int>> rails;  // per NIC: the local GPUs it serves
   std::string link_class;
 };

@@ -247,8 +247,8 @@ void read_nics(const ObjectReader& nics, NodeSpec& node) {
   set.rate_Gbps = nics.number("rate_Gbps");
   if (nics.has("transport")) {
     const ObjectReader transport = nics.child("transport");
-    transport.allow_only({"curves_rate_Gbps", "hop_latency_us", "bandwidth_efficiency",
-                          "peer_latency_us", "note"});
+    transport.allow_only(
+        {"curves_rate_Gbps", "hop_latency_us", "bandwidth_efficiency", "peer_latency_us", "note"});
     set.peer_latency_us = transport.number("peer_latency_us", 0.0);
     if (set.peer_latency_us < 0.0)
       transport.fail(transport.at("peer_latency_us"), "expected a latency >= 0");

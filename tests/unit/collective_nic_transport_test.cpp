@@ -59,9 +59,13 @@ TEST(NicTransport, OnlyGroupsThatCrossNodesPayIt) {
   // The curves hgx-h100-2node.json names: 1 node x 8 GPUs, 2 x 8 and 4 x 8.
   CurveSet curves;
   const auto add = [&curves](const char* name, int ranks, int nodes) {
-    curves.emplace(name, FittedCurve{name, CollectiveKind::kAllReduce, ranks, nodes, "",
-                                     PiecewiseSigmoidModel::from_free_parameters(
-                                         1e5, 1e9, 30.0, 400.0, 24.0, 0.4),
+    curves.emplace(name, FittedCurve{name,
+                                     CollectiveKind::kAllReduce,
+                                     ranks,
+                                     nodes,
+                                     "",
+                                     PiecewiseSigmoidModel::from_free_parameters(1e5, 1e9, 30.0,
+                                                                                 400.0, 24.0, 0.4),
                                      {}});
   };
   add("azure-ndh200v5-1node-allreduce-busbw", 8, 1);
@@ -79,6 +83,33 @@ TEST(NicTransport, OnlyGroupsThatCrossNodesPayIt) {
                    plain_model.predict(CollectiveKind::kAllReduce, bytes, node).duration_us);
   EXPECT_GT(slow_model.predict(CollectiveKind::kAllReduce, bytes, both).duration_us,
             1.5 * plain_model.predict(CollectiveKind::kAllReduce, bytes, both).duration_us);
+}
+
+TEST(NicTransport, ARateBelowTheCurvesScalesTheNetworkBandwidth) {
+  // Curves measured on 400 Gb/s NICs, this fabric's NICs run at 200: 8 x 200 / 8 = 200 GB/s
+  // per node after the transport, 400 in the fabric the curves are calibrated on.
+  auto topology = h100_with_transport(0.0, 1.0);
+  topology.node.nics->curves_rate_Gbps = 400.0;
+  topology.node.nics->rate_Gbps = 200.0;
+  const NcclFabric measured = nominal_fabric(topology);
+  EXPECT_DOUBLE_EQ(measured.net_busbw_GBps, 400.0);
+  EXPECT_DOUBLE_EQ(with_nic_transport(measured, topology).net_busbw_GBps, 200.0);
+}
+
+TEST(NicTransport, AllToAllPaysThePeerLatencyOncePerRemotePeer) {
+  // 2 nodes x 8 GPUs: every rank has 8 peers on the other node; a 3 us message cost adds 24 us.
+  // Send/recv has one peer and no such term.
+  auto topology = h100_with_transport(0.0, 1.0);
+  topology.node.nics->peer_latency_us = 3.0;
+  const NcclFabric base = nominal_fabric(topology);
+  const NcclFabric carried = with_nic_transport(base, topology);
+  const CommShape shape{16, 2};
+  const double bytes = 1 << 20;
+  EXPECT_NEAR(nccl_estimate(CollectiveKind::kAllToAll, bytes, shape, carried).latency_us -
+                  nccl_estimate(CollectiveKind::kAllToAll, bytes, shape, base).latency_us,
+              8 * 3.0, 1e-9);
+  EXPECT_DOUBLE_EQ(nccl_estimate(CollectiveKind::kSend, bytes, CommShape{2, 2}, carried).latency_us,
+                   nccl_estimate(CollectiveKind::kSend, bytes, CommShape{2, 2}, base).latency_us);
 }
 
 TEST(NicTransport, TheParserRejectsAnEfficiencyAboveOne) {

@@ -103,9 +103,11 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
   std::set<std::string> host_bridges;
   for (int rank : global_ranks)
     host_bridges.insert(topology_.node.host_bridge_of(topology_.local_gpu_of(rank)));
-  const NcclFabric fabric = calibrated(
+  NcclFabric fabric = calibrated(
       nominal_fabric(topology_, route.nics_per_node, static_cast<int>(host_bridges.size())),
       calibration_);
+  if (route.n_nodes > 1)
+    fabric = with_nic_transport(fabric, topology_);
   prediction.curve = bracket.lower->name;
   if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
     prediction.curve += " + " + bracket.upper->name;

@@ -91,7 +91,7 @@ NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node,
   if (node.nics) {
     const int nics =
         nics_per_node > 0 ? std::min(nics_per_node, node.nics->count) : node.nics->count;
-    fabric.net_busbw_GBps = nics * node.nics->rate_Gbps / 8.0;
+    fabric.net_busbw_GBps = nics * node.nics->measured_rate_Gbps() / 8.0;
   }
   fabric.amd_cpu = contains(node.cpu, "amd") || contains(node.cpu, "zen");
   if (topology.nccl.channels > 0)
@@ -104,6 +104,17 @@ NcclFabric calibrated(NcclFabric fabric, const FabricCalibration& calibration) {
   fabric.nvls_busbw_GBps *= calibration.nvls_scale;
   fabric.net_busbw_GBps *= calibration.net_scale;
   fabric.net_latency_scale *= calibration.net_latency_scale;
+  return fabric;
+}
+
+NcclFabric with_nic_transport(NcclFabric fabric, const topology::Topology& topology) {
+  if (!topology.node.nics)
+    return fabric;
+  const topology::NicSet& nics = *topology.node.nics;
+  if (nics.hop_latency_us > 0.0)
+    fabric.net_latency_scale *= nics.hop_latency_us / kNcclNetSimpleHopLatency_us;
+  fabric.net_busbw_GBps *= nics.rate_Gbps / nics.measured_rate_Gbps() * nics.bandwidth_efficiency;
+  fabric.peer_latency_us += nics.peer_latency_us;
   return fabric;
 }
 

@@ -38,6 +38,13 @@ NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node 
 // Socket interconnect bandwidth for a CPU family string (see above).
 double socket_link_GBps(const std::string& cpu);
 NcclFabric calibrated(NcclFabric fabric, const FabricCalibration& calibration);
+// nominal_fabric describes the fabric the topology's curves were measured on (NIC rate
+// NicSet::measured_rate_Gbps). with_nic_transport turns it into the topology's own: network hop
+// latencies scaled to hop_latency_us against NCCL's 14 us InfiniBand Simple hop, network
+// bandwidth x rate_Gbps / measured rate x bandwidth_efficiency. Applied to the predicted fabric
+// only: the curves (and the calibration to them) stay on the fabric they measured.
+NcclFabric with_nic_transport(NcclFabric fabric, const topology::Topology& topology);
+inline constexpr double kNcclNetSimpleHopLatency_us = 14.0;
 
 // The topology's NCCL restrictions (topology.nccl), checked; InputError names the file.
 NcclSettings topology_nccl_settings(const topology::Topology& topology);

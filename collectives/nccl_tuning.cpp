@@ -164,7 +164,8 @@ double latency_us(CollectiveKind kind, const CommShape& shape, const NcclFabric&
 // All-to-all(v) and send/recv: NCCL's grouped point-to-point, not its tuner. Every rank sends
 // (n-1)/n of its buffer, (ppn-1)/n to GPUs of its node over NVLink/PCIe and (n-ppn)/n through
 // its share of the node's NICs; the two streams overlap, the slower sets the time. Latency: the
-// Simple protocol's base plus one hop (network hop when any peer is on another node).
+// Simple protocol's base plus one hop (network hop when any peer is on another node), plus the
+// transport's per-message cost for each of the n - ppn peers on other nodes (all-to-all).
 NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& shape,
                           const NcclFabric& fabric) {
   NcclEstimate estimate;
@@ -186,6 +187,7 @@ NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& sh
     const double n = shape.n_ranks;
     intra_bytes = bytes * (ppn - 1.0) / n;
     inter_bytes = bytes * (n - ppn) / n;
+    estimate.latency_us += (n - ppn) * fabric.peer_latency_us;
   }
   const DurationUs transfer_us =
       std::max(intra_bytes > 0.0 ? intra_bytes / (1e3 * fabric.intra_busbw_GBps) : 0.0,

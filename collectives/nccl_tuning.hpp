@@ -53,6 +53,7 @@ struct NcclFabric {
   double nvls_busbw_GBps = 0.0;    // NVLS all-reduce inside a node (0 = no NVLS)
   double net_busbw_GBps = 0.0;     // per node: the NICs a group's GPUs use, together
   double net_latency_scale = 1.0;  // multiplies NCCL's network hop latencies (fitted)
+  double peer_latency_us = 0.0;    // all-to-all: added per peer on another node (transport)
   int channels = 16;               // caps that NCCL gives per channel
 };
 

@@ -47,6 +47,19 @@ struct PcieSwitch {
 struct NicSet {
   int count = 0;
   double rate_Gbps = 0.0;
+  // The NIC's transport where it differs from the fabric its curves were measured on (cloud
+  // NICs over TCP, EFA, RoCE): the NIC rate of the measured fabric (0 = rate_Gbps), this
+  // transport's per-message network hop latency for NCCL's Simple protocol (0 = as measured)
+  // and the fraction of its line rate it reaches relative to the measured fabric.
+  double curves_rate_Gbps = 0.0;
+  double hop_latency_us = 0.0;
+  double bandwidth_efficiency = 1.0;
+  // Added per remote peer of an all-to-all: NCCL posts one message per peer, and a transport
+  // with a costly message (EFA's SRD, TCP) pays it for every peer (0 = as measured).
+  double peer_latency_us = 0.0;
+  double measured_rate_Gbps() const {
+    return curves_rate_Gbps > 0.0 ? curves_rate_Gbps : rate_Gbps;
+  }
   std::vector<std::vector<int>> rails;  // per NIC: the local GPUs it serves
   std::string link_class;
 };

@@ -241,10 +241,27 @@ void read_pcie(const ObjectReader& pcie, NodeSpec& node) {
 }
 
 void read_nics(const ObjectReader& nics, NodeSpec& node) {
-  nics.allow_only({"count", "rate_Gbps", "rails", "link_class"});
+  nics.allow_only({"count", "rate_Gbps", "rails", "link_class", "transport"});
   NicSet set;
   set.count = nics.integer("count", 1);
   set.rate_Gbps = nics.number("rate_Gbps");
+  if (nics.has("transport")) {
+    const ObjectReader transport = nics.child("transport");
+    transport.allow_only(
+        {"curves_rate_Gbps", "hop_latency_us", "bandwidth_efficiency", "peer_latency_us", "note"});
+    set.peer_latency_us = transport.number("peer_latency_us", 0.0);
+    if (set.peer_latency_us < 0.0)
+      transport.fail(transport.at("peer_latency_us"), "expected a latency >= 0");
+    set.curves_rate_Gbps = transport.number("curves_rate_Gbps", 0.0);
+    if (set.curves_rate_Gbps < 0.0)
+      transport.fail(transport.at("curves_rate_Gbps"), "expected a rate >= 0");
+    set.hop_latency_us = transport.number("hop_latency_us", 0.0);
+    set.bandwidth_efficiency = transport.number("bandwidth_efficiency", 1.0);
+    if (set.hop_latency_us < 0.0)
+      transport.fail(transport.at("hop_latency_us"), "expected a latency >= 0");
+    if (!(set.bandwidth_efficiency > 0.0 && set.bandwidth_efficiency <= 1.0))
+      transport.fail(transport.at("bandwidth_efficiency"), "expected a fraction in (0, 1]");
+  }
   set.link_class = nics.text("link_class");
   const std::size_t rails = nics.array_size("rails");
   if (static_cast<int>(rails) != set.count)

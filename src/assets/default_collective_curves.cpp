@@ -49,6 +49,12 @@ CollectiveCurveChoice default_collective_curves_for(const topology::Topology& to
                       (stand_in ? "; some link classes use bandwidth-scaled stand-ins (see the "
                                   "topology's notes)"
                                 : "");
+  const auto& nics = topology.node.nics;
+  if (nics && (nics->curves_rate_Gbps > 0.0 || nics->hop_latency_us > 0.0 ||
+               nics->bandwidth_efficiency != 1.0 || nics->peer_latency_us > 0.0))
+    choice.provenance +=
+        "; the NICs run another fabric's curves through nics/transport (fitted "
+        "per the topology's note, collectives/README.md)";
   return choice;
 }
 

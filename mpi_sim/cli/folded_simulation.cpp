@@ -74,12 +74,12 @@ FoldInputs load_fold_inputs(const LlmScenario& scenario) {
   const int world_size = scenario.parallel.world_size();
   for (int representative : pipeline_representatives(scenario.parallel)) {
     const int stage = llm::coordinates_of(scenario.parallel, representative).pp;
-    const llm::StageTemplate stage_template =
+    llm::StageTemplate stage_template =
         llm::generate_llm_stage_template(scenario.model, scenario.parallel, stage);
-    fold.inputs.programs.push_back(engine::build_rank_program(
-        llm::instantiate_llm_rank(stage_template, scenario.parallel, representative),
-        representative, world_size, sources));
     fold.witnesses.push_back(witness_collectives(stage_template));
+    fold.inputs.programs.push_back(engine::build_rank_program(
+        llm::instantiate_llm_rank(std::move(stage_template), scenario.parallel, representative),
+        representative, world_size, sources));
     fold.representative_witnesses.push_back(engine::build_rank_program(
         llm::instantiate_llm_rank(fold.witnesses.back(), scenario.parallel, representative),
         representative, world_size, sources));

@@ -440,7 +440,7 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   return {stage_index, builder.take()};
 }
 
-Trace instantiate_llm_rank(const StageTemplate& stage_template, const ParallelConfig& parallel,
+Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel,
                            int rank) {
   if (rank < 0 || rank >= parallel.world_size())
     throw InputError("<parallel>", "rank",
@@ -451,7 +451,7 @@ Trace instantiate_llm_rank(const StageTemplate& stage_template, const ParallelCo
     throw RuntimeFailure("instantiate_llm_rank: rank " + std::to_string(rank) + " is in stage " +
                          std::to_string(roles.stage) + ", the template is stage " +
                          std::to_string(stage_template.stage) + "'s");
-  Trace trace = stage_template.trace;
+  Trace trace = std::move(stage_template.trace);
   substitute_roles(trace, roles, trace.source);
   trace.rank = rank;
   trace.source += " rank " + std::to_string(rank);

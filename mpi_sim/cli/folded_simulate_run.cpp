@@ -57,9 +57,9 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
       char line[240];
       std::snprintf(line, sizeof(line),
                     "perfsim: fold: %zu representatives for %d ranks (%zu ops held); proof %.3f s "
-                    "on process 0, simulation %.3f s\n",
+                    "on process 0 (stage templates %.3f s), simulation %.3f s\n",
                     run.representatives, scenario.parallel.world_size(), held_ops, run.proof_s,
-                    run.simulation_s);
+                    run.generation_s, run.simulation_s);
       if (status_lines)
         std::cerr << line;
     }

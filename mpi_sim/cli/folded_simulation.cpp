@@ -154,6 +154,7 @@ FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline) {
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
   FoldInputs fold = load_fold_inputs(scenario);
   run.representatives = fold.inputs.programs.size();
+  run.generation_s = seconds_since(start);
   std::vector<int> all(representative_of.size());
   for (std::size_t rank = 0; rank < all.size(); ++rank)
     all[rank] = static_cast<int>(rank);

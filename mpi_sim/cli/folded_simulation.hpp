@@ -78,7 +78,8 @@ struct FoldedRun {
   SimulationInputs inputs;             // the representatives'
   std::vector<RankResult> results;     // every rank
   std::size_t representatives = 0;
-  double proof_s = 0;       // templates, representatives' programs and the proof
+  double generation_s = 0;  // stage templates, representatives' and witnesses' programs
+  double proof_s = 0;       // generation_s and proving every rank
   double simulation_s = 0;  // simulating the representatives and cloning their results
 };
 FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline);

@@ -440,8 +440,7 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   return {stage_index, builder.take()};
 }
 
-Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel,
-                           int rank) {
+Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank) {
   if (rank < 0 || rank >= parallel.world_size())
     throw InputError("<parallel>", "rank",
                      "rank " + std::to_string(rank) + " is outside the world of " +

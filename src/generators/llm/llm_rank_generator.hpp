@@ -36,8 +36,7 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
                                           const ParallelConfig& parallel, int stage);
 // `rank`'s trace: the template (of rank's stage) with its roles, process groups and rank
 // (pass the template by std::move when it is not needed again: it is the trace).
-Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel,
-                           int rank);
+Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank);
 
 // The point-to-point pairs of the pipeline as the engine names them ("p2p:a->b", both
 // directions), for a collective model that must know every group's ranks.

@@ -18,6 +18,12 @@ class KernelDurationSource {
   // Predicted duration of kernel `kernel` launched by `op`. Throws InputError when the
   // source cannot give one (a measured source on a kernel without a measurement).
   virtual DurationUs kernel_duration_us(const Op& op, const Kernel& kernel) const = 0;
+  // Duration of `kernel`, recorded under the top-level op trace.ops[top_position] and launched
+  // by it or one of its descendants. Default: kernel_duration_us of the top-level op.
+  virtual DurationUs kernel_duration_in_trace_us(const Trace& trace, std::size_t top_position,
+                                                 const Kernel& kernel) const {
+    return kernel_duration_us(trace.ops[top_position], kernel);
+  }
   virtual std::string_view name() const = 0;
 };
 

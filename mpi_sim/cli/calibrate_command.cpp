@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kernels/gemm_efficiency_fit.hpp"
+#include "mpi_sim/cli/calibrate_conv_command.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
@@ -99,6 +100,7 @@ void add_calibrate_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::Range(0, 100));
   registry.add(gemm, RankScope::kRankZeroOnly,
                [options](const CommandContext&) { return run_calibrate_gemm(*options); });
+  add_calibrate_conv_subcommand(*calibrate, registry);
 }
 
 }  // namespace perfsim::cli

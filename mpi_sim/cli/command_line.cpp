@@ -125,6 +125,8 @@ int run_perfsim(int argc, char** argv) {
       "process), e.g. `mpirun -n 8 perfsim simulate ...`.",
       "perfsim"};
   app.require_subcommand(0, 1);
+  // Every option's --help shows its default value (subcommands inherit this when created).
+  app.option_defaults()->always_capture_default();
   CommandRegistry registry;
   add_simulate_command(app, registry);
   add_trace_command(app, registry);

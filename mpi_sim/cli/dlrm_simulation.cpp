@@ -37,7 +37,8 @@ std::string describe_workload(const DlrmScenario& scenario) {
 void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
   sub.add_option("--dlrm", options.config_path,
                  "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
-                 "rank, tables sharded by --sharder; needs --topology and --device");
+                 "rank, tables sharded by --sharder; needs --topology and --device; default: "
+                 "none");
   sub.add_option("--sharder", options.sharder, "DLRM: embedding-table sharder (seed 001 Table III)")
       ->check(CLI::IsMember({"naive", "random", "size_greedy", "lookup_greedy",
                              "norm_lookup_greedy", "size_lookup_greedy"}));
@@ -51,7 +52,8 @@ void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
   sub.add_option("--dlrm-seed", options.seed,
                  "DLRM: seed of the table sampler and the random sharder (default: config)");
   sub.add_option("--dlrm-pooling", options.pooling,
-                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data")
+                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data "
+                 "(default: the config file's)")
       ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
   sub.add_flag("--dlrm-heavy", options.heavy_only,
                "DLRM, sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");
@@ -120,7 +122,8 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
                                             scenario.device_source,
                                             scenario.assets_path,
                                             {},
-                                            overheads_path.empty() ? "none" : overheads_path});
+                                            overheads_path.empty() ? "none" : overheads_path,
+                                            {}});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   for (int rank : local_ranks) {
     const Trace trace = dlrm::generate_dlrm_rank(config, scenario.plan, rank);

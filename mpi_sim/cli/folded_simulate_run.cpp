@@ -26,7 +26,8 @@ std::string not_foldable(const SimulateOptions& options) {
 }  // namespace
 
 bool run_folded_simulation(const SimulateOptions& options, const CommandContext& context,
-                           const FoldedReport& report) {
+                           const FoldedReport& report,
+                           const std::function<void(const RankResult&)>& timeline_sink) {
   if (options.fold == "none")
     return false;
   const bool root = context.mpi_rank == 0;
@@ -48,7 +49,7 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
                 << " pipeline-stage representatives (each stage's template generated once, every "
                    "rank's collectives priced and compared; --fold none simulates every rank "
                    "instead)\n";
-    run = fold_in_process(scenario, !options.timeline_path.empty());
+    run = fold_in_process(scenario, !options.timeline_path.empty(), timeline_sink);
     refusal = run.refusal.value_or("");
     if (refusal.empty()) {
       std::size_t held_ops = 0;

@@ -126,10 +126,10 @@ std::optional<std::string> fold_refusal(const FoldProof& proof,
   return engine::fold_consistency(proof.renamings, representative_of);
 }
 
-std::vector<RankResult> simulate_folded(const SimulationInputs& representatives,
-                                        std::span<const int> representative_of,
-                                        std::span<const engine::GroupRenaming> renamings,
-                                        bool record_timeline) {
+std::vector<RankResult> simulate_folded(
+    const SimulationInputs& representatives, std::span<const int> representative_of,
+    std::span<const engine::GroupRenaming> renamings, bool record_timeline,
+    const std::function<void(const RankResult&)>& timeline_sink) {
   engine::FoldedClockSync sync(std::vector<int>(representative_of.begin(), representative_of.end()),
                                renamings);
   const std::vector<RankResult> simulated = engine::simulate_programs(
@@ -142,13 +142,18 @@ std::vector<RankResult> simulate_folded(const SimulationInputs& representatives,
         std::find_if(simulated.begin(), simulated.end(),
                      [&](const RankResult& result) { return result.sim_rank == representative; });
     results.push_back(engine::clone_result(*found, renaming));
+    if (timeline_sink) {
+      timeline_sink(results.back());
+      std::vector<TimelineSlice>().swap(results.back().timeline);
+    }
   }
   std::sort(results.begin(), results.end(),
             [](const RankResult& a, const RankResult& b) { return a.sim_rank < b.sim_rank; });
   return results;
 }
 
-FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline) {
+FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline,
+                          const std::function<void(const RankResult&)>& timeline_sink) {
   const auto start = Clock::now();
   FoldedRun run;
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
@@ -165,7 +170,8 @@ FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline) {
   if (run.refusal)
     return run;
   const auto simulation_start = Clock::now();
-  run.results = simulate_folded(run.inputs, representative_of, proof.renamings, record_timeline);
+  run.results = simulate_folded(run.inputs, representative_of, proof.renamings, record_timeline,
+                                timeline_sink);
   run.simulation_s = seconds_since(simulation_start);
   run.inputs.notes.push_back(fold_note(run.representatives, scenario.parallel.world_size()));
   return run;

@@ -23,6 +23,7 @@
 // of one op per distinct (role, message) of the template -- the stage's "witness collectives",
 // tens of ops -- decides exactly what comparing the whole programs decides, and gives the same
 // renaming. fold_consistency then checks the group congruence across all ranks as before.
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -67,10 +68,12 @@ std::optional<std::string> fold_refusal(const FoldProof& proof,
                                         std::span<const int> representative_of);
 
 // Simulates the representatives with FoldedClockSync and expands to every rank (rank order).
-std::vector<RankResult> simulate_folded(const SimulationInputs& representatives,
-                                        std::span<const int> representative_of,
-                                        std::span<const engine::GroupRenaming> renamings,
-                                        bool record_timeline);
+// With `timeline_sink`, each rank's expanded timeline goes there as it is made and the results
+// keep none, so the timelines of all ranks are never held at once.
+std::vector<RankResult> simulate_folded(
+    const SimulationInputs& representatives, std::span<const int> representative_of,
+    std::span<const engine::GroupRenaming> renamings, bool record_timeline,
+    const std::function<void(const RankResult&)>& timeline_sink = {});
 
 // All of the above in this process (tests, and `simulate --fold`, which runs it on process 0).
 struct FoldedRun {
@@ -82,7 +85,8 @@ struct FoldedRun {
   double proof_s = 0;       // generation_s and proving every rank
   double simulation_s = 0;  // simulating the representatives and cloning their results
 };
-FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline);
+FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline,
+                          const std::function<void(const RankResult&)>& timeline_sink = {});
 
 // The "fold: ..." line of the notes.
 std::string fold_note(std::size_t representatives, int world_size);

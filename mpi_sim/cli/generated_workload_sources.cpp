@@ -12,8 +12,9 @@ namespace perfsim::cli {
 devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
                                                      GeneratedWorkloadModels models) {
   devices::DeviceSpec device = devices::parse_device_json(models.device_json, models.device_source);
-  inputs.kernel_source =
-      std::make_unique<kernels::ModelDurationSource>(kernels::KernelPredictor(device));
+  const double gemm_time_scale = models.gemm_time_scale ? models.gemm_time_scale(device) : 1.0;
+  inputs.kernel_source = std::make_unique<kernels::ModelDurationSource>(
+      kernels::KernelPredictor(device), gemm_time_scale);
   // No assets given: the shipped fitted curves where they cover the topology, else nominal.
   assets::CollectiveCurveChoice curves =
       models.assets_path.empty()

@@ -4,6 +4,7 @@
 // given, else the shipped fitted curves when they cover the topology
 // (assets/default_collective_curves.hpp), else nominal ones from link bandwidths. Fills the inputs'
 // duration sources and the two notes that say which models were used.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct GeneratedWorkloadModels {
   const std::string& assets_path;    // "" = shipped fitted curves where they cover, else nominal
   std::vector<ProcessGroup> groups;  // the groups the collective model must route
   std::string host_overheads = "none";
+  // The end-to-end calibration's GEMM time scale for the device (1 = the models alone).
+  std::function<double(const devices::DeviceSpec&)> gemm_time_scale;
 };
 
 // Returns the device the kernel models use (for peak FLOP/s and memory).

@@ -123,6 +123,8 @@ std::string llm_stream_label(StreamId stream) {
       return "context ring send";
     case llm::kContextRecvStream:
       return "context ring recv";
+    case llm::kExpertParallelStream:
+      return "expert-parallel comm";
     default:
       return "stream " + std::to_string(stream);
   }

@@ -13,6 +13,8 @@ struct LlmSimulateOptions {
   int pp = 1;
   int dp = 1;
   int cp = 1;                  // context parallelism (Megatron CP, ring attention)
+  int ep = 1;                  // expert parallelism (MoE models), carved out of DP x CP
+  double moe_imbalance = 1.0;  // max / mean expert load
   int virtual_stages = 1;      // interleaved 1F1B when > 1
   std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
   int micro_batch = 0;         // 0: the model file's
@@ -34,6 +36,7 @@ struct LlmSimulateOptions {
   TopologySize topology_size;              // --nodes, --gpus-per-node
   std::string device_path;                 // required with --model
   std::string assets_path;                 // fitted collective curves; "": shipped if they cover
+  std::string calibration;                 // end-to-end calibration: "" shipped, "none", a file
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;

@@ -17,6 +17,7 @@
 #include "memory/llm_memory.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/generated_workload_sources.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
@@ -37,6 +38,10 @@ std::string group_kind(const std::string& group, const llm::ParallelConfig& para
     return "pipeline (p2p)";
   if (kind == "cp")
     return "context parallel";
+  if (kind == "ep")
+    return "expert parallel (all-to-all)";
+  if (kind == "edp")
+    return "expert data parallel";
   if (kind == "cp_ring")
     return "context parallel (ring)";
   if (kind == "pp")
@@ -51,6 +56,8 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
                      (parallel.cp > 1 ? " x CP " + std::to_string(parallel.cp) : std::string()) +
                      " x PP " + std::to_string(parallel.pp) + " x DP " +
                      std::to_string(parallel.dp);
+  if (parallel.ep > 1)
+    text += " (EP " + std::to_string(parallel.ep) + ")";
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
   if (parallel.micro_batch > 0)
@@ -91,7 +98,7 @@ LlmRunSummary summarize_llm_run(const llm::TransformerConfig& model,
 void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
                  "LLM workload: model file (configs/models/*.json); generates one trace per "
-                 "rank (TP x PP x DP ranks)");
+                 "rank (TP x PP x DP ranks); default: none (the synthetic workload)");
   sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
   sub.add_option("--virtual-stages", options.virtual_stages,
@@ -102,6 +109,15 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: context-parallel degree (Megatron CP: ring attention over CP ranks, "
                  "placed between TP and DP)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--ep", options.ep,
+                 "LLM (MoE models): expert-parallel degree; the routed experts split over EP "
+                 "ranks of the DP x CP group (Megatron's expert mesh), tokens exchanged by "
+                 "all-to-all")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--moe-imbalance", options.moe_imbalance,
+                 "LLM (MoE models): routing imbalance, tokens of the busiest expert over the mean "
+                 "(default 1.0: balanced); scales the busiest rank's expert GEMMs and all-to-all")
+      ->check(CLI::Range(1.0, 1e6));
   sub.add_option("--pp-layers", options.pp_layers,
                  "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
                  "(one per stage, summing to the model's layers; no interleaving)")
@@ -155,7 +171,8 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
   sub.add_option("--topology", options.topology_path,
-                 "topology file (configs/topologies/*.json) for the collective model");
+                 "topology file (configs/topologies/*.json) for the collective model; required by "
+                 "--model, --dlrm and --comm model (no default)");
   add_topology_size_options(sub, options.topology_size);
   sub.add_option("--device", options.device_path,
                  "GPU for the kernel models: a device file (configs/devices/*.json), or for "
@@ -164,6 +181,10 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "model assets with fitted collective curves (`perfsim fit`); default: "
                  "configs/assets/collective_curves.h5, for --model only where it holds every "
                  "curve the topology names (else nominal curves from link bandwidths)");
+  sub.add_option("--calibration", options.calibration,
+                 "LLM: end-to-end calibration (host us per op, per collective, per micro-batch; "
+                 "GEMM time scale) as `perfsim validate runs --fit-calibration` writes it, or "
+                 "none; default: the shipped configs/assets/llm_calibration.json (compiled in)");
 }
 
 LlmSimulateOptions embedded_default_llm_options() {
@@ -186,6 +207,8 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.pp = options.pp;
   parallel.dp = options.dp;
   parallel.cp = options.cp;
+  parallel.ep = options.ep;
+  parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
   parallel.pp_layers = options.pp_layers;
   parallel.micro_batch = options.micro_batch;
@@ -228,7 +251,8 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
                 options.topology_size.nodes, options.topology_size.gpus_per_node),
             files.device.text,
             "<embedded> " + files.device.path,
-            options.assets_path};
+            options.assets_path,
+            calibration_argument(options.calibration)};
   }
   if (options.topology_path.empty())
     throw InputError("--topology", "", "--model needs a topology file");
@@ -240,7 +264,8 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
                             options.topology_size.nodes, options.topology_size.gpus_per_node),
           io::read_file_decompressed(read_device_argument(options.device_path).file),
           options.device_path,
-          options.assets_path};
+          options.assets_path,
+          calibration_argument(options.calibration)};
 }
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {
@@ -259,9 +284,18 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   std::vector<ProcessGroup> groups = llm::all_process_groups(parallel);
   for (ProcessGroup& group : llm::pipeline_peer_groups(parallel))
     groups.push_back(std::move(group));
+  const validation::EndToEndCalibration& calibration = scenario.calibration;
+  const bool calibrated = !calibration.fitted_on.empty();
   const devices::DeviceSpec device = attach_generated_workload_models(
-      inputs, {scenario.topology, scenario.device_json, scenario.device_source,
-               scenario.assets_path, std::move(groups)});
+      inputs,
+      {scenario.topology, scenario.device_json, scenario.device_source, scenario.assets_path,
+       std::move(groups), calibrated ? "end-to-end calibration (below)" : "none",
+       [&](const devices::DeviceSpec& spec) {
+         return calibrated
+                    ? gemm_time_scale_for(calibration, {spec.name, !spec.gemm_efficiency.empty(),
+                                                        model.dtype == DType::kFloat8})
+                    : 1.0;
+       }});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   // Every rank of a stage is its stage template with its own roles (llm_rank_roles.hpp):
   // generate each stage's template once and instantiate it for the stage's ranks.
@@ -274,9 +308,18 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
     inputs.programs.push_back(
         engine::build_rank_program(trace, rank, parallel.world_size(), sources));
   }
-  // No host overheads: generated traces have no profile to take them from, and large
-  // transformer kernels keep the GPU ahead of the CPU.
+  // Generated traces have no profile to take host time from: the host costs are the end-to-end
+  // calibration's (fitted on measured runs), else none.
   inputs.overheads.launch.kernel_gap_us = 1.0;
+  if (calibrated) {
+    inputs.overheads = with_host_cost(inputs.overheads, calibration.host);
+    inputs.notes.push_back("calibration: " + describe_calibration(calibration) +
+                           "; --calibration none for the models alone");
+    if (calibration.iteration_us != 0)
+      inputs.notes.push_back("calibration: its fixed per-iteration term (" +
+                             std::to_string(calibration.iteration_us / 1000.0) +
+                             " ms) is not applied by simulate; validate runs adds it");
+  }
   inputs.attributes["workload"] = "llm";
   inputs.attributes["model"] = model.name;
   inputs.attributes["parallel"] = "tp" + std::to_string(parallel.tp) + " pp" +

@@ -13,6 +13,7 @@
 #include "mpi_sim/cli/llm_simulate_options.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
 #include "topology/topology.hpp"
+#include "validation/end_to_end_calibration.hpp"
 
 namespace perfsim::cli {
 
@@ -34,6 +35,8 @@ struct LlmScenario {
   std::string device_json;
   std::string device_source;
   std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
+  // Applied to the generated programs (host costs, GEMM time scale); empty fitted_on = none.
+  validation::EndToEndCalibration calibration{};
 };
 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options);

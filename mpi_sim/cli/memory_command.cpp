@@ -106,7 +106,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
         ->needs(llm_flag);
   };
   CLI::Option* model_file =
-      add("--model", options.model_path, "model file (configs/models/*.json) instead of shapes");
+      add("--model", options.model_path,
+          "model file (configs/models/*.json) instead of shapes (default: the shapes below)");
   auto add_shape = [&](const char* name, auto& value, const char* help) {
     add(name, value, help)->excludes(model_file);
   };
@@ -118,7 +119,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add_shape("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h)");
   add_shape("--dtype-bytes", shape.dtype_bytes, "bytes per weight and activation element");
   add("--dtype", shape.dtype,
-      "training precision bf16, fp16 or fp8 (FP8 recipe: bf16 state plus FP8 weight copies)")
+      "training precision bf16, fp16 or fp8 (FP8 recipe: bf16 state plus FP8 weight copies; "
+      "default: the model file's, else --dtype-bytes)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   add_shape("--micro-batches", shape.micro_batches,
             "micro-batches per iteration (0: as many as p)");
@@ -126,6 +128,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--tp", parallel.tp, "tensor-parallel size t");
   add("--pp", parallel.pp, "pipeline stages p");
   add("--dp", parallel.dp, "data-parallel size");
+  add("--ep", parallel.ep, "expert-parallel size (MoE model files; carved out of DP)");
+  add("--moe-imbalance", parallel.moe_imbalance, "MoE: max / mean expert load");
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');
@@ -196,9 +200,10 @@ void add_memory_command(CLI::App& app, CommandRegistry& registry) {
   command
       ->add_option("--timeline", options->timeline_path,
                    "write live/allocated/reserved bytes per op to this HDF5 file "
-                   "(group /memory_timeline)")
+                   "(group /memory_timeline; default: none)")
       ->excludes(llm_flag);
-  command->add_option("--device-name", options->device_name, "device name for the report");
+  command->add_option("--device-name", options->device_name,
+                      "device name for the report (default: the device file's)");
   command
       ->add_option("--format", options->format,
                    "text; json (schema perfsim-memory/1, sizes in bytes, see "

@@ -41,9 +41,23 @@ void print_data_behind(const devices::DeviceSpec& device,
                                                                              : "carried over: ") +
            fraction.source;
   };
+  auto conv = [&](devices::MathUnit unit) -> std::string {
+    auto it = device.conv_efficiency.find(unit);
+    if (it == device.conv_efficiency.end())
+      return "nominal: analytical implicit GEMM with the GEMM efficiency (no measured conv table)";
+    return std::string(it->second.peak_fraction.provenance == devices::Provenance::kMeasured
+                           ? "fitted: "
+                           : "carried over: ") +
+           it->second.peak_fraction.source;
+  };
   std::cout << "    measured data behind each op class:\n"
             << "      GEMM, tensor cores     " << gemm(devices::MathUnit::kTensorCore) << "\n"
             << "      GEMM, CUDA cores       " << gemm(devices::MathUnit::kCudaCore) << "\n"
+            << "      conv, tensor cores     " << conv(devices::MathUnit::kTensorCore) << "\n"
+            << "      conv, CUDA cores       " << conv(devices::MathUnit::kCudaCore) << "\n"
+            << "      batch-norm, pooling    nominal: memory-bound at the "
+            << devices::provenance_name(device.hbm_bandwidth_GBps.provenance)
+            << " HBM bandwidth (no measured kernel table)\n"
             << "      element-wise, memory   analytical only: roofline at the "
             << devices::provenance_name(device.hbm_bandwidth_GBps.provenance)
             << " HBM bandwidth (no measured kernel table)\n"
@@ -111,7 +125,7 @@ void add_models_command(CLI::App& app, CommandRegistry& registry) {
       "models", "List the kernel models, what each needs and where its data came from");
   sub->add_option("--devices", options->device_folder, "Folder of device JSON files")
       ->check(CLI::ExistingDirectory);
-  sub->add_option("--assets", options->assets, "Model-assets HDF5 file to list")
+  sub->add_option("--assets", options->assets, "Model-assets HDF5 file to list (default: none)")
       ->check(CLI::ExistingFile);
   sub->add_flag("--ops", options->list_ops, "Also list every op name the registry knows");
   registry.add(sub, RankScope::kRankZeroOnly,

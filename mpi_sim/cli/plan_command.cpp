@@ -3,7 +3,6 @@
 // (memory/llm_memory.hpp), simulated best bound first until no remaining layout can enter the
 // top K (planner/plan_search.hpp). Each layout is simulated with one representative rank per
 // pipeline stage (plan_simulation.hpp). Rank 0 only; --jobs simulates layouts on threads.
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,8 +19,10 @@
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/plan_report.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
@@ -49,6 +50,7 @@ struct PlanOptions {
   double capacity_GB = 0;
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
   std::string assets;
+  std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
   std::string dtype;  // "": the model file's
   int max_cp = 8;
@@ -97,6 +99,7 @@ int run_plan(const PlanOptions& options) {
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
   request.assets_path = options.assets;
+  request.calibration = calibration_argument(options.calibration);
   if (!options.quiet)
     std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
               << topology.name << "), capacity "
@@ -105,7 +108,7 @@ int run_plan(const PlanOptions& options) {
                                      : ", best lower bound first, pruned when beaten")
               << "\n";
   // Progress only where someone watches: one line rewritten in place on a terminal.
-  if (!options.quiet && isatty(STDERR_FILENO)) {
+  if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [&](const planner::SearchProgress& progress) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
       if (progress.bounded < progress.candidates) {
@@ -216,6 +219,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       "--assets", options->assets,
       "fitted collective curves (`perfsim fit`); default: the shipped ones where they "
       "cover the topology, else nominal curves");
+  command->add_option("--calibration", options->calibration,
+                      "end-to-end calibration applied to every layout (as `perfsim simulate "
+                      "--calibration`): a file from `perfsim validate runs --fit-calibration`, or "
+                      "none; default: the shipped configs/assets/llm_calibration.json");
   command
       ->add_option("--dtype", options->dtype,
                    "training precision bf16, fp16 or fp8 (default: the model file's)")

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
@@ -37,7 +38,8 @@ Json layout_json(const planner::LayoutScore& score) {
 BestLayoutReport best_layout_report(const PlanRequest& request, const planner::LayoutScore& best,
                                     const std::string& device_name, double peak_flops_per_s) {
   const LlmScenario scenario{request.model,       best.parallel,       request.topology,
-                             request.device_json, request.device_file, request.assets_path};
+                             request.device_json, request.device_file, request.assets_path,
+                             request.calibration};
   BestLayoutReport out;
   out.parallel = best.parallel;
   out.results = simulate_layout(scenario, SimulatedRanks::kPipelineRepresentatives).results;
@@ -50,6 +52,7 @@ BestLayoutReport best_layout_report(const PlanRequest& request, const planner::L
   out.report.setup.push_back(
       "one rank per pipeline stage simulated (tensor/data-parallel index 0; exact on a "
       "symmetric topology)");
+  out.report.setup.push_back("calibration: " + describe_calibration(request.calibration));
   return out;
 }
 

@@ -69,11 +69,12 @@ LayerWork layer_work(const LlmScenario& scenario) {
   probe.model.layers = kProbeStages;
   llm::ParallelConfig& parallel = probe.parallel;
   parallel.pp = kProbeStages;
-  parallel.dp = 1;
+  // One data-parallel rank, or with experts one EP group (its all-to-alls are layer work).
+  parallel.dp = parallel.ep > 1 ? parallel.ep : 1;
   parallel.virtual_stages = 1;
   parallel.zero_stage = 0;
   parallel.micro_batch = llm::micro_batch_size(scenario.model, scenario.parallel);
-  parallel.global_batch = parallel.micro_batch;  // one micro-batch
+  parallel.global_batch = parallel.micro_batch * parallel.dp;  // one micro-batch
   const int gpus_per_node = probe.topology.node.gpus;
   const int nodes = (parallel.world_size() + gpus_per_node - 1) / gpus_per_node;
   if (nodes > probe.topology.nodes)
@@ -170,7 +171,8 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
   auto scenario_of = [&](const llm::ParallelConfig& parallel) {
     return LlmScenario{request.model,       parallel,
                        request.topology,    request.device_json,
-                       request.device_file, request.assets_path};
+                       request.device_file, request.assets_path,
+                       request.calibration};
   };
   planner::SearchCallbacks callbacks;
   callbacks.simulate = [&](const planner::FittingLayout& layout) {
@@ -180,13 +182,13 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
   };
   // Layer work depends on five choices only: probe each combination once. Bounds are computed
   // on this thread before any simulation starts, so the cache needs no lock.
-  std::map<std::tuple<int, int, bool, llm::Recompute, int>, LayerWork> layer_cache;
+  std::map<std::tuple<int, int, bool, llm::Recompute, int, int>, LayerWork> layer_cache;
   if (!request.exhaustive) {
     callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
       const llm::ParallelConfig& parallel = layout.parallel;
       const auto key =
           std::make_tuple(parallel.tp, parallel.cp, parallel.sequence_parallel, parallel.recompute,
-                          llm::micro_batch_size(request.model, parallel));
+                          llm::micro_batch_size(request.model, parallel), parallel.ep);
       auto found = layer_cache.find(key);
       if (found == layer_cache.end())
         found = layer_cache.emplace(key, layer_work(scenario_of(parallel))).first;

@@ -68,6 +68,7 @@ struct PlanRequest {
   int jobs = 1;
   bool exhaustive = false;
   std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
+  validation::EndToEndCalibration calibration;  // applied to every layout; empty = none
   std::function<void(const planner::SearchProgress&)> progress;
 };
 

@@ -16,6 +16,7 @@
 #include "io/input_file.hpp"
 #include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -71,9 +72,6 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
 
 LlmScenario scenario_of(const RunRow& row, const std::string& table,
                         const std::string& assets_path) {
-  if (row.ep > 1)
-    throw InputError(table, "line " + std::to_string(row.line) + " ep",
-                     "expert parallelism is not modelled yet");
   LlmScenario scenario;
   scenario.model = model_of(row, table);
   llm::ParallelConfig& parallel = scenario.parallel;
@@ -81,6 +79,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.pp = row.pp;
   parallel.dp = row.dp;
   parallel.cp = row.cp;
+  parallel.ep = row.ep;
   parallel.virtual_stages = row.virtual_stages;
   parallel.micro_batch = row.micro_batch;
   parallel.global_batch = row.global_batch;
@@ -118,21 +117,6 @@ double measured_iteration_s(const RunRow& row, const llm::TransformerConfig& mod
   return 0;
 }
 
-// The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
-// more of it before communication ops, and the batch load as the CPU time of the get_batch op
-// after its host wait (T5 of an op without kernels).
-HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point) {
-  overheads.all_ops.t1 = {point.host_us_per_op, 0.0, 1};
-  for (CollectiveKind kind :
-       {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-        CollectiveKind::kAllToAll, CollectiveKind::kBroadcast, CollectiveKind::kSend,
-        CollectiveKind::kRecv})
-    overheads.per_op["nccl:" + std::string(collective_name(kind))].t1 = {
-        point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
-  overheads.per_op[std::string(llm::kLoadBatchOpName)].t5 = {point.host_us_per_micro_batch, 0.0, 1};
-  return overheads;
-}
-
 // One row's generated programs, simulated at any calibration point on demand (memoized: the
 // fit visits the same points for many folds). The GEMM time scale multiplies every GEMM
 // kernel's time: the analytical GEMM time is inversely proportional to the peak fraction it
@@ -140,15 +124,9 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::Calibrat
 // (compute-bound GEMMs exactly). The kernels are rescaled in place from their generated
 // times (kept aside) rather than copied: a copy of the programs per point cost more than
 // simulating them.
-struct RowDevice {
-  std::string name;            // the device file's name (an alias in the table resolved)
-  bool measured_gemm = false;  // its file carries a gemm_efficiency fitted on its own GEMMs
-  bool fp8 = false;            // the run's linear layers in FP8 (a measured H100 peak fraction)
-};
-
 class RowModel {
  public:
-  RowModel(SimulationInputs inputs, std::vector<int> ranks, RowDevice device)
+  RowModel(SimulationInputs inputs, std::vector<int> ranks, CalibrationTarget device)
       : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
     for (engine::RankProgram& program : inputs_.programs)
       for (engine::SimOp& op : program.ops)
@@ -159,19 +137,8 @@ class RowModel {
   RowModel(const RowModel&) = delete;  // gemm_kernels_ points into inputs_
   RowModel& operator=(const RowModel&) = delete;
 
-  const std::string& device() const { return device_.name; }
-
-  // A calibration's GEMM time scale holds for the device it was fitted on and, as the nearest
-  // device with data, for a device whose GEMM efficiency nothing measured (the analytical
-  // model's 0.88 of peak is an estimate on every device); not where the device file has its own
-  // fit, nor on FP8 runs, whose GEMM peak fraction comes from a measured H100 benchmark.
-  bool gemm_scale_applies(const EndToEndCalibration& calibration) const {
-    if (calibration.device.empty())
-      return false;
-    if (calibration.device == device_.name)
-      return true;
-    return !device_.measured_gemm && !device_.fp8;
-  }
+  const std::string& device() const { return device_.device; }
+  const CalibrationTarget& target() const { return device_; }
 
   double iteration_us(const validation::CalibrationPoint& point) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -192,7 +159,7 @@ class RowModel {
  private:
   SimulationInputs inputs_;
   std::vector<int> ranks_;
-  RowDevice device_;
+  CalibrationTarget device_;
   std::vector<std::pair<engine::SimKernel*, DurationUs>> gemm_kernels_;  // with generated time
   std::mutex mutex_;  // one simulation of a row at a time (its kernels are rescaled in place)
   std::map<validation::CalibrationPoint, double> cache_;
@@ -219,8 +186,8 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     std::vector<int> ranks = pipeline_representatives(scenario.parallel);
     // By the device file's name, so that an alias in one table matches the name in another.
     const devices::DeviceSpec device = read_device_argument(row.device);
-    RowDevice row_device{device.name, !device.gemm_efficiency.empty(),
-                         scenario.model.dtype == DType::kFloat8};
+    CalibrationTarget row_device{device.name, !device.gemm_efficiency.empty(),
+                                 scenario.model.dtype == DType::kFloat8};
     out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
                                            std::move(row_device));
     prediction.simulated_s = out.model->iteration_us({}) * 1e-6;
@@ -283,8 +250,7 @@ EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<st
 
 double calibrated_s(SimulatedRow& row, const EndToEndCalibration& calibration) {
   validation::CalibrationPoint point = calibration.host;
-  if (!row.model->gemm_scale_applies(calibration))
-    point.gemm_time_scale = 1;
+  point.gemm_time_scale = gemm_time_scale_for(calibration, row.model->target());
   return (row.model->iteration_us(point) + calibration.iteration_us) * 1e-6;
 }
 

@@ -162,7 +162,8 @@ void add_shard_command(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--dlrm-ranks", options->dlrm.ranks, "GPUs (default: config)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--dlrm-pooling", options->dlrm.pooling,
-                  "sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data")
+                  "sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data "
+                  "(default: the config file's)")
       ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
   sub->add_flag("--dlrm-heavy", options->dlrm.heavy_only,
                 "sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");

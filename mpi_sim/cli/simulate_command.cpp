@@ -1,7 +1,6 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,14 +18,16 @@
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "mpi_sim/mpi/distributed_run.hpp"
 #include "mpi_sim/mpi/process_packing.hpp"
 #include "perfsim/error.hpp"
-#include "results/perfetto_timeline.hpp"
+#include "results/rank_list.hpp"
 #include "results/results_file.hpp"
+#include "results/timeline_writer.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -45,8 +46,25 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
     attributes["perfsim_version"] = PERFSIM_VERSION_STRING;
     results::write_run_results(options.results_path, options.run_name, results, attributes);
   }
-  if (!options.timeline_path.empty())
-    results::write_perfetto_timeline(options.timeline_path, results);
+}
+
+// Every rank by default; a single-rank run has only its own.
+results::TimelineRequest timeline_request(const SimulateOptions& options, int world_size) {
+  if (options.single_rank >= 0 && options.timeline_ranks == "all")
+    return {options.timeline_path, options.timeline_format, {options.single_rank}};
+  return {options.timeline_path, options.timeline_format,
+          results::parse_rank_list(options.timeline_ranks, world_size, "--timeline-ranks")};
+}
+
+// Runs `simulate` with a sink that writes the requested timeline rank by rank on process 0;
+// without a timeline, or on the other processes, the sink is empty.
+void with_timeline(const SimulateOptions& options, int world_size, bool root,
+                   const std::function<void(const results::RankSink&)>& simulate) {
+  if (options.timeline_path.empty() || !root) {
+    simulate({});
+    return;
+  }
+  results::write_timeline(timeline_request(options, world_size), world_size, simulate);
 }
 
 // An output that cannot be written fails the run before it simulates, not after (exit 3).
@@ -56,7 +74,7 @@ void check_outputs_writable(const SimulateOptions& options) {
     h5::check_appendable(options.results_path);
   }
   if (!options.timeline_path.empty())
-    io::check_writable(options.timeline_path);
+    results::check_timeline_writable({options.timeline_path, options.timeline_format, {}});
 }
 
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
@@ -64,8 +82,8 @@ int run_single_rank(const SimulateOptions& options, const CommandContext& contex
     return 0;
   check_outputs_writable(options);
   const auto start = Clock::now();
-  SimulationInputs inputs = load_simulation_inputs(
-      options, simulated_world_size(options, context.mpi_size), {options.single_rank});
+  const int world_size = simulated_world_size(options, context.mpi_size);
+  SimulationInputs inputs = load_simulation_inputs(options, world_size, {options.single_rank});
   inputs.warnings.push_back(
       "note: single-rank run: communication is NOT synchronized across ranks; each collective "
       "starts when this rank is ready and lasts its own measured/modelled time");
@@ -75,21 +93,20 @@ int run_single_rank(const SimulateOptions& options, const CommandContext& contex
                           !options.timeline_path.empty());
   engine::run_to_completion(simulators, sync);
   std::vector<RankResult> results{simulators.front().result()};
+  with_timeline(options, world_size, true,
+                [&](const results::RankSink& sink) { sink(results.front()); });
   report_results(options, inputs, results, seconds_since(start));
   return 0;
 }
 
-int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
+// Every rank simulated across the MPI processes; process 0 gets every result (the wanted ranks'
+// timelines went to `sink` on the way) and the inputs for the report.
+std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
+                                            const CommandContext& context, int world_size,
+                                            const std::vector<int>& timeline_ranks,
+                                            const results::RankSink& sink,
+                                            SimulationInputs& inputs) {
   const auto start = Clock::now();
-  if (context.mpi_rank == 0)
-    check_outputs_writable(options);
-  if (run_folded_simulation(
-          options, context,
-          [&](const SimulationInputs& inputs, std::span<const RankResult> results) {
-            report_results(options, inputs, results, seconds_since(start));
-          }))
-    return 0;
-  const int world_size = simulated_world_size(options, context.mpi_size);
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {
     const mpi::ProcessPacking packing = mpi::choose_packing(MPI_COMM_WORLD, world_size);
@@ -120,15 +137,19 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
     std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.mpi_size
               << " MPI processes (" << ranks_per_process << " per process)\n";
   }
-  SimulationInputs inputs = load_simulation_inputs(options, world_size, local_ranks);
+  inputs = load_simulation_inputs(options, world_size, local_ranks);
   mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
   if (context.mpi_rank == 0 && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
+  distributed.timeline_wanted = [&timeline_ranks](int rank) {
+    return std::binary_search(timeline_ranks.begin(), timeline_ranks.end(), rank);
+  };
+  distributed.timeline_sink = sink;
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
-  const bool show_progress = context.mpi_rank == 0 && !options.quiet && isatty(STDERR_FILENO);
+  const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
     distributed.progress = [start](const engine::RunProgress& progress) {
       std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",
@@ -140,7 +161,37 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
                                                          inputs.overheads, distributed);
   if (show_progress)
     std::fprintf(stderr, "\r\033[K");
-  if (context.mpi_rank == 0)
+  return results;
+}
+
+int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
+  const auto start = Clock::now();
+  const bool root = context.mpi_rank == 0;
+  if (root)
+    check_outputs_writable(options);
+  const int world_size = simulated_world_size(options, context.mpi_size);
+  std::vector<int> timeline_ranks;
+  if (!options.timeline_path.empty()) {
+    try {
+      timeline_ranks = timeline_request(options, world_size).ranks;
+    } catch (const InputError& error) {  // every process parsed the same list
+      throw mpi::AllRanksError(error.file(), error.location(), error.problem());
+    }
+  }
+  std::vector<RankResult> results;
+  SimulationInputs inputs;
+  bool folded = false;
+  with_timeline(options, world_size, root, [&](const results::RankSink& sink) {
+    folded = run_folded_simulation(
+        options, context,
+        [&](const SimulationInputs& folded_inputs, std::span<const RankResult> folded_results) {
+          report_results(options, folded_inputs, folded_results, seconds_since(start));
+        },
+        sink);
+    if (!folded)
+      results = simulate_every_rank(options, context, world_size, timeline_ranks, sink, inputs);
+  });
+  if (!folded && root)
     report_results(options, inputs, results, seconds_since(start));
   return 0;
 }
@@ -168,11 +219,14 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "kernel durations: measured (Kineto) or model (default: measured for Kineto, "
                  "model for execution traces)")
       ->check(CLI::IsMember({"measured", "model"}));
-  sub.add_option("--comm", options.comm_durations,
-                 "collective durations: measured (Kineto) or model (needs --topology)")
+  sub.add_option(
+         "--comm", options.comm_durations,
+         "collective durations: measured (Kineto) or model (needs --topology); default: measured "
+         "for Kineto traces, model otherwise")
       ->check(CLI::IsMember({"measured", "model"}));
   sub.add_option("--kernel-assets", options.kernel_assets,
-                 "trained MLP kernel models (HDF5 from `perfsim train`)");
+                 "trained MLP kernel models (HDF5 from `perfsim train`); default: none (analytical "
+                 "models)");
   sub.add_option("--overheads", options.overheads_path,
                  "host-overhead asset (JSON from `perfsim overheads extract`); default: "
                  "extracted from the given Kineto traces");
@@ -200,7 +254,17 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--results", options.results_path, "results HDF5 file (\"\" to skip)");
   sub.add_option("--run-name", options.run_name, "group name of this run in the results file");
   sub.add_option("--timeline", options.timeline_path,
-                 "write a Chrome/Perfetto timeline JSON of the iteration");
+                 "write a timeline of the iteration: a Chrome/Perfetto JSON file, or with "
+                 "--timeline-format kineto a directory of PyTorch-profiler traces");
+  sub.add_option("--timeline-format", options.timeline_format,
+                 "chrome (one Trace Event Format file, every rank a process: ui.perfetto.dev) or "
+                 "kineto (DIR/rank-N.json per rank, as PyTorch's profiler writes: Holistic Trace "
+                 "Analysis)")
+      ->check(CLI::IsMember({"chrome", "kineto"}))
+      ->capture_default_str();
+  sub.add_option("--timeline-ranks", options.timeline_ranks,
+                 "ranks whose timelines to write: all, or ranks and ranges like 0,8-15")
+      ->capture_default_str();
   sub.add_option("--start-skew", options.start_skew,
                  "Kineto input: start each rank at its measured step start (measured) or at 0")
       ->check(CLI::IsMember({"measured", "zero"}));

@@ -233,10 +233,9 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
         kernels::KernelPredictor(device, std::move(mlp_assets)));
     const kernels::ModelDurationSource* model_source = model.get();
     sources.expand_kernels = [model_source](const Trace& trace, std::size_t position) {
-      std::vector<Kernel> kernels;
-      for (const auto& planned : model_source->expand_kernels(trace.ops[position], trace).kernels) {
-        kernels.push_back(planned.kernel);
-      }
+      std::vector<engine::ExpandedKernel> kernels;
+      for (const auto& planned : model_source->expand_kernels(trace.ops[position], trace).kernels)
+        kernels.push_back({planned.kernel, planned.predicted_us});
       return kernels;
     };
     if (from_kineto) {
@@ -250,12 +249,15 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
                              kernels::format_comparison(total));
     }
     inputs.kernel_source = std::move(model);
-    inputs.notes.push_back("kernel durations: models for " + device_name +
-                           " (analytical GEMM / roofline / embedding heuristic" +
-                           (options.kernel_assets.empty()
-                                ? std::string(", no trained MLP assets")
-                                : ", MLP assets " + options.kernel_assets) +
-                           ")");
+    inputs.notes.push_back(
+        "kernel durations: models for " + device_name +
+        " (analytical GEMM / roofline / embedding heuristic" +
+        (options.kernel_assets.empty() ? std::string(", no trained MLP assets")
+                                       : ", MLP assets " + options.kernel_assets) +
+        "; convolutions " +
+        (device.conv_efficiency.empty() ? "nominal (no measured conv table for this GPU)"
+                                        : "fitted on measured conv tables") +
+        ", batch-norm and pooling nominal)");
   } else {
     inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   }

@@ -40,6 +40,8 @@ struct SimulateOptions {
   std::string results_path = "perfsim-results.h5";
   std::string run_name = "simulate";
   std::string timeline_path;
+  std::string timeline_format = "chrome";  // chrome (one file) or kineto (a directory, per rank)
+  std::string timeline_ranks = "all";      // --timeline-ranks: "0,8-15" (results/rank_list.hpp)
   // Where each rank's clocks start: "measured" (its ProfilerStep start relative to the
   // earliest rank, so predicted step ends compare with measured ones) or "zero".
   std::string start_skew = "measured";

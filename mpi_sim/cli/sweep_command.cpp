@@ -11,6 +11,7 @@
 #include "perfsim/error.hpp"
 #include "sweep/child_process.hpp"
 #include "sweep/slurm_submission.hpp"
+#include "sweep/sweep_json.hpp"
 #include "sweep/sweep_merge.hpp"
 #include "sweep/sweep_plan.hpp"
 #include "sweep/table_text.hpp"
@@ -142,10 +143,25 @@ int run_run(const SweepArguments& arguments, const RunArguments& run) {
   return failed == 0 ? 0 : kExitIncomplete;
 }
 
-int run_merge(const SweepArguments& arguments) {
+int merge_exit_status(const sweep::MergedSweep& merged) {
+  return merged.missing_indices.empty() && merged.failed_indices.empty() ? 0 : kExitIncomplete;
+}
+
+// `format`: text (the table's main columns and what is missing or failed), json (schema
+// perfsim-sweep/1, every column) or csv (merged.csv's content); the exit status says alike
+// whether every task is in.
+int run_merge(const SweepArguments& arguments, const std::string& format) {
   const SweepSpec spec = load(arguments);
   const sweep::MergedSweep merged = sweep::merge_sweep(spec);
   sweep::write_merged(spec, merged);
+  if (format == "json") {
+    std::cout << sweep::merged_to_json(spec, merged);
+    return merge_exit_status(merged);
+  }
+  if (format == "csv") {
+    std::cout << sweep::table_to_csv(merged.table);
+    return merge_exit_status(merged);
+  }
   std::vector<std::string> columns{"task", "state"};
   columns.insert(columns.end(), spec.varied_keys.begin(), spec.varied_keys.end());
   columns.insert(columns.end(), {"iteration_us", "comm_time_us", "exposed_comm_us"});
@@ -165,7 +181,7 @@ int run_merge(const SweepArguments& arguments) {
       std::cout << failure.stderr_tail;
     }
   }
-  return merged.missing_indices.empty() && merged.failed_indices.empty() ? 0 : kExitIncomplete;
+  return merge_exit_status(merged);
 }
 
 int run_status(const SweepArguments& arguments) {
@@ -271,8 +287,17 @@ void add_sweep_command(CLI::App& app, CommandRegistry& registry) {
   CLI::App* merge = sweep->add_subcommand(
       "merge", "Merge task results into merged.h5 (/sweep/tasks) and merged.csv");
   add_sweep_arguments(*merge, *merge_arguments);
+  auto merge_format = std::make_shared<std::string>("text");
+  merge
+      ->add_option("--format", *merge_format,
+                   "standard output: text (main columns, missing and failed tasks), json (schema "
+                   "perfsim-sweep/1, docs/output-formats.md) or csv (every column, as merged.csv)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
   registry.add(merge, RankScope::kRankZeroOnly,
-               [merge_arguments](const CommandContext&) { return run_merge(*merge_arguments); });
+               [merge_arguments, merge_format](const CommandContext&) {
+                 return run_merge(*merge_arguments, *merge_format);
+               });
 
   auto status_arguments = std::make_shared<SweepArguments>();
   CLI::App* status =

@@ -1,7 +1,6 @@
 // perfsim validate runs RUNS.csv: predicted against measured iteration times of real training
 // runs, with error statistics, per-group rank correlation and the regret of perfsim's pick, and
 // K-fold cross-validation of the end-to-end calibration (held-fold predictions only).
-#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,7 +11,9 @@
 
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/run_validation.hpp"
+#include "mpi_sim/cli/terminal.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -52,21 +53,6 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
-std::string describe(const validation::EndToEndCalibration& calibration) {
-  if (calibration.fitted_on.empty())
-    return "none (kernel, collective and engine models only)";
-  return "host " + fixed(calibration.host.host_us_per_op, 1) + " us/op + " +
-         fixed(calibration.host.host_us_per_collective, 0) + " us/collective, " +
-         fixed(calibration.host.host_us_per_micro_batch, 0) + " us/micro-batch, " +
-         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
-         (calibration.device.empty()
-              ? std::string()
-              : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +
-                    calibration.device +
-                    " (also on devices without GEMM data of their own; not on fp8 runs)") +
-         ", fitted on " + calibration.fitted_on;
-}
-
 void print_text(const RunValidationReport& report, std::ostream& out) {
   out << "validate runs: " << report.source << "\n";
   if (report.cross_validated) {
@@ -74,9 +60,10 @@ void print_text(const RunValidationReport& report, std::ostream& out) {
         << "-fold cross-validation; every prediction below is OUT OF SAMPLE (its row's fold was "
            "held out of the fit)\n";
     for (std::size_t fold = 0; fold < report.fold_calibrations.size(); ++fold)
-      out << "  fold " << fold + 1 << ": " << describe(report.fold_calibrations[fold]) << "\n";
+      out << "  fold " << fold + 1 << ": " << describe_calibration(report.fold_calibrations[fold])
+          << "\n";
   } else {
-    out << "calibration: " << describe(report.calibration) << "\n";
+    out << "calibration: " << describe_calibration(report.calibration) << "\n";
   }
   out << "\n"
       << std::left << std::setw(34) << "run" << std::setw(30) << "group" << std::right
@@ -195,7 +182,7 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   request.jobs = options.jobs;
   if (options.folds <= 1 && options.fit_output.empty() && options.calibration != "none")
     request.calibration = validation::load_calibration(options.calibration);
-  if (!options.quiet && isatty(STDERR_FILENO)) {
+  if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [](const char* stage, std::size_t done, std::size_t total) {
       std::fprintf(stderr, "\r  %s: %zu/%zu", stage, done, total);
       if (done == total)
@@ -209,7 +196,8 @@ int run_validate_runs(const ValidateRunsOptions& options) {
     io::write_file_atomically(options.fit_output, validation::calibration_json(calibration));
     std::cout << "calibration fitted on " << calibration.fitted_rows << " runs (IN SAMPLE: mean "
               << "absolute error " << fixed(100 * calibration.fit_mean_abs_error, 2)
-              << "%): " << describe(calibration) << "\nwritten to " << options.fit_output << "\n";
+              << "%): " << describe_calibration(calibration) << "\nwritten to "
+              << options.fit_output << "\n";
     return 0;
   }
   const RunValidationReport report = validate_runs(table, request);
@@ -248,7 +236,7 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
                    "in-sample on that table). Ignored with --cv, which fits its own per fold");
   runs->add_option("--fit-calibration", options->fit_output,
                    "fit the calibration on every row of the table, write it to this JSON file "
-                   "(the fit error printed is in-sample)");
+                   "(the fit error printed is in-sample; default: no fit)");
   runs->add_option("--assets", options->assets,
                    "fitted collective curves (perfsim fit); default: the shipped ones where they "
                    "cover the topology, else nominal curves from its link bandwidths");

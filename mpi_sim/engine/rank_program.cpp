@@ -406,11 +406,14 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       continue;
     }
     std::vector<const Kernel*> kernels = trace.kernels_under(position);
-    std::vector<Kernel> expanded;
+    std::vector<ExpandedKernel> expanded;
+    std::unordered_map<const Kernel*, DurationUs> expanded_us;
     if (kernels.empty() && sources.expand_kernels) {
       expanded = sources.expand_kernels(trace, position);
-      for (const Kernel& kernel : expanded)
-        kernels.push_back(&kernel);
+      for (const ExpandedKernel& planned : expanded) {
+        kernels.push_back(&planned.kernel);
+        expanded_us.emplace(&planned.kernel, planned.predicted_us);
+      }
     }
     const std::vector<OpSegment> segments = split_by_collective(trace, position, kernels);
     std::shared_ptr<const RecordedHostTiming> recorded;
@@ -485,8 +488,11 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
           // model can size it; counted.
           sim_kernel.duration_us = kernel->measured_duration_us.value_or(0);
           ++program.coverage.comm_kernels_without_collective;
+        } else if (auto planned = expanded_us.find(kernel); planned != expanded_us.end()) {
+          sim_kernel.duration_us = planned->second;
         } else {
-          sim_kernel.duration_us = sources.kernels->kernel_duration_us(op, *kernel);
+          sim_kernel.duration_us =
+              sources.kernels->kernel_duration_in_trace_us(trace, position, *kernel);
         }
         sim_kernel.host_waits = kernel->blocks_host();
         if (!kernel->launch_api.empty())

@@ -140,9 +140,16 @@ struct RankProgram {
   std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
 };
 
-// Kernels for a top-level op that carries none (execution traces without a profiler trace).
+// Kernels for a top-level op that carries none (execution traces without a profiler trace),
+// each with the duration its model predicted from the op that launches it (a descendant of the
+// top-level op: an autograd wrapper's own rule cannot price its children's kernels).
 // Returns an empty list when the op launches nothing or is unknown (then counted).
-using KernelExpander = std::function<std::vector<Kernel>(const Trace&, std::size_t position)>;
+struct ExpandedKernel {
+  Kernel kernel;
+  DurationUs predicted_us = 0;
+};
+using KernelExpander =
+    std::function<std::vector<ExpandedKernel>(const Trace&, std::size_t position)>;
 
 struct ProgramSources {
   const KernelDurationSource* kernels = nullptr;      // required

@@ -12,6 +12,7 @@
 #include "mpi_sim/mpi/mpi_clock_sync.hpp"
 #include "mpi_sim/mpi/process_packing.hpp"
 #include "mpi_sim/mpi/text_exchange.hpp"
+#include "mpi_sim/mpi/timeline_stream.hpp"
 #include "perfsim/rank_result_serialization.hpp"
 
 namespace perfsim::mpi {
@@ -114,6 +115,11 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   // Processes finish at different times; those done early must not spin in the gather, and
   // take part in the deadlock watch while they wait.
   sync.wait_for_all_processes();
+  simulators.clear();  // their results are copied: do not hold every slice twice
+  if (options.record_timeline && options.timeline_wanted) {
+    stream_timelines_to_root(world, local_results, process_of_rank, options.timeline_wanted,
+                             options.timeline_sink);
+  }
   std::ostringstream stream;
   {
     cereal::BinaryOutputArchive archive(stream);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct DistributedOptions {
   bool record_timeline = false;
   std::chrono::seconds stall_timeout{120};
   engine::ProgressCallback progress;  // this process's ranks, about twice a second
+  // With record_timeline and timeline_wanted set: process 0's timeline_sink receives the wanted
+  // ranks' timelines one at a time (timeline_stream.hpp) and the returned results carry none.
+  std::function<bool(int)> timeline_wanted;
+  std::function<void(const RankResult&)> timeline_sink;
 };
 
 struct DistributedStats {

@@ -31,7 +31,7 @@ class DeviceReader {
     check_keys(root_, "",
                {"schema", "name", "aliases", "architecture", "sm_count", "hbm_capacity_bytes",
                 "hbm_bandwidth_GBps", "l2_size_bytes", "l2_bandwidth_GBps", "pcie_bandwidth_GBps",
-                "min_kernel_duration_us", "peak_tflops", "gemm_efficiency"});
+                "min_kernel_duration_us", "peak_tflops", "gemm_efficiency", "conv_efficiency"});
     DeviceSpec spec;
     spec.file = file_;
     if (string_field(root_, "", "schema") != kSchema)
@@ -90,10 +90,44 @@ class DeviceReader {
         spec.gemm_efficiency[unit] = std::move(parsed);
       }
     }
+    if (root_.contains("conv_efficiency"))
+      read_conv_efficiency(spec);
     return spec;
   }
 
  private:
+  void read_conv_efficiency(DeviceSpec& spec) const {
+    const json& efficiency = root_.at("conv_efficiency");
+    require_object(efficiency, "/conv_efficiency");
+    check_keys(efficiency, "/conv_efficiency", {"tensor_core", "cuda_core"});
+    for (const auto& [unit_name, unit] : {std::pair{"tensor_core", MathUnit::kTensorCore},
+                                          std::pair{"cuda_core", MathUnit::kCudaCore}}) {
+      if (!efficiency.contains(unit_name))
+        continue;
+      const std::string here = std::string("/conv_efficiency/") + unit_name;
+      const json& entry = efficiency.at(unit_name);
+      require_object(entry, here);
+      check_keys(entry, here,
+                 {"peak_fraction", "pipeline_depth_k", "fixed_latency_us",
+                  "fast_algorithm_flop_fraction", "max_split_k"});
+      ConvEfficiency parsed{
+          figure(entry, here, "peak_fraction"), figure(entry, here, "pipeline_depth_k"), Figure{},
+          figure(entry, here, "fast_algorithm_flop_fraction"), figure(entry, here, "max_split_k")};
+      if (entry.contains("fixed_latency_us"))  // optional: 0 when absent, as for GEMMs
+        parsed.fixed_latency_us = figure(entry, here, "fixed_latency_us");
+      if (parsed.peak_fraction.value > 1.0)
+        fail(here + "/peak_fraction/value", "must be at most 1");
+      if (parsed.pipeline_depth_k.value > 1e6)
+        fail(here + "/pipeline_depth_k/value", "must be at most 1e6");
+      if (parsed.fixed_latency_us.value > 1e3)
+        fail(here + "/fixed_latency_us/value", "must be at most 1000");
+      if (parsed.fast_algorithm_flop_fraction.value > 1.0)
+        fail(here + "/fast_algorithm_flop_fraction/value", "must be at most 1");
+      if (parsed.max_split_k.value < 1 || parsed.max_split_k.value > 1e4)
+        fail(here + "/max_split_k/value", "must be in [1, 1e4]");
+      spec.conv_efficiency[unit] = std::move(parsed);
+    }
+  }
   [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
     throw InputError(file_, pointer.empty() ? "/" : pointer, problem);
   }

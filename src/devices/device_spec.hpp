@@ -35,6 +35,19 @@ struct GemmEfficiency {
   Figure fixed_latency_us;  // optional in the file; value 0 when absent
 };
 
+// What the convolution model (kernels/conv_model.hpp) reaches on one math unit: the GEMM terms
+// above for cuDNN's implicit-GEMM kernels, the fraction of the direct convolution's multiplies
+// that FFT/Winograd algorithms leave for stride-1 filters of 3x3 and larger, and the most
+// slices a small-output GEMM is split into along k. Fitted on measured convolution tables
+// (`perfsim calibrate conv`); absent: the GEMM efficiency and no fast algorithm.
+struct ConvEfficiency {
+  Figure peak_fraction;
+  Figure pipeline_depth_k;
+  Figure fixed_latency_us;  // optional in the file; value 0 when absent
+  Figure fast_algorithm_flop_fraction;
+  Figure max_split_k;
+};
+
 struct DeviceSpec {
   std::string name;
   std::vector<std::string> aliases;  // names profilers record (Kineto deviceProperties)
@@ -54,6 +67,8 @@ struct DeviceSpec {
   // Optional "gemm_efficiency": {"tensor_core": {...}, "cuda_core": {...}}; a unit without an
   // entry uses the analytical model's built-in estimates.
   std::map<MathUnit, GemmEfficiency> gemm_efficiency;
+  // Optional "conv_efficiency", same layout; a unit without an entry is "nominal".
+  std::map<MathUnit, ConvEfficiency> conv_efficiency;
 
   // Peak in FLOP/s for dtype on unit, or nullopt when the unit does not support the dtype.
   std::optional<double> peak_flops_per_s(DType dtype, MathUnit unit) const;

@@ -6,8 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
+#include <ostream>
+#include <streambuf>
 #include <string>
+#include <vector>
 
 #include "perfsim/error.hpp"
 
@@ -55,6 +57,48 @@ void write_in_place(const fs::path& target, std::string_view bytes) {
   }
   if (::close(fd) != 0)
     fail(target, "cannot write", errno);
+}
+
+// Hands the stream's bytes to a file descriptor 1 MiB at a time, so a large output (a
+// 1,024-rank timeline) never sits whole in memory. write_all throws on a failed write; the
+// stream (badbit exceptions on) passes that exception on to the writer's caller.
+class DescriptorBuffer : public std::streambuf {
+ public:
+  DescriptorBuffer(int fd, const fs::path& target) : fd_(fd), target_(target), buffer_(1 << 20) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+  void drain() {
+    write_all(fd_, std::string_view(pbase(), static_cast<std::size_t>(pptr() - pbase())), target_);
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    drain();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    drain();
+    return 0;
+  }
+
+ private:
+  int fd_;
+  const fs::path& target_;
+  std::vector<char> buffer_;
+};
+
+void stream_to_descriptor(int fd, const fs::path& target,
+                          const std::function<void(std::ostream&)>& write) {
+  DescriptorBuffer buffer(fd, target);
+  std::ostream out(&buffer);
+  out.exceptions(std::ios::badbit);
+  write(out);
+  buffer.drain();
 }
 
 // A new file beside the target (same directory, so the rename is atomic), removed again unless
@@ -120,9 +164,23 @@ void write_file_atomically(const fs::path& target, std::string_view bytes) {
 
 void write_file_atomically(const fs::path& target,
                            const std::function<void(std::ostream&)>& write) {
-  std::ostringstream content;
-  write(content);
-  write_file_atomically(target, content.view());
+  if (is_special_file(target)) {
+    const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+      fail(target, "cannot open for writing", errno);
+    try {
+      stream_to_descriptor(fd, target, write);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (::close(fd) != 0)
+      fail(target, "cannot write", errno);
+    return;
+  }
+  TemporaryFile temporary(target);
+  stream_to_descriptor(temporary.fd(), target, write);
+  temporary.commit();
 }
 
 void check_writable(const fs::path& target) {

@@ -15,7 +15,8 @@ namespace perfsim::io {
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view bytes);
 
-// Streams the content into `write`; the stream's failure (ENOSPC at flush) fails the write.
+// Streams the content into `write`, passed to the file 1 MiB at a time (never held whole); a
+// failed write (ENOSPC) throws out of `write` and fails the whole write.
 void write_file_atomically(const std::filesystem::path& target,
                            const std::function<void(std::ostream&)>& write);
 

@@ -4,8 +4,10 @@
 #include <array>
 
 #include "kernels/analytical_gemm.hpp"
+#include "kernels/conv_model.hpp"
 #include "kernels/embedding_heuristic.hpp"
 #include "kernels/embedding_mlp.hpp"
+#include "kernels/memory_bound_model.hpp"
 #include "kernels/roofline.hpp"
 
 namespace perfsim::kernels {
@@ -47,6 +49,15 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
     }
     return {embedding_heuristic_duration_us(*embedding, device_), "embedding-heuristic"};
   }
+  if (const auto* conv = std::get_if<ConvWork>(&kernel.work)) {
+    ConvWork run = *conv;
+    run.dtype = conv_math_dtype(conv->dtype, device_);
+    const ConvEfficiencyParameters efficiency = conv_efficiency_for(device_, run.dtype);
+    return {conv_estimate(run, device_, efficiency).duration_us,
+            efficiency.fitted ? "conv-implicit-gemm(fitted)" : "conv-implicit-gemm(nominal)"};
+  }
+  if (const auto* streaming = std::get_if<MemoryBoundWork>(&kernel.work))
+    return {memory_bound_duration_us(*streaming, device_), "memory-bound(nominal)"};
   if (const auto* elementwise = std::get_if<ElementwiseWork>(&kernel.work))
     return {roofline_duration_us(*elementwise, device_), "roofline"};
   const auto& transfer = std::get<HostTransferWork>(kernel.work);

@@ -7,6 +7,9 @@
 //               appended when the kernel carries no reuse factors and uniform indices are
 //               assumed, kernels/uniform_reuse_factors.hpp), else "embedding-heuristic"
 //               (seed 000, with L2 hit rate);
+//   convolutions   "conv-implicit-gemm(fitted)" when the device file has a conv_efficiency
+//               fitted on measured data, else "conv-implicit-gemm(nominal)";
+//   batch-norm, pooling   "memory-bound(nominal)";
 //   element-wise, reductions, device copies   "roofline";
 //   host <-> device copies   "pcie-transfer".
 // Every time is at least the device's min_kernel_duration_us; when the floor wins the model

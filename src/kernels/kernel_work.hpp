@@ -6,6 +6,7 @@
 #include <string>
 #include <variant>
 
+#include "kernels/conv_geometry.hpp"
 #include "kernels/reuse_factor.hpp"
 #include "perfsim/dtype.hpp"
 #include "perfsim/trace.hpp"
@@ -50,7 +51,23 @@ struct EmbeddingWork {
   std::optional<ReuseFactors> reuse_factors = std::nullopt;
 };
 
-using KernelWork = std::variant<ElementwiseWork, HostTransferWork, GemmWork, EmbeddingWork>;
+// One cuDNN convolution pass (kernels/conv_model.hpp).
+struct ConvWork {
+  ConvShape shape;
+  ConvPass pass = ConvPass::kForward;
+  DType dtype = DType::kFloat32;
+};
+
+// CNN kernels that stream their tensors through HBM once or a few times with little math
+// (batch-norm, pooling): kernels/memory_bound_model.hpp.
+struct MemoryBoundWork {
+  double bytes_read = 0;
+  double bytes_written = 0;
+  DType dtype = DType::kFloat32;
+};
+
+using KernelWork = std::variant<ElementwiseWork, HostTransferWork, GemmWork, EmbeddingWork,
+                                ConvWork, MemoryBoundWork>;
 
 // A kernel an op launches, before a duration is predicted.
 struct KernelSpec {

@@ -1,6 +1,8 @@
 #include "kernels/model_catalog.hpp"
 
 #include "kernels/analytical_gemm.hpp"
+#include "kernels/conv_model.hpp"
+#include "kernels/memory_bound_model.hpp"
 
 namespace perfsim::kernels {
 
@@ -20,6 +22,19 @@ std::vector<ModelDescription> kernel_model_catalog() {
        "m, n, k, batch, dtype; device tensor/CUDA-core peak per dtype, SM count, HBM bandwidth",
        "tile and wave quantization with " + analytical_gemm_parameters() +
            "; default until an MLP asset for the device exists"},
+      {"conv-implicit-gemm(fitted|nominal)",
+       "convolution forward, backward data, backward filter (cudnn_convolution, convolution, "
+       "conv2d, convolution_backward)",
+       "input, weight and output shapes (execution traces; Kineto lacks the forward's output), "
+       "dtype; device peak per unit, SM count, HBM bandwidth",
+       conv_model_parameters() +
+           "; fitted on DeepBench V100 convolutions (`perfsim calibrate conv`), V100 only"},
+      {"memory-bound(nominal)",
+       "batch-norm forward and backward, max and average pooling forward and backward",
+       "tensor shapes and dtypes; device HBM bandwidth and min_kernel_duration_us",
+       "launch latency (the device's kernel floor) + bytes / (" +
+           std::to_string(kAchievableHbmFraction).substr(0, 4) +
+           " x HBM bandwidth); bytes per op in src/kernels/cnn_op_rules.cpp; no measured table"},
       {"mlp:<asset>", "GEMM kernels on the device the asset was trained on",
        "m, n, k, batch, dtype; an asset from `perfsim train` (--assets)",
        "seed 000 Sec. 4.3.2.2 and Table 4.2 (reduced grid), seed 003 Table 3 modulo one-hot "

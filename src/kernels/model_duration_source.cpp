@@ -27,7 +27,42 @@ bool touches_gpu(const Op& op) {
          std::any_of(op.outputs.begin(), op.outputs.end(), on_gpu);
 }
 
+// The op under trace.ops[top_position] (itself included) whose own kernels hold `kernel`.
+const Op* launcher_of(const Trace& trace, std::size_t top_position, const Kernel& kernel) {
+  std::vector<std::size_t> stack{top_position};
+  while (!stack.empty()) {
+    const Op& op = trace.ops[stack.back()];
+    stack.pop_back();
+    for (const Kernel& own : op.kernels)
+      if (&own == &kernel)
+        return &op;
+    for (std::int64_t child_id : op.child_ids) {
+      const std::ptrdiff_t child = child_id == op.id ? -1 : trace.position_of(child_id);
+      if (child >= 0)
+        stack.push_back(static_cast<std::size_t>(child));
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+DurationUs ModelDurationSource::kernel_duration_in_trace_us(const Trace& trace,
+                                                            std::size_t top_position,
+                                                            const Kernel& kernel) const {
+  const Op& top = trace.ops[top_position];
+  // Generated traces and most Kineto ops launch their own kernels: no search.
+  for (const Kernel& own : top.kernels)
+    if (&own == &kernel)
+      return predict_kernel(top, kernel).duration_us;
+  for (const Op* op = launcher_of(trace, top_position, kernel); op != nullptr && op != &top;
+       op = op->parent_id == op->id ? nullptr : trace.find(op->parent_id)) {
+    KernelPrediction prediction = predict_kernel(*op, kernel);
+    if (prediction.model != kUnmodeledModel)
+      return prediction.duration_us;
+  }
+  return predict_kernel(top, kernel).duration_us;
+}
 
 KernelPrediction ModelDurationSource::unmodeled() const {
   return {predictor_.device().min_kernel_duration_us.value, kUnmodeledModel};
@@ -75,8 +110,9 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
     case ExpansionStatus::kModeled:
       for (const KernelSpec& spec : own.kernels) {
         KernelPrediction prediction = predictor_.predict(spec);
-        prediction.duration_us = contended_duration_us(spec, prediction.duration_us,
-                                                       contention_sms_of(op), predictor_.device());
+        prediction.duration_us = scaled(
+            spec.category, contended_duration_us(spec, prediction.duration_us,
+                                                 contention_sms_of(op), predictor_.device()));
         plan.kernels.push_back(
             {kernel_of(spec), prediction.duration_us, std::move(prediction.model), op.id});
       }
@@ -136,8 +172,8 @@ KernelPrediction ModelDurationSource::predict_kernel(const Op& op, const Kernel&
         std::count_if(op.kernels.begin(), op.kernels.end(),
                       [&](const Kernel& other) { return same(other.name, other.category); }));
     const std::size_t share = measured_count > 0 ? measured_count : predicted_count;
-    return {std::max(predicted_us / static_cast<double>(share),
-                     predictor_.device().min_kernel_duration_us.value),
+    return {scaled(kernel.category, std::max(predicted_us / static_cast<double>(share),
+                                             predictor_.device().min_kernel_duration_us.value)),
             model};
   }
   return unmodeled();

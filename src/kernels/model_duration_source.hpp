@@ -14,7 +14,9 @@
 //     kernels of that name (category). An op's kernels run back to back on one stream, so the
 //     per-op, per-category sum is what the timeline sees.
 // An op marked "contention_sms" runs beside a communication kernel: its compute-bound kernels
-// are slowed as kernels/comm_contention.hpp derives.
+// are slowed as kernels/comm_contention.hpp derives. A GEMM time scale (measured over modelled
+// GEMM time from an end-to-end calibration, validation/end_to_end_calibration.hpp) multiplies
+// every GEMM kernel's final time, as the calibration was fitted.
 #include <string>
 #include <vector>
 
@@ -47,7 +49,8 @@ inline constexpr const char* kUnmodeledModel = "unmodeled-floor";
 
 class ModelDurationSource final : public KernelDurationSource {
  public:
-  explicit ModelDurationSource(KernelPredictor predictor) : predictor_(std::move(predictor)) {}
+  explicit ModelDurationSource(KernelPredictor predictor, double gemm_time_scale = 1)
+      : predictor_(std::move(predictor)), gemm_time_scale_(gemm_time_scale) {}
 
   // The kernels `op` and its descendants launch. Communication ops give no kernels here.
   OpKernelPlan expand_kernels(const Op& op, const Trace& trace) const;
@@ -58,14 +61,25 @@ class ModelDurationSource final : public KernelDurationSource {
   DurationUs kernel_duration_us(const Op& op, const Kernel& kernel) const override {
     return predict_kernel(op, kernel).duration_us;
   }
+  // Priced by the op that launched it, else by the nearest ancestor whose rule prices it (an
+  // autograd wrapper's rule cannot price the GEMM or convolution its children launch), else
+  // by the top-level op.
+  DurationUs kernel_duration_in_trace_us(const Trace& trace, std::size_t top_position,
+                                         const Kernel& kernel) const override;
   std::string_view name() const override { return "model"; }
   const KernelPredictor& predictor() const { return predictor_; }
+  double gemm_time_scale() const { return gemm_time_scale_; }
 
  private:
   void expand_into(const Op& op, const Trace& trace, OpKernelPlan& plan) const;
   KernelPrediction unmodeled() const;
 
+  DurationUs scaled(KernelCategory category, DurationUs duration_us) const {
+    return category == KernelCategory::kGemm ? duration_us * gemm_time_scale_ : duration_us;
+  }
+
   KernelPredictor predictor_;
+  double gemm_time_scale_ = 1;
 };
 
 }  // namespace perfsim::kernels

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "kernels/cnn_op_rules.hpp"
 #include "kernels/tensor_facts.hpp"
 
 namespace perfsim::kernels {
@@ -485,6 +486,14 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // Transformer Engine FP8: the fused cast + transpose + amax kernel reads the bf16 tensor
     // and writes its FP8 copy and transpose (both listed as outputs).
     t["te::cast_transpose"] = elementwise(2);
+    // Mixture of experts (generators/llm/llm_moe_layer.cpp): Transformer Engine's grouped GEMM
+    // over the local experts, [experts, m, k] x [experts, k, n] as a batched GEMM; the token
+    // permutation kernels and the router's top-k are memory-bound passes over their tensors.
+    t["te::grouped_gemm"] = product(0, 1);
+    t["te::moe_permute"] = elementwise(0);
+    t["te::moe_unpermute"] = elementwise(2);
+    t["te::moe_unpermute_backward"] = elementwise(2);
+    t["aten::topk"] = elementwise(2);
     t["aten::sum"] = reduction_rule;
     t["aten::amax"] = reduction_rule;
     t["aten::max"] = reduction_rule;
@@ -498,6 +507,9 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["aten::_scaled_dot_product_flash_attention_backward"] = attention_rule(true);
     t["aten::_scaled_dot_product_efficient_attention_backward"] = attention_rule(true);
     t["aten::_flash_attention_backward"] = attention_rule(true);
+    // Convolutions, batch-norm, pooling (kernels/cnn_op_rules.hpp).
+    for (const auto& [name, rule] : cnn_op_rules())
+      t[std::string(name)] = rule;
     // Communication: the collective models time these.
     for (const char* name :
          {"record_param_comms", "nccl:all_reduce", "nccl:all_to_all", "nccl:all_gather",

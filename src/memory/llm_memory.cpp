@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "generators/llm/llm_rank_generator.hpp"
 #include "perfsim/dtype.hpp"
 
 namespace perfsim::memory {
@@ -24,7 +25,7 @@ struct StateBytes {
 };
 
 StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
-                                     const llm::ParallelConfig& parallel) {
+                                     const llm::ParallelConfig& parallel, bool experts = false) {
   constexpr double kFp32Bytes = 4;
   constexpr double kAdamMomentsBytes = 8;  // fp32 momentum and variance
   // Under the FP8 recipe the parameters and gradients stay bf16 (Transformer Engine keeps
@@ -35,7 +36,9 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
   state.gradients = dtype_bytes;
   const double master_copy = dtype_bytes < kFp32Bytes ? kFp32Bytes : 0;
   state.optimizer = master_copy + kAdamMomentsBytes;
-  const double dp = parallel.gradient_group_size();  // ZeRO shards over DP x CP
+  // ZeRO shards over DP x CP, the experts over DP x CP / EP.
+  const double dp =
+      experts ? parallel.expert_gradient_group_size() : parallel.gradient_group_size();
   if (parallel.zero_stage >= 1)
     state.optimizer /= dp;
   if (parallel.zero_stage >= 2)
@@ -98,6 +101,55 @@ double parameters_per_layer(const llm::TransformerConfig& model,
   return split / t + replicated;
 }
 
+double moe_dense_parameters_per_layer(const llm::TransformerConfig& model,
+                                      const llm::ParallelConfig& parallel) {
+  const double h = model.hidden;
+  const double t = parallel.tp;
+  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  const double shared = model.moe.shared_expert_ffn_hidden;
+  const double split = h * qkv_width + qkv_width + h * h + (ffn_inputs + 1) * h * shared;
+  const double router = h * model.moe.num_experts;  // replicated over TP
+  return split / t + 6 * h + router;
+}
+
+double expert_parameters_per_layer(const llm::TransformerConfig& model,
+                                   const llm::ParallelConfig& parallel) {
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  const double experts_local = static_cast<double>(model.moe.num_experts) / parallel.ep;
+  return experts_local * (ffn_inputs + 1) * model.hidden * model.moe.expert_ffn_hidden /
+         parallel.tp;
+}
+
+double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
+                                      const llm::ParallelConfig& parallel) {
+  const double dense = activation_bytes_per_layer(model, parallel);
+  if (parallel.recompute == llm::Recompute::kFull)
+    return dense;  // only the layer input is kept
+  const llm::MixtureOfExperts& moe = model.moe;
+  const double t = parallel.tp;
+  const double sb =
+      static_cast<double>(model.seq_len) / parallel.cp * llm::micro_batch_size(model, parallel);
+  const double h = model.hidden;
+  const double bytes = element_bytes(model.activation_dtype());
+  const double gated = model.gated_ffn ? 2 : 1;
+  const double load = moe.capacity_factor > 0
+                          ? std::min(parallel.moe_imbalance, moe.capacity_factor)
+                          : parallel.moe_imbalance;
+  const double routed = sb * moe.top_k * load;  // tokens the experts of a TP group compute
+  // Korthikanti's MLP share (19 sbh / t at 2 bytes) gives way to the MoE block's tensors.
+  const double dense_mlp = 19 * sb * h / t * bytes / 2;
+  const double moe_block =
+      sb / t * moe.num_experts * bytes                            // router probabilities
+      + sb / t * moe.top_k * (bytes + 8)                          // top-k probabilities, indices
+      + routed * h * bytes                                        // expert FC1 input (TP-gathered)
+      + routed * (gated + 1) * moe.expert_ffn_hidden / t * bytes  // FC1 output, FC2 input
+      + sb / t * moe.top_k * h * bytes                            // combined rows (unpermute)
+      + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes  // shared experts
+      + (model.dropout ? sb * h / t : 0.0);                          // dropout mask
+  return dense - dense_mlp + moe_block;
+}
+
 LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel,
                                       const DeviceMemory& device) {
@@ -128,9 +180,23 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
     const double in_flight = std::min(p - stage, micro_batches);
     memory.microbatches_in_flight = in_flight * interleave;
 
-    double parameters = layers_per_stage * layer_parameters;
+    int moe_layers = 0;
+    for (int chunk = 0; model.is_moe() && chunk < parallel.virtual_stages; ++chunk) {
+      const llm::LayerRange range = llm::stage_layers(model, parallel, stage, chunk);
+      for (int layer = range.first; layer < range.last; ++layer)
+        moe_layers += model.is_moe_layer(layer) ? 1 : 0;
+    }
+    const int dense_layers = layers_per_stage - moe_layers;
+    double parameters = dense_layers * layer_parameters;
     double activations =
-        layers_per_stage * estimate.activation_bytes_per_layer * memory.microbatches_in_flight;
+        dense_layers * estimate.activation_bytes_per_layer * memory.microbatches_in_flight;
+    double expert_parameters = 0;
+    if (moe_layers > 0) {
+      parameters += moe_layers * moe_dense_parameters_per_layer(model, parallel);
+      expert_parameters = moe_layers * expert_parameters_per_layer(model, parallel);
+      activations += moe_layers * moe_activation_bytes_per_layer(model, parallel) *
+                     memory.microbatches_in_flight;
+    }
     if (stage == 0) {
       parameters += v * h / t + static_cast<double>(model.seq_len) * h;
       const double mask_bytes = parallel.sequence_parallel ? sbh / t : sbh;  // 1-byte mask
@@ -142,7 +208,8 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
         parameters += v * h / t;  // the last stage's copy of the tied word embedding
       activations += 4 * sbh / t * (1 + v / h) * dtype_scale;
     }
-    memory.parameter_count = parameters;
+    memory.parameter_count = parameters + expert_parameters;
+    memory.expert_parameter_count = expert_parameters;
     if (model.fp8()) {
       // One FP8 byte for the weight and one for its transpose per linear-layer parameter
       // (Transformer Engine casts at the first micro-batch and keeps both for the iteration);
@@ -151,9 +218,14 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       const double layers_holding = parallel.zero_stage >= 3 ? 1.0 : layers_per_stage;
       memory.fp8_weight_bytes = to_bytes(2 * per_layer * layers_holding);
     }
-    memory.parameter_bytes = to_bytes(parameters * state.weights);
-    memory.gradient_bytes = to_bytes(parameters * state.gradients);
-    memory.optimizer_bytes = to_bytes(parameters * state.optimizer);
+    // Expert states shard over the expert-DP group (DP x CP / EP) instead of DP x CP.
+    const StateBytes expert_state = state_bytes_per_parameter(model, parallel, true);
+    memory.parameter_bytes =
+        to_bytes(parameters * state.weights + expert_parameters * expert_state.weights);
+    memory.gradient_bytes =
+        to_bytes(parameters * state.gradients + expert_parameters * expert_state.gradients);
+    memory.optimizer_bytes =
+        to_bytes(parameters * state.optimizer + expert_parameters * expert_state.optimizer);
     memory.activation_bytes = to_bytes(activations);
     memory.context_bytes = device.context_bytes;
     memory.total_bytes = memory.parameter_bytes + memory.fp8_weight_bytes + memory.gradient_bytes +
@@ -177,6 +249,7 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << " s=" << model.seq_len << " b=" << llm::micro_batch_size(model, parallel)
       << " v=" << model.vocab << " TP=" << parallel.tp << " PP=" << parallel.pp
       << " DP=" << parallel.dp << (parallel.cp > 1 ? " CP=" + std::to_string(parallel.cp) : "")
+      << (parallel.ep > 1 ? " EP=" + std::to_string(parallel.ep) : "")
       << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
       << " SP=" << (parallel.sequence_parallel ? "on" : "off")
       << " recompute=" << llm::recompute_name(parallel.recompute) << "\n";

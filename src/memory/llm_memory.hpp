@@ -62,10 +62,26 @@ double fp8_linear_parameters_per_layer(const generators::llm::TransformerConfig&
 double parameters_per_layer(const generators::llm::TransformerConfig& model,
                             const generators::llm::ParallelConfig& parallel);
 
+// Mixture of experts (TransformerConfig::moe), per MoE layer on one rank: the parameters
+// reduced over DP x CP (attention, norms, the router replicated over TP, shared experts split
+// by TP), the local experts' (num_experts / EP experts, each split by TP), and the activations:
+// the dense formula with Korthikanti's MLP share (19 sbh/t) replaced by what the MoE block
+// keeps for its backward (router probabilities, top-k, the TP-gathered expert input of
+// s b top_k x load tokens, the expert FC1 output and FC2 input, the combined rows, the shared
+// experts' MLP tensors); load = min(moe_imbalance, capacity factor). Expert weights, gradients
+// and optimizer state shard over the expert-DP group (DP x CP / EP) with ZeRO.
+double moe_dense_parameters_per_layer(const generators::llm::TransformerConfig& model,
+                                      const generators::llm::ParallelConfig& parallel);
+double expert_parameters_per_layer(const generators::llm::TransformerConfig& model,
+                                   const generators::llm::ParallelConfig& parallel);
+double moe_activation_bytes_per_layer(const generators::llm::TransformerConfig& model,
+                                      const generators::llm::ParallelConfig& parallel);
+
 struct StageMemory {
   int stage = 0;
   int layers = 0;
   double parameter_count = 0;
+  double expert_parameter_count = 0;  // of which the local experts of MoE layers
   double microbatches_in_flight = 0;  // interleaving factor included
   Bytes parameter_bytes = 0;
   Bytes fp8_weight_bytes = 0;  // FP8 weight copies and transposes (FP8 recipe only)

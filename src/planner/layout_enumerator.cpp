@@ -21,6 +21,17 @@ bool tensor_parallel_divides(const llm::TransformerConfig& model, int tp) {
   return model.heads % tp == 0 && model.ffn_hidden % tp == 0 && model.vocab % tp == 0 && kv_fits;
 }
 
+// EP degrees for a MoE model: the divisors of DP x CP that divide the experts; 1 for dense.
+std::vector<int> expert_parallel_degrees(const llm::TransformerConfig& model, int data_ranks) {
+  if (!model.is_moe())
+    return {1};
+  std::vector<int> degrees;
+  for (int ep : divisors(data_ranks))
+    if (model.moe.num_experts % ep == 0)
+      degrees.push_back(ep);
+  return degrees;
+}
+
 }  // namespace
 
 std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig& model,
@@ -59,22 +70,29 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                 continue;
               for (llm::Recompute recompute : kRecomputes) {
                 for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
-                  llm::ParallelConfig layout;
-                  layout.tp = tp;
-                  layout.pp = pp;
-                  layout.dp = dp;
-                  layout.cp = cp;
-                  layout.virtual_stages = virtual_stages;
-                  layout.micro_batch = micro;
-                  layout.global_batch = global_batch;
-                  layout.sequence_parallel = sequence_parallel;
-                  layout.recompute = recompute;
-                  layout.zero_stage = zero;
-                  layout.overlap_tp_backward = limits.overlap_tp_backward;
-                  layout.overlap_grad_reduce = limits.overlap_grad_reduce;
-                  layout.overlap_param_gather = limits.overlap_param_gather;
-                  llm::validate(model, layout);  // the rules above are the generator's
-                  layouts.push_back(layout);
+                  for (int ep : expert_parallel_degrees(model, dp * cp)) {
+                    // Megatron's MoE rules: SP with TP, no ZeRO 3 (llm::validate).
+                    if (model.is_moe() && ((tp > 1 && !sequence_parallel) || zero == 3 ||
+                                           limits.overlap_param_gather))
+                      continue;
+                    llm::ParallelConfig layout;
+                    layout.ep = ep;
+                    layout.tp = tp;
+                    layout.pp = pp;
+                    layout.dp = dp;
+                    layout.cp = cp;
+                    layout.virtual_stages = virtual_stages;
+                    layout.micro_batch = micro;
+                    layout.global_batch = global_batch;
+                    layout.sequence_parallel = sequence_parallel;
+                    layout.recompute = recompute;
+                    layout.zero_stage = zero;
+                    layout.overlap_tp_backward = limits.overlap_tp_backward;
+                    layout.overlap_grad_reduce = limits.overlap_grad_reduce;
+                    layout.overlap_param_gather = limits.overlap_param_gather;
+                    llm::validate(model, layout);  // the rules above are the generator's
+                    layouts.push_back(layout);
+                  }
                 }
               }
             }

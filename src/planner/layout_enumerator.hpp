@@ -6,7 +6,8 @@
 // stages (divide the layers) with interleaving (virtual stages), data parallel (the rest),
 // micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
 // without it every stage is the same layout), sequence parallelism (only with TP > 1) and
-// recomputation. Every layout returned passes generators::llm::validate.
+// recomputation, and for MoE models expert parallelism (divisors of DP x CP that divide the
+// experts; SP with TP, no ZeRO 3). Every layout returned passes generators::llm::validate.
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"

@@ -30,9 +30,10 @@ bool by_time(const LayoutScore& a, const LayoutScore& b) {
 // table keeps the better of the two (faster; equally fast: more headroom).
 bool same_but_zero(const generators::llm::ParallelConfig& a,
                    const generators::llm::ParallelConfig& b) {
-  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.virtual_stages == b.virtual_stages &&
-         a.micro_batch == b.micro_batch && a.global_batch == b.global_batch &&
-         a.sequence_parallel == b.sequence_parallel && a.recompute == b.recompute;
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
+         a.virtual_stages == b.virtual_stages && a.micro_batch == b.micro_batch &&
+         a.global_batch == b.global_batch && a.sequence_parallel == b.sequence_parallel &&
+         a.recompute == b.recompute;
 }
 
 bool better(const LayoutScore& a, const LayoutScore& b) {
@@ -169,7 +170,9 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
                      " PP" + std::to_string(parallel.pp);
   if (parallel.virtual_stages > 1)
     name += " v" + std::to_string(parallel.virtual_stages);
-  name += " DP" + std::to_string(parallel.dp) + " mb" + std::to_string(parallel.micro_batch);
+  name += " DP" + std::to_string(parallel.dp) +
+          (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : std::string()) + " mb" +
+          std::to_string(parallel.micro_batch);
   if (parallel.sequence_parallel)
     name += " SP";
   switch (parallel.recompute) {

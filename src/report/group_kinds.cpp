@@ -21,6 +21,8 @@ std::string group_kind_label(const std::string& kind) {
     return "context-parallel";
   if (kind == "ep")
     return "expert-parallel";
+  if (kind == "edp")
+    return "expert-data-parallel";
   if (kind == "dp")
     return "data-parallel";
   if (kind == "pp")

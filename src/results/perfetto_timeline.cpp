@@ -1,112 +1,95 @@
 #include "results/perfetto_timeline.hpp"
 
-#include <cstdio>
-#include <fstream>
-#include <map>
 #include <set>
-#include <vector>
 
 #include "io/atomic_file.hpp"
-#include "perfsim/error.hpp"
+#include "results/trace_json.hpp"
 
 namespace perfsim::results {
 namespace {
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3f", value);
-  return buffer;
-}
 
 // Thread ids: 0 is the CPU, streams follow in id order.
 std::int64_t thread_of(std::int64_t lane) {
   return lane < 0 ? 0 : lane + 1;
 }
 
-void write_timeline(std::ostream& out, std::span<const RankResult> results) {
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  auto emit = [&](const std::string& event) {
-    if (!first)
-      out << ",\n";
-    out << event;
-    first = false;
-  };
-  // Flow ids: one per collective key, members in rank order.
-  std::map<std::string, std::vector<std::pair<int, const TimelineSlice*>>> flows;
-  for (const RankResult& result : results) {
-    const int pid = result.sim_rank;
-    emit("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-         ",\"args\":{\"name\":\"rank " + std::to_string(pid) + "\"}}");
-    emit("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-         ",\"args\":{\"sort_index\":" + std::to_string(pid) + "}}");
-    std::set<std::int64_t> lanes{-1};
-    for (const TimelineSlice& slice : result.timeline)
-      lanes.insert(slice.lane);
-    for (std::int64_t lane : lanes) {
-      const std::string name = lane < 0 ? "CPU" : "stream " + std::to_string(lane);
-      emit("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
-           std::to_string(thread_of(lane)) + ",\"args\":{\"name\":" + json_string(name) + "}}");
-    }
-    for (const TimelineSlice& slice : result.timeline) {
-      emit("{\"name\":" + json_string(slice.name) + ",\"cat\":\"" +
-           std::string(kernel_category_name(slice.category)) + "\",\"ph\":\"X\",\"pid\":" +
-           std::to_string(pid) + ",\"tid\":" + std::to_string(thread_of(slice.lane)) +
-           ",\"ts\":" + number(slice.start_us) + ",\"dur\":" + number(slice.duration_us) + "}");
-      if (!slice.collective_key.empty())
-        flows[slice.collective_key].emplace_back(pid, &slice);
-    }
+std::string flow_event(const std::string& key, const char* phase, std::int64_t id, int pid,
+                       std::int64_t tid, TimestampUs ts_us) {
+  return "{\"name\":" + json_string(key) + ",\"cat\":\"collective\",\"ph\":\"" + phase +
+         "\",\"bp\":\"e\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + json_us(ts_us) + "}";
+}
+
+// FNV-1a, 64 bits.
+std::uint64_t key_hash(const std::string& key) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : key) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
   }
-  std::size_t flow_id = 0;
-  for (const auto& [key, members] : flows) {
-    ++flow_id;
-    if (members.size() < 2)
-      continue;
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const auto& [pid, slice] = members[i];
-      const char* phase = i == 0 ? "s" : (i + 1 == members.size() ? "f" : "t");
-      emit("{\"name\":" + json_string(key) + ",\"cat\":\"collective\",\"ph\":\"" + phase +
-           "\",\"bp\":\"e\",\"id\":" + std::to_string(flow_id) + ",\"pid\":" + std::to_string(pid) +
-           ",\"tid\":" + std::to_string(thread_of(slice->lane)) +
-           ",\"ts\":" + number(slice->start_us) + "}");
-    }
-  }
-  out << "\n]}\n";
+  return hash;
 }
 
 }  // namespace
 
+ChromeTimelineStream::ChromeTimelineStream(std::ostream& out) : out_(out) {
+  out_ << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+}
+
+void ChromeTimelineStream::emit(const std::string& event) {
+  if (!first_event_)
+    out_ << ",\n";
+  out_ << event;
+  first_event_ = false;
+}
+
+void ChromeTimelineStream::add_rank(const RankResult& result) {
+  const int pid = result.sim_rank;
+  const std::string pid_text = std::to_string(pid);
+  emit("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid_text + ",\"tid\":0" +
+       ",\"args\":{\"name\":\"rank " + pid_text + "\"}}");
+  emit("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid_text + ",\"tid\":0" +
+       ",\"args\":{\"sort_index\":" + pid_text + "}}");
+  std::set<std::int64_t> lanes{-1};
+  for (const TimelineSlice& slice : result.timeline)
+    lanes.insert(slice.lane);
+  for (std::int64_t lane : lanes) {
+    const std::string name = lane < 0 ? "CPU" : "stream " + std::to_string(lane);
+    emit("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid_text + ",\"tid\":" +
+         std::to_string(thread_of(lane)) + ",\"args\":{\"name\":" + json_string(name) + "}}");
+  }
+  for (const TimelineSlice& slice : result.timeline) {
+    const std::int64_t tid = thread_of(slice.lane);
+    emit("{\"name\":" + json_string(slice.name) + ",\"cat\":\"" +
+         std::string(kernel_category_name(slice.category)) + "\",\"ph\":\"X\",\"pid\":" + pid_text +
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + json_us(slice.start_us) +
+         ",\"dur\":" + json_us(slice.duration_us) + "}");
+    if (slice.collective_key.empty())
+      continue;
+    // One arrow per pair of consecutive members: only the previous member must be remembered.
+    const FlowEnd here{pid, static_cast<std::int32_t>(tid), slice.start_us};
+    auto [previous, first_member] = last_member_.try_emplace(key_hash(slice.collective_key), here);
+    if (first_member)
+      continue;
+    ++flows_;
+    const FlowEnd& from = previous->second;
+    emit(flow_event(slice.collective_key, "s", flows_, from.pid, from.tid, from.ts_us));
+    emit(flow_event(slice.collective_key, "f", flows_, here.pid, here.tid, here.ts_us));
+    previous->second = here;
+  }
+}
+
+void ChromeTimelineStream::finish() {
+  out_ << "\n]}\n";
+}
+
 void write_perfetto_timeline(const std::string& file_path, std::span<const RankResult> results) {
-  io::write_file_atomically(file_path, [&](std::ostream& out) { write_timeline(out, results); });
+  io::write_file_atomically(file_path, [&](std::ostream& out) {
+    ChromeTimelineStream stream(out);
+    for (const RankResult& result : results)
+      stream.add_rank(result);
+    stream.finish();
+  });
 }
 
 }  // namespace perfsim::results

@@ -23,8 +23,9 @@ seconds_since() { awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }'
 at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
 # Synthetic runs long enough to be interrupted while they simulate: under mpirun one rank per
-# process, so every step is a cross-process reduction (several seconds on two cores).
-long_mpi_run=(simulate --ranks 4 --repetitions 60000 --ranks-per-process 1)
+# process, so every step is a cross-process reduction (5-15 s on two cores; 60,000 repetitions
+# once finished inside the 0.5 s the SIGTERM test waits before signalling).
+long_mpi_run=(simulate --ranks 4 --repetitions 200000 --ranks-per-process 1)
 long_lone_run=(simulate --ranks 4 --repetitions 100000)
 
 # children_of PID: the pids whose parent is PID (from /proc: procps may not be installed).

@@ -31,6 +31,32 @@ grep -q "6 done, 0 running, 0 failed, 0 lost, 0 pending" status.txt || fail "sta
 "$perfsim" sweep merge "$sweep" --dir "$work/small" | tee merge.txt
 check_small_synthetic_table "$work/small"
 
+# --format csv prints merged.csv; --format json (schema perfsim-sweep/1) the same cells.
+"$perfsim" sweep merge "$sweep" --dir "$work/small" --format csv > merge.csv
+cmp merge.csv small/merged.csv || fail "merge --format csv differs from merged.csv"
+"$perfsim" sweep merge "$sweep" --dir "$work/small" --format json > merge.json
+python3 - merge.json small/merged.csv <<'PY' || fail "merge --format json disagrees with merged.csv"
+import csv, json, math, sys
+merged = json.load(open(sys.argv[1]))
+assert merged["schema"] == "perfsim-sweep/1", merged["schema"]
+assert merged["tasks"] == 6 and merged["missing_tasks"] == [] and merged["failed_tasks"] == []
+table = list(csv.DictReader(open(sys.argv[2])))
+assert [c["name"] for c in merged["columns"]] == list(table[0].keys())
+assert len(merged["rows"]) == len(table) == 6
+types = {c["name"]: c["type"] for c in merged["columns"]}
+assert types["iteration_us"] == "number" and types["task"] == "integer", types
+for row, line in zip(merged["rows"], table):
+    for name, text in line.items():
+        value = row[name]
+        if value is None:
+            assert text == "", (name, text)
+        elif types[name] == "string":
+            assert value == text, (name, value, text)
+        else:  # the CSV holds 12 significant digits
+            assert math.isclose(value, float(text), rel_tol=1e-11, abs_tol=1e-9), (name, value, text)
+print("merge --format json: 6 rows agree with merged.csv")
+PY
+
 # Task 5 run by hand gives the iteration time the merged table holds.
 args="$(awk -F, 'NR == 7 {print $NF}' small/tasks.csv)"
 eval "mpirun --oversubscribe -n 4 \"$perfsim\" simulate $args --results direct.h5 --format json" > direct.json
@@ -58,6 +84,14 @@ grep -q "^failed tasks (1): 1$" failing-merge.txt || fail "merge did not report 
 grep -q "no-such-model.json" failing-merge.txt || fail "merge did not show the failing stderr"
 awk -F, 'NR == 3 && $2 == "failed" && $NF != "" {ok = 1} END {exit !ok}' failing/merged.csv ||
   fail "failing/merged.csv row 1 is not a failed row with its error"
+set +e
+"$perfsim" sweep merge "$failing" --dir "$work/failing" --format json > failing-merge.json
+json_status=$?
+set -e
+[ "$json_status" -eq 4 ] || fail "merge --format json of an incomplete sweep exited $json_status"
+python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["failed_tasks"]
+assert [t["task"] for t in f] == [1] and "no-such-model.json" in f[0]["stderr_tail"], f' \
+  failing-merge.json || fail "merge --format json did not list task 1 as failed"
 "$perfsim" sweep status "$failing" --dir "$work/failing" | grep -q "2 done, 0 running, 1 failed" ||
   fail "status of the failing sweep"
 "$perfsim" sweep submit "$failing" --dir "$work/failing" --only-failed --dry-run

@@ -201,6 +201,38 @@ wait_for_jobs
 grep -q "^exit_status: 143$" "$work/stalled/results/task-000000.failed" ||
   fail "the cancelled task's record: $(cat "$work/stalled/results/task-000000.failed")"
 
+# slurm/simulate-large.sbatch: 2,048 LLM ranks (a small GPT, TP 8 x PP 4 x DP 64 on 256 DGX
+# A100 nodes), every rank simulated in 2 tasks of 1,024 ranks each; the results equal the
+# folded run of one process bit for bit.
+cat > "$work/tiny-gpt.json" << 'JSON'
+{
+  "schema": "perfsim-llm-model/1",
+  "name": "tiny-gpt",
+  "source": "a small GPT shape for the Slurm recipe test",
+  "layers": 8, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 4096, "seq_len": 512,
+  "micro_batch": 1, "global_batch": 256, "dtype": "bf16"
+}
+JSON
+large=(--model "$work/tiny-gpt.json" --tp 8 --pp 4 --dp 64 --nodes 256
+       --device A100-80GB --run-name large)
+(cd "$source_dir" && PERFSIM_BINARY="$perfsim" sbatch --parsable --ntasks=2 --nodes=1 \
+  --output="$work/large-%j.out" slurm/simulate-large.sbatch "${large[@]}" \
+  --topology "$source_dir/configs/topologies/dgx-a100.json" --ranks-per-process 1024 \
+  --results "$work/large-unfolded.h5") > large-job.txt || fail "sbatch slurm/simulate-large.sbatch"
+large_job="$(cat large-job.txt)"
+wait_for_jobs
+cat "$work/large-$large_job.out"
+large_state="$(scontrol -o show job "$large_job" | sed -n 's/.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1 \2/p')"
+[ "$large_state" = "COMPLETED 0:0" ] || fail "simulate-large job $large_job: '$large_state'"
+grep -q "simulating 2048 ranks on 2 MPI processes (1024 per process)" "$work/large-$large_job.out" ||
+  fail "the job did not simulate 2,048 ranks in 2 processes"
+! grep -q "^fold:" "$work/large-$large_job.out" || fail "the recipe folded the run"
+"$perfsim" simulate "${large[@]}" --topology "$source_dir/configs/topologies/dgx-a100.json" \
+  --results "$work/large-folded.h5" > large-folded.txt 2>&1 || fail "the folded run failed"
+grep -q "^fold:" large-folded.txt || fail "the reference run did not fold"
+h5diff "$work/large-unfolded.h5" "$work/large-folded.h5" ||
+  fail "the unfolded 2,048-rank run differs from the folded one"
+
 # Without Slurm, the same sweep gives the same table.
 env -u SLURM_CONF "$perfsim" sweep run "$sweep" --dir "$work/local-sweep" --all --jobs 2 --launcher mpirun
 "$perfsim" sweep merge "$sweep" --dir "$work/local-sweep" > /dev/null

@@ -80,9 +80,9 @@ double simulated_iteration_us(const std::vector<Trace>& traces, bool expand) {
   engine::ProgramSources sources{&model, &collectives, {}};
   if (expand) {
     sources.expand_kernels = [&model](const Trace& trace, std::size_t position) {
-      std::vector<Kernel> kernels;
+      std::vector<engine::ExpandedKernel> kernels;
       for (const auto& planned : model.expand_kernels(trace.ops[position], trace).kernels)
-        kernels.push_back(planned.kernel);
+        kernels.push_back({planned.kernel, planned.predicted_us});
       return kernels;
     };
   }

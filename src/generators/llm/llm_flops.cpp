@@ -16,9 +16,26 @@ double logits_forward_flops(const TransformerConfig& model, double sequences) {
   return sequences * 2.0 * model.seq_len * model.hidden * model.vocab;
 }
 
+double moe_layer_forward_flops(const TransformerConfig& model, double sequences) {
+  const double s = model.seq_len, h = model.hidden;
+  const double ffn_inputs = model.gated_ffn ? 2.0 : 1.0;
+  const MixtureOfExperts& moe = model.moe;
+  const double dense_mlp_per_token = 2 * h * model.ffn_hidden * (ffn_inputs + 1);
+  const double moe_mlp_per_token =
+      2 * h * moe.num_experts +
+      2 * h *
+          (static_cast<double>(moe.top_k) * moe.expert_ffn_hidden + moe.shared_expert_ffn_hidden) *
+          (ffn_inputs + 1);
+  return layer_forward_flops(model, sequences) +
+         sequences * s * (moe_mlp_per_token - dense_mlp_per_token);
+}
+
 double model_flops_per_iteration(const TransformerConfig& model, int global_batch) {
-  const double forward = model.layers * layer_forward_flops(model, global_batch) +
-                         logits_forward_flops(model, global_batch);
+  const int moe_layers = model.moe_layer_count();
+  const double forward =
+      (model.layers - moe_layers) * layer_forward_flops(model, global_batch) +
+      (moe_layers > 0 ? moe_layers * moe_layer_forward_flops(model, global_batch) : 0.0) +
+      logits_forward_flops(model, global_batch);
   return 3 * forward;
 }
 

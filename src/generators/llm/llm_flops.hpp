@@ -11,6 +11,10 @@ namespace perfsim::generators::llm {
 
 // Forward GEMM FLOPs of one transformer layer for `sequences` sequences (all TP ranks).
 double layer_forward_flops(const TransformerConfig& model, double sequences);
+// The same for a MoE layer: the router GEMM, top_k routed experts and the shared experts per
+// token in place of the dense MLP (the FLOPs of the active parameters; dropped tokens and
+// imbalance do not change them).
+double moe_layer_forward_flops(const TransformerConfig& model, double sequences);
 // Forward GEMM FLOPs of the logits for `sequences` sequences.
 double logits_forward_flops(const TransformerConfig& model, double sequences);
 // Model FLOPs of one iteration over `global_batch` sequences (forward + backward = 3 x forward).

@@ -12,7 +12,7 @@ constexpr double kActivationFlops = 8;
 
 LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
                            Recompute recompute, TensorParallelOverlap overlap,
-                           TensorParallelGroup tp, ContextParallelRing cp,
+                           TensorParallelGroup tp, ContextParallelRing cp, ExpertParallelGroup ep,
                            RankTraceBuilder& builder)
     : shapes_(shapes),
       model_(model),
@@ -20,21 +20,36 @@ LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& m
       overlap_(overlap),
       tp_(std::move(tp)),
       cp_(cp),
+      ep_(std::move(ep)),
       builder_(builder) {}
 
-LayerWeights LayerEmitter::make_weights() {
+LayerWeights LayerEmitter::make_weights(bool moe) {
   const std::int64_t h = shapes_.hidden;
-  return {builder_.tensor({h, shapes_.qkv_width}),
-          builder_.tensor({shapes_.heads_local * shapes_.head_dim, h}),
-          builder_.tensor({h, shapes_.fc1_width}), builder_.tensor({shapes_.ffn_local, h})};
+  LayerWeights weights;
+  weights.qkv = builder_.tensor({h, shapes_.qkv_width});
+  weights.proj = builder_.tensor({shapes_.heads_local * shapes_.head_dim, h});
+  if (!moe) {
+    weights.fc1 = builder_.tensor({h, shapes_.fc1_width});
+    weights.fc2 = builder_.tensor({shapes_.ffn_local, h});
+    return weights;
+  }
+  weights.fc1 = builder_.tensor({h, shapes_.shared_fc1_width});
+  weights.fc2 = builder_.tensor({shapes_.shared_ffn_local, h});
+  weights.moe = true;
+  weights.router = builder_.tensor({h, shapes_.experts});
+  weights.expert_fc1 = builder_.tensor({shapes_.experts_local, h, shapes_.expert_fc1_width});
+  weights.expert_fc2 = builder_.tensor({shapes_.experts_local, shapes_.expert_ffn_local, h});
+  return weights;
 }
 
 LayerWeights LayerEmitter::weights_in(const TensorRef& flat) const {
   const std::int64_t h = shapes_.hidden;
-  return {RankTraceBuilder::view(flat, {h, shapes_.qkv_width}),
-          RankTraceBuilder::view(flat, {shapes_.heads_local * shapes_.head_dim, h}),
-          RankTraceBuilder::view(flat, {h, shapes_.fc1_width}),
-          RankTraceBuilder::view(flat, {shapes_.ffn_local, h})};
+  LayerWeights weights;
+  weights.qkv = RankTraceBuilder::view(flat, {h, shapes_.qkv_width});
+  weights.proj = RankTraceBuilder::view(flat, {shapes_.heads_local * shapes_.head_dim, h});
+  weights.fc1 = RankTraceBuilder::view(flat, {h, shapes_.fc1_width});
+  weights.fc2 = RankTraceBuilder::view(flat, {shapes_.ffn_local, h});
+  return weights;
 }
 
 TensorRef LayerEmitter::mm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
@@ -295,9 +310,27 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   TensorRef attention_out = dropout(tp_reduce(projected));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
-  TensorRef ln2_full = gather_linear_input(saved.ln2);
-  saved.fc1 = linear_forward(ln2_full, weights.fc1, tokens, h, shapes_.fc1_width);
-  const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
+  TensorRef mlp_out;
+  if (weights.moe) {
+    mlp_out = dropout(moe_forward(saved.ln2, weights));
+  } else {
+    const MlpSaved mlp = mlp_forward(gather_linear_input(saved.ln2), weights.fc1, weights.fc2,
+                                     shapes_.ffn_local, shapes_.fc1_width);
+    saved.fc1 = mlp.fc1;
+    saved.act = mlp.act;
+    mlp_out = dropout(tp_reduce(mlp.output));
+  }
+  saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
+  return saved;
+}
+
+LayerEmitter::MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const TensorRef& fc1,
+                                                 const TensorRef& fc2, std::int64_t ffn_local,
+                                                 std::int64_t fc1_width) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  MlpSaved saved;
+  saved.fc1 = linear_forward(normed_full, fc1, tokens, h, fc1_width);
+  const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   if (shapes_.gated_ffn) {
     // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
     TensorRef gate = RankTraceBuilder::view(saved.fc1, ffn_shape);
@@ -307,10 +340,25 @@ LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
   } else {
     saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
   }
-  TensorRef mlp = linear_forward(saved.act, weights.fc2, tokens, shapes_.ffn_local, h);
-  TensorRef mlp_out = dropout(tp_reduce(mlp));
-  saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
+  saved.output = linear_forward(saved.act, fc2, tokens, ffn_local, h);
   return saved;
+}
+
+TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const TensorRef& fc2,
+                                     std::int64_t ffn_local, std::int64_t fc1_width) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
+  TensorRef grad_act = data_gradient(grad_mlp, fc2, tokens, h, ffn_local);
+  TensorRef act = activation({tokens, ffn_local});
+  weight_gradient(act, grad_mlp, ffn_local, tokens, h, false);  // grad W2 = act^T dY
+  const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
+  if (!shapes_.gated_ffn) {
+    return elementwise("aten::gelu_backward", {grad_act, act}, ffn_shape, 12);
+  }
+  TensorRef up = activation(ffn_shape);
+  elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);  // grad of the up projection
+  TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
+  elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
+  return builder_.tensor({tokens, fc1_width});
 }
 
 TensorRef LayerEmitter::forward(const TensorRef& x, const LayerWeights& weights) {
@@ -363,23 +411,14 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   }
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   // MLP block.
-  TensorRef grad_mlp = backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
-  TensorRef grad_act = data_gradient(grad_mlp, weights.fc2, tokens, h, shapes_.ffn_local);
-  TensorRef act = activation({tokens, shapes_.ffn_local});
-  weight_gradient(act, grad_mlp, shapes_.ffn_local, tokens, h, false);  // grad W2 = act^T dY
-  const std::vector<std::int64_t> ffn_shape{tokens, shapes_.ffn_local};
-  TensorRef grad_fc1;
-  if (shapes_.gated_ffn) {
-    TensorRef up = activation(ffn_shape);
-    TensorRef grad_up = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
-    TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
-    elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
-    grad_fc1 = builder_.tensor({tokens, shapes_.fc1_width});
-    (void)grad_up;
+  TensorRef grad_x1_norm;
+  if (weights.moe) {
+    grad_x1_norm = moe_backward(dropout_backward(grad_output), weights);
   } else {
-    grad_fc1 = elementwise("aten::gelu_backward", {grad_act, act}, ffn_shape, 12);
+    TensorRef grad_mlp = backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
+    TensorRef grad_fc1 = mlp_backward(grad_mlp, weights.fc2, shapes_.ffn_local, shapes_.fc1_width);
+    grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
   }
-  TensorRef grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
   TensorRef grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);

@@ -17,8 +17,13 @@ namespace perfsim::generators::llm {
 struct LayerWeights {
   TensorRef qkv;   // [h, qkv_width]
   TensorRef proj;  // [heads_local * head_dim, h]
-  TensorRef fc1;   // [h, fc1_width]
-  TensorRef fc2;   // [ffn_local, h]
+  TensorRef fc1;   // [h, fc1_width]; a MoE layer's shared experts: [h, shared_fc1_width]
+  TensorRef fc2;   // [ffn_local, h]; shared experts: [shared_ffn_local, h]
+  // A MoE layer: the router (replicated over TP) and this rank's experts, each split by TP.
+  bool moe = false;
+  TensorRef router;      // [h, experts]
+  TensorRef expert_fc1;  // [experts_local, h, expert_fc1_width]
+  TensorRef expert_fc2;  // [experts_local, expert_ffn_local, h]
 };
 
 struct TensorParallelGroup {
@@ -36,6 +41,12 @@ struct TensorParallelOverlap {
   int comm_sms = 0;
 };
 
+// The expert-parallel group routed tokens are exchanged in (size 1: every expert local).
+struct ExpertParallelGroup {
+  std::string name;
+  int size = 1;
+};
+
 // This rank's neighbours in its context-parallel ring (size 1: no context parallelism).
 struct ContextParallelRing {
   int size = 1;
@@ -47,10 +58,11 @@ class LayerEmitter {
  public:
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
                TensorParallelOverlap overlap, TensorParallelGroup tp, ContextParallelRing cp,
-               RankTraceBuilder& builder);
+               ExpertParallelGroup ep, RankTraceBuilder& builder);
 
-  // Fresh weight tensors for one layer (their ids stay the same for every micro-batch).
-  LayerWeights make_weights();
+  // Fresh weight tensors for one layer (their ids stay the same for every micro-batch); a MoE
+  // layer's when `moe`.
+  LayerWeights make_weights(bool moe = false);
   // Views of a flat parameter buffer (ZeRO-3 all-gather output).
   LayerWeights weights_in(const TensorRef& flat_parameters) const;
 
@@ -126,6 +138,34 @@ class LayerEmitter {
   // Posts the exchange of one chunk of `elements` around the ring; returns the received one.
   TensorRef exchange_chunk(const TensorRef& chunk);
   TensorRef attention_core_backward(const TensorRef& grad_context);
+  // MoE block (llm_moe_layer.cpp), Megatron's alltoall token dispatcher: router GEMM, softmax
+  // and top-k on this rank's tokens; permute (copy each token once per chosen expert); all-to-
+  // all(v) over EP; all-gather over TP (expert TP = TP); grouped GEMMs of the local experts;
+  // reduce-scatter over TP; all-to-all back; unpermute (weighted sum of each token's k rows).
+  // Shared experts run as a dense MLP beside them. In: the normed input [seq_local, b, h];
+  // out: the block output before dropout and residual, [seq_local, b, h].
+  TensorRef moe_forward(const TensorRef& normed, const LayerWeights& weights);
+  // Gradient of the block output in ([seq_local, b, h]), gradient of the norm output out.
+  TensorRef moe_backward(const TensorRef& grad_output, const LayerWeights& weights);
+  // The routed tokens over EP (dispatch: dispatched -> received rows; combine: back).
+  TensorRef expert_all_to_all(const TensorRef& rows, std::int64_t out_rows);
+  // Rows of `rows` tokens gathered over TP ([rows x TP, width]) / reduce-scattered back.
+  TensorRef tp_gather_rows(const TensorRef& local, std::int64_t rows, std::int64_t width);
+  TensorRef tp_reduce_scatter_rows(const TensorRef& full, std::int64_t rows, std::int64_t width);
+  // One grouped GEMM over the local experts (Transformer Engine GroupedLinear): each expert's
+  // [tokens_per_expert, k] rows times its [k, n] weight.
+  TensorRef grouped_gemm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
+                         std::int64_t n);
+  std::int64_t tokens_per_expert() const;
+  // The dense MLP on the gathered normed input: fc1, activation, fc2 (width ffn_local).
+  struct MlpSaved {
+    TensorRef fc1, act, output;
+  };
+  MlpSaved mlp_forward(const TensorRef& normed_full, const TensorRef& fc1, const TensorRef& fc2,
+                       std::int64_t ffn_local, std::int64_t fc1_width);
+  // Gradient of the MLP output (gathered, [tokens, h]) in; gradient of fc1's output out.
+  TensorRef mlp_backward(const TensorRef& grad_mlp, const TensorRef& fc2, std::int64_t ffn_local,
+                         std::int64_t fc1_width);
   struct ForwardSaved {
     TensorRef x, ln1, qkv, context, x1, ln2, fc1, act, output;
   };
@@ -137,6 +177,7 @@ class LayerEmitter {
   TensorParallelOverlap overlap_;
   TensorParallelGroup tp_;
   ContextParallelRing cp_;
+  ExpertParallelGroup ep_;
   RankTraceBuilder& builder_;
 };
 

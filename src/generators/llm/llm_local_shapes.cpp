@@ -1,5 +1,8 @@
 #include "generators/llm/llm_local_shapes.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace perfsim::generators::llm {
 
 LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -22,6 +25,24 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.dtype = model.activation_dtype();
   shapes.fp8_linear = model.fp8();
   shapes.fp8_all_gather = model.fp8() && parallel.fp8_all_gather;
+  if (model.is_moe()) {
+    const MixtureOfExperts& moe = model.moe;
+    const int gated = model.gated_ffn ? 2 : 1;
+    shapes.experts = moe.num_experts;
+    shapes.ep = parallel.ep;
+    shapes.experts_local = moe.num_experts / parallel.ep;
+    shapes.top_k = moe.top_k;
+    shapes.expert_ffn_local = moe.expert_ffn_hidden / parallel.tp;
+    shapes.expert_fc1_width = gated * shapes.expert_ffn_local;
+    shapes.shared_ffn_local = moe.shared_expert_ffn_hidden / parallel.tp;
+    shapes.shared_fc1_width = gated * shapes.shared_ffn_local;
+    shapes.dispatched_tokens = shapes.seq_local * shapes.batch * moe.top_k;
+    const double load = moe.capacity_factor > 0
+                            ? std::min(parallel.moe_imbalance, moe.capacity_factor)
+                            : parallel.moe_imbalance;
+    shapes.received_tokens =
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(shapes.dispatched_tokens) * load));
+  }
   return shapes;
 }
 

@@ -1,5 +1,6 @@
 #include "generators/llm/llm_model_config.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,55 @@ std::string optional_string(const json& doc, const char* field, const std::strin
   if (!doc.at(field).is_string())
     throw InputError(file, field, "must be a string, got " + doc.at(field).dump());
   return doc.at(field).get<std::string>();
+}
+
+double optional_non_negative_number(const json& doc, const char* field, const std::string& file) {
+  if (!doc.contains(field))
+    return 0;
+  const json& value = doc.at(field);
+  if (!value.is_number() || value.get<double>() < 0 || !std::isfinite(value.get<double>()))
+    throw InputError(file, field, "must be a non-negative number, got " + value.dump());
+  return value.get<double>();
+}
+
+// The MoE fields; all absent for a dense model.
+MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& file) {
+  MixtureOfExperts moe;
+  constexpr const char* kMoeOnly[] = {"top_k",
+                                      "moe_ffn_hidden",
+                                      "shared_expert_ffn_hidden",
+                                      "num_shared_experts",
+                                      "capacity_factor",
+                                      "moe_layer_freq",
+                                      "first_k_dense"};
+  if (!doc.contains("num_experts")) {
+    for (const char* field : kMoeOnly)
+      if (doc.contains(field))
+        throw InputError(file, field, "is a mixture-of-experts field: num_experts is missing");
+    return moe;
+  }
+  moe.num_experts = positive_int(doc, "num_experts", file);
+  moe.top_k = positive_int(doc, "top_k", file);
+  moe.expert_ffn_hidden = positive_int(doc, "moe_ffn_hidden", file);
+  if (doc.contains("shared_expert_ffn_hidden") && doc.contains("num_shared_experts"))
+    throw InputError(file, "num_shared_experts",
+                     "give num_shared_experts or shared_expert_ffn_hidden, not both");
+  if (doc.contains("shared_expert_ffn_hidden"))
+    moe.shared_expert_ffn_hidden = positive_int(doc, "shared_expert_ffn_hidden", file);
+  if (doc.contains("num_shared_experts"))
+    moe.shared_expert_ffn_hidden =
+        positive_int(doc, "num_shared_experts", file) * moe.expert_ffn_hidden;
+  moe.capacity_factor = optional_non_negative_number(doc, "capacity_factor", file);
+  moe.layer_freq = optional_positive_int(doc, "moe_layer_freq", 1, file);
+  if (doc.contains("first_k_dense")) {
+    const json& value = doc.at("first_k_dense");
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
+      throw InputError(file, "first_k_dense",
+                       "must be a non-negative integer, got " + value.dump());
+    moe.first_dense_layers =
+        io::json_int(value, 0, std::numeric_limits<int>::max(), file, "first_k_dense");
+  }
+  return moe;
 }
 
 }  // namespace
@@ -96,6 +146,7 @@ TransformerConfig parse_transformer_config(std::string_view json_text, const std
     throw InputError(file, "attention",
                      "must be \"flash\" or \"unfused\", got \"" + attention + "\"");
   model.dropout = optional_bool(doc, "dropout", false, file);
+  model.moe = parse_mixture_of_experts(doc, file);
   validate(model, file);
   return model;
 }
@@ -133,6 +184,24 @@ void validate(const TransformerConfig& model, const std::string& file) {
                      "global batch " + std::to_string(model.global_batch) +
                          " is not a multiple of the micro-batch " +
                          std::to_string(model.micro_batch));
+  if (!model.is_moe())
+    return;
+  const MixtureOfExperts& moe = model.moe;
+  at_most("num_experts", moe.num_experts, 1L << 16);
+  at_most("moe_ffn_hidden", moe.expert_ffn_hidden, 1L << 24);
+  at_most("shared_expert_ffn_hidden", moe.shared_expert_ffn_hidden, 1L << 24);
+  if (moe.top_k <= 0 || moe.top_k > moe.num_experts)
+    throw InputError(file, "top_k",
+                     "top_k " + std::to_string(moe.top_k) + " must be between 1 and num_experts " +
+                         std::to_string(moe.num_experts));
+  if (moe.capacity_factor != 0 && moe.capacity_factor < 1.0 / moe.num_experts)
+    throw InputError(file, "capacity_factor",
+                     "must be 0 (dropless) or at least 1 / num_experts, got " +
+                         std::to_string(moe.capacity_factor));
+  if (moe.first_dense_layers >= model.layers)
+    throw InputError(file, "first_k_dense",
+                     std::to_string(moe.first_dense_layers) +
+                         " dense layers leave no MoE layer of " + std::to_string(model.layers));
 }
 
 }  // namespace perfsim::generators::llm

@@ -14,6 +14,28 @@ namespace perfsim::generators::llm {
 // attention-over-V as separate kernels and stores the s x s tensors.
 enum class AttentionKernel { kFlash, kUnfused };
 
+// Mixture of experts as Megatron-LM's MoE layer runs it: the dense MLP of a MoE layer is
+// replaced by a router (a [h, experts] GEMM, softmax, top-k), `num_experts` routed experts of
+// which each token visits `top_k` (each expert a gated or plain MLP of `expert_ffn_hidden`), and
+// optionally shared experts every token visits (one MLP of `shared_expert_ffn_hidden`, the
+// shared experts' widths summed, as Megatron's moe_shared_expert_intermediate_size).
+struct MixtureOfExperts {
+  int num_experts = 0;  // 0: a dense model
+  int top_k = 0;
+  int expert_ffn_hidden = 0;
+  int shared_expert_ffn_hidden = 0;  // 0: no shared experts
+  // Megatron's moe_expert_capacity_factor: an expert takes at most capacity_factor x its mean
+  // load of tokens, the rest are dropped. 0: dropless (every routed token is computed).
+  double capacity_factor = 0;
+  // Layer l (0-based) is a MoE layer when l >= first_dense_layers and
+  // (l - first_dense_layers) % layer_freq == 0 (DeepSeek's first_k_dense_replace; Megatron's
+  // moe_layer_freq); the other layers keep the dense MLP of ffn_hidden.
+  int layer_freq = 1;
+  int first_dense_layers = 0;
+
+  bool enabled() const { return num_experts > 0; }
+};
+
 struct TransformerConfig {
   std::string name;
   std::string source;  // where the shapes come from (paper, model card)
@@ -34,6 +56,19 @@ struct TransformerConfig {
   DType dtype = DType::kBFloat16;
   AttentionKernel attention = AttentionKernel::kFlash;
   bool dropout = false;  // dropout after attention and FFN (GPT-style training)
+  MixtureOfExperts moe;
+
+  bool is_moe() const { return moe.enabled(); }
+  bool is_moe_layer(int layer) const {
+    return moe.enabled() && layer >= moe.first_dense_layers &&
+           (layer - moe.first_dense_layers) % moe.layer_freq == 0;
+  }
+  int moe_layer_count() const {
+    int count = 0;
+    for (int layer = 0; layer < layers; ++layer)
+      count += is_moe_layer(layer) ? 1 : 0;
+    return count;
+  }
 
   int head_dim() const { return hidden / heads; }
   bool fp8() const { return dtype == DType::kFloat8; }

@@ -22,6 +22,35 @@ ProcessGroup make_group(std::string name, std::vector<int> ranks, std::string de
   return {std::move(name), std::move(ranks), std::move(description)};
 }
 
+// Megatron's rules for the MoE layers (arguments.py, the expert mesh of parallel_state.py).
+void validate_experts(const TransformerConfig& model, const ParallelConfig& parallel) {
+  if (!model.is_moe()) {
+    if (parallel.ep > 1)
+      throw InputError(kParallel, "ep",
+                       "expert parallelism needs a mixture-of-experts model (num_experts)");
+    return;
+  }
+  const MixtureOfExperts& moe = model.moe;
+  require_divisible(moe.num_experts, parallel.ep, "ep", "num_experts");
+  require_divisible(static_cast<long>(parallel.dp) * parallel.cp, parallel.ep, "ep",
+                    "DP x CP (expert parallelism is carved out of the data-parallel ranks)");
+  require_divisible(moe.expert_ffn_hidden, parallel.tp, "tp", "moe_ffn_hidden");
+  require_divisible(moe.shared_expert_ffn_hidden, parallel.tp, "tp", "shared_expert_ffn_hidden");
+  if (parallel.tp > 1 && !parallel.sequence_parallel)
+    throw InputError(kParallel, "sequence_parallel",
+                     "MoE layers with tensor parallelism need sequence parallelism (Megatron)");
+  const double max_imbalance = static_cast<double>(moe.num_experts) / moe.top_k;
+  if (!(parallel.moe_imbalance >= 1.0) || parallel.moe_imbalance > max_imbalance)
+    throw InputError(kParallel, "moe_imbalance",
+                     "max / mean expert load must be between 1 and num_experts / top_k = " +
+                         std::to_string(max_imbalance) + ", got " +
+                         std::to_string(parallel.moe_imbalance));
+  if (parallel.zero_stage == 3)
+    throw InputError(kParallel, "zero", "ZeRO 3 is not modelled for MoE layers");
+  if (parallel.overlap_param_gather)
+    throw InputError(kParallel, "overlap_param_gather", "not modelled for MoE layers");
+}
+
 }  // namespace
 
 std::string_view recompute_name(Recompute recompute) {
@@ -56,6 +85,13 @@ RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank) {
   return coordinates;
 }
 
+ExpertCoordinates expert_coordinates_of(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  const int data_index = c.cp + parallel.cp * c.dp;
+  const int ep = std::max(1, parallel.ep);
+  return {data_index % ep, data_index / ep};
+}
+
 int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates) {
   return coordinates.tp +
          parallel.tp *
@@ -87,8 +123,10 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 }
 
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
-  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0)
-    throw InputError(kParallel, "tp/cp/pp/dp", "every degree must be positive");
+  if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0 ||
+      parallel.ep <= 0)
+    throw InputError(kParallel, "tp/cp/ep/pp/dp", "every degree must be positive");
+  validate_experts(model, parallel);
   // Ops one simulated rank holds: about 200 per layer and micro-batch (forward, recomputation
   // and backward kernels and collectives). Past a few hundred million the run cannot fit in
   // memory; say so with the estimate instead of generating for hours.
@@ -182,6 +220,21 @@ std::string cp_group_name(const ParallelConfig& parallel, int rank) {
   return "cp/" + std::to_string(c.tp + parallel.tp * (c.dp + parallel.dp * c.pp));
 }
 
+std::string ep_group_name(const ParallelConfig& parallel, int rank) {
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  const int expert_dp = parallel.expert_gradient_group_size();
+  return "ep/" + std::to_string(c.tp + parallel.tp * (expert_coordinates_of(parallel, rank).edp +
+                                                      expert_dp * c.pp));
+}
+
+std::string expert_gradient_group_name(const ParallelConfig& parallel, int rank) {
+  if (parallel.ep <= 1)
+    return dp_group_name(parallel, rank);
+  const RankCoordinates c = coordinates_of(parallel, rank);
+  return "edp/" + std::to_string(c.tp + parallel.tp * (expert_coordinates_of(parallel, rank).ep +
+                                                       parallel.ep * c.pp));
+}
+
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);
   std::vector<int> tp, dp, pp, cp;
@@ -202,6 +255,23 @@ std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int 
       make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
   if (parallel.cp > 1)
     groups.push_back(make_group(cp_group_name(parallel, rank), std::move(cp), "context parallel"));
+  if (parallel.ep > 1) {
+    // Members by their index d = cp + CP x dp in the DP x CP ranks of this TP and PP rank.
+    auto rank_at = [&](int data_index) {
+      return rank_of(parallel, {c.tp, data_index / parallel.cp, c.pp, data_index % parallel.cp});
+    };
+    const ExpertCoordinates e = expert_coordinates_of(parallel, rank);
+    std::vector<int> ep, edp;
+    for (int i = 0; i < parallel.ep; ++i)
+      ep.push_back(rank_at(i + parallel.ep * e.edp));
+    for (int i = 0; i < parallel.expert_gradient_group_size(); ++i)
+      edp.push_back(rank_at(e.ep + parallel.ep * i));
+    std::sort(ep.begin(), ep.end());
+    std::sort(edp.begin(), edp.end());
+    groups.push_back(make_group(ep_group_name(parallel, rank), std::move(ep), "expert parallel"));
+    groups.push_back(make_group(expert_gradient_group_name(parallel, rank), std::move(edp),
+                                "expert data parallel"));
+  }
   return groups;
 }
 

@@ -6,6 +6,11 @@
 //   rank = tp_rank + TP * (cp_rank + CP * (dp_rank + DP * pp_rank)).
 // With context parallelism the gradients are reduced over the DP x CP ranks (Megatron's
 // data-parallel group with context parallelism): the "dp/<i>" groups then hold DP x CP ranks.
+// Expert parallelism (MoE models) is carved out of those DP x CP ranks, as Megatron-LM's
+// expert mesh (order tp-ep-dp-pp, expert tensor parallel = TP) does: with d = cp_rank + CP x
+// dp_rank, the EP rank is d mod EP and the expert-data-parallel rank d / EP. The "ep/<i>"
+// groups (EP ranks, consecutive d) exchange routed tokens; the "edp/<i>" groups (DP x CP / EP
+// ranks, d strided by EP) reduce the expert gradients.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -29,6 +34,14 @@ struct ParallelConfig {
   // every sequence (load-balanced causal chunks); attention passes the K/V chunks around the
   // CP ring point-to-point, each step's transfer under the previous step's attention.
   int cp = 1;
+  // Expert parallelism (Megatron --expert-model-parallel-size): each MoE layer's routed experts
+  // split over EP ranks of the DP x CP group; tokens reach their experts by all-to-all(v).
+  int ep = 1;
+  // Routing imbalance: the tokens the busiest expert receives over the mean (max / mean load,
+  // 1: perfectly balanced, at most num_experts / top_k). The all-to-all synchronizes the EP
+  // group, so every rank is modelled as that busiest one: its grouped GEMMs and the
+  // all-to-all bytes grow by this factor (capped by a capacity factor, which drops the rest).
+  double moe_imbalance = 1.0;
   int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
   Recompute recompute = Recompute::kNone;
@@ -89,6 +102,8 @@ struct ParallelConfig {
   int world_size() const { return tp * cp * pp * dp; }
   // Ranks that hold the same parameters and reduce their gradients: DP x CP.
   int gradient_group_size() const { return dp * cp; }
+  // Ranks that hold the same experts and reduce the expert gradients: DP x CP / EP.
+  int expert_gradient_group_size() const { return dp * cp / std::max(1, ep); }
   // bucket_bytes, or Megatron's default for `gradient_dtype` when it is 0.
   Bytes effective_bucket_bytes() const {
     if (bucket_bytes > 0)
@@ -104,6 +119,13 @@ struct RankCoordinates {
   int pp = 0;
   int cp = 0;
 };
+
+// The coordinates of `rank` in the expert mesh (d = cp + CP x dp = ep + EP x edp).
+struct ExpertCoordinates {
+  int ep = 0;
+  int edp = 0;
+};
+ExpertCoordinates expert_coordinates_of(const ParallelConfig& parallel, int rank);
 
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank);
 int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates);
@@ -130,8 +152,13 @@ std::string tp_group_name(const ParallelConfig& parallel, int rank);
 std::string dp_group_name(const ParallelConfig& parallel, int rank);
 std::string pp_group_name(const ParallelConfig& parallel, int rank);
 std::string cp_group_name(const ParallelConfig& parallel, int rank);
+// "ep/<i>" (expert parallel) and the expert gradients' group: "edp/<i>" with EP > 1, the
+// "dp/<i>" group otherwise (then every DP x CP rank holds every expert).
+std::string ep_group_name(const ParallelConfig& parallel, int rank);
+std::string expert_gradient_group_name(const ParallelConfig& parallel, int rank);
 
-// The TP, DP and PP groups `rank` belongs to (ranks ascending), and its CP group when CP > 1.
+// The TP, DP and PP groups `rank` belongs to (ranks ascending), its CP group when CP > 1, its
+// EP and expert-DP groups when EP > 1.
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
 // Every group of the job, each once.
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);

@@ -38,13 +38,16 @@ class StageGenerator {
         builder_(builder),
         emitter_(shapes_, model, parallel.recompute,
                  {parallel.overlap_tp_backward, parallel.comm_sms}, {roles.tp_group, parallel.tp},
-                 {parallel.cp, roles.context_next, roles.context_previous}, builder),
+                 {parallel.cp, roles.context_next, roles.context_previous},
+                 {roles.ep_group, parallel.ep}, builder),
         dp_group_(roles.dp_group),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
+    expert_buffer_.group = roles.expert_dp_group;
+    expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
       chunks_.push_back(stage_layers(model, parallel, roles_.stage, chunk));
       for (int layer = chunks_.back().first; layer < chunks_.back().last; ++layer)
-        weights_[layer] = emitter_.make_weights();
+        weights_[layer] = emitter_.make_weights(model.is_moe_layer(layer));
     }
     embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
     head_weight_ = builder_.tensor({shapes_.hidden, shapes_.vocab_local});
@@ -115,7 +118,7 @@ class StageGenerator {
       if (zero3())
         reduce_scatter_layer(reduce_now);
       else if (reduce_now)
-        add_gradients(shapes_.layer_parameters());
+        add_layer_gradients(layer);
     }
     builder_.set_layer(-1);
     if (first_virtual(chunk)) {
@@ -124,10 +127,13 @@ class StageGenerator {
         add_gradients(shapes_.embedding_parameters());
     }
     if (reduce_now) {
-      if (parallel_.overlap_grad_reduce)
+      if (parallel_.overlap_grad_reduce) {
         flush_bucket();
-      else
+        flush_expert_bucket();
+      } else {
         defer_bucket();
+        defer_expert_bucket();
+      }
     }
     return grad;
   }
@@ -140,6 +146,11 @@ class StageGenerator {
       flush_bucket();
     }
     deferred_elements_.clear();
+    for (std::int64_t elements : expert_buffer_.deferred_elements) {
+      expert_buffer_.pending_elements = elements;
+      flush_expert_bucket();
+    }
+    expert_buffer_.deferred_elements.clear();
   }
 
   // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets of
@@ -202,9 +213,13 @@ class StageGenerator {
                      static_cast<double>(n));
   }
 
+  // With ZeRO the dense parameters' shard over DP x CP plus the experts' over expert-DP.
   std::int64_t optimizer_elements() const {
     const std::int64_t local = stage_parameters();
-    return parallel_.zero_stage >= 1 ? ceil_div(local, dp_size()) : local;
+    const std::int64_t experts = stage_expert_parameters();
+    if (parallel_.zero_stage < 1)
+      return local + experts;
+    return ceil_div(local, dp_size()) + ceil_div(experts, expert_buffer_.size);
   }
 
   bool gathers_parameters() const {
@@ -241,6 +256,12 @@ class StageGenerator {
                       builder_.tensor({shard}, model_.activation_dtype()),
                       builder_.tensor({shard * dp_size()}, model_.activation_dtype()));
       }
+      for (std::int64_t bucket_elements : expert_buffer_.bucket_elements) {
+        const std::int64_t shard = ceil_div(bucket_elements, expert_buffer_.size);
+        expert_collective(
+            CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+            builder_.tensor({shard * expert_buffer_.size}, model_.activation_dtype()));
+      }
     }
   }
 
@@ -249,12 +270,24 @@ class StageGenerator {
   // The ranks that reduce this rank's gradients: DP x CP.
   int dp_size() const { return parallel_.gradient_group_size(); }
 
+  // Parameters reduced over DP x CP: every dense layer, a MoE layer's attention, norms, router
+  // and shared experts, the embeddings.
   std::int64_t stage_parameters() const {
-    std::int64_t total = static_cast<std::int64_t>(weights_.size()) * shapes_.layer_parameters();
+    std::int64_t total = 0;
+    for (const auto& [layer, weights] : weights_)
+      total += weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
     if (first_stage())
       total += shapes_.embedding_parameters();
     if (last_stage())
       total += shapes_.embedding_parameters() + shapes_.hidden;
+    return total;
+  }
+
+  // Parameters reduced over the expert-DP group: the local experts of the MoE layers.
+  std::int64_t stage_expert_parameters() const {
+    std::int64_t total = 0;
+    for (const auto& [layer, weights] : weights_)
+      total += weights.moe ? shapes_.local_expert_parameters() : 0;
     return total;
   }
 
@@ -284,6 +317,53 @@ class StageGenerator {
                   builder_.tensor({shard * dp_size()}, parallel_.gradient_dtype), output);
     if (for_optimizer)
       optimizer_gradients_.push_back(output);
+  }
+
+  void expert_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {
+    builder_.communicate({kind, expert_buffer_.group, expert_buffer_.size, -1, kDataParallelStream},
+                         input, output);
+  }
+
+  void add_layer_gradients(int layer) {
+    if (!weights_.at(layer).moe) {
+      add_gradients(shapes_.layer_parameters());
+      return;
+    }
+    add_gradients(shapes_.moe_dense_parameters());
+    if (expert_buffer_.size == 1)
+      return;
+    expert_buffer_.pending_elements += shapes_.local_expert_parameters();
+    if (parallel_.overlap_grad_reduce &&
+        expert_buffer_.pending_elements * element_bytes(parallel_.gradient_dtype) >=
+            parallel_.effective_bucket_bytes())
+      flush_expert_bucket();
+  }
+
+  void defer_expert_bucket() {
+    if (expert_buffer_.size > 1 && expert_buffer_.pending_elements > 0)
+      expert_buffer_.deferred_elements.push_back(expert_buffer_.pending_elements);
+    expert_buffer_.pending_elements = 0;
+  }
+
+  // The expert gradients, reduced over the expert-DP group as Megatron's separate expert
+  // gradient buffers are.
+  void flush_expert_bucket() {
+    ExpertGradientBuffer& buffer = expert_buffer_;
+    if (buffer.size == 1 || buffer.pending_elements == 0)
+      return;
+    const std::int64_t elements = ceil_div(buffer.pending_elements, buffer.size) * buffer.size;
+    buffer.pending_elements = 0;
+    const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
+    dp_in_flight_ = true;
+    if (parallel_.zero_stage == 0) {
+      expert_collective(CollectiveKind::kAllReduce, bucket, bucket);
+      optimizer_gradients_.push_back(bucket);
+    } else {
+      const TensorRef shard = builder_.tensor({elements / buffer.size}, parallel_.gradient_dtype);
+      expert_collective(CollectiveKind::kReduceScatter, bucket, shard);
+      optimizer_gradients_.push_back(shard);
+      buffer.bucket_elements.push_back(elements);
+    }
   }
 
   void add_gradients(std::int64_t elements) {
@@ -338,6 +418,15 @@ class StageGenerator {
   std::vector<std::int64_t> bucket_elements_;
   std::vector<std::int64_t> deferred_elements_;
   std::map<int, TensorRef> first_use_parameters_;  // overlap_param_gather: layer -> bucket
+  // MoE: the local experts' gradients, bucketed apart from the dense ones.
+  struct ExpertGradientBuffer {
+    std::string group;
+    int size = 1;
+    std::int64_t pending_elements = 0;
+    std::vector<std::int64_t> bucket_elements;
+    std::vector<std::int64_t> deferred_elements;
+  };
+  ExpertGradientBuffer expert_buffer_;
   bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
 };
 
@@ -371,7 +460,8 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   RankTraceBuilder builder(0, parallel.world_size(), model.activation_dtype());
   Trace& trace = builder.trace();
   trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) +
-                 (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) + " pp" +
+                 (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) +
+                 (parallel.ep > 1 ? " ep" + std::to_string(parallel.ep) : std::string()) + " pp" +
                  std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp);
   const RankRoles roles = placeholder_roles(stage_index);
   StageGenerator stage(model, parallel, roles, builder);

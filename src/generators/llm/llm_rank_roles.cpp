@@ -13,6 +13,8 @@ namespace {
 constexpr const char* kTensorGroup = "{tp}";
 constexpr const char* kDataGroup = "{dp}";
 constexpr const char* kPipelineGroup = "{pp}";
+constexpr const char* kExpertGroup = "{ep}";
+constexpr const char* kExpertDataGroup = "{edp}";
 constexpr int kPipelinePrevious = -2;
 constexpr int kPipelineNext = -3;
 constexpr int kContextPrevious = -4;
@@ -27,6 +29,8 @@ RankRoles rank_roles(const ParallelConfig& parallel, int rank) {
   roles.tp_group = tp_group_name(parallel, rank);
   roles.dp_group = dp_group_name(parallel, rank);
   roles.pp_group = pp_group_name(parallel, rank);
+  roles.ep_group = ep_group_name(parallel, rank);
+  roles.expert_dp_group = expert_gradient_group_name(parallel, rank);
   roles.pipeline_previous =
       rank_of(parallel, {c.tp, c.dp, (c.pp + parallel.pp - 1) % parallel.pp, c.cp});
   roles.pipeline_next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp, c.cp});
@@ -37,15 +41,27 @@ RankRoles rank_roles(const ParallelConfig& parallel, int rank) {
 }
 
 RankRoles placeholder_roles(int stage) {
-  return {stage,         kTensorGroup,     kDataGroup,  kPipelineGroup, kPipelinePrevious,
-          kPipelineNext, kContextPrevious, kContextNext};
+  RankRoles roles;
+  roles.stage = stage;
+  roles.tp_group = kTensorGroup;
+  roles.dp_group = kDataGroup;
+  roles.pp_group = kPipelineGroup;
+  roles.ep_group = kExpertGroup;
+  roles.expert_dp_group = kExpertDataGroup;
+  roles.pipeline_previous = kPipelinePrevious;
+  roles.pipeline_next = kPipelineNext;
+  roles.context_previous = kContextPrevious;
+  roles.context_next = kContextNext;
+  return roles;
 }
 
 void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& template_source) {
-  const std::array<std::pair<const char*, const std::string*>, 3> groups{
+  const std::array<std::pair<const char*, const std::string*>, 5> groups{
       {{kTensorGroup, &roles.tp_group},
        {kDataGroup, &roles.dp_group},
-       {kPipelineGroup, &roles.pp_group}}};
+       {kPipelineGroup, &roles.pp_group},
+       {kExpertGroup, &roles.ep_group},
+       {kExpertDataGroup, &roles.expert_dp_group}}};
   const std::array<std::pair<int, int>, 4> peers{{{kPipelinePrevious, roles.pipeline_previous},
                                                   {kPipelineNext, roles.pipeline_next},
                                                   {kContextPrevious, roles.context_previous},

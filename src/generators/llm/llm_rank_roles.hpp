@@ -21,7 +21,9 @@ struct RankRoles {
   std::string tp_group;
   std::string dp_group;  // DP x CP: the ranks that reduce the gradients
   std::string pp_group;
-  int pipeline_previous = -1;  // the previous / next stage's rank (a ring when interleaved)
+  std::string ep_group;         // expert parallel: routed tokens' all-to-alls (MoE)
+  std::string expert_dp_group;  // the experts' gradients (the DP group when EP is 1)
+  int pipeline_previous = -1;   // the previous / next stage's rank (a ring when interleaved)
   int pipeline_next = -1;
   int context_previous = -1;  // neighbours in the context-parallel ring
   int context_next = -1;

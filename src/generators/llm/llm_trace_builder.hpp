@@ -25,6 +25,8 @@ inline constexpr StreamId kRecvNextStream = kDefaultCommStream + 5;
 // Context parallelism: K/V chunks around the CP ring.
 inline constexpr StreamId kContextSendStream = kDefaultCommStream + 6;
 inline constexpr StreamId kContextRecvStream = kDefaultCommStream + 7;
+// Expert parallelism: the MoE token all-to-alls over the EP group.
+inline constexpr StreamId kExpertParallelStream = kDefaultCommStream + 8;
 
 // The op of load_batch(): host overhead assets may give it the data loader's CPU time.
 inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";

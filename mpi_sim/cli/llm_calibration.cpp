@@ -1,0 +1,73 @@
+#include "mpi_sim/cli/llm_calibration.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+#include "generators/llm/llm_trace_builder.hpp"
+#include "perfsim/comm.hpp"
+#include "validation/shipped_calibration.hpp"
+
+namespace perfsim::cli {
+
+bool gemm_scale_applies(const validation::EndToEndCalibration& calibration,
+                        const CalibrationTarget& target) {
+  if (calibration.device.empty())
+    return false;
+  if (calibration.device == target.device)
+    return true;
+  return !target.measured_gemm && !target.fp8;
+}
+
+double gemm_time_scale_for(const validation::EndToEndCalibration& calibration,
+                           const CalibrationTarget& target) {
+  return gemm_scale_applies(calibration, target) ? calibration.host.gemm_time_scale : 1.0;
+}
+
+HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point) {
+  overheads.all_ops.t1 = {point.host_us_per_op, 0.0, 1};
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+        CollectiveKind::kAllToAll, CollectiveKind::kBroadcast, CollectiveKind::kSend,
+        CollectiveKind::kRecv})
+    overheads.per_op["nccl:" + std::string(collective_name(kind))].t1 = {
+        point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
+  overheads.per_op[std::string(generators::llm::kLoadBatchOpName)].t5 = {
+      point.host_us_per_micro_batch, 0.0, 1};
+  return overheads;
+}
+
+validation::EndToEndCalibration calibration_argument(const std::string& value) {
+  if (value == "none")
+    return {};
+  if (value.empty())
+    return validation::parse_calibration(validation::shipped_calibration_json(),
+                                         "<embedded> " + validation::kShippedCalibrationPath);
+  return validation::load_calibration(value);
+}
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::string describe_calibration(const validation::EndToEndCalibration& calibration) {
+  if (calibration.fitted_on.empty())
+    return "none (kernel, collective and engine models only)";
+  return "host " + fixed(calibration.host.host_us_per_op, 1) + " us/op + " +
+         fixed(calibration.host.host_us_per_collective, 0) + " us/collective, " +
+         fixed(calibration.host.host_us_per_micro_batch, 0) + " us/micro-batch, " +
+         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
+         (calibration.device.empty()
+              ? std::string()
+              : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +
+                    calibration.device +
+                    " (also on devices without GEMM data of their own; not on fp8 runs)") +
+         ", fitted on " + calibration.fitted_on;
+}
+
+}  // namespace perfsim::cli

@@ -1,0 +1,44 @@
+#pragma once
+// The end-to-end calibration (validation/end_to_end_calibration.hpp) applied to a generated LLM
+// run: the same host costs and GEMM time scale `perfsim validate runs` predicts with, so that
+// `simulate --model`, `plan` and `validate runs` give one number for one layout.
+#include <string>
+#include <string_view>
+
+#include "perfsim/host_overheads.hpp"
+#include "validation/end_to_end_calibration.hpp"
+
+namespace perfsim::cli {
+
+// The device a run's GEMMs execute on, as far as the calibration's GEMM scale cares.
+struct CalibrationTarget {
+  std::string device;          // the device file's name
+  bool measured_gemm = false;  // its file carries a gemm_efficiency fitted on its own GEMMs
+  bool fp8 = false;            // linear layers in FP8 (a measured H100 peak fraction)
+};
+
+// A calibration's GEMM time scale holds for the device it was fitted on and, as the nearest
+// device with data, for a device whose GEMM efficiency nothing measured (the analytical model's
+// 0.88 of peak is an estimate on every device); not where the device file has its own fit, nor
+// on FP8 runs, whose GEMM peak fraction comes from a measured H100 benchmark.
+bool gemm_scale_applies(const validation::EndToEndCalibration& calibration,
+                        const CalibrationTarget& target);
+
+// The GEMM time scale for `target`: the calibration's where it applies, else 1.
+double gemm_time_scale_for(const validation::EndToEndCalibration& calibration,
+                           const CalibrationTarget& target);
+
+// The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
+// more of it before communication ops, and the batch load as the CPU time of the get_batch op
+// after its host wait (T5 of an op without kernels).
+HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point);
+
+// `--calibration VALUE` of simulate and plan: "" = the shipped calibration compiled into the
+// binary (a copy of configs/assets/llm_calibration.json), "none" = no calibration, else a file
+// written by `perfsim validate runs --fit-calibration`.
+validation::EndToEndCalibration calibration_argument(const std::string& value);
+
+// One line for the output: what was applied and where it was fitted.
+std::string describe_calibration(const validation::EndToEndCalibration& calibration);
+
+}  // namespace perfsim::cli

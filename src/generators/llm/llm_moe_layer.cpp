@@ -1,0 +1,190 @@
+// The MoE block of a transformer layer (LayerEmitter::moe_forward / moe_backward), as
+// Megatron-LM's MoELayer runs it with the alltoall token dispatcher and Transformer Engine's
+// grouped linear layers. Every rank is modelled as the busiest rank of its EP group
+// (LocalShapes::received_tokens): the all-to-all synchronizes the group, so it sets the pace.
+#include "generators/llm/llm_layer_emitter.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+// Informational flops per element (the kernel models price these kernels by their bytes).
+constexpr double kSoftmaxFlops = 5;
+constexpr double kTopKFlops = 2;       // a compare and a select per candidate
+constexpr double kPermuteFlops = 0;    // pure data movement
+constexpr double kUnpermuteFlops = 2;  // the probability-weighted sum of a token's k rows
+
+}  // namespace
+
+std::int64_t LayerEmitter::tokens_per_expert() const {
+  return (shapes_.expert_tokens() + shapes_.experts_local - 1) / shapes_.experts_local;
+}
+
+TensorRef LayerEmitter::grouped_gemm(const TensorRef& a, const TensorRef& b, std::int64_t m,
+                                     std::int64_t k, std::int64_t n) {
+  const std::int64_t experts = shapes_.experts_local;
+  TensorRef out = activation({experts, m, n});
+  builder_.compute(
+      "te::grouped_gemm",
+      {RankTraceBuilder::view(a, {experts, m, k}), RankTraceBuilder::view(b, {experts, k, n})},
+      {out}, KernelCategory::kGemm, 2.0 * experts * m * k * n);
+  return out;
+}
+
+TensorRef LayerEmitter::expert_all_to_all(const TensorRef& rows, std::int64_t out_rows) {
+  TensorRef out = activation({out_rows, shapes_.hidden});
+  if (ep_.size == 1)
+    return RankTraceBuilder::view(rows, {out_rows, shapes_.hidden});
+  // Unequal splits (all-to-allv); the collective model prices the larger of the bytes sent and
+  // received, which on the busiest rank is the received_tokens side.
+  builder_.communicate({CollectiveKind::kAllToAllv, ep_.name, ep_.size, -1, kExpertParallelStream},
+                       rows, out);
+  return out;
+}
+
+TensorRef LayerEmitter::tp_gather_rows(const TensorRef& local, std::int64_t rows,
+                                       std::int64_t width) {
+  if (tp_.size == 1)
+    return local;
+  TensorRef full = activation({rows * tp_.size, width});
+  builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
+                       RankTraceBuilder::view(local, {rows, width}), full);
+  return full;
+}
+
+TensorRef LayerEmitter::tp_reduce_scatter_rows(const TensorRef& full, std::int64_t rows,
+                                               std::int64_t width) {
+  if (tp_.size == 1)
+    return full;
+  TensorRef local = activation({rows, width});
+  builder_.communicate(
+      {CollectiveKind::kReduceScatter, tp_.name, tp_.size, -1, kTensorParallelStream},
+      RankTraceBuilder::view(full, {rows * tp_.size, width}), local);
+  return local;
+}
+
+TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t tokens = shapes_.seq_local * shapes_.batch;  // this rank's (SP) tokens
+  const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
+  const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+
+  // Router: logits, softmax over the experts, top-k (Megatron's TopKRouter).
+  const TensorRef logits = mm(normed, weights.router, tokens, h, experts);
+  const TensorRef probabilities =
+      elementwise("aten::softmax", {logits}, {tokens, experts}, kSoftmaxFlops);
+  const TensorRef top_probabilities = builder_.tensor({tokens, k});
+  const TensorRef top_indices = builder_.tensor({tokens, k}, DType::kInt64);
+  builder_.compute("aten::topk", {probabilities}, {top_probabilities, top_indices},
+                   KernelCategory::kOther, kTopKFlops * static_cast<double>(tokens * experts));
+  // Dispatch: each token copied once per chosen expert, grouped by expert, sent to its rank.
+  const TensorRef permuted = activation({dispatched, h});
+  builder_.compute("te::moe_permute", {RankTraceBuilder::view(normed, {tokens, h}), top_indices},
+                   {permuted}, KernelCategory::kOther, kPermuteFlops);
+  const TensorRef arrived = expert_all_to_all(permuted, received);
+  const TensorRef expert_input = tp_gather_rows(arrived, received, h);
+  // The local experts on their tokens.
+  const std::int64_t per_expert = tokens_per_expert();
+  const TensorRef fc1 =
+      grouped_gemm(expert_input, weights.expert_fc1, per_expert, h, shapes_.expert_fc1_width);
+  const std::int64_t rows = shapes_.experts_local * per_expert;
+  const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
+  TensorRef act;
+  if (shapes_.gated_ffn) {
+    const TensorRef gate = RankTraceBuilder::view(fc1, ffn_shape);
+    const TensorRef sigmoid = elementwise("aten::sigmoid", {gate}, ffn_shape, 4);
+    const TensorRef silu = elementwise("aten::mul", {gate, sigmoid}, ffn_shape, 1);
+    act = elementwise("aten::mul", {silu, gate}, ffn_shape, 1);
+  } else {
+    act = elementwise("aten::gelu", {fc1}, ffn_shape, 8);
+  }
+  const TensorRef fc2 =
+      grouped_gemm(act, weights.expert_fc2, per_expert, shapes_.expert_ffn_local, h);
+  // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
+  const TensorRef expert_output = tp_reduce_scatter_rows(fc2, received, h);
+  const TensorRef returned = expert_all_to_all(expert_output, dispatched);
+  TensorRef routed = activation(local_shape);
+  builder_.compute("te::moe_unpermute", {returned, top_probabilities}, {routed},
+                   KernelCategory::kOther, kUnpermuteFlops * static_cast<double>(dispatched * h));
+  if (shapes_.shared_ffn_local == 0)
+    return routed;
+  const MlpSaved shared = mlp_forward(gather_linear_input(normed), weights.fc1, weights.fc2,
+                                      shapes_.shared_ffn_local, shapes_.shared_fc1_width);
+  const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(shared.output), local_shape);
+  return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
+}
+
+TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWeights& weights) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t tokens = shapes_.seq_local * shapes_.batch;
+  const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
+  const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  const TensorRef grad_tokens = RankTraceBuilder::view(grad_output, {tokens, h});
+
+  // Unpermute backward: the output gradient copied to each of a token's k rows (scaled by its
+  // probability) and the probabilities' gradients (a dot product per row).
+  const TensorRef permuted_input = activation({dispatched, h});
+  const TensorRef top_probabilities = builder_.tensor({tokens, k});
+  const TensorRef grad_rows = activation({dispatched, h});
+  const TensorRef grad_top_probabilities = builder_.tensor({tokens, k});
+  builder_.compute("te::moe_unpermute_backward", {grad_tokens, permuted_input, top_probabilities},
+                   {grad_rows, grad_top_probabilities}, KernelCategory::kOther,
+                   kUnpermuteFlops * static_cast<double>(dispatched * h));
+  const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
+  const TensorRef grad_expert_output = tp_gather_rows(grad_arrived, received, h);
+  // The experts backward: FC2 data and weight gradients, activation, FC1 data and weight.
+  const std::int64_t per_expert = tokens_per_expert();
+  const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
+  const std::int64_t rows = shapes_.experts_local * per_expert;
+  const std::vector<std::int64_t> ffn_shape{rows, ffn};
+  const TensorRef grad_act =
+      grouped_gemm(grad_expert_output, weights.expert_fc2, per_expert, h, ffn);
+  grouped_gemm(activation({shapes_.experts_local, ffn, per_expert}), grad_expert_output, ffn,
+               per_expert, h);  // grad W2 = act^T dY per expert
+  TensorRef grad_fc1;
+  if (shapes_.gated_ffn) {
+    const TensorRef up = activation(ffn_shape);
+    elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
+    const TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
+    elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
+    grad_fc1 = activation({rows, fc1_width});
+  } else {
+    grad_fc1 = elementwise("aten::gelu_backward", {grad_act, activation(ffn_shape)}, ffn_shape, 12);
+  }
+  const TensorRef grad_expert_input =
+      grouped_gemm(grad_fc1, weights.expert_fc1, per_expert, fc1_width, h);
+  grouped_gemm(activation({shapes_.experts_local, h, per_expert}), grad_fc1, h, per_expert,
+               fc1_width);  // grad W1 = X^T dY per expert
+  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_expert_input, received, h);
+  const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
+  // Permute backward: each token's k row gradients summed.
+  TensorRef grad_routed = activation(local_shape);
+  builder_.compute("te::moe_unpermute", {grad_permuted}, {grad_routed}, KernelCategory::kOther,
+                   static_cast<double>(dispatched * h));
+  // Router backward: through top-k and softmax to the logits, then the router's GEMMs.
+  const TensorRef probabilities = activation({tokens, experts});
+  const TensorRef grad_logits =
+      elementwise("aten::_softmax_backward_data", {grad_top_probabilities, probabilities},
+                  {tokens, experts}, 3);
+  const TensorRef grad_router_input =
+      mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);
+  mm(activation({h, tokens}), grad_logits, h, tokens, experts);  // grad of the router weight
+  TensorRef grad_normed =
+      elementwise("aten::add", {grad_routed, grad_router_input}, local_shape, 1);
+  const std::vector<std::int64_t> norm_shape = local_shape;
+  if (shapes_.shared_ffn_local == 0)
+    return elementwise("aten::native_layer_norm_backward",
+                       {RankTraceBuilder::view(grad_normed, norm_shape), hidden_local()},
+                       norm_shape, 12);
+  // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
+  // routed one before the norm's backward.
+  const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h);
+  const TensorRef grad_shared_fc1 =
+      mlp_backward(grad_shared, weights.fc2, shapes_.shared_ffn_local, shapes_.shared_fc1_width);
+  const TensorRef grad_norm_input =
+      norm_input_backward(grad_shared_fc1, weights.fc1, shapes_.shared_fc1_width);
+  return elementwise("aten::add", {grad_norm_input, grad_normed}, local_shape, 1);
+}
+
+}  // namespace perfsim::generators::llm

@@ -1,0 +1,55 @@
+// The calibration compiled into the binary is a copy of the file `perfsim validate runs
+// --fit-calibration` wrote: it must stay equal to it, and simulate/plan must apply what it says.
+#include <gtest/gtest.h>
+
+#include "io/input_file.hpp"
+#include "mpi_sim/cli/llm_calibration.hpp"
+#include "validation/shipped_calibration.hpp"
+
+namespace perfsim {
+namespace {
+
+TEST(ShippedCalibration, EmbeddedTextEqualsTheRepositoryFile) {
+  const std::string path =
+      std::string(PERFSIM_SOURCE_DIR) + "/" + validation::kShippedCalibrationPath;
+  EXPECT_EQ(std::string(validation::shipped_calibration_json()), io::read_file_decompressed(path))
+      << path << " changed: copy it into src/validation/shipped_calibration.cpp";
+}
+
+TEST(ShippedCalibration, DefaultArgumentIsTheShippedFileAndNoneIsNothing) {
+  const validation::EndToEndCalibration shipped = cli::calibration_argument("");
+  const validation::EndToEndCalibration file = validation::load_calibration(
+      std::string(PERFSIM_SOURCE_DIR) + "/" + validation::kShippedCalibrationPath);
+  EXPECT_EQ(shipped.host, file.host);
+  EXPECT_EQ(shipped.device, file.device);
+  EXPECT_FALSE(shipped.fitted_on.empty());
+  EXPECT_TRUE(cli::calibration_argument("none").fitted_on.empty());
+}
+
+TEST(ShippedCalibration, GemmScaleOnlyWhereNothingBetterIsKnown) {
+  validation::EndToEndCalibration calibration;
+  calibration.device = "A100-80GB";
+  calibration.host.gemm_time_scale = 1.1;
+  // The fitted device, and a device without a GEMM fit of its own: the scale.
+  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"A100-80GB", true, false}), 1.1);
+  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"V100", false, false}), 1.1);
+  // A device with its own measured fit, or an FP8 run: the models alone.
+  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"H100-SXM", true, false}), 1.0);
+  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"V100", false, true}), 1.0);
+  calibration.device.clear();
+  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"A100-80GB", false, false}), 1.0);
+}
+
+TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {
+  validation::CalibrationPoint point;
+  point.host_us_per_op = 50;
+  point.host_us_per_collective = 7;
+  point.host_us_per_micro_batch = 4000;
+  const HostOverheads overheads = cli::with_host_cost({}, point);
+  EXPECT_DOUBLE_EQ(overheads.all_ops.t1.mean_us, 50);
+  EXPECT_DOUBLE_EQ(overheads.per_op.at("nccl:all_reduce").t1.mean_us, 57);
+  EXPECT_DOUBLE_EQ(overheads.per_op.at("megatron.get_batch").t5.mean_us, 4000);
+}
+
+}  // namespace
+}  // namespace perfsim

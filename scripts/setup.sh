@@ -16,12 +16,14 @@ jobs="$(nproc)"
 # Exactly the Debian packages perfsim needs to build, run and test.
 packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
           libeigen3-dev libcereal-dev libgtest-dev libsimdjson-dev nlohmann-json3-dev
-          libcli11-dev zlib1g-dev)
+          libcli11-dev zlib1g-dev
+          libprotobuf-dev protobuf-compiler)  # Chakra .et traces (optional at build time)
 if [ "$mode" = test ]; then
   packages+=(clang-format)     # the style test
   packages+=(slurm-wlm munge)  # the sweep test's one-node Slurm (tests/sweep/sweep_slurm.sh)
   packages+=(clang libclang-rt-14-dev)  # the fuzz targets (libFuzzer, tests/fuzz)
   packages+=(python3-venv)     # the pandas example test (h5py and pandas from PyPI in a venv)
+  packages+=(chromium)         # the HTML report test (tests/html: headless screenshot)
 fi
 
 missing=()

@@ -40,6 +40,17 @@ struct TimelineSlice {
   std::string collective_key;  // "group#index" on collective slices, for flow arrows
 };
 
+// GPU time of one labelled step of a rank's program (an LLM pipeline stage's forward or
+// backward of one micro-batch: the report's schedule chart): from the start of the first kernel
+// its ops launch to the end of the last, collectives excluded (their waits show as gaps).
+struct StepSpan {
+  std::string phase;  // "forward", "backward"
+  int micro_batch = 0;
+  int chunk = 0;              // model chunk (virtual stage on the rank); 0 without interleaving
+  TimestampUs start_us = -1;  // -1: the step launched no kernel
+  TimestampUs end_us = -1;
+};
+
 struct RankResult {
   int sim_rank = 0;
   TimestampUs iteration_us = 0;  // max(CPU clock, every stream clock)
@@ -53,6 +64,7 @@ struct RankResult {
   std::size_t ops = 0;
   std::size_t kernels = 0;
   std::vector<TimelineSlice> timeline;
+  std::vector<StepSpan> steps;  // the program's labelled steps (RankProgram::steps), in order
 };
 
 }  // namespace perfsim

@@ -24,10 +24,14 @@ void serialize(Archive& archive, TimelineSlice& value) {
           value.collective_key);
 }
 template <class Archive>
+void serialize(Archive& archive, StepSpan& value) {
+  archive(value.phase, value.micro_batch, value.chunk, value.start_us, value.end_us);
+}
+template <class Archive>
 void serialize(Archive& archive, RankResult& value) {
   archive(value.sim_rank, value.iteration_us, value.cpu_us, value.kernel_time_us, value.gpu_busy_us,
           value.gpu_idle_us, value.by_category_us, value.streams, value.groups, value.ops,
-          value.kernels, value.timeline);
+          value.kernels, value.timeline, value.steps);
 }
 
 }  // namespace perfsim

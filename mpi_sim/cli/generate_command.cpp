@@ -1,7 +1,7 @@
 // `perfsim generate`: writes the per-rank traces of a generated workload (LLM or DLRM) as
-// PyTorch execution traces (JSON), for other tools or for `perfsim simulate --et`. Every MPI
-// process writes its own block of ranks, so `mpirun -n 8 perfsim generate ...` writes 1024
-// ranks in parallel.
+// PyTorch execution traces (JSON) or MLCommons Chakra protobuf traces (--format chakra), for
+// other tools or for `perfsim simulate --et`. Every MPI process writes its own block of ranks,
+// so `mpirun -n 8 perfsim generate ...` writes 1024 ranks in parallel.
 #include <mpi.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "perfsim/error.hpp"
+#include "trace_io/chakra_et.hpp"
 #include "trace_io/execution_trace_writer.hpp"
 
 namespace perfsim::cli {
@@ -30,8 +31,12 @@ struct GenerateOptions {
   LlmSimulateOptions llm;
   DlrmSimulateOptions dlrm;
   std::string output_dir = "perfsim-traces";
-  std::vector<int> ranks;  // empty: all
+  std::string format = "json";  // json (PyTorch ET) or chakra (protobuf .et)
+  std::vector<int> ranks;       // empty: all
 };
+
+// Chakra tools read PREFIX.<rank>.et (ASTRA-sim: --workload-configuration=DIR/perfsim).
+constexpr const char* kChakraPrefix = "perfsim";
 
 // One workload, either kind: what it is, its rank count and a per-rank trace generator.
 struct GeneratedWorkload {
@@ -65,7 +70,9 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
           [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
 }
 
-std::string trace_file_name(int rank) {
+std::string trace_file_name(const std::string& format, int rank) {
+  if (format == "chakra")
+    return chakra_et_file_name(kChakraPrefix, rank);
   char name[64];
   std::snprintf(name, sizeof name, "rank%05d.et.json", rank);
   return name;
@@ -73,6 +80,12 @@ std::string trace_file_name(int rank) {
 
 int run_generate(const GenerateOptions& options, const CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
+  const bool chakra = options.format == "chakra";
+  if (chakra && !chakra_et_available()) {
+    throw RuntimeFailure(
+        "--format chakra: perfsim was built without protobuf (install libprotobuf-dev and "
+        "protobuf-compiler, then re-run cmake)");
+  }
   const GeneratedWorkload workload = read_workload(options);
   std::vector<int> ranks = options.ranks;
   if (ranks.empty()) {
@@ -96,8 +109,12 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
   for (std::size_t i = first; i < last; ++i) {
     const Trace trace = workload.generate(ranks[i]);
     const std::string path =
-        (std::filesystem::path(options.output_dir) / trace_file_name(ranks[i])).string();
-    write_execution_trace_file(trace, path);
+        (std::filesystem::path(options.output_dir) / trace_file_name(options.format, ranks[i]))
+            .string();
+    if (chakra)
+      write_chakra_et_file(trace, path);
+    else
+      write_execution_trace_file(trace, path);
     bytes += static_cast<long long>(std::filesystem::file_size(path));
     if (context.mpi_rank == 0 && (i - first + 1) % 16 == 0) {
       std::cerr << "perfsim generate: process 0 wrote " << (i - first + 1) << " of "
@@ -109,13 +126,15 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
   if (context.mpi_rank == 0) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("wrote %zu execution traces (schema %s) of %s to %s: %.1f MB in %.2f s\n",
-                ranks.size(), kWrittenEtSchema, workload.description.c_str(),
-                options.output_dir.c_str(), static_cast<double>(total_bytes) / 1e6, seconds);
+    const std::string form = chakra ? std::string("Chakra protobuf ") + kChakraEtVersion
+                                    : std::string("schema ") + kWrittenEtSchema;
+    std::printf("wrote %zu execution traces (%s) of %s to %s: %.1f MB in %.2f s\n", ranks.size(),
+                form.c_str(), workload.description.c_str(), options.output_dir.c_str(),
+                static_cast<double>(total_bytes) / 1e6, seconds);
     std::printf(
-        "simulate them with: perfsim simulate --et %s/*.et.json --comm model --topology "
+        "simulate them with: perfsim simulate --et %s/%s --comm model --topology "
         "T --device D\n",
-        options.output_dir.c_str());
+        options.output_dir.c_str(), chakra ? "*.et" : "*.et.json");
   }
   return 0;
 }
@@ -127,12 +146,19 @@ void add_generate_command(CLI::App& app, CommandRegistry& registry) {
   CLI::App* sub = app.add_subcommand(
       "generate",
       "Write the per-rank traces of a generated training iteration (--model LLM or --dlrm DLRM) "
-      "as PyTorch execution traces (JSON, schema 1.1.0-chakra.0.0.4). --topology and --device "
+      "as PyTorch execution traces (JSON, schema 1.1.0-chakra.0.0.4) or Chakra protobuf traces "
+      "(--format chakra). --topology and --device "
       "are needed only by --dlrm (the sharders' memory cap)");
   add_llm_simulate_options(*sub, options->llm);
   add_dlrm_simulate_options(*sub, options->dlrm);
   sub->add_option("-o,--output", options->output_dir,
-                  "directory for rank<N>.et.json (created if missing)")
+                  "directory for rank<N>.et.json, or perfsim.<N>.et with --format chakra "
+                  "(created if missing)")
+      ->capture_default_str();
+  sub->add_option("--format", options->format,
+                  "json: PyTorch execution traces (schema 1.1.0-chakra.0.0.4); chakra: MLCommons "
+                  "Chakra protobuf traces (et_def.proto), one perfsim.<rank>.et per rank")
+      ->check(CLI::IsMember({"json", "chakra"}))
       ->capture_default_str();
   sub->add_option("--ranks", options->ranks, "only these ranks (default: all)")->delimiter(',');
   registry.add(sub, RankScope::kAllRanks, [options](const CommandContext& context) {

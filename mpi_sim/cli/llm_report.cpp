@@ -164,6 +164,12 @@ void complete_llm_report(const LlmReportContext& context, std::span<const RankRe
         static_cast<double>(parallel.pp - 1) /
         (static_cast<double>(micro_batches) * parallel.virtual_stages + parallel.pp - 1);
   report.memory = memory_figures(context);
+  for (int stage = 0; stage < parallel.pp; ++stage) {
+    const int rank = llm::rank_of(parallel, {.tp = 0, .dp = 0, .pp = stage, .cp = 0});
+    for (const RankResult& result : results)
+      if (result.sim_rank == rank && !result.steps.empty())
+        report.pipeline.push_back({stage, rank, result.steps});
+  }
 }
 
 std::string llm_memory_detail(const LlmReportContext& context) {

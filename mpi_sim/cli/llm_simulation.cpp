@@ -18,6 +18,7 @@
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/generated_workload_sources.hpp"
 #include "mpi_sim/cli/llm_calibration.hpp"
+#include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
@@ -307,6 +308,8 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
     const Trace trace = llm::instantiate_llm_rank(*stage_template, parallel, rank);
     inputs.programs.push_back(
         engine::build_rank_program(trace, rank, parallel.world_size(), sources));
+    mark_pipeline_steps(trace, model, parallel, llm::coordinates_of(parallel, rank).pp,
+                        inputs.programs.back());
   }
   // Generated traces have no profile to take host time from: the host costs are the end-to-end
   // calibration's (fitted on measured runs), else none.

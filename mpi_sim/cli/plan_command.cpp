@@ -14,12 +14,14 @@
 
 #include "devices/device_spec.hpp"
 #include "generators/llm/llm_model_config.hpp"
+#include "io/atomic_file.hpp"
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/config_path.hpp"
 #include "mpi_sim/cli/device_argument.hpp"
 #include "mpi_sim/cli/llm_calibration.hpp"
+#include "mpi_sim/cli/llm_report.hpp"
 #include "mpi_sim/cli/plan_report.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/cli/terminal.hpp"
@@ -27,6 +29,7 @@
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "planner/plan_search.hpp"
+#include "report/html_report.hpp"
 #include "report/summary_screen.hpp"
 #include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
@@ -60,10 +63,31 @@ struct PlanOptions {
   TopologySize topology_size;  // --nodes, --gpus-per-node
   std::string format = "text";
   bool quiet = false;
+  std::string report_path;  // --report: HTML, "" = none
 };
+
+void write_plan_html(const PlanOptions& options, const PlanRequest& request,
+                     const PlanOutcome& outcome, const BestLayoutReport* best,
+                     const std::string& device_name) {
+  const report::PlanPage page = plan_page(request, outcome, device_name);
+  std::string html;
+  if (best) {
+    const auto kind_of = [parallel = best->parallel](const std::string& group) {
+      return llm_group_kind(group, parallel);
+    };
+    html = report::render_plan_html(page, &best->report, best->results, kind_of);
+  } else {
+    html = report::render_plan_html(page, nullptr, {}, report::group_kind);
+  }
+  report::write_html_report(options.report_path, html);
+  if (!options.quiet)
+    std::cerr << "perfsim plan: HTML report written to " << options.report_path << "\n";
+}
 
 int run_plan(const PlanOptions& options) {
   const auto start = Clock::now();
+  if (!options.report_path.empty())
+    io::check_writable(options.report_path);
   llm::TransformerConfig model = llm::load_transformer_config(config_path(options.model, "models"));
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
@@ -136,6 +160,8 @@ int run_plan(const PlanOptions& options) {
   if (best) {
     best->report.wall_s = wall_s;
   }
+  if (!options.report_path.empty())
+    write_plan_html(options, request, outcome, best ? &*best : nullptr, device.name);
   if (options.format == "json") {
     std::cout << plan_json(request, outcome, best ? &*best : nullptr, wall_s).dump(2) << "\n";
     return 0;
@@ -249,6 +275,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       ->capture_default_str();
   command->add_flag("--quiet", options->quiet,
                     "no status line on standard error (progress shows only on a terminal)");
+  command->add_option("--report", options->report_path,
+                      "also write a self-contained HTML report to this file: every layout "
+                      "ranked with why it was not chosen, and the chosen layout's charts "
+                      "(inline SVG, no network; default: none)");
   registry.add(command, RankScope::kRankZeroOnly,
                [options](const CommandContext&) { return run_plan(*options); });
 }

@@ -1,6 +1,8 @@
 #include "mpi_sim/cli/plan_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
@@ -82,6 +84,55 @@ Json plan_json(const PlanRequest& request, const PlanOutcome& outcome, const Bes
   }
   doc["wall_s"] = wall_s;
   return doc;
+}
+
+report::PlanPage plan_page(const PlanRequest& request, const PlanOutcome& outcome,
+                           const std::string& device_name) {
+  report::PlanPage page;
+  page.title = request.model.name + " on " + std::to_string(request.limits.gpus) + " x " +
+               device_name + " (" + request.topology.name + ")";
+  page.lines.push_back(
+      std::to_string(outcome.layouts) +
+      " layouts divide the model and the GPUs: " + std::to_string(outcome.out_of_memory) +
+      " do not fit in memory, " + std::to_string(outcome.search.simulated) + " simulated, " +
+      std::to_string(outcome.search.pruned) + " pruned by their lower bound.");
+  page.capacity_bytes = request.device_memory.capacity_bytes;
+  std::set<std::string> in_top;
+  for (const planner::LayoutScore& score : outcome.search.top) {
+    in_top.insert(planner::short_layout_name(score.parallel));
+    page.layouts.push_back(
+        {planner::short_layout_name(score.parallel),
+         page.layouts.empty() ? report::LayoutFate::kChosen : report::LayoutFate::kRanked,
+         score.iteration_us, score.mfu, score.peak_bytes});
+  }
+  std::vector<planner::LayoutScore> slower;
+  for (const planner::LayoutScore& score : outcome.simulated)
+    if (!in_top.count(planner::short_layout_name(score.parallel)))
+      slower.push_back(score);
+  std::sort(slower.begin(), slower.end(),
+            [](const planner::LayoutScore& a, const planner::LayoutScore& b) {
+              return a.iteration_us < b.iteration_us;
+            });
+  for (const planner::LayoutScore& score : slower)
+    page.layouts.push_back({planner::short_layout_name(score.parallel), report::LayoutFate::kSlower,
+                            score.iteration_us, score.mfu, score.peak_bytes});
+  auto pruned = outcome.pruned;
+  std::sort(pruned.begin(), pruned.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (const auto& [layout, bound_us] : pruned)
+    page.layouts.push_back({planner::short_layout_name(layout.parallel),
+                            report::LayoutFate::kPruned, bound_us, 0,
+                            layout.memory.worst().total_bytes});
+  auto not_fitting = outcome.not_fitting;
+  std::sort(not_fitting.begin(), not_fitting.end(),
+            [](const planner::FittingLayout& a, const planner::FittingLayout& b) {
+              return a.memory.worst().total_bytes < b.memory.worst().total_bytes;
+            });
+  for (const planner::FittingLayout& layout : not_fitting)
+    page.layouts.push_back({planner::short_layout_name(layout.parallel),
+                            report::LayoutFate::kOutOfMemory, 0, 0,
+                            layout.memory.worst().total_bytes});
+  return page;
 }
 
 std::string plan_csv(const PlanOutcome& outcome) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mpi_sim/cli/plan_simulation.hpp"
+#include "report/html_report.hpp"
 #include "report/run_report.hpp"
 
 namespace perfsim::cli {
@@ -25,6 +26,11 @@ BestLayoutReport best_layout_report(const PlanRequest& request, const planner::L
 
 nlohmann::ordered_json plan_json(const PlanRequest& request, const PlanOutcome& outcome,
                                  const BestLayoutReport* best, double wall_s);
+
+// Every layout the plan considered, for the HTML report: the top (the chosen first), the other
+// simulated ones, the pruned ones and those that do not fit, each group in its order.
+report::PlanPage plan_page(const PlanRequest& request, const PlanOutcome& outcome,
+                           const std::string& device_name);
 
 // One row per ranked layout: "rank,layout,tp,cp,pp,virtual_stages,dp,micro_batch,zero,
 // sequence_parallel,recompute,iteration_us,mfu,peak_bytes,headroom_bytes,dominant_comm,

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -175,10 +177,14 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
                        request.calibration};
   };
   planner::SearchCallbacks callbacks;
+  std::mutex simulated_lock;  // --jobs simulates on several threads
   callbacks.simulate = [&](const planner::FittingLayout& layout) {
-    return score_layout(
+    planner::LayoutScore score = score_layout(
         simulate_layout(scenario_of(layout.parallel), SimulatedRanks::kPipelineRepresentatives),
         layout);
+    const std::lock_guard<std::mutex> hold(simulated_lock);
+    outcome.simulated.push_back(score);
+    return score;
   };
   // Layer work depends on five choices only: probe each combination once. Bounds are computed
   // on this thread before any simulation starts, so the cache needs no lock.
@@ -198,6 +204,13 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
   callbacks.progress = request.progress;
   outcome.search =
       planner::search_top_layouts(filter.fitting, request.top, callbacks, request.jobs);
+  outcome.not_fitting = filter.not_fitting;
+  std::set<std::string> simulated;
+  for (const planner::LayoutScore& score : outcome.simulated)
+    simulated.insert(planner::short_layout_name(score.parallel));
+  for (const planner::FittingLayout& layout : filter.fitting)
+    if (callbacks.lower_bound_us && !simulated.count(planner::short_layout_name(layout.parallel)))
+      outcome.pruned.emplace_back(layout, callbacks.lower_bound_us(layout));
   return outcome;
 }
 

@@ -76,6 +76,11 @@ struct PlanOutcome {
   std::size_t layouts = 0;  // that divide the model and the GPUs
   std::size_t out_of_memory = 0;
   planner::SearchResult search;
+  // What became of every layout, for the HTML report: each simulated one (in the order they
+  // finished), each pruned one with its lower bound, each that does not fit.
+  std::vector<planner::LayoutScore> simulated;
+  std::vector<std::pair<planner::FittingLayout, double>> pruned;
+  std::vector<planner::FittingLayout> not_fitting;
 };
 
 PlanOutcome plan_layouts(const PlanRequest& request);

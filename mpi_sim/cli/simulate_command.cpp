@@ -46,6 +46,8 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
     attributes["perfsim_version"] = PERFSIM_VERSION_STRING;
     results::write_run_results(options.results_path, options.run_name, results, attributes);
   }
+  if (!options.report_path.empty())
+    write_simulate_html(options, inputs, results, wall_s);
 }
 
 // Every rank by default; a single-rank run has only its own.
@@ -75,6 +77,8 @@ void check_outputs_writable(const SimulateOptions& options) {
   }
   if (!options.timeline_path.empty())
     results::check_timeline_writable({options.timeline_path, options.timeline_format, {}});
+  if (!options.report_path.empty())
+    io::check_writable(options.report_path);
 }
 
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
@@ -213,11 +217,11 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
                  "Kineto traces, one per rank: files, archive members (a.tar.gz:member), or a "
                  "whole .tar.gz holding one trace per rank");
   sub.add_option("--et", options.et_specs,
-                 "PyTorch execution traces, one per rank (files, archive members, or a whole "
-                 ".tar.gz); durations come from the models");
+                 "PyTorch execution traces (JSON) or Chakra protobuf traces (.et), one per rank "
+                 "(files, archive members, or a whole .tar.gz); durations come from the models");
   sub.add_option("--durations", options.kernel_durations,
-                 "kernel durations: measured (Kineto) or model (default: measured for Kineto, "
-                 "model for execution traces)")
+                 "kernel durations: measured (Kineto, Chakra .et duration_micros) or model "
+                 "(default: measured for Kineto, model for execution traces)")
       ->check(CLI::IsMember({"measured", "model"}));
   sub.add_option(
          "--comm", options.comm_durations,
@@ -265,6 +269,10 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--timeline-ranks", options.timeline_ranks,
                  "ranks whose timelines to write: all, or ranks and ranges like 0,8-15")
       ->capture_default_str();
+  sub.add_option("--report", options.report_path,
+                 "also write a self-contained HTML report to this file: pipeline schedule, "
+                 "time breakdown, memory and communication charts (inline SVG, no network; "
+                 "default: none)");
   sub.add_option("--start-skew", options.start_skew,
                  "Kineto input: start each rank at its measured step start (measured) or at 0")
       ->check(CLI::IsMember({"measured", "zero"}));

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 #include "report/detail_tables.hpp"
+#include "report/html_report.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
 #include "report/summary_screen.hpp"
@@ -126,6 +128,15 @@ report::RunReport build_simulate_report(const SimulateOptions& options,
   report.run_name = options.run_name;
   report.timeline_path = options.timeline_path;
   return report;
+}
+
+void write_simulate_html(const SimulateOptions& options, const SimulationInputs& inputs,
+                         std::span<const RankResult> results, double wall_s) {
+  const report::RunReport report = build_simulate_report(options, inputs, results, wall_s);
+  report::write_html_report(options.report_path,
+                            report::render_run_html(report, results, inputs.group_kind));
+  if (!options.quiet)
+    std::cerr << "perfsim: HTML report written to " << options.report_path << "\n";
 }
 
 void print_simulate_report(const SimulateOptions& options, const SimulationInputs& inputs,

@@ -24,4 +24,8 @@ report::RunReport build_simulate_report(const SimulateOptions& options,
 void print_simulate_report(const SimulateOptions& options, const SimulationInputs& inputs,
                            std::span<const RankResult> results, double wall_s, std::ostream& out);
 
+// --report: the HTML form of the same report, written whole (process 0 only).
+void write_simulate_html(const SimulateOptions& options, const SimulationInputs& inputs,
+                         std::span<const RankResult> results, double wall_s);
+
 }  // namespace perfsim::cli

@@ -26,6 +26,7 @@
 #include "trace_io/content_hash.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
+#include "trace_io/trace_format.hpp"
 #include "trace_io/trace_ranks.hpp"
 
 namespace perfsim::cli {
@@ -121,14 +122,15 @@ std::vector<ProcessGroup> groups_with_point_to_point_channels(const std::vector<
   return groups;
 }
 
-// Execution traces: a whole archive expands to its *.json members; ranks come from the
-// traces (record_param_comms) or, failing that, from the order given.
+// Execution traces (PyTorch ET JSON or Chakra protobuf, by content): a whole archive expands
+// to its *.json and *.et members; ranks come from the traces (record_param_comms) or, failing
+// that, from the order given.
 std::vector<Trace> load_execution_traces(const std::vector<std::string>& specs) {
   std::vector<std::string> members;
   for (const std::string& spec : specs) {
     if (io::is_archive_path(spec) && spec.find(".tar.gz:") == std::string::npos) {
       for (const std::string& member : io::list_archive_members(spec)) {
-        if (member.size() > 5 && member.ends_with(".json") &&
+        if (member.size() > 5 && (member.ends_with(".json") || member.ends_with(".et")) &&
             member.substr(member.find_last_of('/') + 1).rfind("._", 0) != 0) {
           members.push_back(spec + ":" + member);
         }
@@ -139,7 +141,7 @@ std::vector<Trace> load_execution_traces(const std::vector<std::string>& specs) 
   }
   std::vector<Trace> traces;
   for (const std::string& member : members)
-    traces.push_back(load_execution_trace_file(member));
+    traces.push_back(trace_io::load_execution_trace_any(io::read_input(member)));
   trace_io::order_by_rank(traces);
   return traces;
 }
@@ -211,8 +213,16 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
   const std::string comm_durations = options.comm_durations.empty()
                                          ? (from_kineto ? "measured" : "model")
                                          : options.comm_durations;
-  if (!from_kineto && (kernel_durations == "measured" || comm_durations == "measured")) {
+  // Chakra .et device nodes may carry durations (duration_micros); PyTorch ETs carry none.
+  const bool all_chakra = std::all_of(traces.begin(), traces.end(), [](const Trace& trace) {
+    return trace.format.starts_with("chakra-et");
+  });
+  if (!from_kineto && kernel_durations == "measured" && !all_chakra) {
     throw InputError("--durations", "", "execution traces carry no measured durations; use model");
+  }
+  if (!from_kineto && comm_durations == "measured") {
+    throw InputError("--comm", "",
+                     "execution traces carry no measured collective times; use model");
   }
   engine::ProgramSources sources;
   if (kernel_durations == "model") {

@@ -42,6 +42,7 @@ struct SimulateOptions {
   std::string timeline_path;
   std::string timeline_format = "chrome";  // chrome (one file) or kineto (a directory, per rank)
   std::string timeline_ranks = "all";      // --timeline-ranks: "0,8-15" (results/rank_list.hpp)
+  std::string report_path;  // --report: self-contained HTML (report/html_report.hpp), "" = none
   // Where each rank's clocks start: "measured" (its ProfilerStep start relative to the
   // earliest rank, so predicted step ends compare with measured ones) or "zero".
   std::string start_skew = "measured";

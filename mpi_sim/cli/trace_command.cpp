@@ -46,10 +46,11 @@ void add_trace_command(CLI::App& app, CommandRegistry& registry) {
   trace->require_subcommand(1);
   CLI::App* summary = trace->add_subcommand(
       "summary",
-      "Print op, kernel (by category and stream) and collective counts of a Kineto or PyTorch "
-      "execution trace (format detected from the content)");
+      "Print op, kernel (by category and stream) and collective counts of a Kineto trace, a "
+      "PyTorch execution trace or a Chakra protobuf trace (.et; format detected from the content)");
   auto file = std::make_shared<std::string>();
-  summary->add_option("FILE", *file, "trace: .json, .json.gz or archive.tar.gz:member")->required();
+  summary->add_option("FILE", *file, "trace: .json, .json.gz, .et or archive.tar.gz:member")
+      ->required();
   registry.add(summary, RankScope::kRankZeroOnly, [file](const CommandContext&) -> int {
     io::InputBytes input = io::read_input(*file);
     if (trace_io::detect_trace_format(input) == trace_io::TraceFormat::kKineto) {

@@ -15,6 +15,7 @@
 
 #include "mpi_sim/engine/name_pool.hpp"
 #include "perfsim/duration_source.hpp"
+#include "perfsim/rank_result.hpp"
 #include "perfsim/trace.hpp"
 
 namespace perfsim::engine {
@@ -128,6 +129,13 @@ struct ProgramCoverage {
   std::map<std::string, std::size_t> unmodelled_ops;  // op name -> count
 };
 
+// A labelled run of consecutive ops whose GPU time the simulator reports (RankResult::steps).
+struct ProgramStep {
+  std::size_t first_op = 0;  // [first_op, end_op) in RankProgram::ops
+  std::size_t end_op = 0;
+  StepSpan label;  // its times unset
+};
+
 struct RankProgram {
   int sim_rank = 0;
   // Where this rank's clocks start: 0, or its measured start skew for validation runs.
@@ -136,6 +144,7 @@ struct RankProgram {
   std::string source;
   std::vector<SimOp> ops;
   ProgramCoverage coverage;
+  std::vector<ProgramStep> steps;  // ascending and disjoint; most programs have none
   // Owns the names the ops and kernels view; shared by copies of the program.
   std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
 };

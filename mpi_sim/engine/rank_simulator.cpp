@@ -21,6 +21,20 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
   result_.sim_rank = program.sim_rank;
   cpu_us_ = program.start_us;
   recorded_previous_start_us_ = program.start_us;
+  result_.steps.reserve(program.steps.size());
+  for (const ProgramStep& step : program.steps)
+    result_.steps.push_back(step.label);
+}
+
+void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
+  const std::vector<ProgramStep>& steps = program_.steps;
+  while (step_cursor_ < steps.size() && steps[step_cursor_].end_op <= next_op_)
+    ++step_cursor_;
+  if (step_cursor_ == steps.size() || steps[step_cursor_].first_op > next_op_)
+    return;
+  StepSpan& span = result_.steps[step_cursor_];
+  span.start_us = span.end_us < 0 ? start_us : std::min(span.start_us, start_us);
+  span.end_us = std::max(span.end_us, end_us);
 }
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
@@ -267,6 +281,7 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     stream.clock_us = start + kernel.duration_us;
     queued_ends_.push(stream.clock_us);
     add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
+    note_step_kernel(start, stream.clock_us);
     if (kernel.category != KernelCategory::kCommunication)
       compute_stream_ = kernel.stream;
   }

@@ -85,6 +85,9 @@ class RankSimulator {
                        KernelCategory category, std::string_view name);
   void flush_busy();
   std::deque<PendingBusy> pending_busy_;
+  // Widens the labelled step (RankProgram::steps) holding the op being run to cover a kernel.
+  void note_step_kernel(TimestampUs start_us, TimestampUs end_us);
+  std::size_t step_cursor_ = 0;  // the first step not yet behind the op being run
 
   const RankProgram& program_;
   const HostOverheads& overheads_;

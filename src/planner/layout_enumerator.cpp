@@ -113,8 +113,9 @@ MemoryFilter keep_fitting(const llm::TransformerConfig& model,
     if (estimate.verdict.fits)
       filter.fitting.push_back({layout, std::move(estimate)});
     else
-      ++filter.out_of_memory;
+      filter.not_fitting.push_back({layout, std::move(estimate)});
   }
+  filter.out_of_memory = filter.not_fitting.size();
   return filter;
 }
 

@@ -40,6 +40,7 @@ struct FittingLayout {
 struct MemoryFilter {
   std::vector<FittingLayout> fitting;
   std::size_t out_of_memory = 0;
+  std::vector<FittingLayout> not_fitting;  // the out-of-memory layouts, with their estimates
 };
 
 // Keeps the layouts whose worst pipeline stage fits on `device` (memory::estimate_llm_memory).

@@ -41,6 +41,8 @@ BreakdownLine describe(const std::string& key) {
           "compute waiting for " + group_kind_label(kind) + " collectives", 0, 0};
 }
 
+}  // namespace
+
 std::map<std::string, double> rank_breakdown(const RankResult& result, const GroupKindOf& kind_of) {
   std::map<std::string, double> lines;
   double compute = 0;
@@ -62,8 +64,6 @@ std::map<std::string, double> rank_breakdown(const RankResult& result, const Gro
   lines["other"] = result.iteration_us - accounted;
   return lines;
 }
-
-}  // namespace
 
 RunReport build_run_report(std::span<const RankResult> results, const GroupKindOf& kind_of) {
   RunReport report;

@@ -10,13 +10,19 @@
 //                  start offset (Kineto input starts each rank at its measured step start),
 //                  streams still busy after the last compute kernel (negative only when
 //                  compute kernels of several streams overlap)
+#include <map>
 #include <span>
+#include <string>
 
 #include "perfsim/rank_result.hpp"
 #include "report/group_kinds.hpp"
 #include "report/run_report.hpp"
 
 namespace perfsim::report {
+
+// One rank's lines by key ("compute", "exposed_tp", "bubble", "other", ...), adding up to its
+// iteration time.
+std::map<std::string, double> rank_breakdown(const RankResult& result, const GroupKindOf& kind_of);
 
 RunReport build_run_report(std::span<const RankResult> results, const GroupKindOf& kind_of);
 

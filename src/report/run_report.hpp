@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "perfsim/rank_result.hpp"
 #include "perfsim/units.hpp"
 
 namespace perfsim::report {
@@ -52,6 +53,14 @@ struct MemoryFigures {
   std::string verdict;      // the memory model's own sentence for the worst stage
 };
 
+// One pipeline stage's schedule as simulated: the forward and backward of each micro-batch on
+// its first rank (the HTML report's pipeline chart).
+struct PipelineStageSteps {
+  int stage = 0;
+  int rank = 0;
+  std::vector<StepSpan> steps;
+};
+
 struct RunReport {
   std::string workload;                 // "llama3-70b, TP 8 x PP 4 x DP 2, ... = 64 GPUs"
   std::vector<std::string> setup;       // further short lines about the inputs (batch, precision)
@@ -67,6 +76,7 @@ struct RunReport {
   // pipeline.
   std::optional<double> ideal_bubble_fraction;
   std::optional<MemoryFigures> memory;
+  std::vector<PipelineStageSteps> pipeline;    // empty: no pipeline, or its steps are unknown
   std::vector<std::string> available_details;  // --detail names this run can print
   std::vector<std::string> extra_sections;     // printed right after the summary (validation)
   // The simulator itself, not the workload.

@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include "perfsim/error.hpp"
+#include "trace_io/chakra_et.hpp"
+#include "trace_io/delimited_messages.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
 
@@ -14,11 +16,25 @@ std::string_view trace_format_name(TraceFormat format) {
       return "kineto";
     case TraceFormat::kExecutionTrace:
       return "pytorch-et";
+    case TraceFormat::kChakraProtobuf:
+      return "chakra-et";
   }
   return "unknown";
 }
 
+bool is_chakra_protobuf(std::string_view bytes) {
+  const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    return false;  // blank: the JSON error says more
+  if (bytes[first] != '{' && bytes[first] != '[')
+    return true;
+  // A GlobalMetadata of 123 bytes starts with '{' too; JSON framing exactly is beyond chance.
+  return frames_exactly(bytes);
+}
+
 TraceFormat detect_trace_format(const io::InputBytes& input) {
+  if (is_chakra_protobuf(input.bytes))
+    return TraceFormat::kChakraProtobuf;
   // On-demand parsing stops at the keys: the detection does not parse the whole trace.
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(input.bytes);
@@ -49,8 +65,14 @@ Trace load_trace(const io::InputBytes& input) {
       return load_kineto_trace(input);
     case TraceFormat::kExecutionTrace:
       return load_execution_trace(input);
+    case TraceFormat::kChakraProtobuf:
+      return load_chakra_et(input);
   }
   throw InputError(input.source, "", "unknown trace format");
+}
+
+Trace load_execution_trace_any(const io::InputBytes& input) {
+  return is_chakra_protobuf(input.bytes) ? load_chakra_et(input) : load_execution_trace(input);
 }
 
 Trace load_trace(const std::string& spec) {

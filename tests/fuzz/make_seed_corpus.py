@@ -79,6 +79,7 @@ def main():
     copy("kineto", "tests/data/mismatch/rank0.json")
     copy("execution_trace", "tests/data/et_small/*.json")
     copy("chakra_json", "tests/data/malformed/chakra_*.json")
+    copy("chakra_et", "tests/data/chakra/*.et")
     copy("llm_model", "configs/models/*.json")
     copy("device", "configs/devices/*.json")
     copy("topology", "configs/topologies/4xa100.json")

@@ -20,6 +20,7 @@
 #include "perfsim/error.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "topology/topology.hpp"
+#include "trace_io/chakra_et.hpp"
 #include "trace_io/chakra_json_loader.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/kineto_loader.hpp"
@@ -51,6 +52,11 @@ const std::map<std::string, Loader>& loaders() {
       {"chakra_json",
        [](const std::string& text, const std::string& source) {
          load_chakra_json(io::InputBytes{source, text});
+       }},
+      {"chakra_et",
+       [](const std::string& text, const std::string& source) {
+         if (chakra_et_available())  // without protobuf the target is not built either
+           load_chakra_et(io::InputBytes{source, text});
        }},
       {"llm_model",
        [](const std::string& text, const std::string& source) {

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/engine/folded_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -77,9 +78,12 @@ FoldInputs load_fold_inputs(const LlmScenario& scenario) {
     llm::StageTemplate stage_template =
         llm::generate_llm_stage_template(scenario.model, scenario.parallel, stage);
     fold.witnesses.push_back(witness_collectives(stage_template));
-    fold.inputs.programs.push_back(engine::build_rank_program(
-        llm::instantiate_llm_rank(std::move(stage_template), scenario.parallel, representative),
-        representative, world_size, sources));
+    const Trace trace =
+        llm::instantiate_llm_rank(std::move(stage_template), scenario.parallel, representative);
+    fold.inputs.programs.push_back(
+        engine::build_rank_program(trace, representative, world_size, sources));
+    mark_pipeline_steps(trace, scenario.model, scenario.parallel, stage,
+                        fold.inputs.programs.back());
     fold.representative_witnesses.push_back(engine::build_rank_program(
         llm::instantiate_llm_rank(fold.witnesses.back(), scenario.parallel, representative),
         representative, world_size, sources));

@@ -89,6 +89,15 @@ void expect_identical(const RankResult& folded, const RankResult& full) {
     EXPECT_EQ(folded.streams[i].busy_us, full.streams[i].busy_us) << rank;
     EXPECT_EQ(folded.streams[i].by_category_us, full.streams[i].by_category_us) << rank;
   }
+  ASSERT_EQ(folded.steps.size(), full.steps.size()) << rank;
+  for (std::size_t i = 0; i < full.steps.size(); ++i) {
+    EXPECT_TRUE(folded.steps[i].phase == full.steps[i].phase &&
+                folded.steps[i].micro_batch == full.steps[i].micro_batch &&
+                folded.steps[i].chunk == full.steps[i].chunk &&
+                folded.steps[i].start_us == full.steps[i].start_us &&
+                folded.steps[i].end_us == full.steps[i].end_us)
+        << rank << " step " << i;
+  }
   ASSERT_EQ(folded.groups.size(), full.groups.size()) << rank;
   for (const auto& [group, traffic] : full.groups) {
     ASSERT_TRUE(folded.groups.contains(group)) << rank << " " << group;

@@ -4,14 +4,14 @@
 # bytes per op held at that peak (folded runs hold only the representatives' programs).
 #   bash bench/scale.sh [path/to/perfsim] [case ...]
 # Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-256
-#        llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
+#        llama405b-folded llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
 # 5 GB per process) so that a case that does not fit fails instead of swapping the machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 perfsim="${1:-build/mpi_sim/perfsim}"
 shift || true
 cases=("$@")
-[[ ${#cases[@]} -eq 0 ]] && cases=(synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded-256 gpt3-unfolded llama405b-rank)
+[[ ${#cases[@]} -eq 0 ]] && cases=(synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded-256 gpt3-unfolded llama405b-folded llama405b-rank)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
 cap_kb=$(( ${CAP_GB:-5} * 1024 * 1024 ))
@@ -74,6 +74,8 @@ for name in "${cases[@]}"; do
     gpt3-unfolded-256) run "$name" 2 "${gpt3[@]}" --global-batch 256 --fold none ;;
     # One rank of the 16,384-GPU layout at its real batch (256 micro-batches per pipeline): the
     # ops every rank holds, to size a folded or unfolded run of all of them.
+    # The whole 16,384-GPU layout at its real batch (2048 sequences of 8192: 16 M tokens), folded.
+    llama405b-folded) run "$name" 2 "${llama[@]}" --dp 8 --nodes 2048 ;;
     llama405b-rank) run "$name" 1 "${llama[@]}" --dp 1 --nodes 256 --global-batch 256 --single-rank 8 ;;
     *) echo "unknown case $name" >&2 ;;
   esac

@@ -1,8 +1,11 @@
 #include "mpi_sim/cli/folded_simulation.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <set>
+#include <tuple>
 
-#include "generators/llm/llm_rank_generator.hpp"
+#include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/engine/folded_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -10,6 +13,35 @@
 namespace perfsim::cli {
 
 namespace llm = generators::llm;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// What a collective's group and duration can depend on: its role and its message.
+using WitnessKey =
+    std::tuple<std::string, int, CollectiveKind, int, DType, Bytes, Bytes,
+               std::vector<std::int64_t>, std::vector<std::int64_t>, int, std::int64_t>;
+
+WitnessKey witness_key(const CommInfo& comm) {
+  return {comm.process_group,
+          comm.peer_rank,
+          comm.kind,
+          comm.group_size,
+          comm.dtype,
+          comm.bytes_in,
+          comm.bytes_out,
+          comm.in_split_elements,
+          comm.out_split_elements,
+          comm.root_rank,
+          comm.tag};
+}
+
+}  // namespace
 
 std::vector<int> stage_representative_of(const llm::ParallelConfig& parallel) {
   std::vector<int> representative_of(static_cast<std::size_t>(parallel.world_size()));
@@ -20,28 +52,65 @@ std::vector<int> stage_representative_of(const llm::ParallelConfig& parallel) {
   return representative_of;
 }
 
-FoldProof prove_ranks(const LlmScenario& scenario, const SimulationInputs& representatives,
+llm::StageTemplate witness_collectives(const llm::StageTemplate& stage_template) {
+  llm::StageTemplate witnesses{stage_template.stage, {}};
+  Trace& trace = witnesses.trace;
+  trace.source = stage_template.trace.source;
+  trace.format = stage_template.trace.format;
+  trace.world_size = stage_template.trace.world_size;
+  std::set<WitnessKey> seen;
+  for (const Op& op : stage_template.trace.ops) {
+    if (op.comm && seen.insert(witness_key(*op.comm)).second)
+      trace.ops.push_back(op);
+  }
+  trace.reindex();
+  return witnesses;
+}
+
+FoldInputs load_fold_inputs(const LlmScenario& scenario) {
+  FoldInputs fold;
+  fold.inputs = load_llm_inputs(scenario, {});
+  const engine::ProgramSources sources{
+      fold.inputs.kernel_source.get(), fold.inputs.comm_source.get(), {}};
+  const int world_size = scenario.parallel.world_size();
+  for (int representative : pipeline_representatives(scenario.parallel)) {
+    const int stage = llm::coordinates_of(scenario.parallel, representative).pp;
+    llm::StageTemplate stage_template =
+        llm::generate_llm_stage_template(scenario.model, scenario.parallel, stage);
+    fold.witnesses.push_back(witness_collectives(stage_template));
+    const Trace trace =
+        llm::instantiate_llm_rank(std::move(stage_template), scenario.parallel, representative);
+    fold.inputs.programs.push_back(
+        engine::build_rank_program(trace, representative, world_size, sources));
+    mark_pipeline_steps(trace, scenario.model, scenario.parallel, stage,
+                        fold.inputs.programs.back());
+    fold.representative_witnesses.push_back(engine::build_rank_program(
+        llm::instantiate_llm_rank(fold.witnesses.back(), scenario.parallel, representative),
+        representative, world_size, sources));
+  }
+  return fold;
+}
+
+FoldProof prove_ranks(const LlmScenario& scenario, const FoldInputs& fold,
                       std::span<const int> representative_of, std::span<const int> ranks) {
   FoldProof proof;
   const engine::ProgramSources sources{
-      representatives.kernel_source.get(), representatives.comm_source.get(), {}};
+      fold.inputs.kernel_source.get(), fold.inputs.comm_source.get(), {}};
   const int world_size = scenario.parallel.world_size();
-  auto program_of = [&](int representative) -> const engine::RankProgram& {
-    const auto found = std::find_if(
-        representatives.programs.begin(), representatives.programs.end(),
-        [&](const engine::RankProgram& program) { return program.sim_rank == representative; });
-    return *found;
-  };
   for (int rank : ranks) {
-    const int representative = representative_of[static_cast<std::size_t>(rank)];
-    if (representative == rank) {
-      proof.renamings.push_back(engine::identity_renaming(program_of(rank)));
+    const int stage = llm::coordinates_of(scenario.parallel, rank).pp;
+    const engine::RankProgram& representative =
+        fold.representative_witnesses.at(static_cast<std::size_t>(stage));
+    if (representative_of[static_cast<std::size_t>(rank)] == rank) {
+      proof.renamings.push_back(engine::identity_renaming(representative));
       continue;
     }
     const engine::RankProgram program = engine::build_rank_program(
-        llm::generate_llm_rank(scenario.model, scenario.parallel, rank), rank, world_size, sources);
+        llm::instantiate_llm_rank(fold.witnesses.at(static_cast<std::size_t>(stage)),
+                                  scenario.parallel, rank),
+        rank, world_size, sources);
     engine::ProgramComparison comparison =
-        engine::compare_with_representative(program_of(representative), program, representative_of);
+        engine::compare_with_representative(representative, program, representative_of);
     if (!comparison.renaming) {
       proof.differences.emplace_back(rank, std::move(comparison.difference));
       return proof;  // one difference is enough to refuse
@@ -87,20 +156,27 @@ std::vector<RankResult> simulate_folded(
   return results;
 }
 
-FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline) {
+FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline,
+                          const std::function<void(const RankResult&)>& timeline_sink) {
+  const auto start = Clock::now();
   FoldedRun run;
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
-  const std::vector<int> representatives = pipeline_representatives(scenario.parallel);
-  run.inputs = load_llm_inputs(scenario, representatives);
-  run.representatives = representatives.size();
+  FoldInputs fold = load_fold_inputs(scenario);
+  run.representatives = fold.inputs.programs.size();
+  run.generation_s = seconds_since(start);
   std::vector<int> all(representative_of.size());
   for (std::size_t rank = 0; rank < all.size(); ++rank)
     all[rank] = static_cast<int>(rank);
-  const FoldProof proof = prove_ranks(scenario, run.inputs, representative_of, all);
+  const FoldProof proof = prove_ranks(scenario, fold, representative_of, all);
   run.refusal = fold_refusal(proof, representative_of);
+  run.inputs = std::move(fold.inputs);
+  run.proof_s = seconds_since(start);
   if (run.refusal)
     return run;
-  run.results = simulate_folded(run.inputs, representative_of, proof.renamings, record_timeline);
+  const auto simulation_start = Clock::now();
+  run.results = simulate_folded(run.inputs, representative_of, proof.renamings, record_timeline,
+                                timeline_sink);
+  run.simulation_s = seconds_since(simulation_start);
   run.inputs.notes.push_back(fold_note(run.representatives, scenario.parallel.world_size()));
   return run;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "assets/collective_curve_assets.hpp"
 #include "collectives/collective_model.hpp"
@@ -297,8 +298,14 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
                     : 1.0;
        }});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
+  // Every rank of a stage is its stage template with its own roles (llm_rank_roles.hpp):
+  // generate each stage's template once and instantiate it for the stage's ranks.
+  std::optional<llm::StageTemplate> stage_template;
   for (int rank : local_ranks) {
-    const Trace trace = llm::generate_llm_rank(model, parallel, rank);
+    const int stage = llm::coordinates_of(parallel, rank).pp;
+    if (!stage_template || stage_template->stage != stage)
+      stage_template = llm::generate_llm_stage_template(model, parallel, stage);
+    const Trace trace = llm::instantiate_llm_rank(*stage_template, parallel, rank);
     inputs.programs.push_back(
         engine::build_rank_program(trace, rank, parallel.world_size(), sources));
     mark_pipeline_steps(trace, model, parallel, llm::coordinates_of(parallel, rank).pp,

@@ -20,6 +20,32 @@ int FoldedClockSync::group_id(const std::string& name) {
   return group_ids_.emplace(name, static_cast<int>(group_ids_.size())).first->second;
 }
 
+const std::vector<std::pair<int, int>>& FoldedClockSync::counterparts(int group,
+                                                                      const CollectivePost& post) {
+  const auto [found, added] = counterparts_.try_emplace(group);
+  if (!added)
+    return found->second;
+  std::vector<std::pair<int, int>>& distinct = found->second;
+  for (int member : post.members) {
+    const int representative = representative_of_.at(static_cast<std::size_t>(member));
+    int their_group = group;
+    if (member != representative) {
+      const auto renaming = renaming_.find(member);
+      const auto mapped = renaming == renaming_.end()
+                              ? std::unordered_map<int, int>::const_iterator{}
+                              : renaming->second.find(group);
+      if (renaming == renaming_.end() || mapped == renaming->second.end())
+        throw RuntimeFailure("folded run: rank " + std::to_string(member) + " of " + post.group +
+                             " has no proven counterpart");
+      their_group = mapped->second;
+    }
+    distinct.emplace_back(representative, their_group);
+  }
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  return distinct;
+}
+
 CollectiveHandle FoldedClockSync::post(const CollectivePost& post) {
   const int group = group_id(post.group);
   const PostKey own{post.sim_rank, group, post.index_in_group};
@@ -30,21 +56,8 @@ CollectiveHandle FoldedClockSync::post(const CollectivePost& post) {
   const auto [found, added] = pending_of_.emplace(collective, pending_.size());
   if (added) {
     Pending pending;
-    for (int member : post.members) {
-      const int representative = representative_of_.at(static_cast<std::size_t>(member));
-      int their_group = group;
-      if (member != representative) {
-        const auto renaming = renaming_.find(member);
-        const auto mapped = renaming == renaming_.end()
-                                ? std::unordered_map<int, int>::const_iterator{}
-                                : renaming->second.find(group);
-        if (renaming == renaming_.end() || mapped == renaming->second.end())
-          throw RuntimeFailure("folded run: rank " + std::to_string(member) + " of " + post.group +
-                               " has no proven counterpart");
-        their_group = mapped->second;
-      }
+    for (const auto& [representative, their_group] : counterparts(group, post))
       pending.awaited.push_back({representative, their_group, post.index_in_group});
-    }
     pending_.push_back(std::move(pending));
   }
   return CollectiveHandle{found->second};

@@ -47,10 +47,14 @@ class FoldedClockSync final : public ClockSync {
     DurationCombine combine = DurationCombine::kLongest;
   };
   struct Pending {
-    std::vector<PostKey> awaited;  // one per member
+    std::vector<PostKey> awaited;  // one per distinct (representative, its group) of the members
     std::optional<CollectiveTiming> timing;
   };
   int group_id(const std::string& name);
+  // The distinct (representative, its group id) the members of `group` stand for, computed once
+  // per group: a 128-member group whose members are clones of one representative awaits one
+  // post, not 128 (the latest ready time and the min/max duration are the same over either).
+  const std::vector<std::pair<int, int>>& counterparts(int group, const CollectivePost& post);
 
   std::vector<int> representative_of_;
   std::unordered_map<std::string, int> group_ids_;
@@ -59,6 +63,7 @@ class FoldedClockSync final : public ClockSync {
   std::unordered_map<PostKey, Posted, PostKeyHash> posts_;
   std::unordered_map<PostKey, std::size_t, PostKeyHash> pending_of_;  // rank field unused (0)
   std::vector<Pending> pending_;
+  std::unordered_map<int, std::vector<std::pair<int, int>>> counterparts_;  // by group id
 };
 
 }  // namespace perfsim::engine

@@ -99,6 +99,12 @@ std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) con
   return last_collective_;
 }
 
+std::size_t RankSimulator::first_unresolved() const {
+  while (first_unresolved_ < posted_.size() && posted_[first_unresolved_].timing)
+    ++first_unresolved_;
+  return first_unresolved_;
+}
+
 std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   std::vector<std::size_t> needed;
   if (std::optional<std::size_t> waited = waited_collective(op))
@@ -110,7 +116,7 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   }
   if (op.host_sync == HostSync::kDevice) {
     // The host waits for every stream, communication included.
-    for (std::size_t index = 0; index < posted_.size(); ++index) {
+    for (std::size_t index = first_unresolved(); index < posted_.size(); ++index) {
       if (!posted_[index].timing)
         needed.push_back(index);
     }
@@ -355,7 +361,7 @@ RankSimulator::Progress RankSimulator::advance() {
     run_op(op);
     ++next_op_;
   }
-  for (std::size_t index = 0; index < posted_.size(); ++index) {
+  for (std::size_t index = first_unresolved(); index < posted_.size(); ++index) {
     if (!resolved(index)) {
       blocked_posted_ = index;
       return Progress::kBlocked;

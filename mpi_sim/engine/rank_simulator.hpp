@@ -106,6 +106,11 @@ class RankSimulator {
   StreamId compute_stream_ = kDefaultComputeStream;
   std::map<StreamId, StreamState> streams_;
   std::vector<Posted> posted_;
+  // Every posted collective before this index has resolved: a device synchronize and the end of
+  // the program scan from here rather than from the first (a synchronize per pipeline transfer
+  // made the scans quadratic in the program's collectives). Advanced lazily, hence mutable.
+  mutable std::size_t first_unresolved_ = 0;
+  std::size_t first_unresolved() const;
   std::optional<std::size_t> last_collective_;
   std::unordered_map<std::int64_t, std::size_t> posted_by_seq_;  // work handle -> posted
   // The collective op `op` waits on: its work handle's, else the most recent one.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -87,6 +88,15 @@ void expect_identical(const RankResult& folded, const RankResult& full) {
     EXPECT_EQ(folded.streams[i].stream, full.streams[i].stream) << rank;
     EXPECT_EQ(folded.streams[i].busy_us, full.streams[i].busy_us) << rank;
     EXPECT_EQ(folded.streams[i].by_category_us, full.streams[i].by_category_us) << rank;
+  }
+  ASSERT_EQ(folded.steps.size(), full.steps.size()) << rank;
+  for (std::size_t i = 0; i < full.steps.size(); ++i) {
+    EXPECT_TRUE(folded.steps[i].phase == full.steps[i].phase &&
+                folded.steps[i].micro_batch == full.steps[i].micro_batch &&
+                folded.steps[i].chunk == full.steps[i].chunk &&
+                folded.steps[i].start_us == full.steps[i].start_us &&
+                folded.steps[i].end_us == full.steps[i].end_us)
+        << rank << " step " << i;
   }
   ASSERT_EQ(folded.groups.size(), full.groups.size()) << rank;
   for (const auto& [group, traffic] : full.groups) {
@@ -183,6 +193,111 @@ TEST(FoldedSimulation, RefusedWhereTensorGroupsStraddleNodes) {
   ASSERT_TRUE(folded.refusal);
   EXPECT_NE(folded.refusal->find("differs"), std::string::npos) << *folded.refusal;
   EXPECT_TRUE(folded.results.empty());
+}
+
+// The proof compares each rank's witness collectives only (folded_simulation.hpp). Checks the
+// argument that this decides what comparing whole programs decides: for every rank of small
+// layouts of each parallelism kind, and of one that must be refused, the whole program's
+// comparison with its representative's gives the same verdict and the same renaming.
+void expect_witnesses_decide_like_whole_programs(const LlmScenario& scenario) {
+  const FoldInputs fold = load_fold_inputs(scenario);
+  const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
+  std::vector<int> all(representative_of.size());
+  for (std::size_t rank = 0; rank < all.size(); ++rank)
+    all[rank] = static_cast<int>(rank);
+  const FoldProof witnessed = prove_ranks(scenario, fold, representative_of, all);
+  std::vector<int> ranks;
+  for (int rank = 0; rank < scenario.parallel.world_size(); ++rank)
+    ranks.push_back(rank);
+  const SimulationInputs whole = load_llm_inputs(scenario, ranks);
+  std::size_t proven = 0;
+  for (int rank : ranks) {
+    const int representative = representative_of[static_cast<std::size_t>(rank)];
+    if (representative == rank) {
+      ++proven;
+      continue;
+    }
+    const engine::ProgramComparison comparison = engine::compare_with_representative(
+        whole.programs[static_cast<std::size_t>(representative)],
+        whole.programs[static_cast<std::size_t>(rank)], representative_of);
+    if (!comparison.renaming) {
+      // The witness proof stops at its first difference, which must be this rank's.
+      ASSERT_FALSE(witnessed.differences.empty())
+          << "rank " << rank << ": " << comparison.difference;
+      EXPECT_EQ(witnessed.differences.front().first, rank);
+      return;
+    }
+    ASSERT_LT(proven, witnessed.renamings.size()) << "rank " << rank;
+    std::vector<std::pair<std::string, std::string>> expected =
+        comparison.renaming->own_to_representative;
+    std::vector<std::pair<std::string, std::string>> actual =
+        witnessed.renamings[proven].own_to_representative;
+    std::sort(expected.begin(), expected.end());
+    std::sort(actual.begin(), actual.end());
+    EXPECT_EQ(witnessed.renamings[proven].rank, rank);
+    EXPECT_EQ(actual, expected) << "rank " << rank;
+    ++proven;
+  }
+  EXPECT_TRUE(witnessed.differences.empty()) << witnessed.differences.front().second;
+}
+
+TEST(FoldProof, WitnessCollectivesDecideLikeWholePrograms) {
+  llm::ParallelConfig interleaved = layout(2, 3, 2);
+  interleaved.virtual_stages = 2;
+  llm::ParallelConfig sharded = layout(2, 2, 4);
+  sharded.zero_stage = 1;
+  sharded.overlap_grad_reduce = true;
+  sharded.overlap_param_gather = true;
+  llm::ParallelConfig zero3 = layout(1, 2, 4);
+  zero3.zero_stage = 3;
+  llm::ParallelConfig context = layout(2, 2, 2);
+  context.cp = 2;
+  llm::ParallelConfig uneven = layout(2, 2, 2);
+  uneven.pp_layers = {2, 4};
+  for (const llm::ParallelConfig& parallel : {interleaved, sharded, zero3, context, uneven}) {
+    SCOPED_TRACE("tp " + std::to_string(parallel.tp) + " pp " + std::to_string(parallel.pp) +
+                 " dp " + std::to_string(parallel.dp) + " cp " + std::to_string(parallel.cp));
+    expect_witnesses_decide_like_whole_programs(scenario_of(parallel));
+  }
+  // TP 3 on 8-GPU nodes: refused by both.
+  expect_witnesses_decide_like_whole_programs(scenario_of(layout(3, 1, 3)));
+}
+
+// A collective model that prices one group's collectives 1 us longer: an injected asymmetry
+// the proof must catch and refuse.
+class OneGroupSlower final : public CommDurationSource {
+ public:
+  OneGroupSlower(std::unique_ptr<CommDurationSource> model, std::string group)
+      : model_(std::move(model)), group_(std::move(group)) {}
+  DurationUs collective_duration_us(const CollectiveCall& call) const override {
+    return model_->collective_duration_us(call) + (call.group == group_ ? 1.0 : 0.0);
+  }
+  std::string_view name() const override { return "one-group-slower"; }
+
+ private:
+  std::unique_ptr<CommDurationSource> model_;
+  std::string group_;
+};
+
+TEST(FoldProof, RefusesARunWithOneGroupPricedDifferently) {
+  // TP 2 x PP 2 x DP 4: "dp/1" holds the tp-rank-1 ranks of stage 0 (1, 3, 5, 7), whose
+  // representative 0 reduces its gradients on "dp/0".
+  const LlmScenario scenario = scenario_of(layout(2, 2, 4));
+  FoldInputs fold = load_fold_inputs(scenario);
+  const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
+  std::vector<int> all(representative_of.size());
+  for (std::size_t rank = 0; rank < all.size(); ++rank)
+    all[rank] = static_cast<int>(rank);
+  ASSERT_FALSE(
+      fold_refusal(prove_ranks(scenario, fold, representative_of, all), representative_of));
+  fold.inputs.comm_source =
+      std::make_unique<OneGroupSlower>(std::move(fold.inputs.comm_source), "dp/1");
+  const FoldProof proof = prove_ranks(scenario, fold, representative_of, all);
+  const std::optional<std::string> refusal = fold_refusal(proof, representative_of);
+  ASSERT_TRUE(refusal);
+  EXPECT_NE(refusal->find("rank 1 differs from rank 0"), std::string::npos) << *refusal;
+  // The all-reduce's slot kernel carries the longer duration: the first field that differs.
+  EXPECT_NE(refusal->find("nccl:all_reduce"), std::string::npos) << *refusal;
 }
 
 TEST(FoldConsistency, RefusesAGroupWhoseMembersPlayOtherRoles) {

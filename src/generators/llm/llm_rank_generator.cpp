@@ -6,6 +6,7 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_pipeline_schedule.hpp"
+#include "generators/llm/llm_rank_roles.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "perfsim/error.hpp"
 
@@ -27,24 +28,24 @@ ContextParallelRing context_ring(const ParallelConfig& parallel, int rank) {
 // One pipeline stage on one rank: its layers, its weights, its data-parallel state.
 class StageGenerator {
  public:
-  StageGenerator(const TransformerConfig& model, const ParallelConfig& parallel, int rank,
-                 RankTraceBuilder& builder)
+  // The rank is known only through `roles` (placeholders when generating a stage template).
+  StageGenerator(const TransformerConfig& model, const ParallelConfig& parallel,
+                 const RankRoles& roles, RankTraceBuilder& builder)
       : model_(model),
         parallel_(parallel),
-        rank_(rank),
-        coordinates_(coordinates_of(parallel, rank)),
+        roles_(roles),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
         emitter_(shapes_, model, parallel.recompute,
-                 {parallel.overlap_tp_backward, parallel.comm_sms},
-                 {tp_group_name(parallel, rank), parallel.tp}, context_ring(parallel, rank),
-                 {ep_group_name(parallel, rank), parallel.ep}, builder),
-        dp_group_(dp_group_name(parallel, rank)),
+                 {parallel.overlap_tp_backward, parallel.comm_sms}, {roles.tp_group, parallel.tp},
+                 {parallel.cp, roles.context_next, roles.context_previous},
+                 {roles.ep_group, parallel.ep}, builder),
+        dp_group_(roles.dp_group),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
-    expert_buffer_.group = expert_gradient_group_name(parallel, rank);
+    expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
-      chunks_.push_back(stage_layers(model, parallel, coordinates_.pp, chunk));
+      chunks_.push_back(stage_layers(model, parallel, roles_.stage, chunk));
       for (int layer = chunks_.back().first; layer < chunks_.back().last; ++layer)
         weights_[layer] = emitter_.make_weights(model.is_moe_layer(layer));
     }
@@ -52,22 +53,16 @@ class StageGenerator {
     head_weight_ = builder_.tensor({shapes_.hidden, shapes_.vocab_local});
   }
 
-  bool first_stage() const { return coordinates_.pp == 0; }
-  bool last_stage() const { return coordinates_.pp == parallel_.pp - 1; }
+  bool first_stage() const { return roles_.stage == 0; }
+  bool last_stage() const { return roles_.stage == parallel_.pp - 1; }
   // The first and last virtual stages hold the embedding and the LM head.
   bool first_virtual(int chunk) const { return first_stage() && chunk == 0; }
   bool last_virtual(int chunk) const {
     return last_stage() && chunk == parallel_.virtual_stages - 1;
   }
   // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
-  int previous_rank() const {
-    const int stage = (coordinates_.pp + parallel_.pp - 1) % parallel_.pp;
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage, coordinates_.cp});
-  }
-  int next_rank() const {
-    const int stage = (coordinates_.pp + 1) % parallel_.pp;
-    return rank_of(parallel_, {coordinates_.tp, coordinates_.dp, stage, coordinates_.cp});
-  }
+  int previous_rank() const { return roles_.pipeline_previous; }
+  int next_rank() const { return roles_.pipeline_next; }
   TensorRef stage_boundary_tensor() {
     return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
   }
@@ -210,8 +205,8 @@ class StageGenerator {
         builder_.communicate({CollectiveKind::kAllReduce, group, size, -1, kDataParallelStream},
                              norm, norm);
     };
-    sum_over(tp_group_name(parallel_, rank_), parallel_.tp);
-    sum_over(pp_group_name(parallel_, rank_), parallel_.pp);
+    sum_over(roles_.tp_group, parallel_.tp);
+    sum_over(roles_.pp_group, parallel_.pp);
     if (parallel_.zero_stage >= 1)
       sum_over(dp_group_, dp_size());
     builder_.compute("aten::mul_", {gradients, norm}, {gradients}, KernelCategory::kOther,
@@ -407,8 +402,7 @@ class StageGenerator {
 
   const TransformerConfig& model_;
   const ParallelConfig& parallel_;
-  int rank_;
-  RankCoordinates coordinates_;
+  const RankRoles& roles_;
   LocalShapes shapes_;
   RankTraceBuilder& builder_;
   std::vector<LayerRange> chunks_;
@@ -456,29 +450,27 @@ LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& pa
   return {virtual_stage * per_chunk, (virtual_stage + 1) * per_chunk};
 }
 
-Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank) {
+StageTemplate generate_llm_stage_template(const TransformerConfig& model,
+                                          const ParallelConfig& parallel, int stage_index) {
   validate(model, parallel);
-  if (rank < 0 || rank >= parallel.world_size())
-    throw InputError("<parallel>", "rank",
-                     "rank " + std::to_string(rank) + " is outside the world of " +
-                         std::to_string(parallel.world_size()));
-  RankTraceBuilder builder(rank, parallel.world_size(), model.activation_dtype());
+  if (stage_index < 0 || stage_index >= parallel.pp)
+    throw InputError("<parallel>", "stage",
+                     "stage " + std::to_string(stage_index) + " is outside the " +
+                         std::to_string(parallel.pp) + " pipeline stages");
+  RankTraceBuilder builder(0, parallel.world_size(), model.activation_dtype());
   Trace& trace = builder.trace();
   trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) +
                  (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) +
                  (parallel.ep > 1 ? " ep" + std::to_string(parallel.ep) : std::string()) + " pp" +
-                 std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp) + " rank " +
-                 std::to_string(rank);
-  trace.process_groups = process_groups_of(parallel, rank);
-  StageGenerator stage(model, parallel, rank, builder);
-  const RankCoordinates coordinates = coordinates_of(parallel, rank);
+                 std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp);
+  const RankRoles roles = placeholder_roles(stage_index);
+  StageGenerator stage(model, parallel, roles, builder);
   const int micro_batches = micro_batches_per_iteration(model, parallel);
   std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
   const std::vector<PipelineStep> steps =
       parallel.virtual_stages > 1
-          ? interleaved_schedule(coordinates.pp, parallel.pp, parallel.virtual_stages,
-                                 micro_batches)
-          : one_f_one_b_schedule(coordinates.pp, parallel.pp, micro_batches);
+          ? interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches)
+          : one_f_one_b_schedule(stage_index, parallel.pp, micro_batches);
   stage.gather_parameters_for_forward();
   const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
   for (std::size_t position = 0; position < steps.size(); ++position) {
@@ -535,7 +527,36 @@ Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& pa
   stage.finish_grad_sync();
   stage.clip_gradients();
   stage.optimizer_step();
-  return builder.take();
+  return {stage_index, builder.take()};
+}
+
+Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank) {
+  if (rank < 0 || rank >= parallel.world_size())
+    throw InputError("<parallel>", "rank",
+                     "rank " + std::to_string(rank) + " is outside the world of " +
+                         std::to_string(parallel.world_size()));
+  const RankRoles roles = rank_roles(parallel, rank);
+  if (roles.stage != stage_template.stage)
+    throw RuntimeFailure("instantiate_llm_rank: rank " + std::to_string(rank) + " is in stage " +
+                         std::to_string(roles.stage) + ", the template is stage " +
+                         std::to_string(stage_template.stage) + "'s");
+  Trace trace = std::move(stage_template.trace);
+  substitute_roles(trace, roles, trace.source);
+  trace.rank = rank;
+  trace.source += " rank " + std::to_string(rank);
+  trace.process_groups = process_groups_of(parallel, rank);
+  return trace;
+}
+
+Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank) {
+  validate(model, parallel);
+  if (rank < 0 || rank >= parallel.world_size())
+    throw InputError("<parallel>", "rank",
+                     "rank " + std::to_string(rank) + " is outside the world of " +
+                         std::to_string(parallel.world_size()));
+  return instantiate_llm_rank(
+      generate_llm_stage_template(model, parallel, coordinates_of(parallel, rank).pp), parallel,
+      rank);
 }
 
 std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {

@@ -22,7 +22,21 @@
 namespace perfsim::generators::llm {
 
 // Throws InputError when the model cannot be split as asked or `rank` is outside the world.
+// The stage template of `rank`'s stage, instantiated for it.
 Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank);
+
+// One pipeline stage's trace with placeholder roles (llm_rank_roles.hpp) in place of group
+// names and neighbours: the generator sees the stage and nothing else of a rank, so this is
+// every rank of the stage's trace up to those roles.
+struct StageTemplate {
+  int stage = 0;
+  Trace trace;
+};
+StageTemplate generate_llm_stage_template(const TransformerConfig& model,
+                                          const ParallelConfig& parallel, int stage);
+// `rank`'s trace: the template (of rank's stage) with its roles, process groups and rank
+// (pass the template by std::move when it is not needed again: it is the trace).
+Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank);
 
 // The point-to-point pairs of the pipeline as the engine names them ("p2p:a->b", both
 // directions), for a collective model that must know every group's ranks.

@@ -1,0 +1,44 @@
+#pragma once
+// What a generated rank's trace depends on besides the model, the layout and its pipeline
+// stage: the names of the process groups it runs collectives on and the ranks of its
+// point-to-point neighbours. The generator never sees a rank's tensor-, context- or
+// data-parallel index: it emits one template per stage with placeholder roles, the same for
+// every rank of the stage, and a rank's trace is that template with the rank's own roles put
+// in (llm_rank_generator.hpp). Every rank of a stage therefore runs its stage's program up to
+// the names of its groups and neighbours by construction, which is what lets
+// `simulate --fold` prove a whole stage from a handful of collectives
+// (mpi_sim/cli/folded_simulation.hpp). A generator that needs another rank-dependent value
+// must add it here, either as a role (a name or a neighbour) or as part of the template's key.
+#include <string>
+
+#include "generators/llm/llm_parallel_config.hpp"
+#include "perfsim/trace.hpp"
+
+namespace perfsim::generators::llm {
+
+struct RankRoles {
+  int stage = 0;
+  std::string tp_group;
+  std::string dp_group;  // DP x CP: the ranks that reduce the gradients
+  std::string pp_group;
+  std::string ep_group;         // expert parallel: routed tokens' all-to-alls (MoE)
+  std::string expert_dp_group;  // the experts' gradients (the DP group when EP is 1)
+  int pipeline_previous = -1;   // the previous / next stage's rank (a ring when interleaved)
+  int pipeline_next = -1;
+  int context_previous = -1;  // neighbours in the context-parallel ring
+  int context_next = -1;
+};
+
+// `rank`'s own roles.
+RankRoles rank_roles(const ParallelConfig& parallel, int rank);
+
+// The placeholders a stage template is generated with: group names no real group has and
+// negative neighbour ranks (-1 stays "no peer").
+RankRoles placeholder_roles(int stage);
+
+// The template with `roles` in place of its placeholders: every collective's group and every
+// send/recv peer. Throws InputError naming `template_source` when the template names a group or
+// a peer that is not a placeholder (a generator that looked at a real rank).
+void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& template_source);
+
+}  // namespace perfsim::generators::llm

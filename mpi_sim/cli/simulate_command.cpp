@@ -259,7 +259,7 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_option("--run-name", options.run_name, "group name of this run in the results file");
   sub.add_option("--timeline", options.timeline_path,
                  "write a timeline of the iteration: a Chrome/Perfetto JSON file, or with "
-                 "--timeline-format kineto a directory of PyTorch-profiler traces");
+                 "--timeline-format kineto a directory of PyTorch-profiler traces (default: none)");
   sub.add_option("--timeline-format", options.timeline_format,
                  "chrome (one Trace Event Format file, every rank a process: ui.perfetto.dev) or "
                  "kineto (DIR/rank-N.json per rank, as PyTorch's profiler writes: Holistic Trace "

@@ -317,7 +317,8 @@ void add_sweep_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::PositiveNumber);
   submit->add_option("--time", submit_options->time,
                      "time limit per task (default: the sweep file's slurm.time, else 01:00:00)");
-  submit->add_option("--partition", submit_options->partition, "Slurm partition");
+  submit->add_option("--partition", submit_options->partition,
+                     "Slurm partition (default: the cluster's default partition)");
   submit->add_flag("--only-failed", submit_options->only_failed,
                    "submit only the failed (or lost) tasks again");
   submit->add_flag("--dry-run", submit_options->dry_run, "write the scripts, submit nothing");

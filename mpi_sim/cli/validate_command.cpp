@@ -162,12 +162,14 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
       ->required()
       ->check(CLI::ExistingFile);
   collectives_command
-      ->add_option("--assets", options->assets,
-                   "model assets (perfsim fit); not with --leave-one-out")
+      ->add_option(
+          "--assets", options->assets,
+          "model assets (perfsim fit); required unless --leave-one-out, which fits its own")
       ->check(CLI::ExistingFile);
   collectives_command
       ->add_option("--topology", options->topology,
-                   "predict through this topology (configs/topologies/*.json)")
+                   "predict through this topology (configs/topologies/*.json); required by "
+                   "--leave-one-out; default: the curves alone")
       ->check(CLI::ExistingFile);
   collectives_command->add_option("--nodes", options->nodes, "override the topology's node count");
   collectives_command
@@ -183,10 +185,13 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
       "--hold-out", options->hold_out,
       "tables to hold out with --leave-one-out, each predicted from the --tables minus itself "
       "(default: every multi-node table)");
-  collectives_command->add_option("--nccl-algo", options->nccl_algo,
-                                  "NCCL_ALGO-like restriction: ring,tree,nvls,nvlstree or ^name");
+  collectives_command->add_option(
+      "--nccl-algo", options->nccl_algo,
+      "NCCL_ALGO-like restriction: ring,tree,nvls,nvlstree or ^name (default: "
+      "NCCL's own choice)");
   collectives_command->add_option("--nccl-proto", options->nccl_proto,
-                                  "NCCL_PROTO-like restriction: LL,LL128,Simple or ^name");
+                                  "NCCL_PROTO-like restriction: LL,LL128,Simple or ^name (default: "
+                                  "NCCL's own choice)");
   collectives_command->add_option("--max-gmae", options->max_gmae_percent,
                                   "exit 1 when a table's GMAE exceeds this many percent");
   registry.add(collectives_command, RankScope::kRankZeroOnly,

@@ -125,7 +125,8 @@ TEST(CnnOpRules, BatchNormReadsTheInputTwiceWhenTraining) {
   inputs.insert(inputs.end(), params.begin(), params.end());
   const Op training = op(1, "aten::cudnn_batch_norm", inputs,
                          {x, tensor({64}), tensor({64}), tensor({0}, DType::kUInt8)});
-  const auto& train_work = std::get<MemoryBoundWork>(expand_op(training).kernels.at(0).work);
+  const MemoryBoundWork train_work =
+      std::get<MemoryBoundWork>(expand_op(training).kernels.at(0).work);
   EXPECT_DOUBLE_EQ(train_work.bytes_read, 2 * x_bytes);
   EXPECT_DOUBLE_EQ(train_work.bytes_written, x_bytes);
   const Op inference =
@@ -136,7 +137,8 @@ TEST(CnnOpRules, BatchNormReadsTheInputTwiceWhenTraining) {
   EXPECT_DOUBLE_EQ(std::get<MemoryBoundWork>(expand_op(no_training).kernels.at(0).work).bytes_read,
                    x_bytes);
   const Op backward = op(3, "aten::cudnn_batch_norm_backward", {x, x, tensor({64})}, {x});
-  const auto& back_work = std::get<MemoryBoundWork>(expand_op(backward).kernels.at(0).work);
+  const MemoryBoundWork back_work =
+      std::get<MemoryBoundWork>(expand_op(backward).kernels.at(0).work);
   EXPECT_DOUBLE_EQ(back_work.bytes_read, 4 * x_bytes);
   EXPECT_DOUBLE_EQ(back_work.bytes_written, x_bytes);
 }
@@ -144,7 +146,7 @@ TEST(CnnOpRules, BatchNormReadsTheInputTwiceWhenTraining) {
 TEST(CnnOpRules, MaxPoolingBackwardRunsBesidesItsZeroFill) {
   const Op pool = op(1, "aten::max_pool2d_with_indices", {tensor({32, 64, 112, 112})},
                      {tensor({32, 64, 56, 56}), tensor({32, 64, 56, 56}, DType::kInt64)});
-  const auto& forward = std::get<MemoryBoundWork>(expand_op(pool).kernels.at(0).work);
+  const MemoryBoundWork forward = std::get<MemoryBoundWork>(expand_op(pool).kernels.at(0).work);
   EXPECT_DOUBLE_EQ(forward.bytes_read, 32.0 * 64 * 112 * 112 * 4);
   EXPECT_DOUBLE_EQ(forward.bytes_written, 32.0 * 64 * 56 * 56 * (4 + 8));
   const Op backward = op(2, "aten::max_pool2d_with_indices_backward",

@@ -27,4 +27,21 @@ Accuracy prediction_accuracy(std::span<const double> predicted, std::span<const 
   return {100.0 * std::exp(log_sum / count), 100.0 * sum / count, measured.size()};
 }
 
+void RelativeErrors::add(double predicted, double measured) {
+  const double error = predicted / measured - 1.0;
+  gmae += std::abs(error);
+  mean_signed += error;
+  max_abs = std::max(max_abs, std::abs(error));
+  ++count;
+}
+
+RelativeErrors RelativeErrors::mean() const {
+  RelativeErrors out = *this;
+  if (count > 0) {
+    out.gmae /= static_cast<double>(count);
+    out.mean_signed /= static_cast<double>(count);
+  }
+  return out;
+}
+
 }  // namespace perfsim::kernels

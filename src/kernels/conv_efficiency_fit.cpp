@@ -166,17 +166,9 @@ ConvPredictionErrors conv_prediction_errors(std::span<const MeasuredConv> table,
   for (std::size_t i = 0; i < table.size() && i < predicted.size(); ++i) {
     if (keep && !keep(table[i]))
       continue;
-    const double error = predicted[i] / table[i].measured_us - 1.0;
-    errors.gmae += std::abs(error);
-    errors.mean_signed += error;
-    errors.max_abs = std::max(errors.max_abs, std::abs(error));
-    ++errors.count;
+    errors.add(predicted[i], table[i].measured_us);
   }
-  if (errors.count > 0) {
-    errors.gmae /= static_cast<double>(errors.count);
-    errors.mean_signed /= static_cast<double>(errors.count);
-  }
-  return errors;
+  return errors.mean();
 }
 
 ConvEfficiencyParameters fit_conv_efficiency(std::span<const MeasuredConv> table,

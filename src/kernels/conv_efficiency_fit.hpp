@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "devices/device_spec.hpp"
+#include "kernels/accuracy.hpp"
 #include "kernels/conv_model.hpp"
 #include "kernels/kernel_work.hpp"
 
@@ -32,12 +33,7 @@ std::vector<MeasuredConv> read_deepbench_conv_table(const std::string& path, DTy
 // layers), "1x1", "RxS stride 1" (R, S >= 2), "RxS strided".
 std::string conv_shape_class(const ConvShape& shape);
 
-struct ConvPredictionErrors {
-  std::size_t count = 0;
-  double gmae = 0;         // mean |predicted / measured - 1|
-  double mean_signed = 0;  // mean (predicted / measured - 1)
-  double max_abs = 0;
-};
+using ConvPredictionErrors = RelativeErrors;
 
 // Model times of every row (at least the device's kernel floor).
 std::vector<double> predict_conv_table(std::span<const MeasuredConv> table,

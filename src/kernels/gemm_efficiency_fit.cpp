@@ -90,18 +90,9 @@ GemmPredictionErrors gemm_prediction_errors(std::span<const MeasuredGemm> table,
                                             const devices::DeviceSpec& device,
                                             const GemmEfficiencyParameters& efficiency) {
   GemmPredictionErrors errors;
-  for (const MeasuredGemm& gemm : table) {
-    const double error = predicted_us(gemm, device, efficiency) / gemm.measured_us - 1.0;
-    errors.gmae += std::abs(error);
-    errors.mean_signed += error;
-    errors.max_abs = std::max(errors.max_abs, std::abs(error));
-    ++errors.count;
-  }
-  if (errors.count > 0) {
-    errors.gmae /= static_cast<double>(errors.count);
-    errors.mean_signed /= static_cast<double>(errors.count);
-  }
-  return errors;
+  for (const MeasuredGemm& gemm : table)
+    errors.add(predicted_us(gemm, device, efficiency), gemm.measured_us);
+  return errors.mean();
 }
 
 GemmEfficiencyParameters fit_gemm_efficiency(std::span<const MeasuredGemm> table,

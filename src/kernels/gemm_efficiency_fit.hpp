@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "devices/device_spec.hpp"
+#include "kernels/accuracy.hpp"
 #include "kernels/analytical_gemm.hpp"
 #include "kernels/kernel_work.hpp"
 
@@ -23,12 +24,7 @@ struct MeasuredGemm {
 // line and column.
 std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DType dtype);
 
-struct GemmPredictionErrors {
-  std::size_t count = 0;
-  double gmae = 0;         // mean |predicted / measured - 1|
-  double mean_signed = 0;  // mean (predicted / measured - 1)
-  double max_abs = 0;
-};
+using GemmPredictionErrors = RelativeErrors;
 
 GemmPredictionErrors gemm_prediction_errors(std::span<const MeasuredGemm> table,
                                             const devices::DeviceSpec& device,

@@ -15,6 +15,7 @@
 #include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {
@@ -25,18 +26,7 @@ namespace llm = generators::llm;
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
 llm::TransformerConfig small_gpt() {
-  llm::TransformerConfig model;
-  model.name = "small-gpt";
-  model.layers = 6;
-  model.hidden = 768;
-  model.heads = 12;
-  model.kv_heads = 12;
-  model.ffn_hidden = 3072;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 24;
-  model.attention = llm::AttentionKernel::kFlash;
+  llm::TransformerConfig model = test_support::small_gpt(6, 768, 24);
   model.dropout = true;
   return model;
 }

@@ -11,6 +11,7 @@
 #include "mpi_sim/cli/plan_simulation.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "planner/plan_search.hpp"
+#include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::planner {
@@ -84,17 +85,7 @@ TEST(PlanSearch, ShortNamesAndTable) {
 
 TEST(PlanSearch, SmallModelOnOneNodePrunedSearchEqualsExhaustive) {
   const std::string source = PERFSIM_SOURCE_DIR;
-  llm::TransformerConfig model;
-  model.name = "small-gpt";
-  model.layers = 6;
-  model.hidden = 1024;
-  model.heads = 16;
-  model.kv_heads = 16;
-  model.ffn_hidden = 4096;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 8;
+  llm::TransformerConfig model = test_support::small_gpt(6, 1024, 8);
   model.attention = llm::AttentionKernel::kUnfused;
   model.dropout = true;
   const topology::Topology topology =

@@ -8,6 +8,7 @@
 
 #include "io/input_file.hpp"
 #include "mpi_sim/cli/plan_simulation.hpp"
+#include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {
@@ -18,17 +19,7 @@ namespace llm = generators::llm;
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
 llm::TransformerConfig small_gpt() {
-  llm::TransformerConfig model;
-  model.name = "small-gpt";
-  model.layers = 6;
-  model.hidden = 1024;
-  model.heads = 16;
-  model.kv_heads = 16;
-  model.ffn_hidden = 4096;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 24;
+  llm::TransformerConfig model = test_support::small_gpt(6, 1024, 24);
   model.attention = llm::AttentionKernel::kUnfused;
   model.dropout = true;
   return model;

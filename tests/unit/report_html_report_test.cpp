@@ -12,6 +12,7 @@
 #include "report/html_report.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/svg_chart.hpp"
+#include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim {
@@ -22,19 +23,7 @@ namespace llm = generators::llm;
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
 llm::TransformerConfig small_gpt() {
-  llm::TransformerConfig model;
-  model.name = "small-gpt";
-  model.layers = 4;
-  model.hidden = 768;
-  model.heads = 12;
-  model.kv_heads = 12;
-  model.ffn_hidden = 3072;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 4;
-  model.attention = llm::AttentionKernel::kFlash;
-  return model;
+  return test_support::small_gpt(4, 768, 4);
 }
 
 // PP 2 x TP 2, micro-batch 1, global batch 4: 4 micro-batches per pipeline (by default).

@@ -19,6 +19,7 @@
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
 #include "report/summary_screen.hpp"
+#include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {
@@ -29,18 +30,7 @@ namespace llm = generators::llm;
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
 llm::TransformerConfig small_gpt() {
-  llm::TransformerConfig model;
-  model.name = "small-gpt";
-  model.layers = 8;
-  model.hidden = 1024;
-  model.heads = 16;
-  model.kv_heads = 16;
-  model.ffn_hidden = 4096;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 16;
-  return model;
+  return test_support::small_gpt(8, 1024, 16);
 }
 
 struct Reported {

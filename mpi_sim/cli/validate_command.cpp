@@ -4,7 +4,11 @@
 // NCCL algorithm model) on ranks 0..n-1 of that topology. With --leave-one-out each table named
 // by --hold-out (default: every multi-node table) is predicted from curves fitted to, and a
 // fabric calibrated on, the other tables only (collectives/curve_transfer.hpp).
+#include <array>
+#include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "assets/collective_curve_assets.hpp"
 #include "benchmark_data/collective_benchmark_table.hpp"
@@ -30,7 +34,66 @@ struct ValidateOptions {
   std::vector<std::string> hold_out;
   std::string nccl_algo;
   std::string nccl_proto;
+  std::string format = "text";  // text, csv or json (schema perfsim-validate-collectives/1)
 };
+
+constexpr const char* kValidateCollectivesSchema = "perfsim-validate-collectives/1";
+constexpr std::array<const char*, 4> kRegionNames{"all", "latency", "sigmoid", "bandwidth"};
+
+// The error summaries of one row in the order of kRegionNames.
+std::array<const collectives::ErrorSummary*, 4> summaries_of(
+    const collectives::ErrorTableRow& row) {
+  return {&row.errors.all, &row.errors.by_region[0], &row.errors.by_region[1],
+          &row.errors.by_region[2]};
+}
+
+// One line per table and region: relative errors as fractions (0.05 = 5 %).
+std::string rows_csv(const std::vector<collectives::ErrorTableRow>& rows) {
+  std::ostringstream out;
+  out << "table,region,points,gmae,mape,stddev,max\n";
+  out << std::setprecision(9);
+  for (const auto& row : rows) {
+    const auto summaries = summaries_of(row);
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+      out << row.name << ',' << kRegionNames[i] << ',' << summaries[i]->count << ','
+          << summaries[i]->gmae << ',' << summaries[i]->mape << ',' << summaries[i]->stddev << ','
+          << summaries[i]->max << '\n';
+  }
+  return out.str();
+}
+
+std::string rows_json(const std::vector<collectives::ErrorTableRow>& rows, const std::string& mode,
+                      const std::string& topology) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = kValidateCollectivesSchema;
+  doc["mode"] = mode;
+  doc["topology"] = topology.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(topology);
+  doc["tables"] = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    nlohmann::ordered_json table;
+    table["name"] = row.name;
+    const auto summaries = summaries_of(row);
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+      table[kRegionNames[i]] = {{"points", summaries[i]->count},
+                                {"gmae", summaries[i]->gmae},
+                                {"mape", summaries[i]->mape},
+                                {"stddev", summaries[i]->stddev},
+                                {"max", summaries[i]->max}};
+    doc["tables"].push_back(std::move(table));
+  }
+  return doc.dump(2) + "\n";
+}
+
+// Text keeps its headline; csv and json carry the table alone.
+void print_rows(const ValidateOptions& options, const std::vector<collectives::ErrorTableRow>& rows,
+                const std::string& mode, const std::string& headline) {
+  if (options.format == "csv")
+    std::cout << rows_csv(rows);
+  else if (options.format == "json")
+    std::cout << rows_json(rows, mode, options.topology);
+  else
+    std::cout << headline << collectives::format_error_table(rows);
+}
 
 std::optional<collectives::NcclSettings> command_line_settings(const ValidateOptions& options) {
   if (options.nccl_algo.empty() && options.nccl_proto.empty())
@@ -88,19 +151,20 @@ int run_leave_one_out(const ValidateOptions& options) {
     results.push_back(collectives::predict_held_out(nominal, settings, training, target));
   }
   std::vector<collectives::ErrorTableRow> rows;
-  std::cout << "leave one out on " << options.topology
-            << ": each held-out table predicted from the others (fitted curves + calibrated "
-               "fabric)\n";
+  std::ostringstream headline;
+  headline << "leave one out on " << options.topology
+           << ": each held-out table predicted from the others (fitted curves + calibrated "
+              "fabric)\n";
   for (const auto& result : results) {
     std::string from;
     for (const auto& reference : result.references)
       from += (from.empty() ? "" : " + ") + reference;
-    std::cout << "  " << result.name << ": " << collective_name(result.kind) << ", "
-              << result.n_ranks << " GPUs on " << result.n_nodes << " node(s), from " << from
-              << "\n";
+    headline << "  " << result.name << ": " << collective_name(result.kind) << ", "
+             << result.n_ranks << " GPUs on " << result.n_nodes << " node(s), from " << from
+             << "\n";
     rows.push_back({result.name, collectives::summarize_by_region(result.points)});
   }
-  std::cout << collectives::format_error_table(rows);
+  print_rows(options, rows, "leave_one_out", headline.str());
   return report(rows, options.max_gmae_percent);
 }
 
@@ -136,9 +200,9 @@ int run_validate(const ValidateOptions& options) {
     }
     rows.push_back({name, collectives::summarize_by_region(points)});
   }
-  std::cout << (model ? "collective model on " + options.topology : std::string("own curves"))
-            << ": relative error of predicted time\n"
-            << collectives::format_error_table(rows);
+  print_rows(options, rows, model ? "model" : "curves",
+             (model ? "collective model on " + options.topology : std::string("own curves")) +
+                 ": relative error of predicted time\n");
   return report(rows, options.max_gmae_percent);
 }
 
@@ -192,6 +256,12 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
   collectives_command->add_option("--nccl-proto", options->nccl_proto,
                                   "NCCL_PROTO-like restriction: LL,LL128,Simple or ^name (default: "
                                   "NCCL's own choice)");
+  collectives_command
+      ->add_option("--format", options->format,
+                   "standard output: text (the table), csv (table,region,points,gmae,mape,stddev,"
+                   "max; errors as fractions) or json (schema perfsim-validate-collectives/1, "
+                   "docs/output-formats.md)")
+      ->check(CLI::IsMember({"text", "csv", "json"}));
   collectives_command->add_option("--max-gmae", options->max_gmae_percent,
                                   "exit 1 when a table's GMAE exceeds this many percent");
   registry.add(collectives_command, RankScope::kRankZeroOnly,

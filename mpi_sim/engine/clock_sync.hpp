@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "perfsim/duration_source.hpp"
 #include "perfsim/units.hpp"
@@ -47,10 +48,26 @@ class ClockSync {
   virtual CollectiveHandle post(const CollectivePost& post) = 0;
   // The timing once every member has posted, without blocking.
   virtual std::optional<CollectiveTiming> poll(CollectiveHandle handle) = 0;
-  // Waits until some outstanding collective of this process may have resolved. Returns false
+  // Waits until some outstanding collective of this process has resolved. Returns false
   // when nothing can ever resolve (every outstanding collective waits for a member of this
   // process that is itself blocked): the caller reports a deadlock instead of hanging.
   virtual bool make_progress() = 0;
+  // Resolves, without blocking, what has completed elsewhere (MPI); called now and then while
+  // ranks are runnable so that other processes' reductions keep moving.
+  virtual void test_progress() {}
+  // Appends to `into` (after clearing it) every collective that resolved since the last call,
+  // each once: a scheduler wakes the ranks parked on them instead of polling every blocked rank.
+  // A collective whose poll() returned nothing resolves here before poll() returns its timing.
+  virtual void take_resolved(std::vector<CollectiveHandle>& into) {
+    into.clear();
+    into.swap(resolved_);
+  }
+
+ protected:
+  void note_resolved(CollectiveHandle handle) { resolved_.push_back(handle); }
+
+ private:
+  std::vector<CollectiveHandle> resolved_;
 };
 
 }  // namespace perfsim::engine

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "perfsim/error.hpp"
 
@@ -47,7 +48,86 @@ bool same_kind(CollectiveKind a, CollectiveKind b) {
   return a == b;
 }
 
+// splitmix64's finalizer: a bijection of 64-bit words that spreads every input bit.
+std::uint64_t mix(std::uint64_t value) {
+  value ^= value >> 30;
+  value *= 0xbf58476d1ce4e5b9ULL;
+  value ^= value >> 27;
+  value *= 0x94d049bb133111ebULL;
+  value ^= value >> 31;
+  return value;
+}
+
+std::uint64_t combine(std::uint64_t state, std::uint64_t value) {
+  return mix(state ^ mix(value + 0x9e3779b97f4a7c15ULL));
+}
+
+std::uint64_t hash_text(const std::string& text) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a: the same on every process and build
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+// The kind as the group's first member would see it: a receive on the other side of a channel
+// counts as the send it pairs with (same_kind's rule).
+CollectiveKind kind_seen_from_first(CollectiveKind kind, bool first_member) {
+  if (first_member || !is_point_to_point(kind))
+    return kind;
+  return kind == CollectiveKind::kSend ? CollectiveKind::kRecv : CollectiveKind::kSend;
+}
+
 }  // namespace
+
+MatchResidue collective_match_residue(std::span<const RankSignatures> ranks) {
+  constexpr std::uint64_t kLaneSeeds[2] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
+  MatchResidue residue{0, 0};
+  for (const RankSignatures& rank : ranks) {
+    struct Sequence {
+      const std::vector<int>* members = nullptr;
+      std::uint64_t hash = 0;
+      std::uint64_t count = 0;
+    };
+    std::unordered_map<std::string, Sequence> sequences;
+    for (const auto& [group, members] : rank.groups) {
+      Sequence& sequence = sequences[group];
+      sequence.members = &members;
+      sequence.hash = members.size();
+      for (int member : members)
+        sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(member));
+    }
+    for (const CollectiveSignature& signature : rank.signatures) {
+      Sequence& sequence = sequences[signature.group];
+      const bool first = sequence.members && !sequence.members->empty() &&
+                         sequence.members->front() == rank.sim_rank;
+      const auto kind = kind_seen_from_first(signature.kind, first);
+      sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(kind));
+      sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(signature.bytes));
+      ++sequence.count;
+    }
+    for (const auto& [group, sequence] : sequences) {
+      if (!sequence.members)
+        continue;
+      const std::vector<int>& members = *sequence.members;
+      const auto position = std::find(members.begin(), members.end(), rank.sim_rank);
+      if (position == members.end())
+        continue;  // as find_collective_mismatch: only listed members are compared
+      const auto index = static_cast<std::uint64_t>(position - members.begin());
+      const std::uint64_t next = (index + 1) % members.size();
+      const std::uint64_t hash = combine(sequence.hash, sequence.count);
+      const std::uint64_t group_hash = hash_text(group);
+      for (std::size_t lane = 0; lane < 2; ++lane) {
+        const std::uint64_t keyed = combine(kLaneSeeds[lane], group_hash);
+        // Unsigned arithmetic wraps: the sum is taken modulo 2^64.
+        residue[lane] += combine(combine(keyed, index), hash);
+        residue[lane] -= combine(combine(keyed, next), hash);
+      }
+    }
+  }
+  return residue;
+}
 
 RankSignatures rank_signatures(const RankProgram& program) {
   RankSignatures rank;

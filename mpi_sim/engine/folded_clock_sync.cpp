@@ -52,29 +52,42 @@ CollectiveHandle FoldedClockSync::post(const CollectivePost& post) {
   if (!posts_.emplace(own, Posted{post.ready_us, post.duration_us, post.combine}).second)
     throw RuntimeFailure("folded run: rank " + std::to_string(post.sim_rank) + " posts " +
                          post.group + "#" + std::to_string(post.index_in_group) + " twice");
+  // Resolution is decided here, when the last awaited post arrives, so that the scheduler learns
+  // of it (take_resolved) rather than polling the ranks that wait.
+  if (const auto waiters = awaiting_.find(own); waiters != awaiting_.end()) {
+    for (std::size_t pending_id : waiters->second) {
+      if (--pending_[pending_id].missing == 0)
+        resolve(pending_id);
+    }
+    awaiting_.erase(waiters);
+  }
   const PostKey collective{0, group, post.index_in_group};
   const auto [found, added] = pending_of_.emplace(collective, pending_.size());
   if (added) {
+    const std::size_t pending_id = pending_.size();
     Pending pending;
-    for (const auto& [representative, their_group] : counterparts(group, post))
-      pending.awaited.push_back({representative, their_group, post.index_in_group});
+    for (const auto& [representative, their_group] : counterparts(group, post)) {
+      const PostKey awaited{representative, their_group, post.index_in_group};
+      pending.awaited.push_back(awaited);
+      if (!posts_.contains(awaited)) {
+        ++pending.missing;
+        awaiting_[awaited].push_back(pending_id);
+      }
+    }
     pending_.push_back(std::move(pending));
+    if (pending_.back().missing == 0)
+      resolve(pending_id);
   }
   return CollectiveHandle{found->second};
 }
 
-std::optional<CollectiveTiming> FoldedClockSync::poll(CollectiveHandle handle) {
-  Pending& pending = pending_.at(handle.id);
-  if (pending.timing)
-    return pending.timing;
+void FoldedClockSync::resolve(std::size_t pending_id) {
+  Pending& pending = pending_[pending_id];
   TimestampUs start_us = 0;
   DurationUs duration_us = 0;
   bool first = true;
   for (const PostKey& key : pending.awaited) {
-    const auto found = posts_.find(key);
-    if (found == posts_.end())
-      return std::nullopt;
-    const Posted& posted = found->second;
+    const Posted& posted = posts_.at(key);
     start_us = first ? posted.ready_us : std::max(start_us, posted.ready_us);
     duration_us = first ? posted.duration_us
                   : posted.combine == DurationCombine::kShortest
@@ -83,7 +96,11 @@ std::optional<CollectiveTiming> FoldedClockSync::poll(CollectiveHandle handle) {
     first = false;
   }
   pending.timing = CollectiveTiming{start_us, start_us + duration_us};
-  return pending.timing;
+  note_resolved(CollectiveHandle{pending_id});
+}
+
+std::optional<CollectiveTiming> FoldedClockSync::poll(CollectiveHandle handle) {
+  return pending_.at(handle.id).timing;
 }
 
 }  // namespace perfsim::engine

@@ -48,8 +48,11 @@ class FoldedClockSync final : public ClockSync {
   };
   struct Pending {
     std::vector<PostKey> awaited;  // one per distinct (representative, its group) of the members
+    std::size_t missing = 0;       // awaited posts not made yet
     std::optional<CollectiveTiming> timing;
   };
+  // Sets the timing of a pending collective whose awaited posts have all been made.
+  void resolve(std::size_t pending_id);
   int group_id(const std::string& name);
   // The distinct (representative, its group id) the members of `group` stand for, computed once
   // per group: a 128-member group whose members are clones of one representative awaits one
@@ -62,6 +65,8 @@ class FoldedClockSync final : public ClockSync {
   std::unordered_map<int, std::unordered_map<int, int>> renaming_;
   std::unordered_map<PostKey, Posted, PostKeyHash> posts_;
   std::unordered_map<PostKey, std::size_t, PostKeyHash> pending_of_;  // rank field unused (0)
+  // A post not made yet -> the pending collectives that await it (erased once it is made).
+  std::unordered_map<PostKey, std::vector<std::size_t>, PostKeyHash> awaiting_;
   std::vector<Pending> pending_;
   std::unordered_map<int, std::vector<std::pair<int, int>>> counterparts_;  // by group id
 };

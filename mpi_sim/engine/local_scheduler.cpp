@@ -1,7 +1,9 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 
 #include <chrono>
+#include <deque>
 #include <string>
+#include <unordered_map>
 
 #include "perfsim/error.hpp"
 
@@ -20,50 +22,95 @@ RunProgress progress_of(std::span<RankSimulator> simulators) {
   return progress;
 }
 
+[[noreturn]] void fail_deadlock(std::span<RankSimulator> simulators) {
+  std::string blocked;
+  std::size_t listed = 0;
+  for (const RankSimulator& simulator : simulators) {
+    if (simulator.finished())
+      continue;
+    if (listed++ < 8)
+      blocked += "\n  " + simulator.blocked_on();
+  }
+  if (listed > 8)
+    blocked += "\n  ... and " + std::to_string(listed - 8) + " more ranks";
+  throw InputError(
+      "the traces", "simulation",
+      "deadlock: no simulated rank can proceed (a collective waits for a member "
+      "that never posts it; check the traces' collective order and process groups):" +
+          blocked);
+}
+
+// Ranks parked per collective they wait on, and the queue of ranks that may run.
+class ReadyQueue {
+ public:
+  explicit ReadyQueue(std::size_t ranks) {
+    for (std::size_t index = 0; index < ranks; ++index)
+      ready_.push_back(index);
+  }
+  bool empty() const { return ready_.empty(); }
+  std::size_t pop() {
+    const std::size_t index = ready_.front();
+    ready_.pop_front();
+    return index;
+  }
+  void park(std::size_t index, CollectiveHandle handle) { parked_[handle.id].push_back(index); }
+  // Queues the ranks parked on the collectives `sync` reports resolved.
+  void wake(ClockSync& sync) {
+    sync.take_resolved(resolved_);
+    for (CollectiveHandle handle : resolved_) {
+      const auto waiters = parked_.find(handle.id);
+      if (waiters == parked_.end())
+        continue;
+      ready_.insert(ready_.end(), waiters->second.begin(), waiters->second.end());
+      parked_.erase(waiters);
+    }
+  }
+
+ private:
+  std::deque<std::size_t> ready_;
+  std::unordered_map<std::size_t, std::vector<std::size_t>> parked_;  // handle id -> ranks
+  std::vector<CollectiveHandle> resolved_;                            // reused buffer
+};
+
 }  // namespace
 
 void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
                        const ProgressCallback& progress) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kProgressInterval = std::chrono::milliseconds(500);
+  // Between two looks at MPI while ranks are runnable: often enough that reductions other
+  // processes wait on move, rarely enough that testing them costs little next to the ranks.
+  constexpr std::size_t kAdvancesPerTest = 64;
   auto last_progress = Clock::now();
-  while (true) {
-    // A clock read costs little next to a round over every rank.
-    if (progress && Clock::now() - last_progress >= kProgressInterval) {
-      last_progress = Clock::now();
-      progress(progress_of(simulators));
-    }
-    bool all_finished = true;
-    bool moved = false;
-    for (RankSimulator& simulator : simulators) {
+  ReadyQueue queue(simulators.size());
+  std::size_t unfinished = 0;
+  for (const RankSimulator& simulator : simulators)
+    unfinished += simulator.finished() ? 0 : 1;
+  std::size_t advances = 0;
+  while (unfinished > 0) {
+    while (!queue.empty()) {
+      const std::size_t index = queue.pop();
+      RankSimulator& simulator = simulators[index];
       if (simulator.finished())
         continue;
-      const std::size_t before = simulator.progress_count();
-      simulator.advance();
-      moved = moved || simulator.finished() || simulator.progress_count() != before;
-      all_finished = all_finished && simulator.finished();
+      if (simulator.advance() == RankSimulator::Progress::kFinished)
+        --unfinished;
+      else
+        queue.park(index, simulator.blocked_handle());
+      if (++advances % kAdvancesPerTest == 0) {
+        sync.test_progress();
+        if (progress && Clock::now() - last_progress >= kProgressInterval) {
+          last_progress = Clock::now();
+          progress(progress_of(simulators));
+        }
+      }
+      queue.wake(sync);
     }
-    if (all_finished)
+    if (unfinished == 0)
       return;
-    if (moved)
-      continue;
-    if (sync.make_progress())
-      continue;
-    std::string blocked;
-    std::size_t listed = 0;
-    for (const RankSimulator& simulator : simulators) {
-      if (simulator.finished())
-        continue;
-      if (listed++ < 8)
-        blocked += "\n  " + simulator.blocked_on();
-    }
-    if (listed > 8)
-      blocked += "\n  ... and " + std::to_string(listed - 8) + " more ranks";
-    throw InputError(
-        "the traces", "simulation",
-        "deadlock: no simulated rank can proceed (a collective waits for a member "
-        "that never posts it; check the traces' collective order and process groups):" +
-            blocked);
+    if (!sync.make_progress())
+      fail_deadlock(simulators);
+    queue.wake(sync);
   }
 }
 

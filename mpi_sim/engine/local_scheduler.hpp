@@ -1,8 +1,10 @@
 #pragma once
-// Runs the simulated ranks of this process to completion on one thread: each rank advances
-// until it needs a collective that has not resolved; when no rank can move, the ClockSync is
-// asked to make progress (MPI completion); when nothing can, the run is a deadlock and fails
-// with the blocked collectives named, instead of hanging.
+// Runs the simulated ranks of this process to completion on one thread. Runnable ranks wait in
+// a ready queue; each advances until it needs a collective that has not resolved and is then
+// parked on that collective, to be queued again only when the ClockSync reports it resolved
+// (a rank that waits is never re-advanced to find out). When no rank is ready, the ClockSync
+// is asked to make progress (under MPI: block until some reduction completes); when nothing
+// can, the run is a deadlock and fails with the blocked collectives named, instead of hanging.
 #include <functional>
 #include <span>
 #include <vector>

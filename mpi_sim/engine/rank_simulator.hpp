@@ -39,6 +39,9 @@ class RankSimulator {
   std::size_t ops_total() const { return program_.ops.size(); }
   // Which collective blocks this rank (for deadlock reports).
   std::string blocked_on() const;
+  // The collective that blocks this rank after advance() returned kBlocked: the scheduler
+  // parks the rank until the ClockSync reports it resolved.
+  CollectiveHandle blocked_handle() const { return posted_[*blocked_posted_].handle; }
   // Valid once finished().
   RankResult result() const;
 

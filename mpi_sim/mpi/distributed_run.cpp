@@ -57,12 +57,19 @@ std::vector<int> block_placement(int world_size, int ranks_per_process) {
   return placement;
 }
 
-void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> local_programs,
-                       int world_size) {
+CollectiveCheck check_collectives(MPI_Comm world,
+                                  std::span<const engine::RankProgram> local_programs,
+                                  int world_size) {
   std::vector<engine::RankSignatures> local;
   for (const engine::RankProgram& program : local_programs) {
     local.push_back(engine::rank_signatures(program));
   }
+  // One reduction decides; only a mismatch gathers the signatures to describe it.
+  engine::MatchResidue residue = engine::collective_match_residue(local);
+  MPI_Allreduce(MPI_IN_PLACE, residue.data(), static_cast<int>(residue.size()), MPI_UINT64_T,
+                MPI_SUM, world);
+  if (residue == engine::MatchResidue{0, 0})
+    return CollectiveCheck{};
   std::vector<std::string> parts = gather_bytes(world, engine::serialize_signatures(local));
   int me = 0;
   MPI_Comm_rank(world, &me);
@@ -78,6 +85,7 @@ void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> loca
   verdict = broadcast_text_from_root(world, verdict);
   if (!verdict.empty())
     throw AllRanksError("", "collective check", verdict);
+  return CollectiveCheck{.details_gathered = true};
 }
 
 std::vector<RankResult> run_distributed(MPI_Comm world,
@@ -96,7 +104,7 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   MpiClockSync sync(
       world, process_of_rank,
       std::vector<std::pair<std::string, std::vector<int>>>(groups.begin(), groups.end()),
-      options.stall_timeout);
+      choose_wait_mode(world), options.stall_timeout);
   std::vector<engine::RankSimulator> simulators;
   simulators.reserve(local_programs.size());
   for (const engine::RankProgram& program : local_programs) {

@@ -27,10 +27,19 @@ class AllRanksError : public InputError {
 // Which MPI process simulates each rank: K consecutive ranks per process.
 std::vector<int> block_placement(int world_size, int ranks_per_process);
 
-// Verifies that collectives match across all simulated ranks (any process layout). Throws
-// AllRanksError on every process with the first mismatch.
-void check_collectives(MPI_Comm world, std::span<const engine::RankProgram> local_programs,
-                       int world_size);
+struct CollectiveCheck {
+  // The hashes disagreed, so the signatures were gathered on process 0 and compared there (a
+  // run whose collectives match only takes part in one reduction).
+  bool details_gathered = false;
+};
+
+// Verifies that collectives match across all simulated ranks (any process layout): one
+// reduction of per-group hashes (collective_match_residue) and, only when they disagree, the
+// signatures gathered on process 0 to name the mismatch. Throws AllRanksError on every process
+// with the first mismatch.
+CollectiveCheck check_collectives(MPI_Comm world,
+                                  std::span<const engine::RankProgram> local_programs,
+                                  int world_size);
 
 struct DistributedOptions {
   bool record_timeline = false;

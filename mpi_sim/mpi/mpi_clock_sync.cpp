@@ -1,6 +1,7 @@
 #include "mpi_sim/mpi/mpi_clock_sync.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -8,14 +9,34 @@
 #include "perfsim/error.hpp"
 
 namespace perfsim::mpi {
+namespace {
+
+// How long every process must have waited, with no reduction completing anywhere, before the
+// watch calls it a deadlock.
+constexpr std::chrono::milliseconds kMinStall(1000);
+
+}  // namespace
+
+WaitMode choose_wait_mode(MPI_Comm world) {
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local_processes = 1;
+  MPI_Comm_size(node, &local_processes);
+  MPI_Comm_free(&node);
+  const int local_cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int oversubscribed = local_processes > local_cores ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, world);
+  return oversubscribed ? WaitMode::kYieldCore : WaitMode::kBlock;
+}
 
 MpiClockSync::MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
                            const std::vector<std::pair<std::string, std::vector<int>>>& groups,
-                           std::chrono::seconds stall_timeout)
+                           WaitMode wait_mode, std::chrono::seconds stall_timeout)
     : world_(world),
-      watch_(world),
-      process_of_rank_(std::move(process_of_rank)),
+      wait_mode_(wait_mode),
       stall_timeout_(stall_timeout),
+      watch_(world, kMinStall),
+      process_of_rank_(std::move(process_of_rank)),
       table_([this](int rank) { return process_of_rank_.at(rank) == my_process_; }) {
   MPI_Comm_rank(world_, &my_process_);
   // Creation is blocking and collective over each group's processes: every process walks the
@@ -54,6 +75,7 @@ engine::CollectiveHandle MpiClockSync::post(const engine::CollectivePost& post) 
     if (aggregate.all_members_local()) {
       aggregate.timing = engine::CollectiveTiming{aggregate.max_ready_us,
                                                   aggregate.max_ready_us + aggregate.duration_us};
+      note_resolved(handle);
     } else {
       start_reduction(handle.id);
     }
@@ -68,75 +90,100 @@ void MpiClockSync::start_reduction(std::size_t aggregate_id) {
     throw RuntimeFailure("MPI clock sync: no communicator for process group '" + aggregate.group +
                          "'");
   }
-  InFlight& in_flight = in_flight_.emplace_back();
+  std::size_t slot = slots_.size();
+  if (free_slots_.empty()) {
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  InFlight& in_flight = slots_[slot];
   in_flight.aggregate = aggregate_id;
   in_flight.send[0] = aggregate.max_ready_us;
   // One MAX reduction serves both: the negated duration's maximum is the minimum.
   in_flight.send[1] = aggregate.combine == DurationCombine::kShortest ? -aggregate.duration_us
                                                                       : aggregate.duration_us;
   in_flight.shortest = aggregate.combine == DurationCombine::kShortest;
+  MPI_Request request = MPI_REQUEST_NULL;
   MPI_Iallreduce(in_flight.send, in_flight.receive, 2, MPI_DOUBLE, MPI_MAX, communicator->second,
-                 &in_flight.request);
-  in_flight_of_aggregate_[aggregate_id] = in_flight_.size() - 1;
-  pending_.push_back(in_flight_.size() - 1);
+                 &request);
+  requests_.push_back(request);
+  slot_of_request_.push_back(slot);
   ++reductions_;
 }
 
-void MpiClockSync::complete(InFlight& in_flight) {
-  in_flight.done = true;
+void MpiClockSync::complete(std::size_t slot) {
+  const InFlight& in_flight = slots_[slot];
   ++completed_;
   auto& aggregate = table_.at(engine::CollectiveHandle{in_flight.aggregate});
   const double start = in_flight.receive[0];
   const double duration = in_flight.shortest ? -in_flight.receive[1] : in_flight.receive[1];
   aggregate.timing = engine::CollectiveTiming{start, start + duration};
+  note_resolved(engine::CollectiveHandle{in_flight.aggregate});
+  free_slots_.push_back(slot);
 }
 
 std::optional<engine::CollectiveTiming> MpiClockSync::poll(engine::CollectiveHandle handle) {
-  auto& aggregate = table_.at(handle);
-  if (aggregate.timing)
-    return aggregate.timing;
-  auto found = in_flight_of_aggregate_.find(handle.id);
-  if (found == in_flight_of_aggregate_.end())
-    return std::nullopt;
-  InFlight& in_flight = in_flight_[found->second];
-  int flag = 0;
-  MPI_Test(&in_flight.request, &flag, MPI_STATUS_IGNORE);
-  if (flag)
-    complete(in_flight);
-  return aggregate.timing;
+  // Completion is learnt in test_progress/make_progress, which report it to the scheduler.
+  return table_.at(handle).timing;
 }
 
-bool MpiClockSync::make_progress() {
-  // Poll rather than block in MPI_Waitany, so that a cycle of waits across processes (a trace
-  // that would deadlock for real) ends with an error after the stall timeout, not a hang.
-  // While it waits, the process takes part in the deadlock watch: a cycle of waits ends in
-  // seconds, not after the stall timeout (which still bounds a process that stops without
-  // waiting, e.g. one stuck outside perfsim).
-  constexpr auto kJoinWatchAfter = std::chrono::milliseconds(500);
-  const auto now = std::chrono::steady_clock::now();
-  const auto deadline = now + stall_timeout_;
-  auto join_watch_at = now + kJoinWatchAfter;
+MpiClockSync::Completed MpiClockSync::take_completed(int count) {
+  Completed completed;
+  if (count == MPI_UNDEFINED)
+    return completed;
+  for (int i = 0; i < count; ++i) {
+    const auto index = static_cast<std::size_t>(indices_[static_cast<std::size_t>(i)]);
+    if (index == 0) {
+      completed.watch_round = true;
+    } else {
+      complete(slot_of_request_[index]);
+      completed.reduction = true;
+    }
+  }
+  // MPI set the completed entries to MPI_REQUEST_NULL: swap them out, keeping entry 0.
+  for (std::size_t index = requests_.size(); index-- > 1;) {
+    if (requests_[index] != MPI_REQUEST_NULL)
+      continue;
+    requests_[index] = requests_.back();
+    slot_of_request_[index] = slot_of_request_.back();
+    requests_.pop_back();
+    slot_of_request_.pop_back();
+  }
+  return completed;
+}
+
+void MpiClockSync::test_progress() {
+  if (requests_.size() < 2)
+    return;
+  const int count = static_cast<int>(requests_.size() - 1);
+  indices_.resize(requests_.size());
+  int done = 0;
+  // The reductions only (entry 0, a watch round joined during an earlier wait, completes when
+  // this process waits again).
+  MPI_Testsome(count, requests_.data() + 1, &done, indices_.data(), MPI_STATUSES_IGNORE);
+  if (done != MPI_UNDEFINED) {
+    for (int i = 0; i < done; ++i)
+      ++indices_[static_cast<std::size_t>(i)];
+  }
+  take_completed(done);
+}
+
+int MpiClockSync::wait_for_some(bool bounded) {
+  const int count = static_cast<int>(requests_.size());
+  indices_.resize(requests_.size());
+  int done = 0;
+  if (wait_mode_ == WaitMode::kBlock) {
+    MPI_Waitsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
+    return done;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
   auto pause = std::chrono::microseconds(1);
   while (true) {
-    std::erase_if(pending_, [this](std::size_t index) { return in_flight_[index].done; });
-    if (pending_.empty())
-      return false;
-    for (std::size_t index : pending_) {
-      int flag = 0;
-      MPI_Test(&in_flight_[index].request, &flag, MPI_STATUS_IGNORE);
-      if (flag) {
-        complete(in_flight_[index]);
-        return true;
-      }
-    }
-    if (watch_.in_round() || std::chrono::steady_clock::now() > join_watch_at) {
-      const DeadlockWatch::Verdict verdict = watch_.poll(/*done=*/false, completed_);
-      if (verdict == DeadlockWatch::Verdict::kDeadlock)
-        fail_deadlock();
-      if (verdict != DeadlockWatch::Verdict::kWaiting)
-        join_watch_at = std::chrono::steady_clock::now() + kJoinWatchAfter;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
+    MPI_Testsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
+    if (done != 0)
+      return done;
+    if (bounded && std::chrono::steady_clock::now() > deadline) {
       throw RuntimeFailure("MPI clock sync: no collective completed for " +
                            std::to_string(stall_timeout_.count()) +
                            " s; another process is blocked (see its error) or the traces "
@@ -147,18 +194,37 @@ bool MpiClockSync::make_progress() {
   }
 }
 
-void MpiClockSync::wait_for_all_processes() {
-  auto pause = std::chrono::microseconds(50);
+bool MpiClockSync::make_progress() {
+  // Nothing outstanding across processes: every collective the blocked ranks wait on needs a
+  // post from a rank of this process, itself blocked.
+  if (requests_.size() < 2)
+    return false;
   while (true) {
-    const DeadlockWatch::Verdict verdict = watch_.poll(/*done=*/true, completed_);
+    watch_.join(/*done=*/false, completed_);
+    requests_[0] = watch_.request();
+    const Completed completed = take_completed(wait_for_some(/*bounded=*/true));
+    if (completed.watch_round && watch_.finish_round() == DeadlockWatch::Verdict::kDeadlock)
+      fail_deadlock();
+    if (completed.reduction)
+      return true;
+  }
+}
+
+void MpiClockSync::wait_for_all_processes() {
+  // Every reduction of this process has completed (its ranks finished), so only the watch's
+  // rounds remain in the array.
+  while (true) {
+    watch_.join(/*done=*/true, completed_);
+    requests_[0] = watch_.request();
+    // Unbounded: the others may simulate for long; the watch ends a cycle of waits.
+    const Completed completed = take_completed(wait_for_some(/*bounded=*/false));
+    if (!completed.watch_round)
+      continue;
+    const DeadlockWatch::Verdict verdict = watch_.finish_round();
     if (verdict == DeadlockWatch::Verdict::kAllDone)
       return;
     if (verdict == DeadlockWatch::Verdict::kDeadlock)
       fail_deadlock();
-    if (verdict == DeadlockWatch::Verdict::kWaiting) {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(5000));
-    }
   }
 }
 

@@ -5,12 +5,17 @@
 // communicator: one collective per simulated collective, with the duration folded in (the
 // SST habit of folding flags into the one synchronizing reduction). The reduction is
 // non-blocking, so a rank only waits when it needs the collective's end.
+//
+// Outstanding reductions sit in one compact request array completed with MPI_Testsome (while
+// ranks are runnable) and MPI_Waitsome (when none is): the scheduler learns which collectives
+// resolved and wakes only the ranks parked on them. The deadlock watch's round shares the array,
+// so a process that waits blocks in MPI until a reduction completes or the watch decides.
 #include <mpi.h>
 
 #include <chrono>
 #include <deque>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mpi_sim/engine/clock_sync.hpp"
@@ -19,6 +24,17 @@
 
 namespace perfsim::mpi {
 
+// How a process with nothing runnable waits for MPI.
+enum class WaitMode {
+  kBlock,     // MPI_Waitsome: the process has a core of its own
+  kYieldCore  // MPI_Testsome between growing sleeps: more processes than cores on the node, so
+              // a waiting process must give its core to one that simulates
+};
+
+// kYieldCore when some node runs more MPI processes than it has hardware threads. Collective
+// over `world`.
+WaitMode choose_wait_mode(MPI_Comm world);
+
 class MpiClockSync final : public engine::ClockSync {
  public:
   // process_of_rank[r] is the MPI rank (in `world`) that simulates rank r. `groups` lists every
@@ -26,7 +42,7 @@ class MpiClockSync final : public engine::ClockSync {
   // communicator per group that spans processes; collective over those processes.
   MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
                const std::vector<std::pair<std::string, std::vector<int>>>& groups,
-               std::chrono::seconds stall_timeout);
+               WaitMode wait_mode, std::chrono::seconds stall_timeout);
   ~MpiClockSync() override;
   MpiClockSync(const MpiClockSync&) = delete;
   MpiClockSync& operator=(const MpiClockSync&) = delete;
@@ -34,6 +50,7 @@ class MpiClockSync final : public engine::ClockSync {
   engine::CollectiveHandle post(const engine::CollectivePost& post) override;
   std::optional<engine::CollectiveTiming> poll(engine::CollectiveHandle handle) override;
   bool make_progress() override;
+  void test_progress() override;
 
   // After this process's ranks have finished: waits until every process's have, taking part in
   // the deadlock watch meanwhile. Collective over `world`.
@@ -43,29 +60,45 @@ class MpiClockSync final : public engine::ClockSync {
   std::size_t reductions() const { return reductions_; }
 
  private:
+  // One reduction's buffers; slots are reused once their reduction completes.
   struct InFlight {
-    MPI_Request request = MPI_REQUEST_NULL;
     double send[2] = {0, 0};
     double receive[2] = {0, 0};
     std::size_t aggregate = 0;
-    bool done = false;
     bool shortest = false;  // the duration was negated for a MIN
   };
   void start_reduction(std::size_t aggregate_id);
-  void complete(InFlight& in_flight);
+  void complete(std::size_t slot);
+  // Completes the requests MPI reports done (indices into requests_); returns whether a
+  // reduction was among them and whether the watch's round was.
+  struct Completed {
+    bool reduction = false;
+    bool watch_round = false;
+  };
+  Completed take_completed(int count);
+  // One wait for any request (the watch's round included) under the wait mode; `bounded`: a
+  // kYieldCore wait fails after the stall timeout.
+  int wait_for_some(bool bounded);
   [[noreturn]] void fail_deadlock() const;
 
   MPI_Comm world_;
+  WaitMode wait_mode_;
+  // Bounds a kYieldCore wait in which nothing completes (a process stopped outside perfsim);
+  // a kBlock wait has no timeout (as a real job's), the watch still ends cycles of waits.
+  std::chrono::seconds stall_timeout_;
   DeadlockWatch watch_;
   long long completed_ = 0;  // reductions completed here: the watch's measure of progress
   int my_process_ = 0;
   std::vector<int> process_of_rank_;
-  std::chrono::seconds stall_timeout_;
   engine::LocalCollectiveTable table_;
-  std::map<std::string, MPI_Comm> communicators_;
-  std::deque<InFlight> in_flight_;  // deque: buffers keep their address while MPI uses them
-  std::map<std::size_t, std::size_t> in_flight_of_aggregate_;
-  std::vector<std::size_t> pending_;  // indices into in_flight_ not yet completed
+  std::unordered_map<std::string, MPI_Comm> communicators_;
+  std::deque<InFlight> slots_;  // deque: buffers keep their address while MPI uses them
+  std::vector<std::size_t> free_slots_;
+  // requests_[0] is the watch's round (MPI_REQUEST_NULL while none); requests_[i > 0] are the
+  // outstanding reductions, slot_of_request_[i] their slots. Completed ones are swapped out.
+  std::vector<MPI_Request> requests_{MPI_REQUEST_NULL};
+  std::vector<std::size_t> slot_of_request_{0};
+  std::vector<int> indices_;  // MPI_Testsome/MPI_Waitsome output
   std::size_t reductions_ = 0;
 };
 

@@ -33,11 +33,10 @@ RunProgress progress_of(std::span<RankSimulator> simulators) {
   }
   if (listed > 8)
     blocked += "\n  ... and " + std::to_string(listed - 8) + " more ranks";
-  throw InputError(
-      "the traces", "simulation",
-      "deadlock: no simulated rank can proceed (a collective waits for a member "
-      "that never posts it; check the traces' collective order and process groups):" +
-          blocked);
+  throw InputError("the traces", "simulation",
+                   "deadlock: no simulated rank can proceed (a collective waits for a member "
+                   "that never posts it; check the traces' collective order and process groups):" +
+                       blocked);
 }
 
 // Ranks parked per collective they wait on, and the queue of ranks that may run.

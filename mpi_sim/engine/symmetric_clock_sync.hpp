@@ -26,9 +26,7 @@ class SymmetricClockSync final : public ClockSync {
   }
   // Every awaited member is simulated in this process: if all are blocked, none will post.
   bool make_progress() override { return false; }
-  void take_resolved(std::vector<CollectiveHandle>& into) override {
-    awaited_.take_resolved(into);
-  }
+  void take_resolved(std::vector<CollectiveHandle>& into) override { awaited_.take_resolved(into); }
 
  private:
   InProcessClockSync awaited_;

@@ -24,9 +24,8 @@ DeadlockWatch::~DeadlockWatch() {
 void DeadlockWatch::join(bool done, long long completed_reductions) {
   if (request_ != MPI_REQUEST_NULL)
     return;
-  const bool stalled_long_enough =
-      rounds_without_progress_ > 0 &&
-      std::chrono::steady_clock::now() - stalled_since_ >= min_stall_;
+  const bool stalled_long_enough = rounds_without_progress_ > 0 &&
+                                   std::chrono::steady_clock::now() - stalled_since_ >= min_stall_;
   send_[0] = completed_reductions;
   send_[1] = done ? 0 : 1;
   send_[2] = stalled_long_enough ? 0 : 1;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "perfsim/error.hpp"
@@ -62,7 +63,7 @@ std::uint64_t combine(std::uint64_t state, std::uint64_t value) {
   return mix(state ^ mix(value + 0x9e3779b97f4a7c15ULL));
 }
 
-std::uint64_t hash_text(const std::string& text) {
+std::uint64_t hash_text(std::string_view text) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a: the same on every process and build
   for (unsigned char c : text) {
     hash ^= c;
@@ -79,52 +80,76 @@ CollectiveKind kind_seen_from_first(CollectiveKind kind, bool first_member) {
   return kind == CollectiveKind::kSend ? CollectiveKind::kRecv : CollectiveKind::kSend;
 }
 
+// One rank's share of the residue. `groups`: each group key the rank uses -> its members.
+void add_rank_residue(int sim_rank,
+                      const std::unordered_map<std::string_view, const std::vector<int>*>& groups,
+                      std::span<const CollectiveSignature> signatures, MatchResidue& residue) {
+  constexpr std::uint64_t kLaneSeeds[2] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
+  struct Sequence {
+    const std::vector<int>* members = nullptr;
+    std::uint64_t hash = 0;
+    std::uint64_t count = 0;
+  };
+  std::unordered_map<std::string_view, Sequence> sequences;
+  for (const auto& [group, members] : groups) {
+    Sequence& sequence = sequences[group];
+    sequence.members = members;
+    sequence.hash = members->size();
+    for (int member : *members)
+      sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(member));
+  }
+  for (const CollectiveSignature& signature : signatures) {
+    Sequence& sequence = sequences[signature.group];
+    const bool first =
+        sequence.members && !sequence.members->empty() && sequence.members->front() == sim_rank;
+    const auto kind = kind_seen_from_first(signature.kind, first);
+    sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(kind));
+    sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(signature.bytes));
+    ++sequence.count;
+  }
+  for (const auto& [group, sequence] : sequences) {
+    if (!sequence.members)
+      continue;
+    const std::vector<int>& members = *sequence.members;
+    const auto position = std::find(members.begin(), members.end(), sim_rank);
+    if (position == members.end())
+      continue;  // as find_collective_mismatch: only listed members are compared
+    const auto index = static_cast<std::uint64_t>(position - members.begin());
+    const std::uint64_t next = (index + 1) % members.size();
+    const std::uint64_t hash = combine(sequence.hash, sequence.count);
+    const std::uint64_t group_hash = hash_text(group);
+    for (std::size_t lane = 0; lane < 2; ++lane) {
+      const std::uint64_t keyed = combine(kLaneSeeds[lane], group_hash);
+      // Unsigned arithmetic wraps: the sum is taken modulo 2^64.
+      residue[lane] += combine(combine(keyed, index), hash);
+      residue[lane] -= combine(combine(keyed, next), hash);
+    }
+  }
+}
+
 }  // namespace
 
 MatchResidue collective_match_residue(std::span<const RankSignatures> ranks) {
-  constexpr std::uint64_t kLaneSeeds[2] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
   MatchResidue residue{0, 0};
   for (const RankSignatures& rank : ranks) {
-    struct Sequence {
-      const std::vector<int>* members = nullptr;
-      std::uint64_t hash = 0;
-      std::uint64_t count = 0;
-    };
-    std::unordered_map<std::string, Sequence> sequences;
-    for (const auto& [group, members] : rank.groups) {
-      Sequence& sequence = sequences[group];
-      sequence.members = &members;
-      sequence.hash = members.size();
-      for (int member : members)
-        sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(member));
+    std::unordered_map<std::string_view, const std::vector<int>*> groups;
+    for (const auto& [group, members] : rank.groups)
+      groups.try_emplace(group, &members);
+    add_rank_residue(rank.sim_rank, groups, rank.signatures, residue);
+  }
+  return residue;
+}
+
+MatchResidue collective_match_residue(std::span<const RankProgram> programs) {
+  MatchResidue residue{0, 0};
+  for (const RankProgram& program : programs) {
+    // The programs' own member lists, not copies (a group of 1024 members on every rank).
+    std::unordered_map<std::string_view, const std::vector<int>*> groups;
+    for (const SimOp& op : program.ops) {
+      if (op.collective)
+        groups.try_emplace(op.collective->group, &op.collective->members.ranks());
     }
-    for (const CollectiveSignature& signature : rank.signatures) {
-      Sequence& sequence = sequences[signature.group];
-      const bool first = sequence.members && !sequence.members->empty() &&
-                         sequence.members->front() == rank.sim_rank;
-      const auto kind = kind_seen_from_first(signature.kind, first);
-      sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(kind));
-      sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(signature.bytes));
-      ++sequence.count;
-    }
-    for (const auto& [group, sequence] : sequences) {
-      if (!sequence.members)
-        continue;
-      const std::vector<int>& members = *sequence.members;
-      const auto position = std::find(members.begin(), members.end(), rank.sim_rank);
-      if (position == members.end())
-        continue;  // as find_collective_mismatch: only listed members are compared
-      const auto index = static_cast<std::uint64_t>(position - members.begin());
-      const std::uint64_t next = (index + 1) % members.size();
-      const std::uint64_t hash = combine(sequence.hash, sequence.count);
-      const std::uint64_t group_hash = hash_text(group);
-      for (std::size_t lane = 0; lane < 2; ++lane) {
-        const std::uint64_t keyed = combine(kLaneSeeds[lane], group_hash);
-        // Unsigned arithmetic wraps: the sum is taken modulo 2^64.
-        residue[lane] += combine(combine(keyed, index), hash);
-        residue[lane] -= combine(combine(keyed, next), hash);
-      }
-    }
+    add_rank_residue(program.sim_rank, groups, collective_signatures(program), residue);
   }
   return residue;
 }
@@ -137,7 +162,7 @@ RankSignatures rank_signatures(const RankProgram& program) {
   std::map<std::string, std::vector<int>> groups;
   for (const SimOp& op : program.ops) {
     if (op.collective)
-      groups.emplace(op.collective->group, op.collective->members.ranks());
+      groups.try_emplace(op.collective->group, op.collective->members.ranks());
   }
   rank.groups.assign(groups.begin(), groups.end());
   return rank;

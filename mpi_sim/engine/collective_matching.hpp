@@ -40,6 +40,8 @@ std::optional<std::string> find_collective_mismatch(std::span<const RankSignatur
 // means it would find nothing; a nonzero one is confirmed and described by it.
 using MatchResidue = std::array<std::uint64_t, 2>;
 MatchResidue collective_match_residue(std::span<const RankSignatures> ranks);
+// The same from the programs themselves, without copying their member lists.
+MatchResidue collective_match_residue(std::span<const RankProgram> programs);
 
 // Flat text form used to ship signatures between MPI processes.
 std::string serialize_signatures(std::span<const RankSignatures> ranks);

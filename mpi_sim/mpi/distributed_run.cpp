@@ -60,16 +60,15 @@ std::vector<int> block_placement(int world_size, int ranks_per_process) {
 CollectiveCheck check_collectives(MPI_Comm world,
                                   std::span<const engine::RankProgram> local_programs,
                                   int world_size) {
-  std::vector<engine::RankSignatures> local;
-  for (const engine::RankProgram& program : local_programs) {
-    local.push_back(engine::rank_signatures(program));
-  }
   // One reduction decides; only a mismatch gathers the signatures to describe it.
-  engine::MatchResidue residue = engine::collective_match_residue(local);
+  engine::MatchResidue residue = engine::collective_match_residue(local_programs);
   MPI_Allreduce(MPI_IN_PLACE, residue.data(), static_cast<int>(residue.size()), MPI_UINT64_T,
                 MPI_SUM, world);
   if (residue == engine::MatchResidue{0, 0})
     return CollectiveCheck{};
+  std::vector<engine::RankSignatures> local;
+  for (const engine::RankProgram& program : local_programs)
+    local.push_back(engine::rank_signatures(program));
   std::vector<std::string> parts = gather_bytes(world, engine::serialize_signatures(local));
   int me = 0;
   MPI_Comm_rank(world, &me);
@@ -98,7 +97,7 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   for (const engine::RankProgram& program : local_programs) {
     for (const engine::SimOp& op : program.ops) {
       if (op.collective)
-        groups.emplace(op.collective->group, op.collective->members.ranks());
+        groups.try_emplace(op.collective->group, op.collective->members.ranks());
     }
   }
   MpiClockSync sync(

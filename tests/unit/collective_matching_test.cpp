@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "mpi_sim/engine/collective_matching.hpp"
+#include "mpi_sim/engine/measured_durations.hpp"
+#include "support/trace_builder.hpp"
 
 namespace perfsim::engine {
 namespace {
@@ -106,6 +108,30 @@ TEST(CollectiveMatchResidue, RankWithoutTraceIsSeen) {
   ranks.pop_back();  // rank 3 is a member of the world and of dp1 but has no signatures
   EXPECT_TRUE(find_collective_mismatch(ranks, 4).has_value());
   EXPECT_NE(collective_match_residue(ranks), (MatchResidue{0, 0}));
+}
+
+// The residue MPI runs compute from the programs equals the one from their signatures.
+TEST(CollectiveMatchResidue, ProgramsGiveTheSignaturesResidue) {
+  const MeasuredKernelDurations kernels;
+  const MeasuredCommDurations communication;
+  for (const Bytes odd_size : {Bytes{1024}, Bytes{2048}}) {
+    std::vector<RankProgram> programs;
+    std::vector<RankSignatures> signatures;
+    for (int rank = 0; rank < 4; ++rank) {
+      testing::TraceBuilder builder(rank, 4);
+      const std::string pair = rank % 2 == 0 ? "even" : "odd";
+      builder.group(pair, {rank % 2, rank % 2 + 2});
+      builder.collective(CollectiveKind::kAllReduce, 4096, 10);
+      builder.collective(CollectiveKind::kAllGather, rank == 3 ? odd_size : 1024, 10, -1, pair);
+      programs.push_back(
+          build_rank_program(builder.build(), rank, 4, {&kernels, &communication, {}}));
+      signatures.push_back(rank_signatures(programs.back()));
+    }
+    const MatchResidue from_programs = collective_match_residue(std::span(programs));
+    EXPECT_EQ(from_programs, collective_match_residue(std::span(signatures)));
+    EXPECT_EQ(from_programs == (MatchResidue{0, 0}), odd_size == 1024);
+    EXPECT_EQ(find_collective_mismatch(signatures, 4).has_value(), odd_size != 1024);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,12 @@
 namespace perfsim::mpi {
 namespace {
 
+std::string stall_message(std::chrono::seconds timeout) {
+  return "MPI clock sync: no collective completed for " + std::to_string(timeout.count()) +
+         " s; another process is blocked (see its error) or the traces deadlock across "
+         "processes";
+}
+
 // How long every process must have waited, with no reduction completing anywhere, before the
 // watch calls it a deadlock.
 constexpr std::chrono::milliseconds kMinStall(1000);
@@ -39,6 +45,8 @@ MpiClockSync::MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
       process_of_rank_(std::move(process_of_rank)),
       table_([this](int rank) { return process_of_rank_.at(rank) == my_process_; }) {
   MPI_Comm_rank(world_, &my_process_);
+  if (wait_mode_ == WaitMode::kBlock)
+    stall_alarm_.emplace(stall_timeout_, stall_message(stall_timeout_));
   // Creation is blocking and collective over each group's processes: every process walks the
   // groups in the same (sorted) order, so overlapping creations cannot wait on each other.
   std::map<std::string, std::vector<int>> sorted(groups.begin(), groups.end());
@@ -174,7 +182,10 @@ int MpiClockSync::wait_for_some(bool bounded) {
   indices_.resize(requests_.size());
   int done = 0;
   if (wait_mode_ == WaitMode::kBlock) {
+    if (bounded)
+      stall_alarm_->wait_begins();
     MPI_Waitsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
+    stall_alarm_->wait_ends();
     return done;
   }
   const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
@@ -183,12 +194,8 @@ int MpiClockSync::wait_for_some(bool bounded) {
     MPI_Testsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
     if (done != 0)
       return done;
-    if (bounded && std::chrono::steady_clock::now() > deadline) {
-      throw RuntimeFailure("MPI clock sync: no collective completed for " +
-                           std::to_string(stall_timeout_.count()) +
-                           " s; another process is blocked (see its error) or the traces "
-                           "deadlock across processes");
-    }
+    if (bounded && std::chrono::steady_clock::now() > deadline)
+      throw RuntimeFailure(stall_message(stall_timeout_));
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/local_collective_table.hpp"
 #include "mpi_sim/mpi/deadlock_watch.hpp"
+#include "mpi_sim/mpi/stall_alarm.hpp"
 
 namespace perfsim::mpi {
 
@@ -83,9 +85,10 @@ class MpiClockSync final : public engine::ClockSync {
 
   MPI_Comm world_;
   WaitMode wait_mode_;
-  // Bounds a kYieldCore wait in which nothing completes (a process stopped outside perfsim);
-  // a kBlock wait has no timeout (as a real job's), the watch still ends cycles of waits.
+  // Bounds a wait in which nothing completes (a process stopped outside perfsim): a kYieldCore
+  // wait checks it between sleeps, a kBlock wait is watched by the alarm's thread.
   std::chrono::seconds stall_timeout_;
+  std::optional<StallAlarm> stall_alarm_;
   DeadlockWatch watch_;
   long long completed_ = 0;  // reductions completed here: the watch's measure of progress
   int my_process_ = 0;

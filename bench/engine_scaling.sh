@@ -13,7 +13,7 @@ ulimit -n 4096 2>/dev/null || true
 
 printf "%-10s %-8s %-12s %-10s %-12s %-12s %-12s %s\n" processes ranks per_process mpirun_s simulate_s "ops/s" "ops/s/rank" workload
 run() {
-  local processes=$1 ranks=$2 group=$3 layout=$4 label=$5 packing=${6:-explicit}
+  local processes=$1 ranks=$2 group=$3 layout=$4 label=$5 packing=${6:-explicit} repetitions=${7:-20}
   local start end out
   # Explicit ranks per process keeps every process busy, measuring the distributed engine;
   # "auto" lets perfsim pack ranks onto as many processes as there are cores.
@@ -21,7 +21,7 @@ run() {
   [[ $packing == auto ]] && per_process=()
   start=$(date +%s.%N)
   out=$(mpirun --oversubscribe -n "$processes" "$perfsim" simulate --results "" \
-        --ranks "$ranks" --repetitions 20 --compute-us 200 --bytes 64000000 \
+        --ranks "$ranks" --repetitions "$repetitions" --compute-us 200 --bytes 64000000 \
         --group-size "$group" --group-layout "$layout" "${per_process[@]}" 2>/dev/null)
   end=$(date +%s.%N)
   local line
@@ -34,6 +34,8 @@ run() {
     "${per_process[1]:-auto}" "$(awk "BEGIN{print $end - $start}")" \
     "$simulate_s" "$(awk "BEGIN{print $ops / $simulate_s}")" "$ops_rate" "$label"
 }
+# Latency-bound: one rank per process, so every step waits for a cross-process reduction.
+run 2 2 0 consecutive "20000 x (200 us compute, 64 MB all-reduce over the world)" explicit 20000
 run 8 8 0 consecutive "20 x (200 us compute, 64 MB all-reduce over the world)"
 run 64 64 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8), packed" auto
 run 64 64 8 consecutive "20 x (200 us compute, 64 MB all-reduce in groups of 8)"

@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
+#include "mpi_sim/mpi/mpi_clock_sync.hpp"
 #include "perfsim/error.hpp"
 #include "perfsim/host_overheads.hpp"
 #include "perfsim/rank_result.hpp"
@@ -44,6 +46,9 @@ CollectiveCheck check_collectives(MPI_Comm world,
 struct DistributedOptions {
   bool record_timeline = false;
   std::chrono::seconds stall_timeout{120};
+  // How a process with no runnable rank waits; measured (choose_wait_mode, collective) when
+  // unset. A caller that has measured the node already (choose_packing) passes it.
+  std::optional<WaitMode> wait_mode;
   engine::ProgressCallback progress;  // this process's ranks, about twice a second
   // With record_timeline and timeline_wanted set: process 0's timeline_sink receives the wanted
   // ranks' timelines one at a time (timeline_stream.hpp) and the returned results carry none.

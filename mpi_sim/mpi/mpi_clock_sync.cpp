@@ -189,7 +189,10 @@ int MpiClockSync::wait_for_some(bool bounded) {
     return done;
   }
   const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
-  auto pause = std::chrono::microseconds(1);
+  // A process whose ranks wait looks again soon; one that is done (or has no ranks, packed
+  // away) sleeps longer so as to leave the cores to those that simulate.
+  auto pause = std::chrono::microseconds(bounded ? 1 : 50);
+  const auto longest_pause = std::chrono::microseconds(bounded ? 1000 : 5000);
   while (true) {
     MPI_Testsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
     if (done != 0)
@@ -197,7 +200,7 @@ int MpiClockSync::wait_for_some(bool bounded) {
     if (bounded && std::chrono::steady_clock::now() > deadline)
       throw RuntimeFailure(stall_message(stall_timeout_));
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    pause = std::min(pause * 2, longest_pause);
   }
 }
 

@@ -78,8 +78,8 @@ class MpiClockSync final : public engine::ClockSync {
     bool watch_round = false;
   };
   Completed take_completed(int count);
-  // One wait for any request (the watch's round included) under the wait mode; `bounded`: a
-  // kYieldCore wait fails after the stall timeout.
+  // One wait for any request (the watch's round included) under the wait mode; `bounded` (a
+  // rank waits, rather than a process that is done): the stall timeout applies.
   int wait_for_some(bool bounded);
   [[noreturn]] void fail_deadlock() const;
 

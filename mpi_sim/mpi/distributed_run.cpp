@@ -103,7 +103,7 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   MpiClockSync sync(
       world, process_of_rank,
       std::vector<std::pair<std::string, std::vector<int>>>(groups.begin(), groups.end()),
-      options.wait_mode ? *options.wait_mode : choose_wait_mode(world), options.stall_timeout);
+      options.wait_mode ? *options.wait_mode : wait_mode_of_this_node(), options.stall_timeout);
   std::vector<engine::RankSimulator> simulators;
   simulators.reserve(local_programs.size());
   for (const engine::RankProgram& program : local_programs) {

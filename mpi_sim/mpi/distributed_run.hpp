@@ -46,8 +46,8 @@ CollectiveCheck check_collectives(MPI_Comm world,
 struct DistributedOptions {
   bool record_timeline = false;
   std::chrono::seconds stall_timeout{120};
-  // How a process with no runnable rank waits; measured (choose_wait_mode, collective) when
-  // unset. A caller that has measured the node already (choose_packing) passes it.
+  // How a process with no runnable rank waits; wait_mode_of_this_node() when unset. A caller
+  // that has counted the processes per node already (choose_packing) passes it.
   std::optional<WaitMode> wait_mode;
   engine::ProgressCallback progress;  // this process's ranks, about twice a second
   // With record_timeline and timeline_wanted set: process 0's timeline_sink receives the wanted

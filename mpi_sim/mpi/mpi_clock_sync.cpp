@@ -1,6 +1,7 @@
 #include "mpi_sim/mpi/mpi_clock_sync.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
@@ -23,16 +24,18 @@ constexpr std::chrono::milliseconds kMinStall(1000);
 
 }  // namespace
 
-WaitMode choose_wait_mode(MPI_Comm world) {
-  MPI_Comm node;
-  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local_processes = 1;
-  MPI_Comm_size(node, &local_processes);
-  MPI_Comm_free(&node);
-  const int local_cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  int oversubscribed = local_processes > local_cores ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, world);
-  return oversubscribed ? WaitMode::kYieldCore : WaitMode::kBlock;
+WaitMode wait_mode_of_this_node() {
+  // The launchers' own count of the processes they started on this node (Open MPI, then MPICH
+  // and Intel MPI): no collective needed, and each process may decide alone.
+  for (const char* variable : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr)
+      continue;
+    const int local_processes = std::atoi(value);
+    const int local_cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return local_processes > local_cores ? WaitMode::kYieldCore : WaitMode::kBlock;
+  }
+  return WaitMode::kBlock;
 }
 
 MpiClockSync::MpiClockSync(MPI_Comm world, std::vector<int> process_of_rank,
@@ -177,27 +180,40 @@ void MpiClockSync::test_progress() {
   take_completed(done);
 }
 
-int MpiClockSync::wait_for_some(bool bounded) {
+int MpiClockSync::wait_for_some(bool done) {
   const int count = static_cast<int>(requests_.size());
   indices_.resize(requests_.size());
-  int done = 0;
+  int completed = 0;
+  const auto join_watch = [&] {
+    watch_.join(done, completed_);
+    requests_[0] = watch_.request();
+  };
   if (wait_mode_ == WaitMode::kBlock) {
-    if (bounded)
+    // The round goes into the wait: it completes once every process waits.
+    join_watch();
+    if (!done)
       stall_alarm_->wait_begins();
-    MPI_Waitsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
+    MPI_Waitsome(count, requests_.data(), &completed, indices_.data(), MPI_STATUSES_IGNORE);
     stall_alarm_->wait_ends();
-    return done;
+    return completed;
   }
-  const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
-  // A process whose ranks wait looks again soon; one that is done (or has no ranks, packed
-  // away) sleeps longer so as to leave the cores to those that simulate.
-  auto pause = std::chrono::microseconds(bounded ? 1 : 50);
-  const auto longest_pause = std::chrono::microseconds(bounded ? 1000 : 5000);
+  // Sharing cores, a process whose ranks wait joins the watch only after waiting a while, as
+  // rounds that every waiting process joins at once would keep the cores busy with reductions
+  // whenever all happen to wait; a process that is done joins at once and sleeps longer
+  // between looks, leaving the cores to those that simulate.
+  constexpr auto kJoinWatchAfter = std::chrono::milliseconds(500);
+  const auto now = std::chrono::steady_clock::now();
+  const auto deadline = now + stall_timeout_;
+  const auto join_watch_at = done ? now : now + kJoinWatchAfter;
+  auto pause = std::chrono::microseconds(done ? 50 : 1);
+  const auto longest_pause = std::chrono::microseconds(done ? 5000 : 1000);
   while (true) {
-    MPI_Testsome(count, requests_.data(), &done, indices_.data(), MPI_STATUSES_IGNORE);
-    if (done != 0)
-      return done;
-    if (bounded && std::chrono::steady_clock::now() > deadline)
+    if (watch_.request() == MPI_REQUEST_NULL && std::chrono::steady_clock::now() >= join_watch_at)
+      join_watch();
+    MPI_Testsome(count, requests_.data(), &completed, indices_.data(), MPI_STATUSES_IGNORE);
+    if (completed != 0)
+      return completed;
+    if (!done && std::chrono::steady_clock::now() > deadline)
       throw RuntimeFailure(stall_message(stall_timeout_));
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, longest_pause);
@@ -210,9 +226,7 @@ bool MpiClockSync::make_progress() {
   if (requests_.size() < 2)
     return false;
   while (true) {
-    watch_.join(/*done=*/false, completed_);
-    requests_[0] = watch_.request();
-    const Completed completed = take_completed(wait_for_some(/*bounded=*/true));
+    const Completed completed = take_completed(wait_for_some(/*done=*/false));
     if (completed.watch_round && watch_.finish_round() == DeadlockWatch::Verdict::kDeadlock)
       fail_deadlock();
     if (completed.reduction)
@@ -222,12 +236,10 @@ bool MpiClockSync::make_progress() {
 
 void MpiClockSync::wait_for_all_processes() {
   // Every reduction of this process has completed (its ranks finished), so only the watch's
-  // rounds remain in the array.
+  // rounds remain in the array. No stall timeout: the others may simulate for long; the watch
+  // ends a cycle of waits.
   while (true) {
-    watch_.join(/*done=*/true, completed_);
-    requests_[0] = watch_.request();
-    // Unbounded: the others may simulate for long; the watch ends a cycle of waits.
-    const Completed completed = take_completed(wait_for_some(/*bounded=*/false));
+    const Completed completed = take_completed(wait_for_some(/*done=*/true));
     if (!completed.watch_round)
       continue;
     const DeadlockWatch::Verdict verdict = watch_.finish_round();

@@ -33,9 +33,11 @@ enum class WaitMode {
               // a waiting process must give its core to one that simulates
 };
 
-// kYieldCore when some node runs more MPI processes than it has hardware threads. Collective
-// over `world`.
-WaitMode choose_wait_mode(MPI_Comm world);
+// kYieldCore when the launcher started more MPI processes on this node than it has hardware
+// threads, kBlock otherwise or when the launcher does not say. Local: processes need not agree
+// on how they wait (a node census, MPI_Comm_split_type, took 0.1-0.2 s of a 64-process run
+// oversubscribed on 2 cores).
+WaitMode wait_mode_of_this_node();
 
 class MpiClockSync final : public engine::ClockSync {
  public:
@@ -78,9 +80,9 @@ class MpiClockSync final : public engine::ClockSync {
     bool watch_round = false;
   };
   Completed take_completed(int count);
-  // One wait for any request (the watch's round included) under the wait mode; `bounded` (a
-  // rank waits, rather than a process that is done): the stall timeout applies.
-  int wait_for_some(bool bounded);
+  // One wait for any request, the watch's round included (joined here), under the wait mode;
+  // `done`: this process's ranks have finished (no stall timeout then).
+  int wait_for_some(bool done);
   [[noreturn]] void fail_deadlock() const;
 
   MPI_Comm world_;

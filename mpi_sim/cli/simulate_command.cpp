@@ -112,13 +112,9 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
                                             SimulationInputs& inputs) {
   const auto start = Clock::now();
   int ranks_per_process = options.ranks_per_process;
-  mpi::DistributedOptions distributed;
   if (ranks_per_process <= 0) {
     const mpi::ProcessPacking packing = mpi::choose_packing(MPI_COMM_WORLD, world_size);
     ranks_per_process = packing.ranks_per_process;
-    distributed.wait_mode = packing.processes_per_node > packing.cores_per_node
-                                ? mpi::WaitMode::kYieldCore
-                                : mpi::WaitMode::kBlock;
     if (packing.packed && context.mpi_rank == 0 && !options.quiet) {
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
                 << packing.cores_per_node << " cores: packing " << ranks_per_process
@@ -149,6 +145,7 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
   if (context.mpi_rank == 0 && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
+  mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
   distributed.timeline_wanted = [&timeline_ranks](int rank) {
     return std::binary_search(timeline_ranks.begin(), timeline_ranks.end(), rank);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <optional>
+
 #include "generators/synthetic_workload.hpp"
 #include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
@@ -49,7 +51,8 @@ std::vector<RankResult> run_in_process(int world_size, const TraceFactory& make)
   return results;
 }
 
-std::vector<RankResult> run_mpi(int world_size, int ranks_per_process, const TraceFactory& make) {
+std::vector<RankResult> run_mpi(int world_size, int ranks_per_process, const TraceFactory& make,
+                                std::optional<mpi::WaitMode> wait_mode = std::nullopt) {
   const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
   std::vector<engine::RankProgram> programs;
   for (int rank = 0; rank < world_size; ++rank) {
@@ -60,7 +63,9 @@ std::vector<RankResult> run_mpi(int world_size, int ranks_per_process, const Tra
   }
   // Matching collectives cost one reduction: nothing is gathered.
   EXPECT_FALSE(mpi::check_collectives(MPI_COMM_WORLD, programs, world_size).details_gathered);
-  return mpi::run_distributed(MPI_COMM_WORLD, programs, placement, HostOverheads{}, {});
+  mpi::DistributedOptions options;
+  options.wait_mode = wait_mode;
+  return mpi::run_distributed(MPI_COMM_WORLD, programs, placement, HostOverheads{}, options);
 }
 
 void expect_identical(const std::vector<RankResult>& expected,
@@ -114,6 +119,15 @@ TEST(MpiEngine, SeveralRanksPerProcessMatchInProcess) {
     if (mpi_size() > 1)
       expect_identical(expected, run_mpi(world, 8, make));
   }
+}
+
+// Blocking in MPI_Waitsome and polling between sleeps resolve the same collectives.
+TEST(MpiEngine, BothWaitModesMatchInProcess) {
+  const int world = 2 * mpi_size();
+  auto make = skewed_synthetic(world, generators::GroupLayout::kStrided, 2);
+  const auto expected = run_in_process(world, make);
+  for (auto mode : {mpi::WaitMode::kBlock, mpi::WaitMode::kYieldCore})
+    expect_identical(expected, run_mpi(world, 2, make, mode));
 }
 
 TEST(MpiEngine, HandBuiltTwoRankTraceMatchesHandClocks) {

@@ -4,9 +4,9 @@
 // the per-process contribution that one MPI reduction combines across processes.
 #include <cstddef>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,7 +45,13 @@ class LocalCollectiveTable {
  private:
   std::function<bool(int)> is_local_;
   std::vector<Aggregate> aggregates_;
-  std::map<std::pair<std::string, std::size_t>, std::size_t> by_key_;
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::string, std::size_t>& key) const {
+      return std::hash<std::string>{}(key.first) * 1000003u ^ key.second;
+    }
+  };
+  // (group, index in group) -> aggregate: hashed, as every post looks its collective up.
+  std::unordered_map<std::pair<std::string, std::size_t>, std::size_t, KeyHash> by_key_;
 };
 
 }  // namespace perfsim::engine

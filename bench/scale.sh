@@ -59,8 +59,8 @@ for name in "${cases[@]}"; do
   case $name in
     synthetic-1k) run "$name" 2 "${synthetic[@]}" --ranks 1024 --nodes 128 ;;
     # 64 copies of the 1k case: all-reduces over groups of 1024 ranks on 128 nodes each (a
-    # 65,536-member world group is out of reach: the collective check gathers every rank's
-    # member lists on process 0).
+    # 65,536-member world group is out of reach: building each rank's program copies and sorts
+    # the 65,536-member list for every collective; the collective check no longer gathers).
     synthetic-64k) run "$name" 2 "${synthetic[@]}" --ranks 65536 --nodes 8192 --group-size 1024 ;;
     default) run "$name" 2 ;;
     # The same scenario from the files it embeds, every rank simulated.

@@ -13,7 +13,9 @@ command -v script >/dev/null || { echo "SKIP: no script(1) to make a terminal"; 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-run=(simulate --ranks 4 --repetitions 30000)
+# Long enough that the simulation lasts over a second (the first progress line comes after
+# 0.5 s): since ranks block in MPI_Waitsome instead of sleep-polling, 30,000 steps took 0.5 s.
+run=(simulate --ranks 4 --repetitions 100000)
 
 script -qfec "$mpiexec -n 2 $perfsim ${run[*]} --results ''" terminal.txt >/dev/null 2>&1 ||
   fail "the run at a terminal failed: $(cat terminal.txt)"

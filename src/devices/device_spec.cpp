@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_document.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::devices {
@@ -250,15 +251,7 @@ double DeviceSpec::elementwise_peak_flops_per_s(DType dtype) const {
 }
 
 DeviceSpec parse_device_json(const std::string& text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::out_of_range& error) {
-    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
-    throw InputError(file, "", std::string("invalid JSON number: ") + error.what());
-  } catch (const json::parse_error& error) {
-    throw InputError(file, "byte " + std::to_string(error.byte), "not valid JSON");
-  }
+  const json root = io::parse_json_document(text, file);
   return DeviceReader(root, file).read();
 }
 

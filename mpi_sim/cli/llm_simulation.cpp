@@ -121,9 +121,24 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
       ->check(CLI::Range(1.0, 1e6));
   sub.add_option("--pp-layers", options.pp_layers,
                  "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
-                 "(one per stage, summing to the model's layers; no interleaving)")
+                 "(one per stage, summing to the model's layers; interleaved: one per stage "
+                 "divided evenly over its chunks, or one per virtual stage, chunk-major)")
       ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--first-stage-layers", options.first_stage_layers,
+                 "LLM: transformer layers of the first pipeline stage, the rest split evenly "
+                 "over the other stages (Megatron --decoder-first-pipeline-num-layers)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--last-stage-layers", options.last_stage_layers,
+                 "LLM: transformer layers of the last pipeline stage (Megatron "
+                 "--decoder-last-pipeline-num-layers)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--account-for-embedding-in-pipeline-split", options.account_for_embedding,
+               "LLM: the embedding counts as one layer of the even split, so the first virtual "
+               "stage holds one transformer layer fewer (Megatron's flag of that name)");
+  sub.add_flag("--account-for-loss-in-pipeline-split", options.account_for_loss,
+               "LLM: the LM head and loss count as one layer of the even split, so the last "
+               "virtual stage holds one transformer layer fewer (Megatron's flag of that name)");
   sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--global-batch", options.global_batch,
@@ -212,6 +227,10 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
   parallel.pp_layers = options.pp_layers;
+  parallel.first_stage_layers = options.first_stage_layers;
+  parallel.last_stage_layers = options.last_stage_layers;
+  parallel.account_for_embedding = options.account_for_embedding;
+  parallel.account_for_loss = options.account_for_loss;
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;

@@ -59,6 +59,8 @@ struct PlanOptions {
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   bool exhaustive = false;
   TopologySize topology_size;  // --nodes, --gpus-per-node
   std::string format = "text";
@@ -119,6 +121,8 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
+  request.limits.account_for_embedding = options.account_for_embedding;
+  request.limits.account_for_loss = options.account_for_loss;
   request.top = options.top;
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
@@ -263,6 +267,11 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "`simulate --overlap-grad-reduce`)");
   command->add_flag("--overlap-param-gather", options->overlap_param_gather,
                     "ZeRO 1/2 layouts all-gather parameters under the first forward");
+  command->add_flag("--account-for-embedding-in-pipeline-split", options->account_for_embedding,
+                    "every layout counts the embedding as a layer of its pipeline split (see "
+                    "`simulate --account-for-embedding-in-pipeline-split`)");
+  command->add_flag("--account-for-loss-in-pipeline-split", options->account_for_loss,
+                    "every layout counts the loss as a layer of its pipeline split");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,

@@ -81,6 +81,10 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.cp = row.cp;
   parallel.ep = row.ep;
   parallel.virtual_stages = row.virtual_stages;
+  parallel.first_stage_layers = row.first_stage_layers;
+  parallel.last_stage_layers = row.last_stage_layers;
+  parallel.account_for_embedding = row.account_for_embedding;
+  parallel.account_for_loss = row.account_for_loss;
   parallel.micro_batch = row.micro_batch;
   parallel.global_batch = row.global_batch;
   parallel.sequence_parallel = row.sequence_parallel && row.tp > 1;

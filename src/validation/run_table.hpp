@@ -33,6 +33,9 @@ struct RunRow {
   std::string device;
   std::string topology;
   int nodes = 0;  // 0: gpus / GPUs per node of the topology
+  // Megatron-Core's pipeline split (llm_pipeline_split.hpp); 0 / false: not set.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  bool account_for_embedding = false, account_for_loss = false;
   double measured = 0;
   MeasuredKind measured_kind = MeasuredKind::kIterationSeconds;
   std::string error;  // non-empty: this row cannot be simulated, and why

@@ -12,17 +12,19 @@ struct LlmSimulateOptions {
   int tp = 1;
   int pp = 1;
   int dp = 1;
-  int cp = 1;                          // context parallelism (Megatron CP, ring attention)
-  int ep = 1;                          // expert parallelism (MoE models), carved out of DP x CP
-  double moe_imbalance = 1.0;          // max / mean expert load
-  int virtual_stages = 1;              // interleaved 1F1B when > 1
-  std::vector<int> pp_layers;          // layers per stage when uneven; empty: equal
-  int first_stage_layers = 0;          // Megatron --decoder-first-pipeline-num-layers (0: not set)
-  int last_stage_layers = 0;           // Megatron --decoder-last-pipeline-num-layers (0: not set)
-  bool account_for_embedding = false;  // the embedding counts as a layer in the split
-  bool account_for_loss = false;       // the loss counts as a layer in the split
-  int micro_batch = 0;                 // 0: the model file's
-  int global_batch = 0;                // 0: the model file's
+  int cp = 1;                  // context parallelism (Megatron CP, ring attention)
+  int ep = 1;                  // expert parallelism (MoE models), carved out of DP x CP
+  double moe_imbalance = 1.0;  // max / mean expert load
+  int virtual_stages = 1;      // interleaved 1F1B when > 1
+  std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
+  int micro_batch = 0;         // 0: the model file's
+  int global_batch = 0;        // 0: the model file's
+  // Megatron-Core's pipeline split (generators/llm/llm_pipeline_split.hpp): first / last
+  // stage's layers (0: not set), the embedding / the loss counted as a layer.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   bool sequence_parallel = false;
   std::string recompute = "none";
   int zero_stage = 0;

@@ -3,11 +3,11 @@
 // accepts: tensor parallel (divides heads, FFN, vocabulary and the GPUs of a node, so a TP
 // group never crosses a node), context parallel (up to max_context_parallel, flash attention,
 // s divisible by 2 CP), pipeline
-// stages (split the layers as llm_pipeline_split.hpp says) with interleaving (virtual stages), data
-// parallel (the rest), micro-batch (divides the global batch per data-parallel rank), ZeRO stage
-// (only with DP > 1: without it every stage is the same layout), sequence parallelism (only with TP
-// > 1) and recomputation, and for MoE models expert parallelism (divisors of DP x CP that divide
-// the experts; SP with TP, no ZeRO 3). Every layout returned passes generators::llm::validate.
+// stages (divide the layers) with interleaving (virtual stages), data parallel (the rest),
+// micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
+// without it every stage is the same layout), sequence parallelism (only with TP > 1) and
+// recomputation, and for MoE models expert parallelism (divisors of DP x CP that divide the
+// experts; SP with TP, no ZeRO 3). Every layout returned passes generators::llm::validate.
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
@@ -25,12 +25,12 @@ struct EnumerationLimits {
   int max_context_parallel = 1;  // CP degrees tried: divisors up to this (1: no CP)
   // Copied into every layout.
   bool overlap_tp_backward = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
   // Megatron-Core's embedding / loss counted as a layer of the pipeline split
   // (llm_pipeline_split.hpp): layouts whose PP x virtual stages do not divide L + 2 are skipped.
   bool account_for_embedding = false;
   bool account_for_loss = false;
-  bool overlap_grad_reduce = false;
-  bool overlap_param_gather = false;
 };
 
 std::vector<generators::llm::ParallelConfig> enumerate_layouts(

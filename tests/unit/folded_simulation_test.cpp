@@ -175,6 +175,21 @@ TEST(FoldedSimulation, UnevenStagesFoldPerStage) {
   expect_fold_exact(parallel);
 }
 
+TEST(FoldedSimulation, InterleavedUnevenStagesFoldPerStage) {
+  // Megatron's Llama 3.1 405B split in small: 6 layers + embedding + loss = 8 over PP 4 x V 2,
+  // so stage 0's first chunk holds only the embedding and stage 3's last chunk only the loss.
+  llm::ParallelConfig accounted = layout(2, 4, 2);
+  accounted.virtual_stages = 2;
+  accounted.account_for_embedding = true;
+  accounted.account_for_loss = true;
+  expect_fold_exact(accounted);
+  // Per virtual stage: stages of 1, 2 and 3 layers over chunks of 0 to 2.
+  llm::ParallelConfig listed = layout(2, 3, 2);
+  listed.virtual_stages = 2;
+  listed.pp_layers = {0, 1, 1, 1, 1, 2};
+  expect_fold_exact(listed);
+}
+
 TEST(FoldedSimulation, RefusedWhereTensorGroupsStraddleNodes) {
   // TP 3 on 8-GPU nodes: groups {0,1,2} and {3,4,5} stay in node 0, {6,7,8} crosses into
   // node 1, so their collectives take different times and the ranks are not interchangeable.

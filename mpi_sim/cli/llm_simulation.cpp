@@ -50,6 +50,28 @@ std::string group_kind(const std::string& group, const llm::ParallelConfig& para
   return kind;
 }
 
+// The uneven pipeline split, when one is asked for: "" for an even split.
+std::string describe_pipeline_split(const llm::ParallelConfig& parallel) {
+  std::string text;
+  auto add = [&text](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (!parallel.pp_layers.empty()) {
+    std::string list;
+    for (int layers : parallel.pp_layers)
+      list += (list.empty() ? "" : ",") + std::to_string(layers);
+    add("layers " + list);
+  }
+  if (parallel.first_stage_layers > 0)
+    add("first stage " + std::to_string(parallel.first_stage_layers) + " layers");
+  if (parallel.last_stage_layers > 0)
+    add("last stage " + std::to_string(parallel.last_stage_layers) + " layers");
+  if (parallel.account_for_embedding || parallel.account_for_loss)
+    add(std::string(parallel.account_for_embedding && parallel.account_for_loss
+                        ? "embedding and loss"
+                        : (parallel.account_for_embedding ? "embedding" : "loss")) +
+        " counted as layers");
+  return text.empty() ? text : " (" + text + ")";
+}
+
 }  // namespace
 
 std::string describe_layout(const llm::ParallelConfig& parallel) {
@@ -61,6 +83,7 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
     text += " (EP " + std::to_string(parallel.ep) + ")";
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
+  text += describe_pipeline_split(parallel);
   if (parallel.micro_batch > 0)
     text += ", micro-batch " + std::to_string(parallel.micro_batch);
   text += std::string(", sequence parallel ") + (parallel.sequence_parallel ? "on" : "off") +

@@ -216,6 +216,11 @@ TEST(PipelineSplit, LighterEndStagesShortenTheIterationWhenEmbeddingAndLossAreHe
   accounted.account_for_loss = true;  // 1, 2, 2, 1 layers: every stage 2 layers' work
   ParallelConfig heavy_ends = pipeline(p, 1);
   heavy_ends.pp_layers = {2, 1, 1, 2};  // the embedding and loss on top of 2 layers
+  // Megatron's other way to the same split: first and last stage 1 layer each.
+  ParallelConfig first_last = pipeline(p, 1);
+  first_last.first_stage_layers = 1;
+  first_last.last_stage_layers = 1;
+  ASSERT_EQ(virtual_stage_layers(model, first_last), virtual_stage_layers(model, accounted));
   // Balanced: 1F1B takes exactly (M + P - 1)(F + B) with F + B two layers of 18 GEMMs.
   const double balanced_us = (m + p - 1) * 2 * 18 * 10.0;
   EXPECT_NEAR(iteration_us(model, accounted, true), balanced_us, 1e-6);

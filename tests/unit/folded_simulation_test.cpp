@@ -268,6 +268,14 @@ TEST(FoldProof, WitnessCollectivesDecideLikeWholePrograms) {
   expect_witnesses_decide_like_whole_programs(scenario_of(layout(3, 1, 3)));
 }
 
+TEST(FoldProof, WitnessCollectivesDecideLikeWholeProgramsOnInterleavedUnevenStages) {
+  llm::ParallelConfig accounted = layout(2, 4, 2);
+  accounted.virtual_stages = 2;
+  accounted.account_for_embedding = true;
+  accounted.account_for_loss = true;
+  expect_witnesses_decide_like_whole_programs(scenario_of(accounted));
+}
+
 // A collective model that prices one group's collectives 1 us longer: an injected asymmetry
 // the proof must catch and refuse.
 class OneGroupSlower final : public CommDurationSource {

@@ -19,12 +19,6 @@ struct LlmSimulateOptions {
   std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
   int micro_batch = 0;         // 0: the model file's
   int global_batch = 0;        // 0: the model file's
-  // Megatron-Core's pipeline split (generators/llm/llm_pipeline_split.hpp): first / last
-  // stage's layers (0: not set), the embedding / the loss counted as a layer.
-  int first_stage_layers = 0;
-  int last_stage_layers = 0;
-  bool account_for_embedding = false;
-  bool account_for_loss = false;
   bool sequence_parallel = false;
   std::string recompute = "none";
   int zero_stage = 0;
@@ -46,6 +40,12 @@ struct LlmSimulateOptions {
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;
+  // Megatron-Core's pipeline split (generators/llm/llm_pipeline_split.hpp): first / last
+  // stage's layers (0: not set), the embedding / the loss counted as a layer.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
 
   bool requested() const { return !model_path.empty() || embedded_default; }
   int world_size() const { return tp * cp * pp * dp; }

@@ -81,9 +81,9 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
                      std::to_string(parallel.dp);
   if (parallel.ep > 1)
     text += " (EP " + std::to_string(parallel.ep) + ")";
+  text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
-  text += describe_pipeline_split(parallel);
   if (parallel.micro_batch > 0)
     text += ", micro-batch " + std::to_string(parallel.micro_batch);
   text += std::string(", sequence parallel ") + (parallel.sequence_parallel ? "on" : "off") +
@@ -250,10 +250,6 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
   parallel.pp_layers = options.pp_layers;
-  parallel.first_stage_layers = options.first_stage_layers;
-  parallel.last_stage_layers = options.last_stage_layers;
-  parallel.account_for_embedding = options.account_for_embedding;
-  parallel.account_for_loss = options.account_for_loss;
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;
@@ -269,6 +265,10 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.comm_sms = options.comm_sms;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
+  parallel.first_stage_layers = options.first_stage_layers;
+  parallel.last_stage_layers = options.last_stage_layers;
+  parallel.account_for_embedding = options.account_for_embedding;
+  parallel.account_for_loss = options.account_for_loss;
   return parallel;
 }
 

@@ -59,13 +59,13 @@ struct PlanOptions {
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
-  bool account_for_embedding = false;
-  bool account_for_loss = false;
   bool exhaustive = false;
   TopologySize topology_size;  // --nodes, --gpus-per-node
   std::string format = "text";
   bool quiet = false;
   std::string report_path;  // --report: HTML, "" = none
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
 };
 
 void write_plan_html(const PlanOptions& options, const PlanRequest& request,
@@ -117,12 +117,12 @@ int run_plan(const PlanOptions& options) {
   request.limits.global_batch = options.global_batch;
   request.limits.max_micro_batch = options.max_micro_batch;
   request.limits.max_virtual_stages = options.max_virtual_stages;
+  request.limits.account_for_embedding = options.account_for_embedding;
+  request.limits.account_for_loss = options.account_for_loss;
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
-  request.limits.account_for_embedding = options.account_for_embedding;
-  request.limits.account_for_loss = options.account_for_loss;
   request.top = options.top;
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;

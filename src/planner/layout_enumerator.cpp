@@ -95,6 +95,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.dp = dp;
                     layout.cp = cp;
                     layout.virtual_stages = virtual_stages;
+                    layout.account_for_embedding = limits.account_for_embedding;
+                    layout.account_for_loss = limits.account_for_loss;
                     layout.micro_batch = micro;
                     layout.global_batch = global_batch;
                     layout.sequence_parallel = sequence_parallel;
@@ -103,8 +105,6 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
                     layout.overlap_grad_reduce = limits.overlap_grad_reduce;
                     layout.overlap_param_gather = limits.overlap_param_gather;
-                    layout.account_for_embedding = limits.account_for_embedding;
-                    layout.account_for_loss = limits.account_for_loss;
                     llm::validate(model, layout);  // the rules above are the generator's
                     layouts.push_back(layout);
                   }

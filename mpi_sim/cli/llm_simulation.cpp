@@ -249,6 +249,10 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.ep = options.ep;
   parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
+  parallel.first_stage_layers = options.first_stage_layers;
+  parallel.last_stage_layers = options.last_stage_layers;
+  parallel.account_for_embedding = options.account_for_embedding;
+  parallel.account_for_loss = options.account_for_loss;
   parallel.pp_layers = options.pp_layers;
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
@@ -265,10 +269,6 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.comm_sms = options.comm_sms;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
-  parallel.first_stage_layers = options.first_stage_layers;
-  parallel.last_stage_layers = options.last_stage_layers;
-  parallel.account_for_embedding = options.account_for_embedding;
-  parallel.account_for_loss = options.account_for_loss;
   return parallel;
 }
 

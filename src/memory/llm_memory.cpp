@@ -64,9 +64,8 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   // no masks, and the softmax output is the attention's only s x s tensor (2as/h).
   const double masks = model.dropout ? 2.0 : 0.0;
   const double scores_per_head = model.dropout ? 5.0 : 2.0;
-  const double scores = model.attention == llm::AttentionKernel::kUnfused
-                            ? scores_per_head * a * s / (h * t)
-                            : 0.0;
+  const double scores =
+      model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
   // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks.
   const double replicated = 8 + masks;
   double bytes = 0;
@@ -75,8 +74,8 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       bytes = 2 * sbh;
       break;
     case llm::Recompute::kSelective:
-      bytes = parallel.sequence_parallel ? (replicated + 24) * sbh / t
-                                         : sbh * (replicated + 24 / t);
+      bytes =
+          parallel.sequence_parallel ? (replicated + 24) * sbh / t : sbh * (replicated + 24 / t);
       break;
     case llm::Recompute::kNone:
       bytes = parallel.sequence_parallel ? sbh * ((replicated + 24) / t + scores)

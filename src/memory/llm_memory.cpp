@@ -48,6 +48,18 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
   return state;
 }
 
+// Table 2's tensor-parallel share, 24 sbh at 2 bytes, term by term for the model's shapes: Q, K
+// and V (4 + 2 with multi-head attention; grouped-query attention keeps fewer K and V), the
+// projection input (2), the FC1 output the activation's backward reads (8 for a 4h FFN; a gated
+// FFN's two projections), the FC2 input (8).
+double split_activation_terms(const llm::TransformerConfig& model) {
+  const double h = model.hidden;
+  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double ffn = static_cast<double>(model.ffn_hidden) / h;
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  return 2 * qkv_width / h + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
+}
+
 }  // namespace
 
 double activation_bytes_per_layer(const llm::TransformerConfig& model,
@@ -68,18 +80,19 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
   // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks.
   const double replicated = 8 + masks;
+  const double split = split_activation_terms(model);  // 24 for GPT shapes
   double bytes = 0;
   switch (parallel.recompute) {
     case llm::Recompute::kFull:
       bytes = 2 * sbh;
       break;
     case llm::Recompute::kSelective:
-      bytes =
-          parallel.sequence_parallel ? (replicated + 24) * sbh / t : sbh * (replicated + 24 / t);
+      bytes = parallel.sequence_parallel ? (replicated + split) * sbh / t
+                                         : sbh * (replicated + split / t);
       break;
     case llm::Recompute::kNone:
-      bytes = parallel.sequence_parallel ? sbh * ((replicated + 24) / t + scores)
-                                         : sbh * (replicated + 24 / t + scores);
+      bytes = parallel.sequence_parallel ? sbh * ((replicated + split) / t + scores)
+                                         : sbh * (replicated + split / t + scores);
       break;
   }
   constexpr double kTableDtypeBytes = 2;
@@ -148,7 +161,9 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double routed = sb * moe.top_k * load;  // tokens the experts of a TP group compute
   // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask) gives way to
   // the MoE block's tensors.
-  const double dense_mlp = (model.dropout ? 19 : 18) * sb * h / t * bytes / 2;
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  const double dense_mlp_terms = 2 + 2 * (ffn_inputs + 1) * model.ffn_hidden / h;  // 18 for 4h
+  const double dense_mlp = (dense_mlp_terms + (model.dropout ? 1 : 0)) * sb * h / t * bytes / 2;
   // The router input (the second norm's output) stays for the router's weight gradient: split
   // by SP, else whole on every TP rank.
   const double router_input = sb * h * bytes / (parallel.sequence_parallel ? t : 1.0);

@@ -21,6 +21,10 @@
 // (TransformerConfig::dropout); without it the two sbh masks are gone (34 -> 32, 10 -> 8) and
 // unfused attention keeps its softmax output only (5as/h -> 2as/h), since PyTorch's dropout
 // returns its input when the probability is 0; so is the embedding's mask below.
+// The 24 (split by TP) is 6 for Q, K and V, 2 for the projection input, 8 for the GeLU input
+// and 8 for the FC2 input of a 4h FFN: they are taken from the model's shapes (grouped-query
+// attention keeps 2(h + 2 kv_heads head_dim)/h for Q, K, V; a gated FFN of width f keeps both
+// projections' output, 4f/h, and the FC2 input, 2f/h), which leaves GPT shapes at 24.
 // The 5as/h term is the s x s softmax output, dropout mask and dropout output of unfused
 // attention; flash attention keeps them on chip,
 // so with AttentionKernel::kFlash it is left out (the selective-recompute rows). Other

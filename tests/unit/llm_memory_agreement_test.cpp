@@ -81,7 +81,7 @@ double omitted_parameters(const llm::TransformerConfig& model,
   const double qkv_width = h + 2.0 * model.kv_heads * (h / model.heads);
   const double layers = llm::stage_layers(model, parallel, 0).last;
   // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
-  const double fc1_bias = model.is_moe() ? 0.0 : model.ffn_hidden;
+  const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
   return layers * ((qkv_width + fc1_bias) / t + 4 * h) + static_cast<double>(model.seq_len) * h;
 }
 
@@ -117,8 +117,9 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
   const double bytes = element_bytes(model.activation_dtype());
   const double local_tokens = static_cast<double>(shapes.seq_local * shapes.batch);
   const double incoming = local_tokens * static_cast<double>(shapes.hidden) * bytes;
+  // FC2's data gradient and the activation's (FC1's output width: both projections if gated).
   double ffn_gradients =
-      2 * static_cast<double>(shapes.tokens() * shapes.ffn_local) * bytes;  // FC2 dX, GeLU
+      static_cast<double>(shapes.tokens() * (shapes.ffn_local + shapes.fc1_width)) * bytes;
   if (model.is_moe())
     ffn_gradients =
         2 * static_cast<double>(shapes.expert_tokens() * shapes.expert_ffn_local) * bytes;
@@ -245,6 +246,18 @@ TEST(LlmMemoryAgreement, Zero3ShardsWeightsButNotTheEmbedding) {
   const llm::LocalShapes shapes = llm::local_shapes(small_gpt(), parallel);
   const double embedding_bytes = static_cast<double>(shapes.embedding_parameters()) * 2;
   expect_agreement(small_gpt(), parallel, embedding_bytes * (1 - 1.0 / parallel.dp));
+}
+
+TEST(LlmMemoryAgreement, GatedFfnAndGroupedQueryAttention) {
+  llm::TransformerConfig model = small_gpt();  // Llama's shapes: SwiGLU of 3.5h, 2 KV heads
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.kv_heads = 2;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
 }
 
 TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {

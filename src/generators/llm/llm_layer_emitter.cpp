@@ -340,8 +340,7 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
   return activation({shapes_.tokens(), shapes_.qkv_width});
 }
 
-ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
-                                                     const LayerWeights& weights) {
+ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& weights) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   ForwardSaved saved;
   saved.x = x;

@@ -18,22 +18,13 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
 TransformerConfig tiny_gpt() {
-  TransformerConfig model;
-  model.name = "tiny-gpt";
-  model.layers = 8;
-  model.hidden = 256;
-  model.heads = 8;
-  model.kv_heads = 8;
-  model.ffn_hidden = 1024;
-  model.vocab = 2048;
-  model.seq_len = 128;
-  model.micro_batch = 2;
-  model.global_batch = 32;
+  TransformerConfig model = test_support::tiny_gpt();
   model.attention = AttentionKernel::kUnfused;
   model.dropout = true;
   return model;

@@ -121,8 +121,7 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
       ->check(CLI::Range(1.0, 1e6));
   sub.add_option("--pp-layers", options.pp_layers,
                  "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
-                 "(one per stage, summing to the model's layers; with --virtual-stages V one "
-                 "per virtual stage in model order, PP x V entries)")
+                 "(one per stage, summing to the model's layers; no interleaving)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")

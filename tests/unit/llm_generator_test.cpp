@@ -552,42 +552,6 @@ TEST(LlmGenerator, UnevenPipelineStages) {
   EXPECT_THROW(validate(tiny_gpt(), parallel), InputError);
 }
 
-// Interleaving with uneven virtual stages (Llama 3: one layer fewer on the first and the last
-// virtual stage): one entry per virtual stage in model order, chunk c of stage s = entry c pp + s.
-TEST(LlmGenerator, UnevenVirtualStagesWithInterleaving) {
-  TransformerConfig model = tiny_gpt();
-  model.layers = 10;
-  ParallelConfig parallel{.tp = 1, .pp = 3, .dp = 1, .virtual_stages = 2};
-  parallel.pp_layers = {1, 2, 2, 2, 2, 1};
-  parallel.global_batch = 12;  // 6 micro-batches of 2, a multiple of the 3 stages
-  ASSERT_NO_THROW(validate(model, parallel));
-  const std::vector<std::pair<int, int>> expected[3] = {
-      {{0, 1}, {5, 7}}, {{1, 3}, {7, 9}}, {{3, 5}, {9, 10}}};
-  for (int stage = 0; stage < 3; ++stage) {
-    EXPECT_EQ(layers_of_stage(model, parallel, stage), stage == 1 ? 4 : 3);
-    for (int chunk = 0; chunk < 2; ++chunk) {
-      const LayerRange range = stage_layers(model, parallel, stage, chunk);
-      EXPECT_EQ(range.first, expected[stage][static_cast<std::size_t>(chunk)].first);
-      EXPECT_EQ(range.last, expected[stage][static_cast<std::size_t>(chunk)].second);
-    }
-  }
-  GeneratedCase c{model, parallel};
-  const auto traces = generate_all(c);
-  expect_collectives_match(traces);
-  // 6 micro-batches; 12 GEMMs per layer and micro-batch, the head's 3 on the last stage.
-  for (const Trace& trace : traces) {
-    const int stage = coordinates_of(parallel, trace.rank).pp;
-    int mm = 0;
-    for (const Op& op : trace.ops)
-      mm += op.name == "aten::mm";
-    EXPECT_EQ(mm, 6 * (12 * layers_of_stage(model, parallel, stage) + (stage == 2 ? 3 : 0)));
-  }
-  parallel.pp_layers = {3, 4, 3};  // one entry per stage is not enough with interleaving
-  EXPECT_THROW(validate(model, parallel), InputError);
-  parallel.pp_layers = {0, 2, 2, 2, 2, 2};
-  EXPECT_THROW(validate(model, parallel), InputError);
-}
-
 TEST(LlmParallelConfig, ContextParallelRanksBetweenTensorAndData) {
   ParallelConfig parallel{.tp = 2, .pp = 2, .dp = 2, .cp = 2};
   EXPECT_EQ(parallel.world_size(), 16);

@@ -111,15 +111,9 @@ int micro_batches_per_iteration(const TransformerConfig& model, const ParallelCo
 }
 
 int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parallel, int stage) {
-  if (parallel.pp_layers.empty())
-    return model.layers / parallel.pp;
-  if (static_cast<int>(parallel.pp_layers.size()) == parallel.pp)
+  if (!parallel.pp_layers.empty())
     return parallel.pp_layers.at(static_cast<std::size_t>(stage));
-  int layers = 0;  // one entry per virtual stage: the stage's chunks are entries stage + c pp
-  for (std::size_t entry = static_cast<std::size_t>(stage); entry < parallel.pp_layers.size();
-       entry += static_cast<std::size_t>(parallel.pp))
-    layers += parallel.pp_layers[entry];
-  return layers;
+  return model.layers / parallel.pp;
 }
 
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -169,19 +163,16 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",
                       "layers");
   } else {
-    const long entries = static_cast<long>(parallel.pp) * parallel.virtual_stages;
-    if (static_cast<long>(parallel.pp_layers.size()) != entries)
+    if (static_cast<int>(parallel.pp_layers.size()) != parallel.pp)
       throw InputError(kParallel, "pp_layers",
-                       parallel.virtual_stages > 1
-                           ? "needs one entry per virtual pipeline stage (pp x virtual_stages = " +
-                                 std::to_string(entries) + "), got " +
-                                 std::to_string(parallel.pp_layers.size())
-                           : "needs one entry per pipeline stage (" + std::to_string(parallel.pp) +
-                                 "), got " + std::to_string(parallel.pp_layers.size()));
+                       "needs one entry per pipeline stage (" + std::to_string(parallel.pp) +
+                           "), got " + std::to_string(parallel.pp_layers.size()));
+    if (parallel.virtual_stages > 1)
+      throw InputError(kParallel, "pp_layers", "uneven stages need virtual_stages 1");
     long sum = 0;
     for (int layers : parallel.pp_layers) {
       if (layers <= 0)
-        throw InputError(kParallel, "pp_layers", "every (virtual) stage needs at least one layer");
+        throw InputError(kParallel, "pp_layers", "every stage needs at least one layer");
       sum += layers;
     }
     if (sum != model.layers)

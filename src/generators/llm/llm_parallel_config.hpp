@@ -85,9 +85,7 @@ struct ParallelConfig {
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;
   // Layers of each pipeline stage when they do not divide evenly (--pp-layers 7,9,...,7; one
-  // entry per stage, summing to the model's layers). With interleaving one entry per virtual
-  // stage in model order (chunk c of stage s is entry c pp + s): Llama 3's one layer fewer on
-  // the first and the last (virtual) stage, where the embedding and the loss run. Empty: an
+  // entry per stage, summing to the model's layers; only without interleaving). Empty: an
   // equal share each.
   std::vector<int> pp_layers = {};
   // Megatron-LM's 1F1B schedule batches each stage-boundary exchange (batch_p2p_comm) and then

@@ -440,12 +440,10 @@ bool is_transfer(PipelineAction action) {
 LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
                         int chunk) {
   if (!parallel.pp_layers.empty()) {
-    // One entry per virtual stage in model order (chunk c of stage s is entry c pp + s).
-    const int entry = chunk * parallel.pp + stage;
     int first = 0;
-    for (int earlier = 0; earlier < entry; ++earlier)
+    for (int earlier = 0; earlier < stage; ++earlier)
       first += parallel.pp_layers.at(static_cast<std::size_t>(earlier));
-    return {first, first + parallel.pp_layers.at(static_cast<std::size_t>(entry))};
+    return {first, first + parallel.pp_layers.at(static_cast<std::size_t>(stage))};
   }
   const int per_chunk = model.layers / (parallel.pp * parallel.virtual_stages);
   const int virtual_stage = chunk * parallel.pp + stage;

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "devices/device_spec.hpp"
 #include "kernels/analytical_gemm.hpp"
 #include "kernels/attention_model.hpp"
 #include "kernels/kernel_predictor.hpp"
 #include "kernels/op_kernel_registry.hpp"
+#include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
 namespace {
@@ -106,6 +109,38 @@ TEST(AttentionModel, RegistryReadsTheCausalAttribute) {
     EXPECT_EQ(work->head_dim, 64);
     EXPECT_FALSE(work->backward);
   }
+}
+
+TEST(AttentionModel, MalformedTableIsAnInputErrorNamingTheField) {
+  const std::string path = kDeviceFolder + "/H100-SXM.json";
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string good = text.str();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string bad = good;
+    const std::size_t at = bad.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return bad.replace(at, from.size(), to);
+  };
+  auto error_of = [&](const std::string& json) -> std::string {
+    try {
+      devices::parse_device_json(json, path);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(with("\"forward\": [\n      497,", "\"forward\": [\n"))
+                .find("/attention_tflops/forward"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(with("\"sequence_lengths\": [\n      512,", "\"sequence_lengths\": [\n      2048,"))
+          .find("/attention_tflops/sequence_lengths/1"),
+      std::string::npos);
+  EXPECT_NE(error_of(with("\"dtypes\": [\n      \"bf16\"", "\"dtypes\": [\n      \"bf17\""))
+                .find("/attention_tflops/dtypes/0"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct LlmSimulateOptions {
   int comm_sms = 24;                       // SMs a NCCL kernel holds beside an overlapped GEMM
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
+  bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)
   std::string topology_path;               // required with --model
   TopologySize topology_size;              // --nodes, --gpus-per-node
   std::string device_path;                 // required with --model

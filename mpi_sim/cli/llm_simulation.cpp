@@ -209,6 +209,11 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
+  sub.add_flag("--get-batch-sync", options.get_batch_sync,
+               "LLM: get_batch copies the batch sizes to the host each micro-batch, so the host "
+               "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "
+               "broadcast_data); default: no wait (Megatron-Core's get_batch_on_this_tp_rank, "
+               "NeMo), the batch's CPU time runs beside the GPU");
   sub.add_option("--topology", options.topology_path,
                  "topology file (configs/topologies/*.json) for the collective model; required by "
                  "--model, --dlrm and --comm model (no default)");
@@ -269,6 +274,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.comm_sms = options.comm_sms;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
+  parallel.batch_load_sync = options.get_batch_sync;
   return parallel;
 }
 

@@ -92,6 +92,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
   // gradients reduce-scattered, parameters all-gathered.
   parallel.zero_stage = row.distributed_optimizer ? 1 : 0;
+  parallel.batch_load_sync = row.get_batch_sync;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
   const int per_node = scenario.topology.node.gpus;
   const int nodes = row.nodes > 0 ? row.nodes : (row.gpus + per_node - 1) / per_node;

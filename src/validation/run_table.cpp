@@ -38,6 +38,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "sequence_parallel",
                                            "dtype",
                                            "distributed_optimizer",
+                                           "get_batch_sync",
                                            "device",
                                            "topology",
                                            "nodes",
@@ -141,6 +142,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);

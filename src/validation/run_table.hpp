@@ -30,6 +30,9 @@ struct RunRow {
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;
+  // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
+  // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
+  bool get_batch_sync = false;
   std::string device;
   std::string topology;
   int nodes = 0;  // 0: gpus / GPUs per node of the topology

@@ -104,9 +104,13 @@ struct ParallelConfig {
   // of the GPU across a pipeline transfer. The interleaved schedule overlaps its transfers
   // instead (overlap_p2p_comm) and does not synchronize.
   bool pipeline_p2p_sync = true;
-  // Megatron's get_batch on the first and last stages copies the batch's sizes to the host
-  // before broadcasting the batch over TP: the host waits for the GPU once per micro-batch.
-  bool batch_load_sync = true;
+  // get_batch on the first and last stages. Megatron-LM before 2024 and Megatron-DeepSpeed
+  // (tensor_parallel.broadcast_data) copy the batch's sizes to the host before broadcasting the
+  // batch over TP: the host waits for the GPU once per micro-batch, so the data loader's CPU
+  // time is exposed. Megatron-Core (get_batch_on_this_tp_rank: non-blocking copies and
+  // fixed-shape broadcasts) and NeMo do not wait: the same CPU time runs while the GPU works
+  // through the kernels queued before it (--get-batch-sync turns the wait on).
+  bool batch_load_sync = false;
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 

@@ -136,8 +136,8 @@ class StageGenerator {
   TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
     const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("forward", micro_batch, -1);
-    if (parallel_.batch_load_sync && chunk == 0 && (first_stage() || last_stage()))
-      builder_.load_batch();
+    if (chunk == 0 && (first_stage() || last_stage()))
+      builder_.load_batch(parallel_.batch_load_sync);
     TensorRef x = input ? *input : emitter_.embedding_forward(embedding_weight_);
     if (zero3() && layers.first < layers.last)  // a chunk may hold only the embedding
       gather_layer(layers.first);

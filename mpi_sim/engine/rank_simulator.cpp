@@ -244,24 +244,25 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
   const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
   StreamState& stream = stream_state(kernel.stream);
   if (kernel.is_collective) {
-    const SimCollective& collective = *op.collective;
+    const RankCollective rank_collective = program_.collective_of(op);
+    const SimCollective& collective = rank_collective.shared;
     // The communication stream waits for the work queued before it on the compute stream
     // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
     const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
                                         stream_state(compute_stream_).clock_us});
     CollectivePost post;
     post.sim_rank = program_.sim_rank;
-    post.group = collective.group;
-    post.index_in_group = collective.index_in_group;
-    post.members = collective.members;
+    post.group = rank_collective.group;
+    post.index_in_group = rank_collective.index_in_group;
+    post.members = rank_collective.members;
     post.ready_us = ready;
-    post.duration_us = collective.duration_us;
+    post.duration_us = rank_collective.duration_us;
     post.combine = collective.combine;
     Posted posted;
     posted.handle = sync_.post(post);
     posted.stream = kernel.stream;
-    posted.group = collective.group;
-    posted.index_in_group = collective.index_in_group;
+    posted.group = rank_collective.group;
+    posted.index_in_group = rank_collective.index_in_group;
     posted.op_name = kernel.name;
     const std::size_t index = posted_.size();
     posted_.push_back(std::move(posted));
@@ -271,7 +272,7 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       posted_by_seq_[*collective.seq] = index;
     for (std::int64_t tensor : collective.produced_tensor_ids)
       tensor_producer_[tensor] = index;
-    GroupTraffic& traffic = result_.groups[collective.group];
+    GroupTraffic& traffic = result_.groups[rank_collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
     pending_busy_.push_back({kernel.stream, 0, 0, KernelCategory::kCommunication, {}, index});

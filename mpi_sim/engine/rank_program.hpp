@@ -184,7 +184,9 @@ struct CollectiveBinding {
 };
 
 // What a rank's collective is: the op's (kind, size, stream, buffers, combine) with the rank's
-// own group, members, index in group and duration.
+// own group, members, index in group and duration. For a bound program `shared.comm` names the
+// compiled rank's process group and peer, and `shared.group` etc. are that rank's: read the
+// fields here instead.
 struct RankCollective {
   const SimCollective& shared;
   const std::string& group;

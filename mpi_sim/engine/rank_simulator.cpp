@@ -53,7 +53,7 @@ bool RankSimulator::resolved(std::size_t posted_index) {
     return false;
   ++resolved_count_;
   const CollectiveTiming timing = *posted.timing;
-  StreamState& stream = stream_state(posted.stream);
+  StreamState& stream = stream_state(posted.stream());
   if (stream.pending == posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
     stream.pending.reset();
@@ -62,28 +62,28 @@ bool RankSimulator::resolved(std::size_t posted_index) {
   return true;
 }
 
-void RankSimulator::add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
-                                    KernelCategory category, std::string_view name) {
+void RankSimulator::add_kernel_busy(const SimKernel& kernel, TimestampUs start_us) {
   if (pending_busy_.empty())
-    add_busy(stream, start_us, duration_us, category, name, "");
+    add_busy(kernel.stream, start_us, kernel.duration_us, kernel.category, kernel.name, "");
   else
-    pending_busy_.push_back({stream, start_us, duration_us, category, name, std::nullopt});
+    pending_busy_.push_back({&kernel, start_us, kNotPosted});
 }
 
 void RankSimulator::flush_busy() {
   while (!pending_busy_.empty()) {
     const PendingBusy& front = pending_busy_.front();
-    if (!front.posted) {
-      add_busy(front.stream, front.start_us, front.duration_us, front.category, front.name, "");
+    if (front.posted == kNotPosted) {
+      const SimKernel& kernel = *front.kernel;
+      add_busy(kernel.stream, front.start_us, kernel.duration_us, kernel.category, kernel.name, "");
     } else {
-      const Posted& posted = posted_[*front.posted];
+      const Posted& posted = posted_[front.posted];
       if (!posted.timing)
         return;
       const CollectiveTiming timing = *posted.timing;
-      add_busy(posted.stream, timing.start_us, timing.end_us - timing.start_us,
-               KernelCategory::kCommunication, posted.op_name,
-               collective_key(posted.group, posted.index_in_group));
-      result_.groups[posted.group].time_us += timing.end_us - timing.start_us;
+      add_busy(posted.stream(), timing.start_us, timing.end_us - timing.start_us,
+               KernelCategory::kCommunication, posted.slot->name,
+               record_timeline_ ? collective_key(*posted.group, posted.index_in_group) : "");
+      result_.groups[*posted.group].time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -135,7 +135,7 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
   StreamState& stream = stream_state(stream_id);
   const TimestampUs end = posted.timing->end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[posted.group];
+    GroupTraffic& traffic = result_.groups[*posted.group];
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
         std::clamp(posted.timing->start_us - stream.clock_us, 0.0, end - stream.clock_us);
@@ -189,7 +189,7 @@ void RankSimulator::run_op(const SimOp& op) {
       const TimestampUs start = stream.clock_us;
       stream.clock_us = start + kernel.duration_us;
       queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
-      add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
+      add_kernel_busy(kernel, start);
       ++result_.kernels;
     }
     return;
@@ -260,10 +260,9 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     post.combine = collective.combine;
     Posted posted;
     posted.handle = sync_.post(post);
-    posted.stream = kernel.stream;
-    posted.group = rank_collective.group;
+    posted.group = &rank_collective.group;
+    posted.slot = &kernel;
     posted.index_in_group = rank_collective.index_in_group;
-    posted.op_name = kernel.name;
     const std::size_t index = posted_.size();
     posted_.push_back(std::move(posted));
     stream_state(kernel.stream).pending = index;
@@ -275,13 +274,13 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     GroupTraffic& traffic = result_.groups[rank_collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
-    pending_busy_.push_back({kernel.stream, 0, 0, KernelCategory::kCommunication, {}, index});
+    pending_busy_.push_back({&kernel, 0, index});
     resolved(index);  // in-process groups may resolve at once
   } else {
     const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
     stream.clock_us = start + kernel.duration_us;
     queued_ends_.push(stream.clock_us);
-    add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
+    add_kernel_busy(kernel, start);
     note_step_kernel(start, stream.clock_us);
     if (kernel.category != KernelCategory::kCommunication)
       compute_stream_ = kernel.stream;
@@ -397,8 +396,8 @@ std::string RankSimulator::blocked_on() const {
     return "";
   const Posted& posted = posted_[*blocked_posted_];
   return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
-         collective_key(posted.group, posted.index_in_group) + " (" + std::string(posted.op_name) +
-         ")";
+         collective_key(*posted.group, posted.index_in_group) + " (" +
+         std::string(posted.slot->name) + ")";
 }
 
 RankResult RankSimulator::result() const {

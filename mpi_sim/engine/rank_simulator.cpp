@@ -1,6 +1,7 @@
 #include "mpi_sim/engine/rank_simulator.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace perfsim::engine {
 namespace {
@@ -11,6 +12,26 @@ std::size_t category_index(KernelCategory category) {
 
 std::string collective_key(const std::string& group, std::size_t index) {
   return (group.empty() ? std::string("world") : group) + "#" + std::to_string(index);
+}
+
+// The CPU clock never goes back and a kernel never starts before its launch call: the
+// overheads that move it are all non-negative.
+bool cpu_clock_monotonic(const HostOverheads& overheads) {
+  auto non_negative = [](const OpOverheads& op) {
+    return op.t1.mean_us >= 0 && op.t2.mean_us >= 0 && op.t3.mean_us >= 0 && op.t5.mean_us >= 0;
+  };
+  if (!non_negative(overheads.all_ops) || overheads.t4_all.mean_us < 0 ||
+      overheads.launch.launch_fraction_of_t4 < 0)
+    return false;
+  for (const auto& [name, op] : overheads.per_op) {
+    if (!non_negative(op))
+      return false;
+  }
+  for (const auto& [name, t4] : overheads.t4_per_runtime) {
+    if (t4.mean_us < 0)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -24,6 +45,23 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
   result_.steps.reserve(program.steps.size());
   for (const ProgramStep& step : program.steps)
     result_.steps.push_back(step.label);
+  sweep_early_ = cpu_clock_monotonic(overheads) &&
+                 std::none_of(program.ops.begin(), program.ops.end(),
+                              [](const SimOp& op) { return op.recorded_host != nullptr; });
+}
+
+void RankSimulator::sweep_busy(TimestampUs bound) {
+  std::sort(busy_intervals_.begin(), busy_intervals_.end());
+  auto swept = busy_intervals_.begin();
+  for (; swept != busy_intervals_.end() && swept->first < bound; ++swept) {
+    const auto& [start, end] = *swept;
+    const TimestampUs from = std::max(start, busy_covered_until_us_);
+    if (end > from)
+      busy_swept_us_ += end - from;
+    busy_covered_until_us_ = std::max(busy_covered_until_us_, end);
+  }
+  busy_intervals_.erase(busy_intervals_.begin(), swept);
+  next_sweep_size_ = std::max<std::size_t>(4096, 2 * busy_intervals_.size());
 }
 
 void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
@@ -152,6 +190,8 @@ void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationU
   result_.by_category_us[category_index(category)] += duration_us;
   result_.kernel_time_us += duration_us;
   busy_intervals_.emplace_back(start_us, start_us + duration_us);
+  if (sweep_early_ && busy_intervals_.size() >= next_sweep_size_)
+    sweep_busy(pending_busy_.empty() ? cpu_us_ : std::min(cpu_us_, pending_since_cpu_us_));
   if (record_timeline_) {
     result_.timeline.push_back(
         {std::string(name), stream_id, start_us, duration_us, category, key});
@@ -274,6 +314,8 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     GroupTraffic& traffic = result_.groups[rank_collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
+    if (pending_busy_.empty())
+      pending_since_cpu_us_ = cpu_us_;  // its start is at least its launch_ready
     pending_busy_.push_back({&kernel, 0, index});
     resolved(index);  // in-process groups may resolve at once
   } else {
@@ -377,17 +419,9 @@ RankSimulator::Progress RankSimulator::advance() {
     result_.iteration_us = std::max(result_.iteration_us, stream.clock_us);
     result_.streams.push_back({id, stream.busy_us, stream.by_category_us});
   }
-  std::sort(busy_intervals_.begin(), busy_intervals_.end());
-  DurationUs busy = 0;
-  TimestampUs covered_until = 0;
-  for (const auto& [start, end] : busy_intervals_) {
-    const TimestampUs from = std::max(start, covered_until);
-    if (end > from)
-      busy += end - from;
-    covered_until = std::max(covered_until, end);
-  }
-  result_.gpu_busy_us = busy;
-  result_.gpu_idle_us = result_.iteration_us - busy;
+  sweep_busy(std::numeric_limits<TimestampUs>::infinity());
+  result_.gpu_busy_us = busy_swept_us_;
+  result_.gpu_idle_us = result_.iteration_us - busy_swept_us_;
   return Progress::kFinished;
 }
 

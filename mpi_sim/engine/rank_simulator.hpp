@@ -117,7 +117,22 @@ class RankSimulator {
   // The collective op `op` waits on: its work handle's, else the most recent one.
   std::optional<std::size_t> waited_collective(const SimOp& op) const;
   std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
+  // GPU busy time is the union of the kernels' intervals, summed in ascending (start, end)
+  // order. Intervals wait here until none can come before them any more; sweep_busy then adds
+  // them in that order, so the sum is the very one sorting every interval at the end gives,
+  // while the rank holds only the intervals of the last stretch instead of one per kernel.
   std::deque<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  DurationUs busy_swept_us_ = 0;
+  TimestampUs busy_covered_until_us_ = 0;
+  std::size_t next_sweep_size_ = 4096;
+  // Early sweeps need every later interval to start at or after the CPU clock of its launch
+  // and that clock never to go back: no recorded host replay, no negative overheads.
+  bool sweep_early_ = false;
+  // The CPU clock when the oldest entry of pending_busy_ was launched: a lower bound on the
+  // start of every interval still pending.
+  TimestampUs pending_since_cpu_us_ = 0;
+  // Adds the intervals that start before `bound` (sorted) to the sum.
+  void sweep_busy(TimestampUs bound);
   // End times of launched kernels the device has not finished at the CPU's clock (the launch
   // queue), earliest first.
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;

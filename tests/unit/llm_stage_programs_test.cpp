@@ -24,9 +24,20 @@ namespace llm = generators::llm;
 
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
+llm::TransformerConfig small_moe() {
+  llm::TransformerConfig model = test_support::small_gpt(4, 1024, 16);
+  model.name = "small-moe";
+  model.gated_ffn = true;
+  model.moe.num_experts = 8;
+  model.moe.top_k = 2;
+  model.moe.expert_ffn_hidden = 1024;
+  model.moe.shared_expert_ffn_hidden = 1024;
+  return model;
+}
+
 LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
   const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  return LlmScenario{test_support::small_gpt(6, 768, 24),
+  return LlmScenario{parallel.ep > 1 ? small_moe() : test_support::small_gpt(6, 768, 24),
                      parallel,
                      topology::with_node_count(
                          topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
@@ -167,6 +178,15 @@ TEST(LlmStagePrograms, ContextParallelRing) {
 TEST(LlmStagePrograms, UnevenStages) {
   llm::ParallelConfig parallel = layout(2, 2, 2);
   parallel.pp_layers = {2, 4};
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, ExpertParallelAllToAllsAndExpertGradients) {
+  // EP 2 of DP 4: the experts' gradients reduce over their own group (edp), not DP.
+  llm::ParallelConfig parallel = layout(2, 2, 4);
+  parallel.ep = 2;
+  parallel.moe_imbalance = 1.25;
+  parallel.sequence_parallel = true;
   expect_bound_like_full(parallel);
 }
 

@@ -20,6 +20,7 @@
 #include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
+#include "mpi_sim/cli/llm_stage_programs.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
 
@@ -346,19 +347,8 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
                     : 1.0;
        }});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
-  // Every rank of a stage is its stage template with its own roles (llm_rank_roles.hpp):
-  // generate each stage's template once and instantiate it for the stage's ranks.
-  std::optional<llm::StageTemplate> stage_template;
-  for (int rank : local_ranks) {
-    const int stage = llm::coordinates_of(parallel, rank).pp;
-    if (!stage_template || stage_template->stage != stage)
-      stage_template = llm::generate_llm_stage_template(model, parallel, stage);
-    const Trace trace = llm::instantiate_llm_rank(*stage_template, parallel, rank);
-    inputs.programs.push_back(
-        engine::build_rank_program(trace, rank, parallel.world_size(), sources));
-    mark_pipeline_steps(trace, model, parallel, llm::coordinates_of(parallel, rank).pp,
-                        inputs.programs.back());
-  }
+  // The ranks of a stage share one compiled list of ops (llm_stage_programs.hpp).
+  inputs.programs = llm_rank_programs(model, parallel, local_ranks, sources);
   // Generated traces have no profile to take host time from: the host costs are the end-to-end
   // calibration's (fitted on measured runs), else none.
   inputs.overheads.launch.kernel_gap_us = 1.0;

@@ -134,7 +134,7 @@ class RowModel {
   RowModel(SimulationInputs inputs, std::vector<int> ranks, CalibrationTarget device)
       : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
     for (engine::RankProgram& program : inputs_.programs)
-      for (engine::SimOp& op : program.ops)
+      for (engine::SimOp& op : program.ops.mutable_ops())
         for (engine::SimKernel& kernel : op.kernels)
           if (kernel.category == KernelCategory::kGemm)
             gemm_kernels_.push_back({&kernel, kernel.duration_us});

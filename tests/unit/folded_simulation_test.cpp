@@ -15,6 +15,7 @@
 #include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "support/llm_programs_in_full.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
@@ -214,7 +215,10 @@ void expect_witnesses_decide_like_whole_programs(const LlmScenario& scenario) {
   std::vector<int> ranks;
   for (int rank = 0; rank < scenario.parallel.world_size(); ++rank)
     ranks.push_back(rank);
-  const SimulationInputs whole = load_llm_inputs(scenario, ranks);
+  // Whole programs, each compiled from its own trace (load_llm_inputs shares a stage's ops).
+  const SimulationInputs priced = load_llm_inputs(scenario, {});
+  const std::vector<engine::RankProgram> whole =
+      test_support::llm_programs_in_full(scenario, priced);
   std::size_t proven = 0;
   for (int rank : ranks) {
     const int representative = representative_of[static_cast<std::size_t>(rank)];
@@ -223,8 +227,8 @@ void expect_witnesses_decide_like_whole_programs(const LlmScenario& scenario) {
       continue;
     }
     const engine::ProgramComparison comparison = engine::compare_with_representative(
-        whole.programs[static_cast<std::size_t>(representative)],
-        whole.programs[static_cast<std::size_t>(rank)], representative_of);
+        whole[static_cast<std::size_t>(representative)], whole[static_cast<std::size_t>(rank)],
+        representative_of);
     if (!comparison.renaming) {
       // The witness proof stops at its first difference, which must be this rank's.
       ASSERT_FALSE(witnessed.differences.empty())

@@ -146,8 +146,10 @@ MatchResidue collective_match_residue(std::span<const RankProgram> programs) {
     // The programs' own member lists, not copies (a group of 1024 members on every rank).
     std::unordered_map<std::string_view, const std::vector<int>*> groups;
     for (const SimOp& op : program.ops) {
-      if (op.collective)
-        groups.try_emplace(op.collective->group, &op.collective->members.ranks());
+      if (op.collective) {
+        const RankCollective collective = program.collective_of(op);
+        groups.try_emplace(collective.group, &collective.members.ranks());
+      }
     }
     add_rank_residue(program.sim_rank, groups, collective_signatures(program), residue);
   }
@@ -161,8 +163,10 @@ RankSignatures rank_signatures(const RankProgram& program) {
   rank.signatures = collective_signatures(program);
   std::map<std::string, std::vector<int>> groups;
   for (const SimOp& op : program.ops) {
-    if (op.collective)
-      groups.try_emplace(op.collective->group, op.collective->members.ranks());
+    if (op.collective) {
+      const RankCollective collective = program.collective_of(op);
+      groups.try_emplace(collective.group, collective.members.ranks());
+    }
   }
   rank.groups.assign(groups.begin(), groups.end());
   return rank;

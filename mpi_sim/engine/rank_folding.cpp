@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <unordered_map>
+
+#include "perfsim/error.hpp"
 
 namespace perfsim::engine {
 namespace {
@@ -112,6 +113,9 @@ std::string compare_ops(const SimOp& a, const SimOp& b, std::span<const int> rep
 ProgramComparison compare_with_representative(const RankProgram& representative,
                                               const RankProgram& program,
                                               std::span<const int> representative_of) {
+  // A bound program's ops carry another rank's CommInfo (its group names and peers).
+  if (representative.binding || program.binding)
+    throw RuntimeFailure("compare_with_representative: compare programs compiled in full");
   ProgramComparison comparison;
   auto differs = [&](const std::string& what) {
     comparison.difference = "rank " + std::to_string(program.sim_rank) + " differs from rank " +
@@ -137,6 +141,8 @@ ProgramComparison compare_with_representative(const RankProgram& representative,
 }
 
 GroupRenaming identity_renaming(const RankProgram& representative) {
+  if (representative.binding)
+    throw RuntimeFailure("identity_renaming: a representative is compiled in full");
   GroupRenaming renaming{representative.sim_rank, {}};
   std::map<std::string, bool> seen;
   for (const SimOp& op : representative.ops) {
@@ -209,38 +215,6 @@ RankResult clone_result(const RankResult& representative, const GroupRenaming& r
       slice.collective_key = found->second + slice.collective_key.substr(hash);
   }
   return result;
-}
-
-std::string serialize_renamings(std::span<const GroupRenaming> renamings,
-                                std::span<const std::pair<int, std::string>> differences) {
-  std::string text;
-  for (const GroupRenaming& renaming : renamings) {
-    text += "R\t" + std::to_string(renaming.rank) + "\n";
-    for (const auto& [own, theirs] : renaming.own_to_representative)
-      text += "=\t" + own + "\t" + theirs + "\n";
-  }
-  for (const auto& [rank, difference] : differences)
-    text += "!\t" + std::to_string(rank) + "\t" + difference + "\n";
-  return text;
-}
-
-void deserialize_renamings(const std::string& text, std::vector<GroupRenaming>& renamings,
-                           std::vector<std::pair<int, std::string>>& differences) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const std::size_t first = line.find('\t');
-    const std::size_t second = line.find('\t', first + 1);
-    if (line.rfind("R\t", 0) == 0) {
-      renamings.push_back({std::stoi(line.substr(first + 1)), {}});
-    } else if (line.rfind("=\t", 0) == 0 && !renamings.empty()) {
-      renamings.back().own_to_representative.emplace_back(
-          line.substr(first + 1, second - first - 1), line.substr(second + 1));
-    } else if (line.rfind("!\t", 0) == 0) {
-      differences.emplace_back(std::stoi(line.substr(first + 1, second - first - 1)),
-                               line.substr(second + 1));
-    }
-  }
 }
 
 }  // namespace perfsim::engine

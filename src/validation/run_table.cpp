@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "io/csv_table.hpp"
 #include "io/input_file.hpp"
 #include "perfsim/error.hpp"
 
@@ -37,43 +38,17 @@ const std::vector<std::string> kColumns = {"name",
                                            "sequence_parallel",
                                            "dtype",
                                            "distributed_optimizer",
+                                           "get_batch_sync",
                                            "device",
                                            "topology",
                                            "nodes",
                                            "measured_iteration_s",
                                            "measured_tflops_per_gpu",
-                                           "measured_tokens_per_s_per_gpu"};
-
-// One CSV record: commas separate, double quotes protect commas, "" is a quote.
-std::vector<std::string> split_record(std::string_view line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cells.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.emplace_back();
-    } else if (c != '\r') {
-      cells.back() += c;
-    }
-  }
-  for (std::string& cell : cells) {
-    const auto first = cell.find_first_not_of(" \t");
-    const auto last = cell.find_last_not_of(" \t");
-    cell = first == std::string::npos ? std::string() : cell.substr(first, last - first + 1);
-  }
-  return cells;
-}
+                                           "measured_tokens_per_s_per_gpu",
+                                           "first_stage_layers",
+                                           "last_stage_layers",
+                                           "account_for_embedding",
+                                           "account_for_loss"};
 
 // Cell readers: empty keeps the default; anything else must parse completely.
 struct CellReader {
@@ -167,9 +142,14 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);
+  read.integer("first_stage_layers", row.first_stage_layers, 1);
+  read.integer("last_stage_layers", row.last_stage_layers, 1);
+  read.flag("account_for_embedding", row.account_for_embedding);
+  read.flag("account_for_loss", row.account_for_loss);
   row.measured_kind = kind;
   row.measured = read.positive_number(std::string(measured_column_name(kind)));
 
@@ -232,7 +212,7 @@ RunTable parse_run_table(std::string_view csv_text, const std::string& source) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos || line.front() == '#')
       continue;
     if (header.empty()) {
-      header = split_record(line);
+      header = io::split_csv_record(line);
       continue;
     }
     records.emplace_back(line_number, std::string(line));
@@ -267,7 +247,7 @@ RunTable parse_run_table(std::string_view csv_text, const std::string& source) {
   table.measured_kind = measured.front();
 
   for (const auto& [number, line] : records) {
-    const std::vector<std::string> cells = split_record(line);
+    const std::vector<std::string> cells = io::split_csv_record(line);
     if (cells.size() != header.size())
       throw InputError(
           source, "line " + std::to_string(number),

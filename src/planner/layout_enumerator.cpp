@@ -1,5 +1,8 @@
 #include "planner/layout_enumerator.hpp"
 
+#include <algorithm>
+
+#include "generators/llm/llm_rank_mesh.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::planner {
@@ -90,8 +93,18 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
                     layout.overlap_grad_reduce = limits.overlap_grad_reduce;
                     layout.overlap_param_gather = limits.overlap_param_gather;
-                    llm::validate(model, layout);  // the rules above are the generator's
-                    layouts.push_back(layout);
+                    const std::size_t first_of_layout = layouts.size();
+                    for (const llm::RankOrder& order : limits.orders) {
+                      layout.order = order;
+                      if (llm::order_problem(layout) ||
+                          std::any_of(layouts.begin() + static_cast<long>(first_of_layout),
+                                      layouts.end(), [&](const llm::ParallelConfig& placed) {
+                                        return llm::same_rank_placement(placed, layout);
+                                      }))
+                        continue;
+                      llm::validate(model, layout);  // the rules above are the generator's
+                      layouts.push_back(layout);
+                    }
                   }
                 }
               }

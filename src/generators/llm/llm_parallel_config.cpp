@@ -1,6 +1,7 @@
 #include "generators/llm/llm_parallel_config.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "generators/llm/llm_rank_mesh.hpp"
@@ -52,44 +53,6 @@ void validate_experts(const TransformerConfig& model, const ParallelConfig& para
     throw InputError(kParallel, "overlap_param_gather", "not modelled for MoE layers");
 }
 
-// Megatron-Core's checks on `order` (parallel_state.initialize_model_parallel), for both of its
-// grids, and perfsim's own: the expert layers run their TP collectives on the attention
-// layers' TP groups, so with EP the two grids must give every rank the same TP group.
-void validate_order(const ParallelConfig& parallel) {
-  const RankMesh attention = attention_mesh(parallel);
-  const RankMesh experts = expert_mesh(parallel);
-  const std::string order = rank_order_name(parallel.order);
-  for (const RankMesh* mesh : {&attention, &experts})
-    for (ParallelDimension dimension : default_rank_order())
-      if (mesh->size(dimension) > 1 && std::find(parallel.order.begin(), parallel.order.end(),
-                                                 dimension) == parallel.order.end())
-        throw InputError(kParallel, "order",
-                         "order " + order + " leaves out " +
-                             std::string(dimension_name(dimension)) + " of size " +
-                             std::to_string(mesh->size(dimension)));
-  const bool pipeline_last =
-      !parallel.order.empty() && parallel.order.back() == ParallelDimension::kPipeline;
-  if (!pipeline_last && parallel.pp > 1 && experts.size(ParallelDimension::kData) != parallel.dp)
-    throw InputError(kParallel, "order",
-                     "order " + order +
-                         " does not end with pp: Megatron then needs the expert layers' data "
-                         "parallel size (DP x CP / EP = " +
-                         std::to_string(experts.size(ParallelDimension::kData)) +
-                         ") to equal DP (" + std::to_string(parallel.dp) + ")");
-  if (attention.stride(ParallelDimension::kPipeline) !=
-      experts.stride(ParallelDimension::kPipeline))
-    throw InputError(kParallel, "order",
-                     "order " + order +
-                         " gives the expert layers other pipeline groups than the attention "
-                         "layers (Megatron requires them equal)");
-  if (parallel.ep > 1 &&
-      attention.stride(ParallelDimension::kTensor) != experts.stride(ParallelDimension::kTensor))
-    throw InputError(kParallel, "order",
-                     "order " + order +
-                         " gives the expert layers other tensor-parallel groups than the "
-                         "attention layers (an expert tensor-parallel group is not modelled)");
-}
-
 }  // namespace
 
 std::string_view recompute_name(Recompute recompute) {
@@ -113,6 +76,39 @@ Recompute parse_recompute(std::string_view text, const std::string& flag) {
     return Recompute::kFull;
   throw InputError(flag, "",
                    "recompute must be none, selective or full, got \"" + std::string(text) + "\"");
+}
+
+std::optional<std::string> order_problem(const ParallelConfig& parallel) {
+  if (parallel.ep <= 0 || parallel.dp * parallel.cp % parallel.ep != 0)
+    return std::nullopt;  // validate() names the expert-parallel problem
+  const RankMesh attention = attention_mesh(parallel);
+  const RankMesh experts = expert_mesh(parallel);
+  const std::string order = "order " + rank_order_name(parallel.order);
+  for (const RankMesh* mesh : {&attention, &experts})
+    for (ParallelDimension dimension : default_rank_order())
+      if (mesh->size(dimension) > 1 && std::find(parallel.order.begin(), parallel.order.end(),
+                                                 dimension) == parallel.order.end())
+        return order + " leaves out " + std::string(dimension_name(dimension)) + " of size " +
+               std::to_string(mesh->size(dimension));
+  const bool pipeline_last =
+      !parallel.order.empty() && parallel.order.back() == ParallelDimension::kPipeline;
+  if (!pipeline_last && parallel.pp > 1 && experts.size(ParallelDimension::kData) != parallel.dp)
+    return order +
+           " does not end with pp: Megatron then needs the expert layers' data parallel size "
+           "(DP x CP / EP = " +
+           std::to_string(experts.size(ParallelDimension::kData)) + ") to equal DP (" +
+           std::to_string(parallel.dp) + ")";
+  if (attention.stride(ParallelDimension::kPipeline) !=
+      experts.stride(ParallelDimension::kPipeline))
+    return order +
+           " gives the expert layers other pipeline groups than the attention layers (Megatron "
+           "requires them equal)";
+  if (parallel.ep > 1 &&
+      attention.stride(ParallelDimension::kTensor) != experts.stride(ParallelDimension::kTensor))
+    return order +
+           " gives the expert layers other tensor-parallel groups than the attention layers (an "
+           "expert tensor-parallel group is not modelled)";
+  return std::nullopt;
 }
 
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank) {
@@ -169,7 +165,8 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
       parallel.ep <= 0)
     throw InputError(kParallel, "tp/cp/ep/pp/dp", "every degree must be positive");
   validate_experts(model, parallel);
-  validate_order(parallel);
+  if (const std::optional<std::string> problem = order_problem(parallel))
+    throw InputError(kParallel, "order", *problem);
   // Ops one simulated rank holds: about 200 per layer and micro-batch (forward, recomputation
   // and backward kernels and collectives). Past a few hundred million the run cannot fit in
   // memory; say so with the estimate instead of generating for hours.

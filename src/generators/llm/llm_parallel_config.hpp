@@ -13,6 +13,7 @@
 // rank d / EP. The "ep/<i>" groups (EP ranks) exchange routed tokens; the "edp/<i>" groups
 // (DP x CP / EP ranks) reduce the expert gradients.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,12 @@ int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parall
 // The vocabulary after Megatron's padding: the smallest multiple of vocab_divisible_by x TP that
 // is at least model.vocab.
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel);
+
+// Why Megatron-Core would refuse `parallel.order` for this layout (a dimension of size > 1
+// left out; an order not ending with pp whose expert layers' DP differs from DP; expert layers
+// on other pipeline groups), or why perfsim cannot model it (with EP, expert layers on other
+// TP groups); nothing when the order is fine.
+std::optional<std::string> order_problem(const ParallelConfig& parallel);
 
 // Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
 void validate(const TransformerConfig& model, const ParallelConfig& parallel);

@@ -86,4 +86,15 @@ RankMesh expert_mesh(const ParallelConfig& parallel) {
   return RankMesh(parallel.order, sizes);
 }
 
+bool same_rank_placement(const ParallelConfig& a, const ParallelConfig& b) {
+  auto same = [](const RankMesh& x, const RankMesh& y) {
+    for (ParallelDimension dimension : default_rank_order())
+      if (x.size(dimension) != y.size(dimension) ||
+          (x.size(dimension) > 1 && x.stride(dimension) != y.stride(dimension)))
+        return false;
+    return true;
+  };
+  return same(attention_mesh(a), attention_mesh(b)) && same(expert_mesh(a), expert_mesh(b));
+}
+
 }  // namespace perfsim::generators::llm

@@ -50,4 +50,9 @@ class RankMesh {
 RankMesh attention_mesh(const ParallelConfig& parallel);
 RankMesh expert_mesh(const ParallelConfig& parallel);
 
+// Whether two layouts of the same sizes put every group on the same ranks although their orders
+// differ (tp-pp-dp and tp-dp-pp with PP 1, say): each dimension of size > 1 has the same stride
+// in both grids.
+bool same_rank_placement(const ParallelConfig& a, const ParallelConfig& b);
+
 }  // namespace perfsim::generators::llm

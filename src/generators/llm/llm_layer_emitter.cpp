@@ -96,6 +96,9 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
     return;
   for (const TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
     cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1));
+  if (weights.moe)  // the experts' [experts_local, in, out] weights, one cast kernel each
+    for (const TensorRef* weight : {&weights.expert_fc1, &weights.expert_fc2})
+      cast_transpose(*weight, weight->shape.at(0) * weight->shape.at(1), weight->shape.at(2));
 }
 
 TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,

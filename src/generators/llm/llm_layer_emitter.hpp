@@ -128,6 +128,11 @@ class LayerEmitter {
   // gradient, norm backward; returns the gradient of the norm's input.
   TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
                                 std::int64_t width);
+  // An expert weight as a grouped GEMM reads it (viewed as `shape`, default its own): itself,
+  // or with FP8 its E4M3 copy (or transpose) made by cast_weights_to_fp8.
+  TensorRef expert_weight_operand(const TensorRef& weight, std::vector<std::int64_t> shape = {});
+  // The transposed input the forward saved for an expert weight gradient (FP8 with FP8).
+  TensorRef saved_expert_input(std::vector<std::int64_t> shape);
   TensorRef attention_core_forward(const TensorRef& qkv);
   // Ring attention (Megatron CP): CP steps of flash attention of the local queries against
   // one K/V chunk each; before every step but the last the chunk in hand is sent to the next

@@ -19,6 +19,20 @@ std::int64_t LayerEmitter::tokens_per_expert() const {
   return (shapes_.expert_tokens() + shapes_.experts_local - 1) / shapes_.experts_local;
 }
 
+TensorRef LayerEmitter::expert_weight_operand(const TensorRef& weight,
+                                              std::vector<std::int64_t> shape) {
+  if (shape.empty())
+    shape = weight.shape;
+  if (!shapes_.fp8_linear)
+    return RankTraceBuilder::view(weight, std::move(shape));
+  return builder_.tensor(std::move(shape), DType::kFloat8);
+}
+
+TensorRef LayerEmitter::saved_expert_input(std::vector<std::int64_t> shape) {
+  return shapes_.fp8_linear ? builder_.tensor(std::move(shape), DType::kFloat8)
+                            : activation(std::move(shape));
+}
+
 TensorRef LayerEmitter::grouped_gemm(const TensorRef& a, const TensorRef& b, std::int64_t m,
                                      std::int64_t k, std::int64_t n) {
   const std::int64_t experts = shapes_.experts_local;
@@ -85,9 +99,13 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef expert_input = tp_gather_rows(arrived, received, h);
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
-  const TensorRef fc1 =
-      grouped_gemm(expert_input, weights.expert_fc1, per_expert, h, shapes_.expert_fc1_width);
   const std::int64_t rows = shapes_.experts_local * per_expert;
+  // FP8 (Transformer Engine's grouped linear, as Megatron-Core runs the experts): each GEMM's
+  // input cast to E4M3 with its transpose kept for the weight gradient, the weights' FP8
+  // copies made at the first micro-batch (cast_weights_to_fp8).
+  const TensorRef fc1 = grouped_gemm(backward_operand(expert_input, rows, h),
+                                     expert_weight_operand(weights.expert_fc1), per_expert, h,
+                                     shapes_.expert_fc1_width);
   const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
   TensorRef act;
   if (shapes_.gated_ffn) {
@@ -98,8 +116,9 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   } else {
     act = elementwise("aten::gelu", {fc1}, ffn_shape, 8);
   }
-  const TensorRef fc2 =
-      grouped_gemm(act, weights.expert_fc2, per_expert, shapes_.expert_ffn_local, h);
+  const TensorRef fc2 = grouped_gemm(backward_operand(act, rows, shapes_.expert_ffn_local),
+                                     expert_weight_operand(weights.expert_fc2), per_expert,
+                                     shapes_.expert_ffn_local, h);
   // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
   const TensorRef expert_output = tp_reduce_scatter_rows(fc2, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
@@ -138,9 +157,13 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
   const std::int64_t rows = shapes_.experts_local * per_expert;
   const std::vector<std::int64_t> ffn_shape{rows, ffn};
-  const TensorRef grad_act =
-      grouped_gemm(grad_expert_output, weights.expert_fc2, per_expert, h, ffn);
-  grouped_gemm(activation({shapes_.experts_local, ffn, per_expert}), grad_expert_output, ffn,
+  // FP8: each output gradient cast to E5M2 with its transpose; the inputs' FP8 transposes
+  // and the weights' FP8 transposes were made in forward.
+  const TensorRef grad_fc2_out = backward_operand(grad_expert_output, rows, h);
+  const TensorRef grad_act = grouped_gemm(
+      grad_fc2_out, expert_weight_operand(weights.expert_fc2, {shapes_.experts_local, h, ffn}),
+      per_expert, h, ffn);
+  grouped_gemm(saved_expert_input({shapes_.experts_local, ffn, per_expert}), grad_fc2_out, ffn,
                per_expert, h);  // grad W2 = act^T dY per expert
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
@@ -152,10 +175,13 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   } else {
     grad_fc1 = elementwise("aten::gelu_backward", {grad_act, activation(ffn_shape)}, ffn_shape, 12);
   }
+  const TensorRef grad_fc1_out = backward_operand(grad_fc1, rows, fc1_width);
   const TensorRef grad_expert_input =
-      grouped_gemm(grad_fc1, weights.expert_fc1, per_expert, fc1_width, h);
-  grouped_gemm(activation({shapes_.experts_local, h, per_expert}), grad_fc1, h, per_expert,
-               fc1_width);  // grad W1 = X^T dY per expert
+      grouped_gemm(grad_fc1_out,
+                   expert_weight_operand(weights.expert_fc1, {shapes_.experts_local, fc1_width, h}),
+                   per_expert, fc1_width, h);
+  grouped_gemm(saved_expert_input({shapes_.experts_local, h, per_expert}), grad_fc1_out, h,
+               per_expert, fc1_width);  // grad W1 = X^T dY per expert
   const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_expert_input, received, h);
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
   // Permute backward: each token's k row gradients summed.

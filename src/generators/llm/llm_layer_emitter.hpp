@@ -133,6 +133,13 @@ class LayerEmitter {
   TensorRef expert_weight_operand(const TensorRef& weight, std::vector<std::int64_t> shape = {});
   // The transposed input the forward saved for an expert weight gradient (FP8 with FP8).
   TensorRef saved_expert_input(std::vector<std::int64_t> shape);
+  // The router's load-balancing auxiliary loss (Megatron's default moe_router_load_balancing
+  // _type aux_loss, Switch Transformer): small memory-bound kernels and, with TP, an all-reduce
+  // of the experts' token counts; backward returns the gradient of the router probabilities
+  // with the loss's share added.
+  void load_balancing_loss_forward(const TensorRef& probabilities, std::int64_t tokens);
+  TensorRef load_balancing_loss_backward(const TensorRef& grad_top_probabilities,
+                                         std::int64_t tokens);
   TensorRef attention_core_forward(const TensorRef& qkv);
   // Ring attention (Megatron CP): CP steps of flash attention of the local queries against
   // one K/V chunk each; before every step but the last the chunk in hand is sent to the next

@@ -76,6 +76,45 @@ TensorRef LayerEmitter::tp_reduce_scatter_rows(const TensorRef& full, std::int64
   return local;
 }
 
+void LayerEmitter::load_balancing_loss_forward(const TensorRef& probabilities,
+                                               std::int64_t tokens) {
+  const std::int64_t experts = shapes_.experts;
+  const double elements = static_cast<double>(tokens * experts);
+  // Tokens per expert: a sum over the [tokens, experts] routing map, then over the TP group,
+  // whose ranks route the other parts of the sequence (Megatron sums over TP x CP; the CP part
+  // is not modelled).
+  TensorRef tokens_per_expert = builder_.tensor({experts}, DType::kFloat32);
+  builder_.compute("aten::sum", {builder_.tensor({tokens, experts}, DType::kBool)},
+                   {tokens_per_expert}, KernelCategory::kOther, elements);
+  if (tp_.size > 1) {
+    const TensorRef summed = builder_.tensor({experts}, DType::kFloat32);
+    builder_.communicate(
+        {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream},
+        tokens_per_expert, summed);
+    tokens_per_expert = summed;
+  }
+  // The router probabilities summed per expert, and the loss: their dot product, scaled.
+  const TensorRef probability_sums = builder_.tensor({experts}, DType::kFloat32);
+  builder_.compute("aten::sum", {probabilities}, {probability_sums}, KernelCategory::kOther,
+                   elements);
+  const TensorRef products = elementwise("aten::mul", {probability_sums, tokens_per_expert},
+                                         {experts}, 1, DType::kFloat32);
+  const TensorRef loss = builder_.tensor({1}, DType::kFloat32);
+  builder_.compute("aten::sum", {products}, {loss}, KernelCategory::kOther,
+                   static_cast<double>(experts));
+  elementwise("aten::mul", {loss}, {1}, 1, DType::kFloat32);  // the coefficient
+}
+
+TensorRef LayerEmitter::load_balancing_loss_backward(const TensorRef& grad_top_probabilities,
+                                                     std::int64_t tokens) {
+  const std::int64_t experts = shapes_.experts;
+  // d loss / d probability(x, e) is the scaled token count of expert e for every token x: one
+  // small kernel for the per-expert scale, broadcast and added to the top-k gradient.
+  const TensorRef scale = elementwise("aten::mul", {builder_.tensor({experts}, DType::kFloat32)},
+                                      {experts}, 1, DType::kFloat32);
+  return elementwise("aten::add", {grad_top_probabilities, scale}, {tokens, experts}, 1);
+}
+
 TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights) {
   const std::int64_t h = shapes_.hidden;
   const std::int64_t tokens = shapes_.seq_local * shapes_.batch;  // this rank's (SP) tokens
@@ -91,6 +130,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef top_indices = builder_.tensor({tokens, k}, DType::kInt64);
   builder_.compute("aten::topk", {probabilities}, {top_probabilities, top_indices},
                    KernelCategory::kOther, kTopKFlops * static_cast<double>(tokens * experts));
+  load_balancing_loss_forward(probabilities, tokens);
   // Dispatch: each token copied once per chosen expert, grouped by expert, sent to its rank.
   const TensorRef permuted = activation({dispatched, h});
   builder_.compute("te::moe_permute", {RankTraceBuilder::view(normed, {tokens, h}), top_indices},
@@ -191,7 +231,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // Router backward: through top-k and softmax to the logits, then the router's GEMMs.
   const TensorRef probabilities = activation({tokens, experts});
   const TensorRef grad_logits =
-      elementwise("aten::_softmax_backward_data", {grad_top_probabilities, probabilities},
+      elementwise("aten::_softmax_backward_data",
+                  {load_balancing_loss_backward(grad_top_probabilities, tokens), probabilities},
                   {tokens, experts}, 3);
   const TensorRef grad_router_input =
       mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);

@@ -74,9 +74,9 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
               for (llm::Recompute recompute : kRecomputes) {
                 for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
                   for (int ep : expert_parallel_degrees(model, dp * cp)) {
-                    // Megatron's MoE rules: SP with TP, no ZeRO 3 (llm::validate).
-                    if (model.is_moe() && ((tp > 1 && !sequence_parallel) || zero == 3 ||
-                                           limits.overlap_param_gather))
+                    // Megatron's MoE rules: SP with TP (llm::validate).
+                    if (model.is_moe() &&
+                        ((tp > 1 && !sequence_parallel) || limits.overlap_param_gather))
                       continue;
                     llm::ParallelConfig layout;
                     layout.ep = ep;

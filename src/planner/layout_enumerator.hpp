@@ -7,7 +7,7 @@
 // micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
 // without it every stage is the same layout), sequence parallelism (only with TP > 1) and
 // recomputation, and for MoE models expert parallelism (divisors of DP x CP that divide the
-// experts; SP with TP, no ZeRO 3), and the rank orders asked for. Every layout returned passes
+// experts; SP with TP), and the rank orders asked for. Every layout returned passes
 // generators::llm::validate.
 #include <vector>
 

@@ -116,7 +116,7 @@ class StageGenerator {
       ContentionScope beside(builder_, dp_in_flight_ ? parallel_.comm_sms : 0);
       grad = emitter_.backward(grad, layer_weights(layer));
       if (zero3())
-        reduce_scatter_layer(reduce_now);
+        reduce_scatter_layer(layer, reduce_now);
       else if (reduce_now)
         add_layer_gradients(layer);
     }
@@ -301,20 +301,60 @@ class StageGenerator {
     builder_.communicate({kind, dp_group_, dp_size(), -1, kDataParallelStream}, input, output);
   }
 
-  // ZeRO-3: the layer's parameters, all-gathered over DP for this use.
+  // ZeRO-3: the layer's parameters, all-gathered over DP for this use. A MoE layer's experts
+  // are sharded over the expert-DP group instead (Megatron's expert parameters live in their
+  // own buffers, sharded over DP x CP / EP) and gathered there; with expert-DP 1 each rank
+  // already holds its experts whole.
   void gather_layer(int layer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
-    const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
-    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
-                  full);
-    gathered_[layer] = emitter_.weights_in(full);
+    const LayerWeights& own = weights_.at(layer);
+    if (!own.moe) {
+      gathered_[layer] = emitter_.weights_in(gather_shards(shapes_.layer_parameters(), false));
+      return;
+    }
+    LayerWeights gathered = own;
+    const TensorRef dense = gather_shards(shapes_.moe_dense_parameters(), false);
+    for (TensorRef* weight :
+         {&gathered.qkv, &gathered.proj, &gathered.fc1, &gathered.fc2, &gathered.router})
+      *weight = RankTraceBuilder::view(dense, weight->shape);
+    if (expert_buffer_.size > 1) {
+      const TensorRef experts = gather_shards(shapes_.local_expert_parameters(), true);
+      for (TensorRef* weight : {&gathered.expert_fc1, &gathered.expert_fc2})
+        *weight = RankTraceBuilder::view(experts, weight->shape);
+    }
+    gathered_[layer] = gathered;
   }
 
-  void reduce_scatter_layer(bool for_optimizer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
+  // All-gathers `elements` parameters from their shards over DP (or the expert-DP group).
+  TensorRef gather_shards(std::int64_t elements, bool experts) {
+    const int ranks = experts ? expert_buffer_.size : dp_size();
+    const std::int64_t shard = ceil_div(elements, ranks);
+    const TensorRef full = builder_.tensor({shard * ranks}, model_.activation_dtype());
+    const TensorRef local = builder_.tensor({shard}, model_.activation_dtype());
+    if (experts)
+      expert_collective(CollectiveKind::kAllGather, local, full);
+    else
+      dp_collective(CollectiveKind::kAllGather, local, full);
+    return full;
+  }
+
+  void reduce_scatter_layer(int layer, bool for_optimizer) {
+    const bool moe = weights_.at(layer).moe;
+    reduce_scatter_shards(moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters(), false,
+                          for_optimizer);
+    // Expert-DP 1: the experts' gradients are this rank's alone, nothing to reduce.
+    if (moe && expert_buffer_.size > 1)
+      reduce_scatter_shards(shapes_.local_expert_parameters(), true, for_optimizer);
+  }
+
+  void reduce_scatter_shards(std::int64_t elements, bool experts, bool for_optimizer) {
+    const int ranks = experts ? expert_buffer_.size : dp_size();
+    const std::int64_t shard = ceil_div(elements, ranks);
     const TensorRef output = builder_.tensor({shard}, parallel_.gradient_dtype);
-    dp_collective(CollectiveKind::kReduceScatter,
-                  builder_.tensor({shard * dp_size()}, parallel_.gradient_dtype), output);
+    const TensorRef input = builder_.tensor({shard * ranks}, parallel_.gradient_dtype);
+    if (experts)
+      expert_collective(CollectiveKind::kReduceScatter, input, output);
+    else
+      dp_collective(CollectiveKind::kReduceScatter, input, output);
     if (for_optimizer)
       optimizer_gradients_.push_back(output);
   }

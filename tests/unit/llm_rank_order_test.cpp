@@ -209,6 +209,10 @@ TEST(RankOrder, RefusesOrdersMegatronRefuses) {
   experts.ep = 2;
   experts.order = parse_rank_order("cp-tp-ep-dp-pp", "--order");
   EXPECT_THROW(validate(tiny_moe(), experts), InputError);
+  // With TP 1 the TP groups are single ranks whatever the order.
+  experts.tp = 1;
+  EXPECT_NO_THROW(validate(tiny_moe(), experts));
+  experts.tp = 2;
   // EP left out while EP is 2.
   experts.order = parse_rank_order("tp-cp-dp-pp", "--order");
   EXPECT_THROW(validate(tiny_moe(), experts), InputError);

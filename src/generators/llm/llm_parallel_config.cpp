@@ -96,12 +96,12 @@ std::optional<std::string> order_problem(const ParallelConfig& parallel) {
            "(DP x CP / EP = " +
            std::to_string(experts.size(ParallelDimension::kData)) + ") to equal DP (" +
            std::to_string(parallel.dp) + ")";
-  if (attention.stride(ParallelDimension::kPipeline) !=
-      experts.stride(ParallelDimension::kPipeline))
+  if (parallel.pp > 1 && attention.stride(ParallelDimension::kPipeline) !=
+                             experts.stride(ParallelDimension::kPipeline))
     return order +
            " gives the expert layers other pipeline groups than the attention layers (Megatron "
            "requires them equal)";
-  if (parallel.ep > 1 &&
+  if (parallel.ep > 1 && parallel.tp > 1 &&
       attention.stride(ParallelDimension::kTensor) != experts.stride(ParallelDimension::kTensor))
     return order +
            " gives the expert layers other tensor-parallel groups than the attention layers (an "

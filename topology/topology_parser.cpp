@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_document.hpp"
 #include "perfsim/error.hpp"
 #include "topology/topology.hpp"
 
@@ -371,16 +372,7 @@ std::string NodeSpec::host_bridge_of(int local_gpu) const {
 }
 
 Topology parse_topology(std::string_view json_text, const std::string& source) {
-  json document;
-  try {
-    document = json::parse(json_text);
-  } catch (const json::out_of_range& error) {
-    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
-    throw InputError(source, "", std::string("invalid JSON number: ") + error.what());
-  } catch (const json::parse_error& error) {
-    throw InputError(source, "byte " + std::to_string(error.byte),
-                     std::string("invalid JSON: ") + error.what());
-  }
+  const json document = io::parse_json_document(json_text, source);
   const ObjectReader root(document, "", source);
   root.allow_only({"name", "description", "nodes", "node", "network", "link_classes", "nccl"});
   Topology topology;

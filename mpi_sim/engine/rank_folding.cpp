@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 namespace perfsim::engine {
@@ -209,38 +208,6 @@ RankResult clone_result(const RankResult& representative, const GroupRenaming& r
       slice.collective_key = found->second + slice.collective_key.substr(hash);
   }
   return result;
-}
-
-std::string serialize_renamings(std::span<const GroupRenaming> renamings,
-                                std::span<const std::pair<int, std::string>> differences) {
-  std::string text;
-  for (const GroupRenaming& renaming : renamings) {
-    text += "R\t" + std::to_string(renaming.rank) + "\n";
-    for (const auto& [own, theirs] : renaming.own_to_representative)
-      text += "=\t" + own + "\t" + theirs + "\n";
-  }
-  for (const auto& [rank, difference] : differences)
-    text += "!\t" + std::to_string(rank) + "\t" + difference + "\n";
-  return text;
-}
-
-void deserialize_renamings(const std::string& text, std::vector<GroupRenaming>& renamings,
-                           std::vector<std::pair<int, std::string>>& differences) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const std::size_t first = line.find('\t');
-    const std::size_t second = line.find('\t', first + 1);
-    if (line.rfind("R\t", 0) == 0) {
-      renamings.push_back({std::stoi(line.substr(first + 1)), {}});
-    } else if (line.rfind("=\t", 0) == 0 && !renamings.empty()) {
-      renamings.back().own_to_representative.emplace_back(
-          line.substr(first + 1, second - first - 1), line.substr(second + 1));
-    } else if (line.rfind("!\t", 0) == 0) {
-      differences.emplace_back(std::stoi(line.substr(first + 1, second - first - 1)),
-                               line.substr(second + 1));
-    }
-  }
 }
 
 }  // namespace perfsim::engine

@@ -54,10 +54,4 @@ std::optional<std::string> fold_consistency(std::span<const GroupRenaming> renam
 // group names (traffic per group, timeline collective keys).
 RankResult clone_result(const RankResult& representative, const GroupRenaming& renaming);
 
-// Text form for shipping renamings (or differences) between processes: one line per pair.
-std::string serialize_renamings(std::span<const GroupRenaming> renamings,
-                                std::span<const std::pair<int, std::string>> differences);
-void deserialize_renamings(const std::string& text, std::vector<GroupRenaming>& renamings,
-                           std::vector<std::pair<int, std::string>>& differences);
-
 }  // namespace perfsim::engine

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_document.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::devices {
@@ -65,68 +66,63 @@ class DeviceReader {
     spec.cuda_core_tflops = dtype_figures(peaks, "/peak_tflops", "cuda_core");
     if (!spec.cuda_core_tflops.contains(DType::kFloat32))
       fail("/peak_tflops/cuda_core", "must give fp32");
-    if (root_.contains("gemm_efficiency")) {
-      const json& efficiency = root_.at("gemm_efficiency");
-      require_object(efficiency, "/gemm_efficiency");
-      check_keys(efficiency, "/gemm_efficiency", {"tensor_core", "cuda_core"});
-      for (const auto& [unit_name, unit] : {std::pair{"tensor_core", MathUnit::kTensorCore},
-                                            std::pair{"cuda_core", MathUnit::kCudaCore}}) {
-        if (!efficiency.contains(unit_name))
-          continue;
-        const std::string here = std::string("/gemm_efficiency/") + unit_name;
-        const json& entry = efficiency.at(unit_name);
-        require_object(entry, here);
-        check_keys(entry, here, {"peak_fraction", "pipeline_depth_k", "fixed_latency_us"});
-        GemmEfficiency parsed{figure(entry, here, "peak_fraction"),
-                              figure(entry, here, "pipeline_depth_k"), Figure{}};
-        if (entry.contains("fixed_latency_us"))
-          parsed.fixed_latency_us = figure(entry, here, "fixed_latency_us");
-        if (parsed.peak_fraction.value > 1.0)
-          fail(here + "/peak_fraction/value", "must be at most 1");
-        if (parsed.pipeline_depth_k.value > 1e6)
-          fail(here + "/pipeline_depth_k/value", "must be at most 1e6");
-        if (parsed.fixed_latency_us.value > 1e3)
-          fail(here + "/fixed_latency_us/value", "must be at most 1000");
-        spec.gemm_efficiency[unit] = std::move(parsed);
-      }
-    }
+    if (root_.contains("gemm_efficiency"))
+      for_each_math_unit(
+          "gemm_efficiency", [&](const json& entry, const std::string& here, MathUnit unit) {
+            check_keys(entry, here, {"peak_fraction", "pipeline_depth_k", "fixed_latency_us"});
+            spec.gemm_efficiency[unit] = read_gemm_efficiency(entry, here);
+          });
     if (root_.contains("conv_efficiency"))
-      read_conv_efficiency(spec);
+      for_each_math_unit(
+          "conv_efficiency", [&](const json& entry, const std::string& here, MathUnit unit) {
+            check_keys(entry, here,
+                       {"peak_fraction", "pipeline_depth_k", "fixed_latency_us",
+                        "fast_algorithm_flop_fraction", "max_split_k"});
+            const GemmEfficiency gemm_terms = read_gemm_efficiency(entry, here);
+            ConvEfficiency parsed{gemm_terms.peak_fraction, gemm_terms.pipeline_depth_k,
+                                  gemm_terms.fixed_latency_us,
+                                  figure(entry, here, "fast_algorithm_flop_fraction"),
+                                  figure(entry, here, "max_split_k")};
+            if (parsed.fast_algorithm_flop_fraction.value > 1.0)
+              fail(here + "/fast_algorithm_flop_fraction/value", "must be at most 1");
+            if (parsed.max_split_k.value < 1 || parsed.max_split_k.value > 1e4)
+              fail(here + "/max_split_k/value", "must be in [1, 1e4]");
+            spec.conv_efficiency[unit] = std::move(parsed);
+          });
     return spec;
   }
 
  private:
-  void read_conv_efficiency(DeviceSpec& spec) const {
-    const json& efficiency = root_.at("conv_efficiency");
-    require_object(efficiency, "/conv_efficiency");
-    check_keys(efficiency, "/conv_efficiency", {"tensor_core", "cuda_core"});
+  // Calls `read(entry, pointer, unit)` for each math unit that `key` ("gemm_efficiency" or
+  // "conv_efficiency") gives an entry for.
+  template <typename Read>
+  void for_each_math_unit(const std::string& key, Read read) const {
+    const json& efficiency = root_.at(key);
+    require_object(efficiency, "/" + key);
+    check_keys(efficiency, "/" + key, {"tensor_core", "cuda_core"});
     for (const auto& [unit_name, unit] : {std::pair{"tensor_core", MathUnit::kTensorCore},
                                           std::pair{"cuda_core", MathUnit::kCudaCore}}) {
       if (!efficiency.contains(unit_name))
         continue;
-      const std::string here = std::string("/conv_efficiency/") + unit_name;
+      const std::string here = "/" + key + "/" + unit_name;
       const json& entry = efficiency.at(unit_name);
       require_object(entry, here);
-      check_keys(entry, here,
-                 {"peak_fraction", "pipeline_depth_k", "fixed_latency_us",
-                  "fast_algorithm_flop_fraction", "max_split_k"});
-      ConvEfficiency parsed{
-          figure(entry, here, "peak_fraction"), figure(entry, here, "pipeline_depth_k"), Figure{},
-          figure(entry, here, "fast_algorithm_flop_fraction"), figure(entry, here, "max_split_k")};
-      if (entry.contains("fixed_latency_us"))  // optional: 0 when absent, as for GEMMs
-        parsed.fixed_latency_us = figure(entry, here, "fixed_latency_us");
-      if (parsed.peak_fraction.value > 1.0)
-        fail(here + "/peak_fraction/value", "must be at most 1");
-      if (parsed.pipeline_depth_k.value > 1e6)
-        fail(here + "/pipeline_depth_k/value", "must be at most 1e6");
-      if (parsed.fixed_latency_us.value > 1e3)
-        fail(here + "/fixed_latency_us/value", "must be at most 1000");
-      if (parsed.fast_algorithm_flop_fraction.value > 1.0)
-        fail(here + "/fast_algorithm_flop_fraction/value", "must be at most 1");
-      if (parsed.max_split_k.value < 1 || parsed.max_split_k.value > 1e4)
-        fail(here + "/max_split_k/value", "must be in [1, 1e4]");
-      spec.conv_efficiency[unit] = std::move(parsed);
+      read(entry, here, unit);
     }
+  }
+  // The terms GEMM and convolution efficiencies share; fixed_latency_us is optional (0).
+  GemmEfficiency read_gemm_efficiency(const json& entry, const std::string& here) const {
+    GemmEfficiency parsed{figure(entry, here, "peak_fraction"),
+                          figure(entry, here, "pipeline_depth_k"), Figure{}};
+    if (entry.contains("fixed_latency_us"))
+      parsed.fixed_latency_us = figure(entry, here, "fixed_latency_us");
+    if (parsed.peak_fraction.value > 1.0)
+      fail(here + "/peak_fraction/value", "must be at most 1");
+    if (parsed.pipeline_depth_k.value > 1e6)
+      fail(here + "/pipeline_depth_k/value", "must be at most 1e6");
+    if (parsed.fixed_latency_us.value > 1e3)
+      fail(here + "/fixed_latency_us/value", "must be at most 1000");
+    return parsed;
   }
   [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
     throw InputError(file_, pointer.empty() ? "/" : pointer, problem);
@@ -255,15 +251,7 @@ double DeviceSpec::elementwise_peak_flops_per_s(DType dtype) const {
 }
 
 DeviceSpec parse_device_json(const std::string& text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::out_of_range& error) {
-    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
-    throw InputError(file, "", std::string("invalid JSON number: ") + error.what());
-  } catch (const json::parse_error& error) {
-    throw InputError(file, "byte " + std::to_string(error.byte), "not valid JSON");
-  }
+  const json root = io::parse_json_document(text, file);
   return DeviceReader(root, file).read();
 }
 

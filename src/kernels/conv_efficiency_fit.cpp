@@ -2,26 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 
+#include "io/csv_table.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
 namespace {
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream stream(line);
-  std::string cell;
-  while (std::getline(stream, cell, ','))
-    cells.push_back(cell);
-  return cells;
-}
 
 constexpr std::array<double, 7> kDepths{1, 8, 16, 32, 64, 128, 256};
 constexpr std::array<double, 8> kFastFractions{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
@@ -45,46 +34,16 @@ double combine(const RowTerms& terms, double peak_fraction, double latency_us, d
 }  // namespace
 
 std::vector<MeasuredConv> read_deepbench_conv_table(const std::string& path, DType dtype) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, "", "cannot open convolution table");
+  const io::CsvTable csv = io::CsvTable::read(path, "convolution table");
+  csv.require_columns({"W", "H", "C", "N", "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h",
+                       "fwd_ms", "bwd_inputs_ms", "bwd_params_ms", "P", "Q"});
   std::vector<MeasuredConv> table;
-  std::map<std::string, std::size_t> column;
-  std::string line;
-  int number = 0;
   std::size_t shape_row = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.empty() || line.front() == '#')
-      continue;
-    const std::vector<std::string> cells = split_csv(line);
-    if (column.empty()) {
-      for (std::size_t i = 0; i < cells.size(); ++i)
-        column[cells[i]] = i;
-      for (const char* required :
-           {"W", "H", "C", "N", "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms",
-            "bwd_inputs_ms", "bwd_params_ms", "P", "Q"})
-        if (!column.contains(required))
-          throw InputError(path, "header", std::string("missing column ") + required);
-      continue;
-    }
-    auto cell_at = [&](const char* name) {
-      const std::size_t index = column.at(name);
-      return index < cells.size() ? cells[index] : std::string();
-    };
-    auto where = [&](const char* name) { return "line " + std::to_string(number) + " " + name; };
+  for (const io::CsvTable::Row& row : csv.rows()) {
+    auto cell_at = [&](const char* name) { return csv.cell(row, name); };
+    auto where = [&](const char* name) { return io::CsvTable::where(row, name); };
     auto number_at = [&](const char* name, double minimum) {
-      const std::string cell = cell_at(name);
-      double value = 0;
-      const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-      if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() ||
-          !std::isfinite(value) || value < minimum || value > 1e9)
-        throw InputError(path, where(name),
-                         "must be a number >= " + std::to_string(static_cast<int>(minimum)) +
-                             ", got \"" + cell + "\"");
-      return value;
+      return csv.number(row, name, minimum, 1e9);
     };
     auto extent_at = [&](const char* name, double minimum) {
       const double value = number_at(name, minimum);
@@ -110,7 +69,7 @@ std::vector<MeasuredConv> read_deepbench_conv_table(const std::string& path, DTy
       throw InputError(path, where("P"), "disagrees with W, S, pad_w and stride_w");
     if (conv_output_extent(shape.in_h, shape.filter_h, shape.stride_h, pad_h, 1) != shape.out_h)
       throw InputError(path, where("Q"), "disagrees with H, R, pad_h and stride_h");
-    const std::string application = column.contains("application") ? cell_at("application") : "";
+    const std::string application = csv.has_column("application") ? cell_at("application") : "";
     for (const auto& [name, pass] : {std::pair{"fwd_ms", ConvPass::kForward},
                                      std::pair{"bwd_inputs_ms", ConvPass::kBackwardData},
                                      std::pair{"bwd_params_ms", ConvPass::kBackwardFilter}}) {

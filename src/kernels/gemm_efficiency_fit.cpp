@@ -1,25 +1,13 @@
 #include "kernels/gemm_efficiency_fit.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <map>
-#include <sstream>
 
+#include "io/csv_table.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::kernels {
 namespace {
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream stream(line);
-  std::string cell;
-  while (std::getline(stream, cell, ','))
-    cells.push_back(cell);
-  return cells;
-}
 
 double predicted_us(const MeasuredGemm& gemm, const devices::DeviceSpec& device,
                     const GemmEfficiencyParameters& efficiency) {
@@ -38,47 +26,24 @@ double mean_abs_log_ratio(std::span<const MeasuredGemm> table, const devices::De
 }  // namespace
 
 std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DType dtype) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, "", "cannot open GEMM table");
+  const io::CsvTable csv = io::CsvTable::read(path, "GEMM table");
+  csv.require_columns({"M", "N", "K", "time_ms"});
   std::vector<MeasuredGemm> table;
-  std::map<std::string, std::size_t> column;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.empty() || line.front() == '#')
-      continue;
-    const std::vector<std::string> cells = split_csv(line);
-    if (column.empty()) {
-      for (std::size_t i = 0; i < cells.size(); ++i)
-        column[cells[i]] = i;
-      for (const char* required : {"M", "N", "K", "time_ms"})
-        if (!column.contains(required))
-          throw InputError(path, "header", std::string("missing column ") + required);
-      continue;
-    }
-    auto number_at = [&](const char* name) {
-      const std::size_t index = column.at(name);
-      const std::string cell = index < cells.size() ? cells[index] : "";
-      double value = 0;
-      const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-      if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() ||
-          !std::isfinite(value) || value <= 0 || value > 1e12)
-        throw InputError(path, "line " + std::to_string(number) + " " + name,
-                         "must be a positive number, got \"" + cell + "\"");
+  for (const io::CsvTable::Row& row : csv.rows()) {
+    auto positive = [&](const char* name) {
+      const double value = csv.number(row, name, 0, 1e12);
+      if (value <= 0)
+        throw InputError(path, io::CsvTable::where(row, name), "must be a positive number");
       return value;
     };
     MeasuredGemm gemm;
-    gemm.work.m = static_cast<std::int64_t>(number_at("M"));
-    gemm.work.n = static_cast<std::int64_t>(number_at("N"));
-    gemm.work.k = static_cast<std::int64_t>(number_at("K"));
-    if (column.contains("batch"))
-      gemm.work.batch = static_cast<std::int64_t>(number_at("batch"));
+    gemm.work.m = static_cast<std::int64_t>(positive("M"));
+    gemm.work.n = static_cast<std::int64_t>(positive("N"));
+    gemm.work.k = static_cast<std::int64_t>(positive("K"));
+    if (csv.has_column("batch"))
+      gemm.work.batch = static_cast<std::int64_t>(positive("batch"));
     gemm.work.dtype = dtype;
-    gemm.measured_us = number_at("time_ms") * 1000.0;
+    gemm.measured_us = positive("time_ms") * 1000.0;
     table.push_back(gemm);
   }
   if (table.empty())

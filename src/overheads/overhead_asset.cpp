@@ -12,6 +12,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/input_file.hpp"
+#include "io/json_document.hpp"
 #include "io/json_number.hpp"
 #include "perfsim/error.hpp"
 
@@ -257,16 +258,7 @@ std::string host_overheads_to_json(const HostOverheads& overheads) {
 }
 
 HostOverheads host_overheads_from_json(const std::string& json_text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::out_of_range& error) {
-    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
-    throw InputError(source, "", std::string("invalid JSON number: ") + error.what());
-  } catch (const json::parse_error& error) {
-    throw InputError(source, "byte " + std::to_string(error.byte),
-                     std::string("invalid JSON: ") + error.what());
-  }
+  const json root = io::parse_json_document(json_text, source);
   if (!root.is_object())
     throw InputError(source, "", "a host-overhead asset is a JSON object");
   return AssetReader(source).read(root);

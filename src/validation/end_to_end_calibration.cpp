@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "io/input_file.hpp"
+#include "io/json_document.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::validation {
@@ -92,15 +93,7 @@ std::vector<double> steps(double step, int count) {
 }  // namespace
 
 EndToEndCalibration parse_calibration(std::string_view json_text, const std::string& source) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::out_of_range& error) {
-    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
-    throw InputError(source, "", std::string("invalid JSON number: ") + error.what());
-  } catch (const nlohmann::json::parse_error& error) {
-    throw InputError(source, "byte " + std::to_string(error.byte), "not JSON");
-  }
+  const nlohmann::json doc = io::parse_json_document(json_text, source);
   // value() would throw type_error for a schema that is not a string.
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() ||
       doc["schema"].get<std::string>() != kSchema)

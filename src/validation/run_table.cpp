@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "io/csv_table.hpp"
 #include "io/input_file.hpp"
 #include "perfsim/error.hpp"
 
@@ -44,37 +45,6 @@ const std::vector<std::string> kColumns = {"name",
                                            "measured_iteration_s",
                                            "measured_tflops_per_gpu",
                                            "measured_tokens_per_s_per_gpu"};
-
-// One CSV record: commas separate, double quotes protect commas, "" is a quote.
-std::vector<std::string> split_record(std::string_view line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cells.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.emplace_back();
-    } else if (c != '\r') {
-      cells.back() += c;
-    }
-  }
-  for (std::string& cell : cells) {
-    const auto first = cell.find_first_not_of(" \t");
-    const auto last = cell.find_last_not_of(" \t");
-    cell = first == std::string::npos ? std::string() : cell.substr(first, last - first + 1);
-  }
-  return cells;
-}
 
 // Cell readers: empty keeps the default; anything else must parse completely.
 struct CellReader {
@@ -234,7 +204,7 @@ RunTable parse_run_table(std::string_view csv_text, const std::string& source) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos || line.front() == '#')
       continue;
     if (header.empty()) {
-      header = split_record(line);
+      header = io::split_csv_record(line);
       continue;
     }
     records.emplace_back(line_number, std::string(line));
@@ -269,7 +239,7 @@ RunTable parse_run_table(std::string_view csv_text, const std::string& source) {
   table.measured_kind = measured.front();
 
   for (const auto& [number, line] : records) {
-    const std::vector<std::string> cells = split_record(line);
+    const std::vector<std::string> cells = io::split_csv_record(line);
     if (cells.size() != header.size())
       throw InputError(
           source, "line " + std::to_string(number),

@@ -16,6 +16,7 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
+#include "support/tiny_llm.hpp"
 #include "trace_io/chakra_et.hpp"
 #include "trace_io/delimited_messages.hpp"
 #include "trace_io/trace_format.hpp"
@@ -34,32 +35,6 @@ using generators::llm::TransformerConfig;
 #define REQUIRE_CHAKRA()      \
   if (!chakra_et_available()) \
   GTEST_SKIP() << "built without protobuf: no Chakra .et traces"
-
-TransformerConfig tiny_model() {
-  TransformerConfig model;
-  model.name = "tiny";
-  model.layers = 4;
-  model.hidden = 256;
-  model.heads = 8;
-  model.kv_heads = 4;
-  model.ffn_hidden = 704;
-  model.gated_ffn = true;
-  model.vocab = 2048;
-  model.seq_len = 128;
-  model.micro_batch = 1;
-  model.global_batch = 8;
-  return model;
-}
-
-ParallelConfig tiny_layout() {
-  ParallelConfig parallel;
-  parallel.tp = 2;
-  parallel.pp = 2;
-  parallel.dp = 2;
-  parallel.sequence_parallel = true;
-  parallel.zero_stage = 1;
-  return parallel;
-}
 
 std::string et_bytes(const Trace& trace) {
   std::ostringstream out;
@@ -146,10 +121,11 @@ void expect_same_simulation(const std::vector<Trace>& generated, const std::stri
 
 TEST(ChakraEt, GeneratedLlmRanksSimulateExactlyAfterTheRoundTrip) {
   REQUIRE_CHAKRA();
-  const ParallelConfig parallel = tiny_layout();
+  const ParallelConfig parallel = test_support::tiny_tp2_pp2_dp2();
   std::vector<Trace> generated;
   for (int rank = 0; rank < parallel.world_size(); ++rank)
-    generated.push_back(generators::llm::generate_llm_rank(tiny_model(), parallel, rank));
+    generated.push_back(
+        generators::llm::generate_llm_rank(test_support::tiny_llama(), parallel, rank));
   expect_same_simulation(generated, "tiny TP2 PP2 DP2");
 }
 
@@ -181,7 +157,8 @@ TEST(ChakraEt, GeneratedDlrmRanksSimulateExactlyAfterTheRoundTrip) {
 
 TEST(ChakraEt, ContentDetectionTellsProtobufFromJson) {
   REQUIRE_CHAKRA();
-  const Trace trace = generators::llm::generate_llm_rank(tiny_model(), tiny_layout(), 0);
+  const Trace trace = generators::llm::generate_llm_rank(test_support::tiny_llama(),
+                                                         test_support::tiny_tp2_pp2_dp2(), 0);
   const std::string bytes = et_bytes(trace);
   EXPECT_TRUE(trace_io::is_chakra_protobuf(bytes));
   EXPECT_TRUE(trace_io::frames_exactly(bytes));
@@ -193,7 +170,8 @@ TEST(ChakraEt, ContentDetectionTellsProtobufFromJson) {
 
 TEST(ChakraEt, NamesLongerThan127BytesNeedTwoBytePrefixesAndSurvive) {
   REQUIRE_CHAKRA();
-  Trace trace = generators::llm::generate_llm_rank(tiny_model(), tiny_layout(), 0);
+  Trace trace = generators::llm::generate_llm_rank(test_support::tiny_llama(),
+                                                   test_support::tiny_tp2_pp2_dp2(), 0);
   const std::string long_name = "aten::" + std::string(300, 'x');
   trace.ops.front().name = long_name;
   const std::string bytes = et_bytes(trace);
@@ -211,7 +189,7 @@ TEST(ChakraEt, NamesLongerThan127BytesNeedTwoBytePrefixesAndSurvive) {
 TEST(ChakraEt, EveryTruncationIsAnInputErrorOrAShorterTrace) {
   REQUIRE_CHAKRA();
   ParallelConfig single;
-  TransformerConfig model = tiny_model();
+  TransformerConfig model = test_support::tiny_llama();
   model.layers = 1;
   const std::string bytes = et_bytes(generators::llm::generate_llm_rank(model, single, 0));
   int errors = 0;
@@ -265,7 +243,8 @@ std::string frame(const std::vector<const google::protobuf::MessageLite*>& messa
 
 TEST(ChakraEt, WrittenNodesCarryWhatChakrasFeederReads) {
   REQUIRE_CHAKRA();
-  const Trace trace = generators::llm::generate_llm_rank(tiny_model(), tiny_layout(), 1);
+  const Trace trace = generators::llm::generate_llm_rank(test_support::tiny_llama(),
+                                                         test_support::tiny_tp2_pp2_dp2(), 1);
   const std::string bytes = et_bytes(trace);
   const auto messages = trace_io::split_delimited(bytes, "x.et");
   ChakraProtoMsg::GlobalMetadata metadata;

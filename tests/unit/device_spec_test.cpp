@@ -89,7 +89,7 @@ TEST(DeviceSpec, SchemaErrorsNameFileFieldAndProblem) {
                "/peak_tflops/tensor_core/fp17", "not a dtype");
   expect_error(replace(valid_document(), R"("pcie_bandwidth_GBps")", R"("pcie_GBps")"),
                "/pcie_GBps", "unknown field");
-  expect_error("{", "byte 2", "not valid JSON");
+  expect_error("{", "byte 2", "invalid JSON");
 }
 
 }  // namespace

@@ -319,20 +319,5 @@ TEST(FoldConsistency, RefusesAGroupWhoseMembersPlayOtherRoles) {
   EXPECT_NE(refusal->find("is not congruent"), std::string::npos) << *refusal;
 }
 
-TEST(FoldConsistency, RenamingsSurviveTheTextBetweenProcesses) {
-  const std::vector<engine::GroupRenaming> renamings{{5, {{"tp/2", "tp/0"}, {"", ""}}},
-                                                     {6, {{"p2p:6->14", "p2p:0->8"}}}};
-  const std::vector<std::pair<int, std::string>> differences{{7, "op 3 (x): kernels"}};
-  std::vector<engine::GroupRenaming> read_renamings;
-  std::vector<std::pair<int, std::string>> read_differences;
-  engine::deserialize_renamings(engine::serialize_renamings(renamings, differences), read_renamings,
-                                read_differences);
-  ASSERT_EQ(read_renamings.size(), 2u);
-  EXPECT_EQ(read_renamings[0].rank, 5);
-  EXPECT_EQ(read_renamings[0].own_to_representative, renamings[0].own_to_representative);
-  EXPECT_EQ(read_renamings[1].own_to_representative, renamings[1].own_to_representative);
-  EXPECT_EQ(read_differences, differences);
-}
-
 }  // namespace
 }  // namespace perfsim::cli

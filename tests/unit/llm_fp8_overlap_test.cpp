@@ -8,23 +8,14 @@
 #include "kernels/analytical_gemm.hpp"
 #include "kernels/comm_contention.hpp"
 #include "memory/llm_memory.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
 // 8 layers, h 256, FFN 1024, s 128, micro-batch 2, 16 micro-batches per iteration at DP 1.
 TransformerConfig tiny_gpt(DType dtype) {
-  TransformerConfig model;
-  model.name = "tiny-gpt";
-  model.layers = 8;
-  model.hidden = 256;
-  model.heads = 8;
-  model.kv_heads = 8;
-  model.ffn_hidden = 1024;
-  model.vocab = 2048;
-  model.seq_len = 128;
-  model.micro_batch = 2;
-  model.global_batch = 32;
+  TransformerConfig model = test_support::tiny_gpt();
   model.dtype = dtype;
   return model;
 }

@@ -18,22 +18,13 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
 TransformerConfig tiny_gpt() {
-  TransformerConfig model;
-  model.name = "tiny-gpt";
-  model.layers = 8;
-  model.hidden = 256;
-  model.heads = 8;
-  model.kv_heads = 8;
-  model.ffn_hidden = 1024;
-  model.vocab = 2048;
-  model.seq_len = 128;
-  model.micro_batch = 2;
-  model.global_batch = 32;
+  TransformerConfig model = test_support::tiny_gpt();
   model.attention = AttentionKernel::kUnfused;
   model.dropout = true;
   return model;
@@ -618,7 +609,7 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   for (const Op& op : trace.ops) {
     if (op.comm && op.comm->kind == CollectiveKind::kAllGather) {
       ++gathers;
-      gathered.insert(op.outputs.at(0).storage_id);
+      gathered.insert(op.outputs.at(0).tensor_id);  // storages: one parameter buffer
     }
   }
   // Layers of 786,944 parameters (3 x 65,536 QKV, 65,536 projection, 2 x 262,144 MLP, 512
@@ -627,7 +618,7 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   EXPECT_EQ(gathers, 5);
   int first_reads = 0, later_reads = 0, contended = 0;
   for (const Op& op : trace.ops) {
-    if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].storage_id))
+    if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].tensor_id))
       continue;
     (int_attribute(op, "micro_batch") == 0 ? first_reads : later_reads)++;
     contended += op.find_attribute("contention_sms") != nullptr;

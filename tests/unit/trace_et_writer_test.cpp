@@ -15,6 +15,7 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "support/tiny_llm.hpp"
 #include "trace_io/execution_trace_loader.hpp"
 #include "trace_io/execution_trace_writer.hpp"
 
@@ -23,32 +24,6 @@ namespace {
 
 using generators::llm::ParallelConfig;
 using generators::llm::TransformerConfig;
-
-TransformerConfig tiny_model() {
-  TransformerConfig model;
-  model.name = "tiny";
-  model.layers = 4;
-  model.hidden = 256;
-  model.heads = 8;
-  model.kv_heads = 4;
-  model.ffn_hidden = 704;
-  model.gated_ffn = true;
-  model.vocab = 2048;
-  model.seq_len = 128;
-  model.micro_batch = 1;
-  model.global_batch = 8;
-  return model;
-}
-
-ParallelConfig tiny_layout() {
-  ParallelConfig parallel;
-  parallel.tp = 2;
-  parallel.pp = 2;
-  parallel.dp = 2;
-  parallel.sequence_parallel = true;
-  parallel.zero_stage = 1;
-  return parallel;
-}
 
 Trace round_trip(const Trace& trace) {
   std::ostringstream out;
@@ -101,8 +76,8 @@ double simulated_iteration_us(const std::vector<Trace>& traces, bool expand) {
 }
 
 TEST(ExecutionTraceWriter, GeneratedRanksReadBackWithTheSameOpsAndCollectives) {
-  const TransformerConfig model = tiny_model();
-  const ParallelConfig parallel = tiny_layout();
+  const TransformerConfig model = test_support::tiny_llama();
+  const ParallelConfig parallel = test_support::tiny_tp2_pp2_dp2();
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     const Trace generated = generators::llm::generate_llm_rank(model, parallel, rank);
     const Trace loaded = round_trip(generated);
@@ -148,8 +123,8 @@ TEST(ExecutionTraceWriter, GeneratedRanksReadBackWithTheSameOpsAndCollectives) {
 }
 
 TEST(ExecutionTraceWriter, ReadBackTracesSimulateLikeTheGeneratedOnes) {
-  const TransformerConfig model = tiny_model();
-  const ParallelConfig parallel = tiny_layout();
+  const TransformerConfig model = test_support::tiny_llama();
+  const ParallelConfig parallel = test_support::tiny_tp2_pp2_dp2();
   std::vector<Trace> generated;
   std::vector<Trace> loaded;
   for (int rank = 0; rank < parallel.world_size(); ++rank) {

@@ -5,6 +5,7 @@
 
 #include "generators/dlrm/dlrm_table_sampler.hpp"
 #include "io/input_file.hpp"
+#include "io/json_document.hpp"
 #include "io/json_number.hpp"
 #include "perfsim/error.hpp"
 
@@ -153,15 +154,7 @@ std::int64_t table_lookups(const EmbeddingTable& table, std::int64_t batch) {
 }
 
 DlrmConfig parse_dlrm_config(std::string_view json_text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::out_of_range& error) {
-    // nlohmann reports a number beyond double (1e400) as out_of_range, not parse_error.
-    throw InputError(file, "", std::string("invalid JSON number: ") + error.what());
-  } catch (const json::parse_error& error) {
-    throw InputError(file, "byte " + std::to_string(error.byte), "not valid JSON");
-  }
+  const json doc = io::parse_json_document(json_text, file);
   if (!doc.is_object())
     throw InputError(file, "/", "a DLRM file is a JSON object");
   const Reader root(doc, "", file);

@@ -1,0 +1,53 @@
+#pragma once
+// Tiny LLM shapes the generator and trace-format tests share: a few layers of h 256 whose
+// traces are small enough to compare op by op.
+#include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_parallel_config.hpp"
+
+namespace perfsim::test_support {
+
+// 8 layers, h 256, FFN 4h, sequence 128, micro-batch 2, 16 micro-batches at DP 1.
+inline generators::llm::TransformerConfig tiny_gpt() {
+  generators::llm::TransformerConfig model;
+  model.name = "tiny-gpt";
+  model.layers = 8;
+  model.hidden = 256;
+  model.heads = 8;
+  model.kv_heads = 8;
+  model.ffn_hidden = 1024;
+  model.vocab = 2048;
+  model.seq_len = 128;
+  model.micro_batch = 2;
+  model.global_batch = 32;
+  return model;
+}
+
+// 4 layers, h 256, grouped-query attention (8 heads, 4 KV heads), gated FFN: a Llama shape.
+inline generators::llm::TransformerConfig tiny_llama() {
+  generators::llm::TransformerConfig model;
+  model.name = "tiny";
+  model.layers = 4;
+  model.hidden = 256;
+  model.heads = 8;
+  model.kv_heads = 4;
+  model.ffn_hidden = 704;
+  model.gated_ffn = true;
+  model.vocab = 2048;
+  model.seq_len = 128;
+  model.micro_batch = 1;
+  model.global_batch = 8;
+  return model;
+}
+
+// TP 2 x PP 2 x DP 2 with sequence parallelism and ZeRO 1: every group kind on 8 ranks.
+inline generators::llm::ParallelConfig tiny_tp2_pp2_dp2() {
+  generators::llm::ParallelConfig parallel;
+  parallel.tp = 2;
+  parallel.pp = 2;
+  parallel.dp = 2;
+  parallel.sequence_parallel = true;
+  parallel.zero_stage = 1;
+  return parallel;
+}
+
+}  // namespace perfsim::test_support

@@ -5,10 +5,14 @@
 // A 2-layer case small enough to count every cast, and the FP8 weight copies it holds.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <utility>
 
+#include "devices/device_spec.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "kernels/analytical_gemm.hpp"
+#include "kernels/op_kernel_registry.hpp"
 #include "memory/llm_memory.hpp"
 
 namespace perfsim::generators::llm {
@@ -84,6 +88,39 @@ TEST(LlmMoeFp8, ExpertGemmsReadFp8OperandsAndEveryCastIsCounted) {
   // The router's forward GEMM and its two backward GEMMs stay bf16 in both.
   EXPECT_EQ(bf16.bf16_routers, fp8.bf16_routers);
   EXPECT_GT(fp8.bf16_routers, 0);
+}
+
+// The analytical model's time of every grouped GEMM of rank 0 on an H100 (configs/devices).
+double grouped_gemm_us(DType dtype) {
+  const devices::DeviceSpec h100 =
+      devices::load_device_file(std::string(PERFSIM_SOURCE_DIR) + "/configs/devices/H100-SXM.json");
+  // Experts big enough to be compute bound: h 2048, 4 experts of 4096, s 2048, DP 4, EP 2.
+  TransformerConfig model = tiny_moe(dtype);
+  model.hidden = 2048;
+  model.heads = 16;
+  model.kv_heads = 16;
+  model.ffn_hidden = 8192;
+  model.seq_len = 2048;
+  model.moe.expert_ffn_hidden = 4096;
+  double total_us = 0;
+  for (const Op& op : generate_llm_rank(model, {.dp = 4, .ep = 2}, 0).ops) {
+    if (op.name != "te::grouped_gemm")
+      continue;
+    for (const kernels::KernelSpec& kernel : kernels::expand_op(op).kernels)
+      total_us +=
+          kernels::analytical_gemm_duration_us(std::get<kernels::GemmWork>(kernel.work), h100);
+  }
+  return total_us;
+}
+
+TEST(LlmMoeFp8, ExpertGemmsRunFasterButNotBeyondTheFp8Peak) {
+  // H100 SXM: FP8 tensor-core peak 2x bf16's, so the same GEMMs take at least half the time.
+  const double bf16_us = grouped_gemm_us(DType::kBFloat16);
+  const double fp8_us = grouped_gemm_us(DType::kFloat8);
+  EXPECT_LT(fp8_us, bf16_us);
+  EXPECT_GE(fp8_us, bf16_us / 2);
+  std::printf("grouped GEMMs of rank 0: bf16 %.1f us, fp8 %.1f us (%.2fx)\n", bf16_us, fp8_us,
+              bf16_us / fp8_us);
 }
 
 TEST(LlmMoeFp8, ClosedFormHoldsFp8CopiesOfTheLocalExperts) {

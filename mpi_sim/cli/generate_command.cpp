@@ -64,9 +64,7 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
     model->dtype = llm::parse_training_dtype(options.llm.dtype, "--dtype", "");
   auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
   llm::validate(*model, *parallel);
-  return {model->name + ", TP " + std::to_string(parallel->tp) + " x PP " +
-              std::to_string(parallel->pp) + " x DP " + std::to_string(parallel->dp),
-          parallel->world_size(),
+  return {model->name + ", " + describe_layout(*parallel), parallel->world_size(),
           [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
 }
 

@@ -19,6 +19,8 @@ struct LlmSimulateOptions {
   std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
   int micro_batch = 0;         // 0: the model file's
   int global_batch = 0;        // 0: the model file's
+  // Rank order of the parallel dimensions, fastest first (Megatron-Core's `order`).
+  std::string order = "tp-cp-ep-dp-pp";
   bool sequence_parallel = false;
   std::string recompute = "none";
   int zero_stage = 0;

@@ -85,6 +85,8 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
   text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
+  if (parallel.order != llm::default_rank_order())
+    text += " (order " + llm::rank_order_name(parallel.order) + ")";
   if (parallel.micro_batch > 0)
     text += ", micro-batch " + std::to_string(parallel.micro_batch);
   text += std::string(", sequence parallel ") + (parallel.sequence_parallel ? "on" : "off") +
@@ -139,6 +141,11 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "ranks of the DP x CP group (Megatron's expert mesh), tokens exchanged by "
                  "all-to-all")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--order", options.order,
+                 "LLM: rank order of the parallel dimensions, fastest-varying first, as "
+                 "Megatron-Core's `order` (default tp-cp-ep-dp-pp; tp-cp-ep-pp-dp is Megatron's "
+                 "--use-tp-pp-dp-mapping: pipeline stages inside a node, DP across nodes)")
+      ->capture_default_str();
   sub.add_option("--moe-imbalance", options.moe_imbalance,
                  "LLM (MoE models): routing imbalance, tokens of the busiest expert over the mean "
                  "(default 1.0: balanced); scales the busiest rank's expert GEMMs and all-to-all")
@@ -260,6 +267,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.account_for_embedding = options.account_for_embedding;
   parallel.account_for_loss = options.account_for_loss;
   parallel.pp_layers = options.pp_layers;
+  parallel.order = llm::parse_rank_order(options.order, "--order");
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;

@@ -59,6 +59,7 @@ struct PlanOptions {
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  std::vector<std::string> orders = {"tp-cp-ep-dp-pp"};  // rank orders tried per layout
   bool exhaustive = false;
   TopologySize topology_size;  // --nodes, --gpus-per-node
   std::string format = "text";
@@ -123,6 +124,9 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
+  request.limits.orders.clear();
+  for (const std::string& order : options.orders)
+    request.limits.orders.push_back(llm::parse_rank_order(order, "--order"));
   request.top = options.top;
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
@@ -274,6 +278,14 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "every layout counts the loss as a layer of its pipeline split");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
+  command
+      ->add_option("--order", options->orders,
+                   "rank orders tried for each layout, comma-separated (Megatron-Core's order, "
+                   "fastest-varying first; e.g. tp-cp-ep-dp-pp,tp-cp-ep-pp-dp also tries "
+                   "pipeline stages inside a node); orders Megatron refuses for a layout and "
+                   "orders placing it as an earlier one does are skipped")
+      ->delimiter(',')
+      ->capture_default_str();
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
   command

@@ -27,6 +27,7 @@ Json layout_json(const planner::LayoutScore& score) {
           {"zero", p.zero_stage},
           {"sequence_parallel", p.sequence_parallel},
           {"recompute", std::string(llm::recompute_name(p.recompute))},
+          {"order", llm::rank_order_name(p.order)},
           {"iteration_us", score.iteration_us},
           {"mfu", score.mfu},
           {"peak_bytes", score.peak_bytes},

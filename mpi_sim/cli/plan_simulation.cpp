@@ -190,15 +190,17 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
     outcome.simulated.push_back(score);
     return score;
   };
-  // Layer work depends on five choices only: probe each combination once. Bounds are computed
+  // Layer work depends on seven choices only: probe each combination once. Bounds are computed
   // on this thread before any simulation starts, so the cache needs no lock.
-  std::map<std::tuple<int, int, bool, llm::Recompute, int, int>, LayerWork> layer_cache;
+  std::map<std::tuple<int, int, bool, llm::Recompute, int, int, std::string>, LayerWork>
+      layer_cache;
   if (!request.exhaustive) {
     callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
       const llm::ParallelConfig& parallel = layout.parallel;
       const auto key =
           std::make_tuple(parallel.tp, parallel.cp, parallel.sequence_parallel, parallel.recompute,
-                          llm::micro_batch_size(request.model, parallel), parallel.ep);
+                          llm::micro_batch_size(request.model, parallel), parallel.ep,
+                          llm::rank_order_name(parallel.order));
       auto found = layer_cache.find(key);
       if (found == layer_cache.end())
         found = layer_cache.emplace(key, layer_work(scenario_of(parallel))).first;

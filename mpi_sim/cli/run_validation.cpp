@@ -80,6 +80,8 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.dp = row.dp;
   parallel.cp = row.cp;
   parallel.ep = row.ep;
+  if (!row.order.empty())
+    parallel.order = llm::parse_rank_order(row.order, table + " line " + std::to_string(row.line));
   parallel.virtual_stages = row.virtual_stages;
   parallel.first_stage_layers = row.first_stage_layers;
   parallel.last_stage_layers = row.last_stage_layers;

@@ -138,6 +138,14 @@ double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
   return (h * qkv_width + h * h + (ffn_inputs + 1) * h * f) / parallel.tp;
 }
 
+double fp8_moe_linear_parameters_per_layer(const llm::TransformerConfig& model,
+                                           const llm::ParallelConfig& parallel) {
+  llm::TransformerConfig shared = model;
+  shared.ffn_hidden = model.moe.shared_expert_ffn_hidden;
+  return fp8_linear_parameters_per_layer(shared, parallel) +
+         expert_parameters_per_layer(model, parallel);
+}
+
 double parameters_per_layer(const llm::TransformerConfig& model,
                             const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
@@ -275,8 +283,12 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       // (Transformer Engine casts at the first micro-batch and keeps both for the iteration);
       // ZeRO-3 gathers and casts per use, so they are held for one layer at a time.
       const double per_layer = fp8_linear_parameters_per_layer(model, parallel);
-      const double layers_holding = parallel.zero_stage >= 3 ? 1.0 : layers_per_stage;
-      memory.fp8_weight_bytes = to_bytes(2 * per_layer * layers_holding);
+      const double per_moe_layer =
+          moe_layers > 0 ? fp8_moe_linear_parameters_per_layer(model, parallel) : 0.0;
+      const double held = parallel.zero_stage >= 3
+                              ? std::max(dense_layers > 0 ? per_layer : 0.0, per_moe_layer)
+                              : dense_layers * per_layer + moe_layers * per_moe_layer;
+      memory.fp8_weight_bytes = to_bytes(2 * held);
     }
     // Expert states shard over the expert-DP group (DP x CP / EP) instead of DP x CP.
     const StateBytes expert_state = state_bytes_per_parameter(model, parallel, true);

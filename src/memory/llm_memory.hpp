@@ -69,6 +69,10 @@ double activation_bytes_per_layer(const generators::llm::TransformerConfig& mode
 // Parameters of the linear layers (QKV, projection, MLP GEMMs) of one layer on one TP rank.
 double fp8_linear_parameters_per_layer(const generators::llm::TransformerConfig& model,
                                        const generators::llm::ParallelConfig& parallel);
+// The same for a MoE layer: attention, shared experts (split by TP) and the local experts,
+// whose grouped GEMMs Transformer Engine also runs in FP8. The router stays bf16.
+double fp8_moe_linear_parameters_per_layer(const generators::llm::TransformerConfig& model,
+                                           const generators::llm::ParallelConfig& parallel);
 // Parameters of one transformer layer on one tensor-parallel rank.
 double parameters_per_layer(const generators::llm::TransformerConfig& model,
                             const generators::llm::ParallelConfig& parallel);

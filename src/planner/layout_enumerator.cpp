@@ -1,6 +1,9 @@
 #include "planner/layout_enumerator.hpp"
 
+#include <algorithm>
+
 #include "generators/llm/llm_pipeline_split.hpp"
+#include "generators/llm/llm_rank_mesh.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::planner {
@@ -84,9 +87,9 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
               for (llm::Recompute recompute : kRecomputes) {
                 for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
                   for (int ep : expert_parallel_degrees(model, dp * cp)) {
-                    // Megatron's MoE rules: SP with TP, no ZeRO 3 (llm::validate).
-                    if (model.is_moe() && ((tp > 1 && !sequence_parallel) || zero == 3 ||
-                                           limits.overlap_param_gather))
+                    // Megatron's MoE rules: SP with TP (llm::validate).
+                    if (model.is_moe() &&
+                        ((tp > 1 && !sequence_parallel) || limits.overlap_param_gather))
                       continue;
                     llm::ParallelConfig layout;
                     layout.ep = ep;
@@ -105,8 +108,18 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
                     layout.overlap_grad_reduce = limits.overlap_grad_reduce;
                     layout.overlap_param_gather = limits.overlap_param_gather;
-                    llm::validate(model, layout);  // the rules above are the generator's
-                    layouts.push_back(layout);
+                    const std::size_t first_of_layout = layouts.size();
+                    for (const llm::RankOrder& order : limits.orders) {
+                      layout.order = order;
+                      if (llm::order_problem(layout) ||
+                          std::any_of(layouts.begin() + static_cast<long>(first_of_layout),
+                                      layouts.end(), [&](const llm::ParallelConfig& placed) {
+                                        return llm::same_rank_placement(placed, layout);
+                                      }))
+                        continue;
+                      llm::validate(model, layout);  // the rules above are the generator's
+                      layouts.push_back(layout);
+                    }
                   }
                 }
               }

@@ -7,7 +7,8 @@
 // micro-batch (divides the global batch per data-parallel rank), ZeRO stage (only with DP > 1:
 // without it every stage is the same layout), sequence parallelism (only with TP > 1) and
 // recomputation, and for MoE models expert parallelism (divisors of DP x CP that divide the
-// experts; SP with TP, no ZeRO 3). Every layout returned passes generators::llm::validate.
+// experts; SP with TP), and the rank orders asked for. Every layout returned passes
+// generators::llm::validate.
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
@@ -23,6 +24,9 @@ struct EnumerationLimits {
   int max_micro_batch = 8;  // larger micro-batches rarely fit and lengthen the bubble
   int max_virtual_stages = 4;
   int max_context_parallel = 1;  // CP degrees tried: divisors up to this (1: no CP)
+  // Rank orders tried for each layout (Megatron-Core's `order`): those Megatron refuses for a
+  // layout are skipped, and so are those placing every group as an earlier one does.
+  std::vector<generators::llm::RankOrder> orders = {generators::llm::default_rank_order()};
   // Copied into every layout.
   bool overlap_tp_backward = false;
   bool overlap_grad_reduce = false;

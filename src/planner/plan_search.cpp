@@ -187,6 +187,8 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
   }
   if (parallel.zero_stage > 0)
     name += " Z" + std::to_string(parallel.zero_stage);
+  if (parallel.order != generators::llm::default_rank_order())
+    name += " " + generators::llm::rank_order_name(parallel.order);
   return name;
 }
 

@@ -170,6 +170,16 @@ TEST(FoldedSimulation, ContextParallelRing) {
   expect_fold_exact(parallel);
 }
 
+TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrder) {
+  // Order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping): rank = tp + 2 (pp + 2 dp), so node 0
+  // holds both stages of replicas 0 and 1 and every DP group {r, r + 4, r + 8, r + 12}
+  // crosses the two nodes; each stage's representative is rank 2 x stage.
+  llm::ParallelConfig parallel = layout(2, 2, 4);
+  parallel.order = llm::parse_rank_order("tp-pp-dp", "--order");
+  EXPECT_EQ(stage_representative_of(parallel)[3], 2);
+  expect_fold_exact(parallel);
+}
+
 TEST(FoldedSimulation, UnevenStagesFoldPerStage) {
   llm::ParallelConfig parallel = layout(2, 2, 2);
   parallel.pp_layers = {2, 4};
@@ -263,7 +273,10 @@ TEST(FoldProof, WitnessCollectivesDecideLikeWholePrograms) {
   context.cp = 2;
   llm::ParallelConfig uneven = layout(2, 2, 2);
   uneven.pp_layers = {2, 4};
-  for (const llm::ParallelConfig& parallel : {interleaved, sharded, zero3, context, uneven}) {
+  llm::ParallelConfig reordered = layout(2, 2, 4);
+  reordered.order = llm::parse_rank_order("tp-pp-dp", "--order");
+  for (const llm::ParallelConfig& parallel :
+       {interleaved, sharded, zero3, context, uneven, reordered}) {
     SCOPED_TRACE("tp " + std::to_string(parallel.tp) + " pp " + std::to_string(parallel.pp) +
                  " dp " + std::to_string(parallel.dp) + " cp " + std::to_string(parallel.cp));
     expect_witnesses_decide_like_whole_programs(scenario_of(parallel));

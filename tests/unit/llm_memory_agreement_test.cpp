@@ -226,6 +226,27 @@ TEST(LlmMemoryAgreement, ExpertParallelMoe) {
   expect_agreement(small_moe(), parallel);
 }
 
+TEST(LlmMemoryAgreement, Fp8ExpertsKeepTheirCopiesToo) {
+  // FP8 expert GEMMs: each local expert's FP8 copy and transpose are held like the dense
+  // layers' (closed form: fp8_moe_linear_parameters_per_layer).
+  llm::TransformerConfig model = small_moe();
+  model.dtype = DType::kFloat8;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  expect_agreement(model, parallel);
+}
+
+TEST(LlmMemoryAgreement, Zero3WithExperts) {
+  // DP 2, EP 2: expert-DP 1, so the experts stay whole on their rank while the dense
+  // parameters shard over DP; the embedding is kept whole as in the dense case.
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  parallel.zero_stage = 3;
+  const llm::LocalShapes shapes = llm::local_shapes(small_moe(), parallel);
+  const double embedding_bytes = static_cast<double>(shapes.embedding_parameters()) * 2;
+  expect_agreement(small_moe(), parallel, embedding_bytes * (1 - 1.0 / parallel.dp));
+}
+
 TEST(LlmMemoryAgreement, DistributedOptimizerShardsAdamState) {
   llm::ParallelConfig parallel = pp2_dp2();
   parallel.zero_stage = 1;

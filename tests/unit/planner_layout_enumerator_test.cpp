@@ -53,6 +53,29 @@ TEST(LayoutEnumerator, CountForFourGpusMatchesHandCount) {
   EXPECT_EQ(enumerate_layouts(small_model(), limits).size(), 114u);
 }
 
+TEST(LayoutEnumerator, OrdersAddOnlyLayoutsThatPlaceGroupsDifferently) {
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  limits.orders = {llm::default_rank_order(), llm::parse_rank_order("tp-cp-ep-pp-dp", "--order"),
+                   llm::parse_rank_order("tp-pp-dp", "--order")};
+  // Pipeline-inside-the-node differs from the default only where PP > 1 and DP > 1: the 24
+  // TP1 PP2 DP2 layouts of the hand count above. tp-pp-dp places them as tp-cp-ep-pp-dp does
+  // (CP and EP are 1), so it adds none.
+  const auto layouts = enumerate_layouts(small_model(), limits);
+  EXPECT_EQ(layouts.size(), 132u + 24u);
+  const auto reordered = std::count_if(layouts.begin(), layouts.end(), [](const auto& layout) {
+    return layout.order != llm::default_rank_order();
+  });
+  EXPECT_EQ(reordered, 24);
+  for (const auto& layout : layouts)
+    if (layout.order != llm::default_rank_order()) {
+      EXPECT_EQ(llm::rank_order_name(layout.order), "tp-cp-ep-pp-dp");
+      EXPECT_EQ(layout.pp, 2);
+      EXPECT_EQ(layout.dp, 2);
+    }
+}
+
 TEST(LayoutEnumerator, EveryLayoutDividesTheModelAndTheGpus) {
   llm::TransformerConfig model = small_model();
   model.layers = 12;

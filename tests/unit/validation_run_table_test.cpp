@@ -40,6 +40,23 @@ TEST(RunTable, ReadsRowsWithDefaults) {
   EXPECT_EQ(table.measured_kind, MeasuredKind::kIterationSeconds);
 }
 
+TEST(RunTable, OrderColumnIsOptional) {
+  // Megatron's --use-tp-pp-dp-mapping run; an empty cell keeps the default order.
+  const RunTable table = parse_run_table(
+      "name,model,gpus,tp,pp,dp,order,micro_batch,global_batch,device,topology,"
+      "measured_iteration_s\n"
+      "a,llama3-8b,8,2,2,2,tp-cp-ep-pp-dp,1,16,A100-80GB,dgx-a100,1.5\n"
+      "b,llama3-8b,8,2,2,2,,1,16,A100-80GB,dgx-a100,1.5\n",
+      "runs.csv");
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0].order, "tp-cp-ep-pp-dp");
+  EXPECT_EQ(table.rows[1].order, "");
+  EXPECT_EQ(parse_run_table(kHeader + "a,g,m,8,8,1,1,1,8,none,A100-80GB,dgx-a100,1\n", "runs.csv")
+                .rows[0]
+                .order,
+            "");
+}
+
 TEST(RunTable, BadCellsStayWithTheirRow) {
   const RunTable table =
       parse_run_table(kHeader +

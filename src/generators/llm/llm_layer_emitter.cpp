@@ -104,12 +104,25 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
                                                                 {&weights.fc2, &weights.fc2_fp8}};
   for (const auto& [weight, copy] : linear)
     cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1), *copy);
+  if (!weights.moe)
+    return;
+  // The experts' [experts_local, in, out] weights, one cast kernel each (Transformer Engine's
+  // grouped linear keeps an FP8 copy of every expert's weight).
+  const std::pair<const TensorRef*, const Fp8Copy*> experts[] = {
+      {&weights.expert_fc1, &weights.expert_fc1_fp8},
+      {&weights.expert_fc2, &weights.expert_fc2_fp8}};
+  for (const auto& [weight, copy] : experts)
+    cast_transpose(*weight, weight->shape.at(0) * weight->shape.at(1), weight->shape.at(2), *copy);
 }
 
 std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const {
   if (!shapes_.fp8_linear)
     return 0;
-  return 2 * (weights.qkv.numel + weights.proj.numel + weights.fc1.numel + weights.fc2.numel);
+  std::int64_t elements =
+      weights.qkv.numel + weights.proj.numel + weights.fc1.numel + weights.fc2.numel;
+  if (weights.moe)
+    elements += weights.expert_fc1.numel + weights.expert_fc2.numel;
+  return 2 * elements;
 }
 
 std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorRef& buffer,
@@ -120,13 +133,21 @@ std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorR
                                                           {&weights.proj, &weights.proj_fp8},
                                                           {&weights.fc1, &weights.fc1_fp8},
                                                           {&weights.fc2, &weights.fc2_fp8}};
-  for (const auto& [weight, copy] : linear) {
-    const std::int64_t rows = weight->shape.at(0), cols = weight->shape.at(1);
-    copy->set = true;
-    copy->copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
-    offset += weight->numel;
-    copy->transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
-    offset += weight->numel;
+  auto place = [&](const TensorRef& weight, Fp8Copy& copy, std::int64_t rows, std::int64_t cols) {
+    copy.set = true;
+    copy.copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
+    offset += weight.numel;
+    copy.transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
+    offset += weight.numel;
+  };
+  for (const auto& [weight, copy] : linear)
+    place(*weight, *copy, weight->shape.at(0), weight->shape.at(1));
+  if (weights.moe) {
+    const std::pair<const TensorRef*, Fp8Copy*> experts[] = {
+        {&weights.expert_fc1, &weights.expert_fc1_fp8},
+        {&weights.expert_fc2, &weights.expert_fc2_fp8}};
+    for (const auto& [weight, copy] : experts)
+      place(*weight, *copy, weight->shape.at(0) * weight->shape.at(1), weight->shape.at(2));
   }
   return offset;
 }

@@ -34,6 +34,7 @@ struct LayerWeights {
   TensorRef expert_fc1;  // [experts_local, h, expert_fc1_width]
   TensorRef expert_fc2;  // [experts_local, expert_ffn_local, h]
   Fp8Copy qkv_fp8, proj_fp8, fc1_fp8, fc2_fp8;
+  Fp8Copy expert_fc1_fp8, expert_fc2_fp8;  // viewed [experts_local x in, out]
 };
 
 // The dense MLP's tensors its backward reads.
@@ -186,6 +187,17 @@ class LayerEmitter {
   TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
                                 const Fp8Copy& fp8, std::int64_t width, const TensorRef& norm_input,
                                 const TensorRef& normed);
+  // An expert weight as a grouped GEMM reads it, [experts_local, k, n]: itself, or with FP8
+  // its E4M3 copy (`transposed`: the transpose) made by cast_weights_to_fp8.
+  TensorRef expert_weight_operand(const TensorRef& weight, const Fp8Copy& fp8, bool transposed,
+                                  std::int64_t k, std::int64_t n);
+  // The router's load-balancing auxiliary loss (Megatron's default moe_router_load_balancing
+  // _type aux_loss, Switch Transformer): small memory-bound kernels and, with TP, an all-reduce
+  // of the experts' token counts; backward returns the gradient of the router probabilities
+  // with the loss's share added.
+  void load_balancing_loss_forward(const TensorRef& probabilities, std::int64_t tokens);
+  TensorRef load_balancing_loss_backward(const TensorRef& grad_top_probabilities,
+                                         std::int64_t tokens);
   // The attention core's output; unfused attention also its softmax and dropout outputs.
   struct AttentionSaved {
     TensorRef context, probabilities, dropped;

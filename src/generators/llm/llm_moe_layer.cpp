@@ -62,6 +62,55 @@ TensorRef LayerEmitter::tp_reduce_scatter_rows(const TensorRef& full, std::int64
   return local;
 }
 
+TensorRef LayerEmitter::expert_weight_operand(const TensorRef& weight, const Fp8Copy& fp8,
+                                              bool transposed, std::int64_t k, std::int64_t n) {
+  const std::vector<std::int64_t> shape{shapes_.experts_local, k, n};
+  if (!shapes_.fp8_linear)
+    return RankTraceBuilder::view(weight, shape);
+  if (fp8.set)
+    return builder_.alias(transposed ? fp8.transposed : fp8.copy, shape, DType::kFloat8);
+  return builder_.tensor(shape, DType::kFloat8);
+}
+
+void LayerEmitter::load_balancing_loss_forward(const TensorRef& probabilities,
+                                               std::int64_t tokens) {
+  const std::int64_t experts = shapes_.experts;
+  const double elements = static_cast<double>(tokens * experts);
+  // Tokens per expert: a sum over the [tokens, experts] routing map, then over the TP group,
+  // whose ranks route the other parts of the sequence (Megatron sums over TP x CP; the CP part
+  // is not modelled).
+  TensorRef tokens_per_expert = builder_.tensor({experts}, DType::kFloat32);
+  builder_.compute("aten::sum", {builder_.tensor({tokens, experts}, DType::kBool)},
+                   {tokens_per_expert}, KernelCategory::kOther, elements);
+  if (tp_.size > 1) {
+    const TensorRef summed = builder_.tensor({experts}, DType::kFloat32);
+    builder_.communicate(
+        {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream},
+        tokens_per_expert, summed);
+    tokens_per_expert = summed;
+  }
+  // The router probabilities summed per expert, and the loss: their dot product, scaled.
+  const TensorRef probability_sums = builder_.tensor({experts}, DType::kFloat32);
+  builder_.compute("aten::sum", {probabilities}, {probability_sums}, KernelCategory::kOther,
+                   elements);
+  const TensorRef products = elementwise("aten::mul", {probability_sums, tokens_per_expert},
+                                         {experts}, 1, DType::kFloat32);
+  const TensorRef loss = builder_.tensor({1}, DType::kFloat32);
+  builder_.compute("aten::sum", {products}, {loss}, KernelCategory::kOther,
+                   static_cast<double>(experts));
+  elementwise("aten::mul", {loss}, {1}, 1, DType::kFloat32);  // the coefficient
+}
+
+TensorRef LayerEmitter::load_balancing_loss_backward(const TensorRef& grad_top_probabilities,
+                                                     std::int64_t tokens) {
+  const std::int64_t experts = shapes_.experts;
+  // d loss / d probability(x, e) is the scaled token count of expert e for every token x: one
+  // small kernel for the per-expert scale, broadcast and added to the top-k gradient.
+  const TensorRef scale = elementwise("aten::mul", {builder_.tensor({experts}, DType::kFloat32)},
+                                      {experts}, 1, DType::kFloat32);
+  return elementwise("aten::add", {grad_top_probabilities, scale}, {tokens, experts}, 1);
+}
+
 TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights,
                                     MoeSaved& saved) {
   const std::int64_t h = shapes_.hidden;
@@ -78,6 +127,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef top_indices = builder_.tensor({tokens, k}, DType::kInt64);
   builder_.compute("aten::topk", {probabilities}, {top_probabilities, top_indices},
                    KernelCategory::kOther, kTopKFlops * static_cast<double>(tokens * experts));
+  load_balancing_loss_forward(probabilities, tokens);
   // Dispatch: each token copied once per chosen expert, grouped by expert, sent to its rank.
   const TensorRef permuted = activation({dispatched, h});
   builder_.compute("te::moe_permute", {RankTraceBuilder::view(normed, {tokens, h}), top_indices},
@@ -86,9 +136,15 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef expert_input = tp_gather_rows(arrived, received, h);
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
-  const TensorRef fc1 =
-      grouped_gemm(expert_input, weights.expert_fc1, per_expert, h, shapes_.expert_fc1_width);
   const std::int64_t rows = shapes_.experts_local * per_expert;
+  // FP8 (Transformer Engine's grouped linear, as Megatron-Core runs the experts): each GEMM's
+  // input cast to E4M3 (its transpose for the weight gradient read from the saved input, as
+  // the dense layers do), the weights' FP8 copies made at the first micro-batch.
+  const TensorRef fc1 =
+      grouped_gemm(backward_operand(expert_input, rows, h),
+                   expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, false, h,
+                                         shapes_.expert_fc1_width),
+                   per_expert, h, shapes_.expert_fc1_width);
   const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
   TensorRef act;
   if (shapes_.gated_ffn) {
@@ -100,7 +156,10 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
     act = elementwise("aten::gelu", {fc1}, ffn_shape, 8);
   }
   const TensorRef fc2 =
-      grouped_gemm(act, weights.expert_fc2, per_expert, shapes_.expert_ffn_local, h);
+      grouped_gemm(backward_operand(act, rows, shapes_.expert_ffn_local),
+                   expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
+                                         shapes_.expert_ffn_local, h),
+                   per_expert, shapes_.expert_ffn_local, h);
   // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
   const TensorRef expert_output = tp_reduce_scatter_rows(fc2, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
@@ -147,10 +206,16 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
   const std::int64_t rows = shapes_.experts_local * per_expert;
   const std::vector<std::int64_t> ffn_shape{rows, ffn};
-  const TensorRef grad_act =
-      grouped_gemm(grad_expert_output, weights.expert_fc2, per_expert, h, ffn);
-  grouped_gemm(saved_operand(saved.act, {shapes_.experts_local, ffn, per_expert}),
-               grad_expert_output, ffn, per_expert, h);  // grad W2 = act^T dY per expert
+  // FP8: each output gradient cast to E5M2 with its transpose; the weights' FP8 transposes
+  // were made with their copies.
+  const DType saved_input_dtype = shapes_.fp8_linear ? DType::kFloat8 : DType::kUnknown;
+  const TensorRef grad_fc2_out = backward_operand(grad_expert_output, rows, h);
+  const TensorRef grad_act = grouped_gemm(
+      grad_fc2_out, expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, true, h, ffn),
+      per_expert, h, ffn);
+  grouped_gemm(
+      saved_operand(saved.act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
+      grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
     const TensorRef up = saved_operand(saved.fc1, ffn_shape);
@@ -162,10 +227,14 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
     grad_fc1 = elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
                            ffn_shape, 12);
   }
-  const TensorRef grad_expert_input =
-      grouped_gemm(grad_fc1, weights.expert_fc1, per_expert, fc1_width, h);
-  grouped_gemm(saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}), grad_fc1,
-               h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
+  const TensorRef grad_fc1_out = backward_operand(grad_fc1, rows, fc1_width);
+  const TensorRef grad_expert_input = grouped_gemm(
+      grad_fc1_out,
+      expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, true, fc1_width, h),
+      per_expert, fc1_width, h);
+  grouped_gemm(
+      saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}, saved_input_dtype),
+      grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
   const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_expert_input, received, h);
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
   // Permute backward: each token's k row gradients summed.
@@ -175,7 +244,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // Router backward: through top-k and softmax to the logits, then the router's GEMMs.
   const TensorRef probabilities = saved_operand(saved.probabilities, {tokens, experts});
   const TensorRef grad_logits =
-      elementwise("aten::_softmax_backward_data", {grad_top_probabilities, probabilities},
+      elementwise("aten::_softmax_backward_data",
+                  {load_balancing_loss_backward(grad_top_probabilities, tokens), probabilities},
                   {tokens, experts}, 3);
   const TensorRef grad_router_input =
       mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);

@@ -1,9 +1,11 @@
 #include "generators/llm/llm_parallel_config.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "generators/llm/llm_pipeline_split.hpp"
+#include "generators/llm/llm_rank_mesh.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -46,8 +48,6 @@ void validate_experts(const TransformerConfig& model, const ParallelConfig& para
                      "max / mean expert load must be between 1 and num_experts / top_k = " +
                          std::to_string(max_imbalance) + ", got " +
                          std::to_string(parallel.moe_imbalance));
-  if (parallel.zero_stage == 3)
-    throw InputError(kParallel, "zero", "ZeRO 3 is not modelled for MoE layers");
   if (parallel.overlap_param_gather)
     throw InputError(kParallel, "overlap_param_gather", "not modelled for MoE layers");
 }
@@ -77,26 +77,62 @@ Recompute parse_recompute(std::string_view text, const std::string& flag) {
                    "recompute must be none, selective or full, got \"" + std::string(text) + "\"");
 }
 
+std::optional<std::string> order_problem(const ParallelConfig& parallel) {
+  if (parallel.ep <= 0 || parallel.dp * parallel.cp % parallel.ep != 0)
+    return std::nullopt;  // validate() names the expert-parallel problem
+  const RankMesh attention = attention_mesh(parallel);
+  const RankMesh experts = expert_mesh(parallel);
+  const std::string order = "order " + rank_order_name(parallel.order);
+  for (const RankMesh* mesh : {&attention, &experts})
+    for (ParallelDimension dimension : default_rank_order())
+      if (mesh->size(dimension) > 1 && std::find(parallel.order.begin(), parallel.order.end(),
+                                                 dimension) == parallel.order.end())
+        return order + " leaves out " + std::string(dimension_name(dimension)) + " of size " +
+               std::to_string(mesh->size(dimension));
+  const bool pipeline_last =
+      !parallel.order.empty() && parallel.order.back() == ParallelDimension::kPipeline;
+  if (!pipeline_last && parallel.pp > 1 && experts.size(ParallelDimension::kData) != parallel.dp)
+    return order +
+           " does not end with pp: Megatron then needs the expert layers' data parallel size "
+           "(DP x CP / EP = " +
+           std::to_string(experts.size(ParallelDimension::kData)) + ") to equal DP (" +
+           std::to_string(parallel.dp) + ")";
+  if (parallel.pp > 1 && attention.stride(ParallelDimension::kPipeline) !=
+                             experts.stride(ParallelDimension::kPipeline))
+    return order +
+           " gives the expert layers other pipeline groups than the attention layers (Megatron "
+           "requires them equal)";
+  if (parallel.ep > 1 && parallel.tp > 1 &&
+      attention.stride(ParallelDimension::kTensor) != experts.stride(ParallelDimension::kTensor))
+    return order +
+           " gives the expert layers other tensor-parallel groups than the attention layers (an "
+           "expert tensor-parallel group is not modelled)";
+  return std::nullopt;
+}
+
 RankCoordinates coordinates_of(const ParallelConfig& parallel, int rank) {
-  RankCoordinates coordinates;
-  coordinates.tp = rank % parallel.tp;
-  coordinates.cp = (rank / parallel.tp) % parallel.cp;
-  coordinates.dp = (rank / (parallel.tp * parallel.cp)) % parallel.dp;
-  coordinates.pp = rank / (parallel.tp * parallel.cp * parallel.dp);
-  return coordinates;
+  const RankMesh mesh = attention_mesh(parallel);
+  const RankMesh::Extents c = mesh.coordinates(rank);
+  auto at = [&](ParallelDimension dimension) { return c[RankMesh::index(dimension)]; };
+  return {.tp = at(ParallelDimension::kTensor),
+          .dp = at(ParallelDimension::kData),
+          .pp = at(ParallelDimension::kPipeline),
+          .cp = at(ParallelDimension::kContext)};
 }
 
 ExpertCoordinates expert_coordinates_of(const ParallelConfig& parallel, int rank) {
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  const int data_index = c.cp + parallel.cp * c.dp;
-  const int ep = std::max(1, parallel.ep);
-  return {data_index % ep, data_index / ep};
+  const RankMesh::Extents c = expert_mesh(parallel).coordinates(rank);
+  return {c[RankMesh::index(ParallelDimension::kExpert)],
+          c[RankMesh::index(ParallelDimension::kData)]};
 }
 
 int rank_of(const ParallelConfig& parallel, RankCoordinates coordinates) {
-  return coordinates.tp +
-         parallel.tp *
-             (coordinates.cp + parallel.cp * (coordinates.dp + parallel.dp * coordinates.pp));
+  RankMesh::Extents c{};
+  c[RankMesh::index(ParallelDimension::kTensor)] = coordinates.tp;
+  c[RankMesh::index(ParallelDimension::kContext)] = coordinates.cp;
+  c[RankMesh::index(ParallelDimension::kData)] = coordinates.dp;
+  c[RankMesh::index(ParallelDimension::kPipeline)] = coordinates.pp;
+  return attention_mesh(parallel).rank(c);
 }
 
 int micro_batch_size(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -130,6 +166,8 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
       parallel.ep <= 0)
     throw InputError(kParallel, "tp/cp/ep/pp/dp", "every degree must be positive");
   validate_experts(model, parallel);
+  if (const std::optional<std::string> problem = order_problem(parallel))
+    throw InputError(kParallel, "order", *problem);
   // Ops one simulated rank holds: about 200 per layer and micro-batch (forward, recomputation
   // and backward kernels and collectives). Past a few hundred million the run cannot fit in
   // memory; say so with the estimate instead of generating for hours.
@@ -184,76 +222,61 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                     "global_batch", "global batch");
 }
 
+namespace {
+
+using Dim = ParallelDimension;
+
+std::string group_name(const char* kind, const RankMesh& mesh, int rank,
+                       RankMesh::Dimensions spanned) {
+  return kind + std::to_string(mesh.group_index(rank, spanned));
+}
+
+}  // namespace
+
 std::string tp_group_name(const ParallelConfig& parallel, int rank) {
-  return "tp/" + std::to_string(rank / parallel.tp);
+  return group_name("tp/", attention_mesh(parallel), rank, {Dim::kTensor});
 }
 
 std::string dp_group_name(const ParallelConfig& parallel, int rank) {
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  return "dp/" + std::to_string(c.tp + parallel.tp * c.pp);
+  return group_name("dp/", attention_mesh(parallel), rank, {Dim::kData, Dim::kContext});
 }
 
 std::string pp_group_name(const ParallelConfig& parallel, int rank) {
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  return "pp/" + std::to_string(c.tp + parallel.tp * (c.cp + parallel.cp * c.dp));
+  return group_name("pp/", attention_mesh(parallel), rank, {Dim::kPipeline});
 }
 
 std::string cp_group_name(const ParallelConfig& parallel, int rank) {
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  return "cp/" + std::to_string(c.tp + parallel.tp * (c.dp + parallel.dp * c.pp));
+  return group_name("cp/", attention_mesh(parallel), rank, {Dim::kContext});
 }
 
 std::string ep_group_name(const ParallelConfig& parallel, int rank) {
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  const int expert_dp = parallel.expert_gradient_group_size();
-  return "ep/" + std::to_string(c.tp + parallel.tp * (expert_coordinates_of(parallel, rank).edp +
-                                                      expert_dp * c.pp));
+  return group_name("ep/", expert_mesh(parallel), rank, {Dim::kExpert});
 }
 
 std::string expert_gradient_group_name(const ParallelConfig& parallel, int rank) {
   if (parallel.ep <= 1)
     return dp_group_name(parallel, rank);
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  return "edp/" + std::to_string(c.tp + parallel.tp * (expert_coordinates_of(parallel, rank).ep +
-                                                       parallel.ep * c.pp));
+  return group_name("edp/", expert_mesh(parallel), rank, {Dim::kData});
 }
 
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
-  const RankCoordinates c = coordinates_of(parallel, rank);
-  std::vector<int> tp, dp, pp, cp;
-  for (int i = 0; i < parallel.tp; ++i)
-    tp.push_back(rank_of(parallel, {i, c.dp, c.pp, c.cp}));
-  for (int i = 0; i < parallel.dp; ++i)
-    for (int j = 0; j < parallel.cp; ++j)
-      dp.push_back(rank_of(parallel, {c.tp, i, c.pp, j}));
-  std::sort(dp.begin(), dp.end());
-  for (int i = 0; i < parallel.pp; ++i)
-    pp.push_back(rank_of(parallel, {c.tp, c.dp, i, c.cp}));
-  for (int i = 0; i < parallel.cp; ++i)
-    cp.push_back(rank_of(parallel, {c.tp, c.dp, c.pp, i}));
+  const RankMesh mesh = attention_mesh(parallel);
   std::vector<ProcessGroup> groups{
-      make_group(tp_group_name(parallel, rank), std::move(tp), "tensor parallel"),
-      make_group(dp_group_name(parallel, rank), std::move(dp),
+      make_group(tp_group_name(parallel, rank), mesh.group_ranks(rank, {Dim::kTensor}),
+                 "tensor parallel"),
+      make_group(dp_group_name(parallel, rank), mesh.group_ranks(rank, {Dim::kData, Dim::kContext}),
                  parallel.cp > 1 ? "data parallel x context parallel" : "data parallel"),
-      make_group(pp_group_name(parallel, rank), std::move(pp), "pipeline parallel")};
+      make_group(pp_group_name(parallel, rank), mesh.group_ranks(rank, {Dim::kPipeline}),
+                 "pipeline parallel")};
   if (parallel.cp > 1)
-    groups.push_back(make_group(cp_group_name(parallel, rank), std::move(cp), "context parallel"));
+    groups.push_back(make_group(cp_group_name(parallel, rank),
+                                mesh.group_ranks(rank, {Dim::kContext}), "context parallel"));
   if (parallel.ep > 1) {
-    // Members by their index d = cp + CP x dp in the DP x CP ranks of this TP and PP rank.
-    auto rank_at = [&](int data_index) {
-      return rank_of(parallel, {c.tp, data_index / parallel.cp, c.pp, data_index % parallel.cp});
-    };
-    const ExpertCoordinates e = expert_coordinates_of(parallel, rank);
-    std::vector<int> ep, edp;
-    for (int i = 0; i < parallel.ep; ++i)
-      ep.push_back(rank_at(i + parallel.ep * e.edp));
-    for (int i = 0; i < parallel.expert_gradient_group_size(); ++i)
-      edp.push_back(rank_at(e.ep + parallel.ep * i));
-    std::sort(ep.begin(), ep.end());
-    std::sort(edp.begin(), edp.end());
-    groups.push_back(make_group(ep_group_name(parallel, rank), std::move(ep), "expert parallel"));
-    groups.push_back(make_group(expert_gradient_group_name(parallel, rank), std::move(edp),
-                                "expert data parallel"));
+    const RankMesh experts = expert_mesh(parallel);
+    groups.push_back(make_group(ep_group_name(parallel, rank),
+                                experts.group_ranks(rank, {Dim::kExpert}), "expert parallel"));
+    groups.push_back(make_group(expert_gradient_group_name(parallel, rank),
+                                experts.group_ranks(rank, {Dim::kData}), "expert data parallel"));
   }
   return groups;
 }

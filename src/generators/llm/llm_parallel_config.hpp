@@ -1,21 +1,24 @@
 #pragma once
 // How an LLM training job is split over GPUs, and the process groups that split implies.
-// Ranks are laid out the way Megatron-LM lays them out (order tp-cp-dp-pp): tensor parallel
-// innermost, so a TP group is TP consecutive ranks inside one node; context parallel next, then
-// data parallel; pipeline stages outermost:
+// Ranks are laid out the way Megatron-Core lays them out, in the order `order` names the
+// dimensions, fastest first (generators/llm/llm_rank_order.hpp, llm_rank_mesh.hpp). The default
+// tp-cp-ep-dp-pp puts tensor parallel innermost, so a TP group is TP consecutive ranks inside one
+// node; context parallel next, then data parallel; pipeline stages outermost:
 //   rank = tp_rank + TP * (cp_rank + CP * (dp_rank + DP * pp_rank)).
 // With context parallelism the gradients are reduced over the DP x CP ranks (Megatron's
 // data-parallel group with context parallelism): the "dp/<i>" groups then hold DP x CP ranks.
 // Expert parallelism (MoE models) is carved out of those DP x CP ranks, as Megatron-LM's
-// expert mesh (order tp-ep-dp-pp, expert tensor parallel = TP) does: with d = cp_rank + CP x
-// dp_rank, the EP rank is d mod EP and the expert-data-parallel rank d / EP. The "ep/<i>"
-// groups (EP ranks, consecutive d) exchange routed tokens; the "edp/<i>" groups (DP x CP / EP
-// ranks, d strided by EP) reduce the expert gradients.
+// expert mesh (the same order with CP 1, expert tensor parallel = TP) does: with the default
+// order and d = cp_rank + CP x dp_rank, the EP rank is d mod EP and the expert-data-parallel
+// rank d / EP. The "ep/<i>" groups (EP ranks) exchange routed tokens; the "edp/<i>" groups
+// (DP x CP / EP ranks) reduce the expert gradients.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_rank_order.hpp"
 #include "perfsim/comm.hpp"
 #include "perfsim/units.hpp"
 
@@ -113,6 +116,10 @@ struct ParallelConfig {
   bool batch_load_sync = false;
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
+  // Which dimensions vary fastest over the ranks (Megatron-Core's `order`), and so which
+  // groups share a node: with tp-cp-ep-pp-dp (--use-tp-pp-dp-mapping) a node holds pipeline
+  // stages and the data-parallel groups cross nodes.
+  RankOrder order = default_rank_order();
 
   int world_size() const { return tp * cp * pp * dp; }
   // Ranks that hold the same parameters and reduce their gradients: DP x CP.
@@ -158,6 +165,12 @@ int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parall
 // The vocabulary after Megatron's padding: the smallest multiple of vocab_divisible_by x TP that
 // is at least model.vocab.
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel);
+
+// Why Megatron-Core would refuse `parallel.order` for this layout (a dimension of size > 1
+// left out; an order not ending with pp whose expert layers' DP differs from DP; expert layers
+// on other pipeline groups), or why perfsim cannot model it (with EP, expert layers on other
+// TP groups); nothing when the order is fine.
+std::optional<std::string> order_problem(const ParallelConfig& parallel);
 
 // Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
 void validate(const TransformerConfig& model, const ParallelConfig& parallel);

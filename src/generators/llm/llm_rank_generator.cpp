@@ -71,7 +71,7 @@ class StageGenerator {
     for (auto& [layer, weights] : weights_) {
       layer_shard_offset_[layer] = offset;
       if (zero3()) {  // only this rank's shard persists; gather_layer makes the rest
-        offset += ceil_div(shapes_.layer_parameters(), dp_size());
+        offset += zero3_dense_shard(weights) + zero3_expert_shard(weights);
         continue;
       }
       for (TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
@@ -405,24 +405,73 @@ class StageGenerator {
     builder_.communicate({kind, dp_group_, dp_size(), -1, kDataParallelStream}, input, output);
   }
 
-  // ZeRO-3: the layer's parameters, all-gathered over DP for this use.
+  // ZeRO-3: the layer's parameters, all-gathered over DP for this use. A MoE layer's experts
+  // are sharded over the expert-DP group instead (Megatron keeps expert parameters in buffers
+  // of their own, sharded over DP x CP / EP) and gathered there; with expert-DP 1 each rank
+  // holds its experts whole. A layer's place in the parameter and gradient buffers: its dense
+  // shard, then its expert shard.
+  std::int64_t zero3_dense_shard(const LayerWeights& weights) const {
+    return ceil_div(weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters(),
+                    dp_size());
+  }
+  std::int64_t zero3_expert_shard(const LayerWeights& weights) const {
+    return weights.moe ? ceil_div(shapes_.local_expert_parameters(), expert_buffer_.size) : 0;
+  }
+
   void gather_layer(int layer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
+    const LayerWeights& own = weights_.at(layer);
+    const std::int64_t shard = zero3_dense_shard(own);
+    const std::int64_t offset = layer_shard_offset_.at(layer);
     const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
-    dp_collective(CollectiveKind::kAllGather, parameter_view(shard, layer_shard_offset_.at(layer)),
-                  full);
-    gathered_[layer] = emitter_.weights_in(full);
+    dp_collective(CollectiveKind::kAllGather, parameter_view(shard, offset), full);
+    if (!own.moe) {
+      gathered_[layer] = emitter_.weights_in(full);
+      return;
+    }
+    LayerWeights gathered = own;
+    for (TensorRef* weight :
+         {&gathered.qkv, &gathered.proj, &gathered.fc1, &gathered.fc2, &gathered.router})
+      *weight = RankTraceBuilder::view(full, weight->shape);
+    const std::int64_t expert_shard = zero3_expert_shard(own);
+    if (expert_buffer_.size > 1) {
+      const TensorRef experts =
+          builder_.tensor({expert_shard * expert_buffer_.size}, model_.activation_dtype());
+      expert_collective(CollectiveKind::kAllGather, parameter_view(expert_shard, offset + shard),
+                        experts);
+      for (TensorRef* weight : {&gathered.expert_fc1, &gathered.expert_fc2})
+        *weight = RankTraceBuilder::view(experts, weight->shape);
+    } else {
+      gathered.expert_fc1 = builder_.alias(parameters_, own.expert_fc1.shape,
+                                           model_.activation_dtype(), offset + shard);
+      gathered.expert_fc2 =
+          builder_.alias(parameters_, own.expert_fc2.shape, model_.activation_dtype(),
+                         offset + shard + own.expert_fc1.numel);
+    }
+    gathered_[layer] = gathered;
   }
 
   void reduce_scatter_layer(int layer, bool for_optimizer) {
-    const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
+    const LayerWeights& own = weights_.at(layer);
+    const std::int64_t shard = zero3_dense_shard(own);
+    const std::int64_t offset = layer_shard_offset_.at(layer);
     // Each micro-batch's shard is accumulated into the layer's place in the gradient shard.
-    const TensorRef output = builder_.alias(gradients_, {shard}, parallel_.gradient_dtype,
-                                            layer_shard_offset_.at(layer));
+    const TensorRef output = builder_.alias(gradients_, {shard}, parallel_.gradient_dtype, offset);
     dp_collective(CollectiveKind::kReduceScatter,
                   builder_.tensor({shard * dp_size()}, parallel_.gradient_dtype), output);
     if (for_optimizer)
       optimizer_gradients_.push_back(output);
+    // Expert-DP 1: the experts' gradients are this rank's alone, nothing to reduce.
+    if (!own.moe || expert_buffer_.size == 1)
+      return;
+    const std::int64_t expert_shard = zero3_expert_shard(own);
+    const TensorRef expert_output =
+        builder_.alias(gradients_, {expert_shard}, parallel_.gradient_dtype, offset + shard);
+    expert_collective(
+        CollectiveKind::kReduceScatter,
+        builder_.tensor({expert_shard * expert_buffer_.size}, parallel_.gradient_dtype),
+        expert_output);
+    if (for_optimizer)
+      optimizer_gradients_.push_back(expert_output);
   }
 
   void expert_collective(CollectiveKind kind, const TensorRef& input, const TensorRef& output) {

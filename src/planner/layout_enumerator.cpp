@@ -1,5 +1,6 @@
 #include "planner/layout_enumerator.hpp"
 
+#include "generators/llm/llm_gradient_dtype.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::planner {
@@ -90,6 +91,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
                     layout.overlap_grad_reduce = limits.overlap_grad_reduce;
                     layout.overlap_param_gather = limits.overlap_param_gather;
+                    // Megatron's main-gradient dtype for the model's (fp16 keeps fp16).
+                    layout.gradient_dtype = llm::main_gradient_dtype("auto", model, "--dtype");
                     llm::validate(model, layout);  // the rules above are the generator's
                     layouts.push_back(layout);
                   }

@@ -53,6 +53,18 @@ TEST(LayoutEnumerator, CountForFourGpusMatchesHandCount) {
   EXPECT_EQ(enumerate_layouts(small_model(), limits).size(), 114u);
 }
 
+TEST(LayoutEnumerator, LayoutsKeepMegatronsMainGradientDtype) {
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  llm::TransformerConfig model = small_model();
+  for (const auto& layout : enumerate_layouts(model, limits))
+    EXPECT_EQ(layout.gradient_dtype, DType::kFloat32);  // bf16: fp32 main grads
+  model.dtype = DType::kFloat16;
+  for (const auto& layout : enumerate_layouts(model, limits))
+    EXPECT_EQ(layout.gradient_dtype, DType::kFloat16);
+}
+
 TEST(LayoutEnumerator, EveryLayoutDividesTheModelAndTheGpus) {
   llm::TransformerConfig model = small_model();
   model.layers = 12;

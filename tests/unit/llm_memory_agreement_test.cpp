@@ -223,6 +223,16 @@ TEST(LlmMemoryAgreement, DefaultFp32MainGradientsWithFp8AndExperts) {
   expect_agreement(small_moe(), parallel);
 }
 
+TEST(LlmMemoryAgreement, Fp16TrainingWithMegatronsFp16MainGradients) {
+  llm::TransformerConfig model = small_gpt();
+  model.dtype = DType::kFloat16;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.gradient_dtype = DType::kFloat16;
+  expect_agreement(model, parallel);
+  parallel.zero_stage = 2;
+  expect_agreement(model, parallel);
+}
+
 TEST(LlmMemoryAgreement, Fp8KeepsWeightCopiesAndTransposes) {
   llm::TransformerConfig model = small_gpt();
   model.dtype = DType::kFloat8;

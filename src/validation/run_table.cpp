@@ -38,12 +38,17 @@ const std::vector<std::string> kColumns = {"name",
                                            "sequence_parallel",
                                            "dtype",
                                            "distributed_optimizer",
+                                           "get_batch_sync",
                                            "device",
                                            "topology",
                                            "nodes",
                                            "measured_iteration_s",
                                            "measured_tflops_per_gpu",
-                                           "measured_tokens_per_s_per_gpu"};
+                                           "measured_tokens_per_s_per_gpu",
+                                           "first_stage_layers",
+                                           "last_stage_layers",
+                                           "account_for_embedding",
+                                           "account_for_loss"};
 
 // Cell readers: empty keeps the default; anything else must parse completely.
 struct CellReader {
@@ -137,9 +142,14 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);
+  read.integer("first_stage_layers", row.first_stage_layers, 1);
+  read.integer("last_stage_layers", row.last_stage_layers, 1);
+  read.flag("account_for_embedding", row.account_for_embedding);
+  read.flag("account_for_loss", row.account_for_loss);
   row.measured_kind = kind;
   row.measured = read.positive_number(std::string(measured_column_name(kind)));
 

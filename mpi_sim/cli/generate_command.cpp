@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "generators/dlrm/dlrm_rank_generator.hpp"
+#include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "mpi_sim/cli/command_line.hpp"
@@ -63,6 +64,8 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
   if (!options.llm.dtype.empty())
     model->dtype = llm::parse_training_dtype(options.llm.dtype, "--dtype", "");
   auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
+  parallel->gradient_dtype =
+      llm::main_gradient_dtype(options.llm.grad_reduce_dtype, *model, "--grad-reduce-dtype");
   llm::validate(*model, *parallel);
   return {model->name + ", " + describe_layout(*parallel), parallel->world_size(),
           [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};

@@ -26,7 +26,7 @@ struct LlmSimulateOptions {
   int zero_stage = 0;
   double bucket_mb = 0;                    // 0: Megatron's max(40e6, 1e6 x DP) parameters
   bool overlap_grad_reduce = false;        // Megatron --overlap-grad-reduce
-  std::string grad_reduce_dtype = "fp32";  // fp32 main grads, or bf16
+  std::string grad_reduce_dtype = "auto";  // Megatron's default; fp32, bf16, fp16
   bool distributed_optimizer = false;      // Megatron --use-distributed-optimizer (ZeRO 1)
   bool overlap_param_gather = false;       // Megatron --overlap-param-gather
   int vocab_divisible_by = 128;            // Megatron's --make-vocab-size-divisible-by

@@ -10,6 +10,7 @@
 #include "devices/device_spec.hpp"
 #include "generators/llm/llm_default_scenario.hpp"
 #include "generators/llm/llm_flops.hpp"
+#include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
@@ -187,10 +188,12 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
                "LLM: reduce gradients in buckets under the last micro-batch's backward "
                "(Megatron --overlap-grad-reduce; default: after the backward)");
-  sub.add_option("--grad-reduce-dtype", options.grad_reduce_dtype,
-                 "LLM: dtype of the data-parallel gradient reduction: fp32 (main grads, "
-                 "Megatron --accumulate-allreduce-grads-in-fp32) or bf16")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+  sub.add_option(
+         "--grad-reduce-dtype", options.grad_reduce_dtype,
+         "LLM: dtype of the main gradients (accumulated, reduced over DP, counted "
+         "by the memory closed form): fp32 (Megatron --accumulate-allreduce-grads-in-"
+         "fp32), bf16, fp16 or auto (default; Megatron's: fp16 for fp16 training, else fp32)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}));
   sub.add_flag("--distributed-optimizer", options.distributed_optimizer,
                "LLM: Megatron's distributed optimizer: gradients reduce-scattered, optimizer "
                "state sharded over DP, parameters all-gathered (ZeRO 1)");
@@ -276,8 +279,9 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
       options.distributed_optimizer ? std::max(1, options.zero_stage) : options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);
   parallel.overlap_grad_reduce = options.overlap_grad_reduce;
+  // Without a model: the bf16 default; the readers below apply the model's dtype.
   parallel.gradient_dtype =
-      options.grad_reduce_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat32;
+      llm::main_gradient_dtype(options.grad_reduce_dtype, {}, "--grad-reduce-dtype");
   parallel.overlap_param_gather = options.overlap_param_gather;
   parallel.overlap_tp_backward = options.tp_overlap;
   parallel.comm_sms = options.comm_sms;
@@ -295,35 +299,41 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::strin
   return model;
 }
 
+LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& options) {
+  scenario.parallel.gradient_dtype =
+      llm::main_gradient_dtype(options.grad_reduce_dtype, scenario.model, "--grad-reduce-dtype");
+  return scenario;
+}
+
 }  // namespace
 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
-    return {with_dtype(
-                llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
-                options.dtype),
-            parallel_config_from(options),
-            topology::resized(
-                topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
-                options.topology_size.nodes, options.topology_size.gpus_per_node),
-            files.device.text,
-            "<embedded> " + files.device.path,
-            options.assets_path,
-            calibration_argument(options.calibration)};
+    return with_gradient_dtype(
+        {with_dtype(
+             llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+             options.dtype),
+         parallel_config_from(options),
+         topology::resized(
+             topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+             options.topology_size.nodes, options.topology_size.gpus_per_node),
+         files.device.text, "<embedded> " + files.device.path, options.assets_path,
+         calibration_argument(options.calibration)},
+        options);
   }
   if (options.topology_path.empty())
     throw InputError("--topology", "", "--model needs a topology file");
   if (options.device_path.empty())
     throw InputError("--device", "", "--model needs a device file");
-  return {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
-          parallel_config_from(options),
-          topology::resized(topology::load_topology(options.topology_path),
-                            options.topology_size.nodes, options.topology_size.gpus_per_node),
-          io::read_file_decompressed(read_device_argument(options.device_path).file),
-          options.device_path,
-          options.assets_path,
-          calibration_argument(options.calibration)};
+  return with_gradient_dtype(
+      {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
+       parallel_config_from(options),
+       topology::resized(topology::load_topology(options.topology_path),
+                         options.topology_size.nodes, options.topology_size.gpus_per_node),
+       io::read_file_decompressed(read_device_argument(options.device_path).file),
+       options.device_path, options.assets_path, calibration_argument(options.calibration)},
+      options);
 }
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
 #include "hdf5/column_table.hpp"
@@ -49,7 +50,8 @@ struct MemoryOptions {
   LlmShapeFlags shape;
   llm::ParallelConfig parallel;
   std::string recompute = "none";
-  std::string device;  // name or file; gives the capacity
+  std::string grad_reduce_dtype = "auto";  // Megatron's default for the model's dtype
+  std::string device;                      // name or file; gives the capacity
   std::string device_name;
   double capacity_GB = 0;  // overrides the device's; 0: the device's (unknown without one)
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
@@ -150,6 +152,10 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
       ->needs(model_file);
   add("--recompute", options.recompute, "activation recomputation: none, selective, full");
+  add("--grad-reduce-dtype", options.grad_reduce_dtype,
+      "main gradients fp32, bf16 or fp16, as `simulate --grad-reduce-dtype` (default "
+      "Megatron's: fp16 for fp16 training, else fp32)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}));
   command.add_flag("--sequence-parallel", parallel.sequence_parallel, "sequence parallelism")
       ->group(group)
       ->needs(llm_flag);
@@ -166,6 +172,8 @@ int run_llm_memory(MemoryOptions& options) {
   }
   if (!options.shape.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.shape.dtype, "--dtype", "");
+  options.parallel.gradient_dtype =
+      llm::main_gradient_dtype(options.grad_reduce_dtype, model, "--grad-reduce-dtype");
   const memory::DeviceMemory device = device_memory(options);
   const memory::LlmMemoryEstimate estimate =
       memory::estimate_llm_memory(model, options.parallel, device);

@@ -58,12 +58,12 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
                                      const llm::ParallelConfig& parallel, bool experts = false) {
   constexpr double kFp32Bytes = 4;
   constexpr double kAdamMomentsBytes = 8;  // fp32 momentum and variance
-  // Under the FP8 recipe the parameters and gradients stay bf16 (Transformer Engine keeps
-  // FP8 copies besides them, counted separately).
+  // Under the FP8 recipe the parameters stay bf16 (Transformer Engine keeps FP8 copies besides
+  // them, counted separately).
   const double dtype_bytes = element_bytes(model.activation_dtype());
   StateBytes state;
   state.weights = dtype_bytes;
-  state.gradients = dtype_bytes;
+  state.gradients = main_gradient_bytes(model, parallel);
   const double master_copy = dtype_bytes < kFp32Bytes ? kFp32Bytes : 0;
   state.optimizer = master_copy + kAdamMomentsBytes;
   // ZeRO shards over DP x CP, the experts over DP x CP / EP.
@@ -91,6 +91,19 @@ double split_activation_terms(const llm::TransformerConfig& model) {
 }
 
 }  // namespace
+
+double main_gradient_bytes(const llm::TransformerConfig& model,
+                           const llm::ParallelConfig& parallel) {
+  // fp32 training accumulates fp32 gradients whatever the reduction dtype says.
+  return std::max(element_bytes(parallel.gradient_dtype), element_bytes(model.activation_dtype()));
+}
+
+std::string main_gradient_dtype_name(const llm::TransformerConfig& model,
+                                     const llm::ParallelConfig& parallel) {
+  const bool widened =
+      main_gradient_bytes(model, parallel) > element_bytes(parallel.gradient_dtype);
+  return std::string(dtype_name(widened ? model.activation_dtype() : parallel.gradient_dtype));
+}
 
 double activation_bytes_per_layer(const llm::TransformerConfig& model,
                                   const llm::ParallelConfig& parallel) {
@@ -324,7 +337,8 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << (parallel.ep > 1 ? " EP=" + std::to_string(parallel.ep) : "")
       << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
       << " SP=" << (parallel.sequence_parallel ? "on" : "off")
-      << " recompute=" << llm::recompute_name(parallel.recompute) << "\n";
+      << " recompute=" << llm::recompute_name(parallel.recompute)
+      << " grads=" << main_gradient_dtype_name(model, parallel) << "\n";
   out << "  activations per layer per micro-batch: "
       << format_bytes(to_bytes(estimate.activation_bytes_per_layer)) << "\n";
   for (const StageMemory& stage : estimate.stages) {

@@ -4,9 +4,18 @@
 // (generators/llm), so the memory model, the generator and the planner check one layout once.
 //
 // Model states (Rajbhandari et al. 2020, ZeRO, Sec. 3.1): with 16-bit weights, per parameter
-// 2 bytes of weights, 2 of gradients and 12 of Adam state (fp32 master copy, momentum,
-// variance); with 32-bit weights, 4 + 4 + 8 (no master copy). ZeRO stage 1 divides the
-// optimizer state by DP, stage 2 also the gradients, stage 3 also the weights.
+// 2 bytes of weights, the main gradients in ParallelConfig::gradient_dtype (what the simulated
+// run reduces: fp32 by default, 4 bytes, as Megatron-LM forces
+// accumulate_allreduce_grads_in_fp32 for bf16; 2 with --grad-reduce-dtype bf16 or fp16, the
+// latter Megatron's default for fp16 training) and 12 of Adam state (fp32 master copy,
+// momentum, variance); with 32-bit weights, 4 + 4 + 8 (no master copy). That is Megatron's
+// table of bytes per parameter (Megatron Core developer guide, "Distributed Optimizer":
+// bf16 parameters with fp32 gradients 18, with the distributed optimizer 6 + 12/d; fp32 16 and
+// 8 + 8/d). ZeRO stage 1 (the distributed optimizer) divides the optimizer state by DP, stage 2
+// also the gradients, stage 3 also the weights. FP8 keeps bf16 weights and the same main
+// gradients. The table's 20 (4 + 16/d) for fp16 gradients adds the fp32 copy of the gradients
+// the optimizer step makes (Megatron's _copy_model_grads_to_main_grads); zero_grad frees it
+// before the next forward, so it never coexists with activations and is not counted here.
 //
 // Activations per transformer layer: Korthikanti et al. 2022 ("Reducing Activation
 // Recomputation in Large Transformer Models"), Table 2, in bytes with 16-bit activations and
@@ -63,6 +72,12 @@
 
 namespace perfsim::memory {
 
+// Bytes per main-gradient element: ParallelConfig::gradient_dtype, at least the weights' dtype.
+double main_gradient_bytes(const generators::llm::TransformerConfig& model,
+                           const generators::llm::ParallelConfig& parallel);
+// Its name ("fp32", "bf16", "fp16"), as `perfsim memory --llm` prints it.
+std::string main_gradient_dtype_name(const generators::llm::TransformerConfig& model,
+                                     const generators::llm::ParallelConfig& parallel);
 // Korthikanti et al. 2022 Table 2 for one layer and one micro-batch, in bytes.
 double activation_bytes_per_layer(const generators::llm::TransformerConfig& model,
                                   const generators::llm::ParallelConfig& parallel);

@@ -33,7 +33,8 @@ nlohmann::ordered_json llm_memory_json(const generators::llm::TransformerConfig&
                    {"cp", parallel.cp},
                    {"virtual_stages", parallel.virtual_stages},
                    {"zero_stage", parallel.zero_stage},
-                   {"sequence_parallel", parallel.sequence_parallel}};
+                   {"sequence_parallel", parallel.sequence_parallel},
+                   {"gradient_dtype", main_gradient_dtype_name(model, parallel)}};
   doc["device"] = device_json(device, estimate.verdict);
   doc["worst_stage"] = estimate.worst_stage;
   doc["activation_bytes_per_layer"] = estimate.activation_bytes_per_layer;

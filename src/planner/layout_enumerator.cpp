@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_pipeline_split.hpp"
 #include "generators/llm/llm_rank_mesh.hpp"
 #include "perfsim/error.hpp"
@@ -108,6 +109,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
                     layout.overlap_grad_reduce = limits.overlap_grad_reduce;
                     layout.overlap_param_gather = limits.overlap_param_gather;
+                    // Megatron's main-gradient dtype for the model's (fp16 keeps fp16).
+                    layout.gradient_dtype = llm::main_gradient_dtype("auto", model, "--dtype");
                     const std::size_t first_of_layout = layouts.size();
                     for (const llm::RankOrder& order : limits.orders) {
                       layout.order = order;

@@ -65,8 +65,7 @@ llm::ParallelConfig pp2_dp2() {
   llm::ParallelConfig parallel;
   parallel.pp = 2;
   parallel.dp = 2;
-  // The closed form keeps gradients in the training dtype (ZeRO's 2 bytes per parameter); the
-  // generator's default reduces fp32 main grads. Compare like with like.
+  // bf16 main grads (ZeRO's 2 bytes per parameter); the cases below use the default fp32 ones.
   parallel.gradient_dtype = DType::kBFloat16;
   return parallel;
 }
@@ -161,7 +160,8 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
                   omitted * bytes / weight_shards + extra_parameter_bytes,
               kRoundingBytes);
   EXPECT_NEAR(static_cast<double>(peak[MemoryCategory::kGradients]),
-              static_cast<double>(m.closed.gradient_bytes) - omitted * bytes / gradient_shards,
+              static_cast<double>(m.closed.gradient_bytes) -
+                  omitted * main_gradient_bytes(model, parallel) / gradient_shards,
               kRoundingBytes);
   constexpr double kAdamBytes = 12;  // fp32 master weights, momentum, variance
   EXPECT_NEAR(
@@ -189,6 +189,48 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
 
 TEST(LlmMemoryAgreement, Bf16Baseline) {
   expect_agreement(small_gpt(), pp2_dp2());
+}
+
+TEST(LlmMemoryAgreement, DefaultFp32MainGradientsForEveryZeroStage) {
+  // The generator's default (Megatron's for bf16): fp32 main grads, 4 bytes per parameter in
+  // the trace's gradient buffer and in the closed form, sharded by ZeRO 2 and 3.
+  for (int zero = 0; zero <= 3; ++zero) {
+    llm::ParallelConfig parallel = pp2_dp2();
+    parallel.gradient_dtype = DType::kFloat32;
+    parallel.zero_stage = zero;
+    const double embedding_bytes =
+        zero == 3
+            ? static_cast<double>(llm::local_shapes(small_gpt(), parallel).embedding_parameters()) *
+                  2 * (1 - 1.0 / parallel.dp)
+            : 0.0;
+    expect_agreement(small_gpt(), parallel, embedding_bytes);
+    const Measured fp32 = measure(small_gpt(), parallel);
+    parallel.gradient_dtype = DType::kBFloat16;
+    const Measured bf16 = measure(small_gpt(), parallel);
+    EXPECT_EQ(fp32.closed.gradient_bytes, 2 * bf16.closed.gradient_bytes);
+  }
+}
+
+TEST(LlmMemoryAgreement, DefaultFp32MainGradientsWithFp8AndExperts) {
+  llm::TransformerConfig fp8 = small_gpt();
+  fp8.dtype = DType::kFloat8;  // the FP8 recipe keeps the same fp32 main grads
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.gradient_dtype = DType::kFloat32;
+  expect_agreement(fp8, parallel);
+  parallel.ep = 2;  // expert gradients in fp32 too, reduced over DP x CP / EP
+  expect_agreement(small_moe(), parallel);
+  parallel.zero_stage = 2;
+  expect_agreement(small_moe(), parallel);
+}
+
+TEST(LlmMemoryAgreement, Fp16TrainingWithMegatronsFp16MainGradients) {
+  llm::TransformerConfig model = small_gpt();
+  model.dtype = DType::kFloat16;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.gradient_dtype = DType::kFloat16;
+  expect_agreement(model, parallel);
+  parallel.zero_stage = 2;
+  expect_agreement(model, parallel);
 }
 
 TEST(LlmMemoryAgreement, Fp8KeepsWeightCopiesAndTransposes) {

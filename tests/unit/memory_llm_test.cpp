@@ -2,7 +2,10 @@
 // shared/data/llm/korthikanti2022.csv. Activation figures reproduce Korthikanti et al. 2022,
 // "Reducing Activation Recomputation in Large Transformer Models", Table 2 (per-layer
 // activation memory) and Sec. 4.2.3 (pipeline in-flight micro-batches, interleaving factor);
-// model states follow ZeRO (Rajbhandari et al. 2020) Sec. 3.1 (2 + 2 + 12 bytes per parameter).
+// model states follow Megatron-LM's table of bytes per parameter (Megatron Core developer guide,
+// "Distributed Optimizer": bf16 weights 2 + fp32 main grads 4 + fp32 master weights and Adam
+// moments 12 = 18, with the distributed optimizer 6 + 12/d), ZeRO (Rajbhandari et al. 2020)
+// Sec. 3.1's 2 + 2 + 12 with 16-bit gradients.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -129,14 +132,14 @@ TEST(LlmMemory, ModelStatesFor22BOnOneStage) {
   const StageMemory& stage = estimate.stages[0];
   EXPECT_DOUBLE_EQ(stage.parameter_count, parameters);
   EXPECT_EQ(stage.parameter_bytes, static_cast<Bytes>(2 * parameters));
-  EXPECT_EQ(stage.gradient_bytes, static_cast<Bytes>(2 * parameters));
+  EXPECT_EQ(stage.gradient_bytes, static_cast<Bytes>(4 * parameters));  // fp32 main grads
   EXPECT_EQ(stage.optimizer_bytes, static_cast<Bytes>(12 * parameters));
   // One stage: one micro-batch in flight. 48 layers of sbh(10 + 24/t + 5as/(ht)), the 1-byte
   // input dropout mask sbh, and the output layer 4sbh/t (1 + v/h).
   const double sbh = 2048.0 * 4 * 6144;
   const double activations = 48 * 1'325'400'064.0 + sbh + 4 * sbh / 8 * (1 + 51200.0 / 6144);
   EXPECT_NEAR(static_cast<double>(stage.activation_bytes), activations, 1.0);
-  // 44 GB of model states + 64 GB of activations: the baseline does not fit in 80 GB ...
+  // 50 GB of model states + 64 GB of activations: the baseline does not fit in 80 GB ...
   EXPECT_FALSE(estimate.verdict.fits);
   // ... with sequence parallelism and selective recompute (34sbh/t per layer) it does.
   config.parallel.sequence_parallel = true;
@@ -168,13 +171,13 @@ TEST(LlmMemory, PublishedLayoutOf175BFitsOnA100_80GB) {
   const StageMemory& first = estimate.stages[0];
   EXPECT_DOUBLE_EQ(first.parameter_count, parameters);  // 2,822,731,776
   EXPECT_EQ(first.parameter_bytes + first.gradient_bytes + first.optimizer_bytes,
-            static_cast<Bytes>(16 * parameters));  // 45,163,708,416
+            static_cast<Bytes>(18 * parameters));  // 50,809,171,968
   // p = 8 micro-batches in flight times 1 + (p-1)/(pm) = 31/24: 31/3.
   EXPECT_DOUBLE_EQ(first.microbatches_in_flight, 8 * (1 + 7.0 / 24));
   const double sbh = 2048.0 * 1 * h;
   const double activations = 12 * (34 * sbh / 8) * 31 / 3 + sbh / 8 * 31 / 3;
   EXPECT_NEAR(static_cast<double>(first.activation_bytes), activations, 2.0);  // 13,294,895,104
-  EXPECT_EQ(first.total_bytes, 45'163'708'416 + 13'294'895'104 + kContextBytes);
+  EXPECT_EQ(first.total_bytes, 50'809'171'968 + 13'294'895'104 + kContextBytes);
   EXPECT_TRUE(estimate.verdict.fits);
   EXPECT_EQ(estimate.verdict.margin_bytes, 80'000'000'000 - first.total_bytes);
 
@@ -198,7 +201,7 @@ TEST(LlmMemory, TensorParallelOnlyLayoutOf175BIsOutOfMemory) {
       96 * ((12 * h * h + 7 * h) / 8 + 6 * h) + 51200 * h / 8 + 2048 * h + 2 * h;
   const StageMemory& only = estimate.stages.at(0);
   EXPECT_EQ(only.parameter_bytes + only.gradient_bytes + only.optimizer_bytes,
-            static_cast<Bytes>(16 * parameters));  // about 350 GB of model states
+            static_cast<Bytes>(18 * parameters));  // about 393 GB of model states
   EXPECT_FALSE(estimate.verdict.fits);
   EXPECT_LT(estimate.verdict.margin_bytes, -250'000'000'000);
   EXPECT_EQ(estimate.verdict.margin_bytes, 80'000'000'000 - only.total_bytes);
@@ -219,6 +222,14 @@ TEST(LlmMemory, ZeroStagesShardModelStatesAcrossDataParallelRanks) {
         estimate_llm_memory(config.model, config.parallel, a100_80gb()).stages[0];
     return std::array<Bytes, 3>{stage.parameter_bytes, stage.gradient_bytes, stage.optimizer_bytes};
   };
+  // fp32 main grads (the default): Megatron's 18 bytes per parameter, 6 + 12/d with the
+  // distributed optimizer (ZeRO 1); ZeRO 2 also shards the 4-byte gradients, ZeRO 3 the weights.
+  EXPECT_EQ(states(0), (std::array<Bytes, 3>{2 * p, 4 * p, 12 * p}));
+  EXPECT_EQ(states(1), (std::array<Bytes, 3>{2 * p, 4 * p, 3 * p}));
+  EXPECT_EQ(states(2), (std::array<Bytes, 3>{2 * p, p, 3 * p}));
+  EXPECT_EQ(states(3), (std::array<Bytes, 3>{p / 2, p, 3 * p}));
+  // bf16 gradients (--grad-reduce-dtype bf16): ZeRO's 2 + 2 + 12.
+  config.parallel.gradient_dtype = DType::kBFloat16;
   EXPECT_EQ(states(0), (std::array<Bytes, 3>{2 * p, 2 * p, 12 * p}));
   EXPECT_EQ(states(1), (std::array<Bytes, 3>{2 * p, 2 * p, 3 * p}));
   EXPECT_EQ(states(2), (std::array<Bytes, 3>{2 * p, p / 2, 3 * p}));
@@ -237,6 +248,67 @@ TEST(LlmMemory, RejectsLayoutsThatDoNotDivideTheModel) {
   config.parallel.pp = 1;
   config.parallel.zero_stage = 4;
   EXPECT_THROW(estimate_llm_memory(config.model, config.parallel, a100_80gb()), InputError);
+}
+
+TEST(LlmMemory, MegatronBytesPerParameterBySingleStageHandCount) {
+  // One stage of a small GPT (L 2, h 64, v 128, s 32, t 1): per layer 12h^2 + 13h = 49,984
+  // parameters, plus the word embedding vh = 8,192, the position embedding sh = 2,048 and the
+  // final layer norm 2h = 128: P = 2 x 49,984 + 10,368 = 110,336.
+  llm::TransformerConfig model;
+  model.layers = 2;
+  model.hidden = 64;
+  model.heads = 4;
+  model.kv_heads = 4;
+  model.ffn_hidden = 256;
+  model.vocab = 128;
+  model.seq_len = 32;
+  model.micro_batch = 1;
+  model.global_batch = 4;
+  llm::ParallelConfig parallel;
+  parallel.dp = 4;
+  parallel.vocab_divisible_by = 1;
+  constexpr Bytes kParameters = 110'336;
+  auto model_states = [&] {
+    const StageMemory stage = estimate_llm_memory(model, parallel, a100_80gb()).stages.at(0);
+    EXPECT_DOUBLE_EQ(stage.parameter_count, static_cast<double>(kParameters));
+    return stage.parameter_bytes + stage.gradient_bytes + stage.optimizer_bytes;
+  };
+  // bf16 weights, fp32 main grads, fp32 master weights + Adam m, v: 2 + 4 + 12 = 18 B.
+  EXPECT_EQ(model_states(), 1'986'048);  // 18 x 110,336
+  // Distributed optimizer over d = 4: 6 + 12/4 = 9 B.
+  parallel.zero_stage = 1;
+  EXPECT_EQ(model_states(), 993'024);  // 9 x 110,336
+  // ZeRO 2 shards the fp32 gradients too: 2 + (4 + 12)/4 = 6 B; ZeRO 3 the weights: 18/4.
+  parallel.zero_stage = 2;
+  EXPECT_EQ(model_states(), 662'016);  // 6 x 110,336
+  parallel.zero_stage = 3;
+  EXPECT_EQ(model_states(), 496'512);  // 4.5 x 110,336
+  // FP8 keeps bf16 weights and the same fp32 main grads (its FP8 copies are counted apart).
+  model.dtype = DType::kFloat8;
+  parallel.zero_stage = 1;
+  EXPECT_EQ(model_states(), 993'024);
+  // fp16 gradients (Megatron's default for fp16 training): 2 + 2 + 12 = 16 B, 4 + 12/4 = 7 B
+  // with the distributed optimizer.
+  model.dtype = DType::kFloat16;
+  parallel.gradient_dtype = DType::kFloat16;
+  parallel.zero_stage = 0;
+  EXPECT_EQ(model_states(), 1'765'376);  // 16 x 110,336
+  parallel.zero_stage = 1;
+  EXPECT_EQ(model_states(), 772'352);  // 7 x 110,336
+}
+
+TEST(LlmMemory, TextNamesTheGradientDtypeItCounts) {
+  const Layout config = config_of("22B");
+  llm::ParallelConfig parallel = config.parallel;
+  const std::string fp32 =
+      format_llm_memory(config.model, parallel,
+                        estimate_llm_memory(config.model, parallel, a100_80gb()), a100_80gb());
+  EXPECT_NE(fp32.find(" grads=fp32"), std::string::npos) << fp32;
+  parallel.gradient_dtype = DType::kBFloat16;
+  const std::string bf16 =
+      format_llm_memory(config.model, parallel,
+                        estimate_llm_memory(config.model, parallel, a100_80gb()), a100_80gb());
+  EXPECT_NE(bf16.find(" grads=bf16"), std::string::npos) << bf16;
 }
 
 }  // namespace

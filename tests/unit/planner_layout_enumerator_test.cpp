@@ -76,6 +76,18 @@ TEST(LayoutEnumerator, OrdersAddOnlyLayoutsThatPlaceGroupsDifferently) {
     }
 }
 
+TEST(LayoutEnumerator, LayoutsKeepMegatronsMainGradientDtype) {
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  llm::TransformerConfig model = small_model();
+  for (const auto& layout : enumerate_layouts(model, limits))
+    EXPECT_EQ(layout.gradient_dtype, DType::kFloat32);  // bf16: fp32 main grads
+  model.dtype = DType::kFloat16;
+  for (const auto& layout : enumerate_layouts(model, limits))
+    EXPECT_EQ(layout.gradient_dtype, DType::kFloat16);
+}
+
 TEST(LayoutEnumerator, EveryLayoutDividesTheModelAndTheGpus) {
   llm::TransformerConfig model = small_model();
   model.layers = 12;

@@ -30,6 +30,12 @@ struct RunRow {
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;
+  // The overlap switches a Megatron/NeMo recipe sets; nullopt (empty cell): the simulator's
+  // default (ParallelConfig).
+  std::optional<bool> overlap_grad_reduce;
+  std::optional<bool> overlap_param_gather;
+  std::optional<bool> tp_comm_overlap;
+  std::optional<bool> overlap_p2p_comm;
   std::string device;
   std::string topology;
   int nodes = 0;  // 0: gpus / GPUs per node of the topology

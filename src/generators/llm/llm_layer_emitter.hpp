@@ -29,6 +29,9 @@ struct LayerWeights {
 struct TensorParallelGroup {
   std::string name;
   int size = 1;
+  // Neighbours in the TP ring (userbuffer ring exchange); -1 when unused.
+  int next_rank = -1;
+  int previous_rank = -1;
 };
 
 // How the backward TP collectives meet the GEMMs beside them.
@@ -39,6 +42,9 @@ struct TensorParallelOverlap {
   // SMs the NCCL kernel holds while it runs (one CTA per channel); the GEMM under it gets the
   // rest (attribute "contention_sms", applied by the kernel models). 0: contention-free.
   int comm_sms = 0;
+  // Transformer Engine userbuffers (ParallelConfig::tp_comm_overlap): the linear layers' SP
+  // collectives split and pipelined with their GEMMs (llm_userbuffer_overlap.cpp).
+  bool userbuffers = false;
 };
 
 // The expert-parallel group routed tokens are exchanged in (size 1: every expert local).
@@ -161,11 +167,33 @@ class LayerEmitter {
   struct MlpSaved {
     TensorRef fc1, act, output;
   };
+  // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
+  // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).
   MlpSaved mlp_forward(const TensorRef& normed_full, const TensorRef& fc1, const TensorRef& fc2,
-                       std::int64_t ffn_local, std::int64_t fc1_width);
+                       std::int64_t ffn_local, std::int64_t fc1_width, bool userbuffers = false);
   // Gradient of the MLP output (gathered, [tokens, h]) in; gradient of fc1's output out.
+  // With `userbuffers` the gradient is the local rows, gathered by ring exchange under fc2's
+  // data-gradient GEMM.
   TensorRef mlp_backward(const TensorRef& grad_mlp, const TensorRef& fc2, std::int64_t ffn_local,
-                         std::int64_t fc1_width);
+                         std::int64_t fc1_width, bool userbuffers = false);
+  // Transformer Engine userbuffer overlap (llm_userbuffer_overlap.cpp), TE's default ub config.
+  bool userbuffers() const { return overlap_.userbuffers && tp_.size > 1; }
+  // qkv_fprop / fc1_fprop ("ring_exchange"): the input's TP chunks pass around the TP ring, the
+  // GEMM of each chunk under the exchange of the next. In: the local normed rows
+  // [seq_local, b, h]; out: the GEMM output [tokens, n].
+  TensorRef ring_exchange_forward(const TensorRef& local, const TensorRef& weight, std::int64_t n);
+  // proj_fprop / fc2_fprop ("pipeline"): the GEMM in kUserbufferPipelineSplits chunks of tokens,
+  // each chunk's reduce-scatter under the next chunk's GEMM. In: [tokens, k]; out: the
+  // reduce-scattered [seq_local, b, h].
+  TensorRef pipelined_reduce_scatter_forward(const TensorRef& input, const TensorRef& weight,
+                                             std::int64_t k);
+  // proj_dgrad / fc2_dgrad ("ring_exchange"): the output gradient's TP chunks pass around the
+  // ring under the data-gradient GEMM chunks. In: the local gradient [seq_local, b, h]; out: dX
+  // [tokens, in_width]; `gathered` receives the gathered gradient the weight gradient reads.
+  TensorRef ring_exchange_data_gradient(const TensorRef& grad_local, const TensorRef& weight,
+                                        std::int64_t in_width, TensorRef& gathered);
+  // One step of the TP ring: sends `chunk` to the next TP rank, returns the previous one's.
+  TensorRef exchange_tp_chunk(const TensorRef& chunk);
   struct ForwardSaved {
     TensorRef x, ln1, qkv, context, x1, ln2, fc1, act, output;
   };

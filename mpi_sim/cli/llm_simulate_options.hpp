@@ -29,17 +29,16 @@ struct LlmSimulateOptions {
   bool overlap_param_gather = false;       // Megatron --overlap-param-gather
   int vocab_divisible_by = 128;            // Megatron's --make-vocab-size-divisible-by
   bool tp_overlap = false;                 // overlap backward TP collectives (see ParallelConfig)
-  int comm_sms = 24;
-  bool tp_comm_overlap = false;  // Transformer Engine userbuffer TP overlap
-  bool overlap_p2p_comm = true;  // Megatron overlap_p2p_comm (interleaved schedule only) // SMs a
-                                 // NCCL kernel holds beside an overlapped GEMM
-  std::string dtype;            // "" : the model file's; bf16, fp16, fp8
-  bool fp8_all_gather = false;  // FP8 + SP: linear inputs all-gathered in FP8
-  std::string topology_path;    // required with --model
-  TopologySize topology_size;   // --nodes, --gpus-per-node
-  std::string device_path;      // required with --model
-  std::string assets_path;      // fitted collective curves; "": shipped if they cover
-  std::string calibration;      // end-to-end calibration: "" shipped, "none", a file
+  int comm_sms = 24;                       // SMs a NCCL kernel holds beside an overlapped GEMM
+  bool tp_comm_overlap = false;            // Transformer Engine userbuffer TP overlap
+  bool overlap_p2p_comm = true;            // Megatron overlap_p2p_comm (interleaved only)
+  std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
+  bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
+  std::string topology_path;               // required with --model
+  TopologySize topology_size;              // --nodes, --gpus-per-node
+  std::string device_path;                 // required with --model
+  std::string assets_path;                 // fitted collective curves; "": shipped if they cover
+  std::string calibration;                 // end-to-end calibration: "" shipped, "none", a file
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;

@@ -23,9 +23,11 @@ std::string printf_string(const char* pattern, auto... values) {
 std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
   if (parallel.pp == 1)
     return "";
-  return parallel.overlap_p2p_comm && parallel.virtual_stages > 1
+  if (parallel.virtual_stages == 1)
+    return "; pipeline p2p batched and synchronized";
+  return parallel.overlap_p2p_comm
              ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
-             : "; pipeline p2p batched and synchronized";
+             : "; pipeline p2p not overlapped (each receive just before its step)";
 }
 
 std::string overlaps_line(const llm::ParallelConfig& parallel) {

@@ -167,8 +167,8 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "config");
   sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
                "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
-               "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: "
-               "transfers batched and synchronized; no effect without interleaving)");
+               "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "
+               "receive just before its step; no effect without interleaving)");
   sub.add_option("--comm-sms", options.comm_sms,
                  "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
                  "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")

@@ -55,6 +55,7 @@ struct PlanOptions {
   std::string assets;
   std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
+  bool tp_comm_overlap = false;
   std::string dtype;  // "": the model file's
   int max_cp = 8;
   bool overlap_grad_reduce = false;
@@ -116,6 +117,7 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_micro_batch = options.max_micro_batch;
   request.limits.max_virtual_stages = options.max_virtual_stages;
   request.limits.overlap_tp_backward = options.tp_overlap;
+  request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
@@ -265,6 +267,9 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "ZeRO 1/2 layouts all-gather parameters under the first forward");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
+  command->add_flag("--tp-comm-overlap", options->tp_comm_overlap,
+                    "sequence-parallel layouts use Transformer Engine's userbuffer TP overlap "
+                    "(see `simulate --tp-comm-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
   command

@@ -25,6 +25,8 @@ struct EnumerationLimits {
   int max_context_parallel = 1;  // CP degrees tried: divisors up to this (1: no CP)
   // Copied into every layout.
   bool overlap_tp_backward = false;
+  // Transformer Engine userbuffer TP overlap on every layout that can use it (SP, TP > 1).
+  bool tp_comm_overlap = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
 };

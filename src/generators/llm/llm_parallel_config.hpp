@@ -95,7 +95,7 @@ struct ParallelConfig {
   // (generators/llm/llm_userbuffer_overlap.cpp). Replaces overlap_tp_backward for those layers.
   bool tp_comm_overlap = false;
   // Megatron-LM's overlap_p2p_comm: with the interleaved schedule each stage-boundary receive is
-  // posted one compute step ahead and runs beside it, without the synchronize of batched p2p.
+  // posted one compute step ahead and runs beside it (off: just before the step that reads it).
   // Megatron-LM's default (--no-overlap-p2p-communication turns it off); it applies only with
   // virtual_stages > 1, as Megatron turns it off for the non-interleaved schedule.
   bool overlap_p2p_comm = true;

@@ -468,8 +468,10 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   StageGenerator stage(model, parallel, roles, builder);
   const int micro_batches = micro_batches_per_iteration(model, parallel);
   std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
-  // Megatron turns overlap_p2p_comm off for the non-interleaved schedule; without it the
-  // transfers are batched and synchronized (batch_p2p_comm, batch_p2p_sync).
+  // Megatron turns overlap_p2p_comm off for the non-interleaved schedule. Without it the
+  // interleaved schedule's receives stay just before the step that reads them; Megatron's
+  // batched exchange of both directions and its synchronize are not modelled there (this step
+  // order would deadlock on them).
   const bool overlap_p2p = parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
   std::vector<PipelineStep> steps =
       parallel.virtual_stages > 1
@@ -478,7 +480,7 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   if (overlap_p2p)
     steps = receives_one_step_ahead(steps);
   stage.gather_parameters_for_forward();
-  const bool synchronize_p2p = parallel.pipeline_p2p_sync && !overlap_p2p;
+  const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
   for (std::size_t position = 0; position < steps.size(); ++position) {
     const PipelineStep& step = steps[position];
     const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch

@@ -136,6 +136,25 @@ TEST(TpCommOverlapTrace, ChunkShapesBytesAndSmMargins) {
   EXPECT_EQ(other_margin, 0);
 }
 
+TEST(TpCommOverlapTrace, Fp8RingExchangeMovesFp8Chunks) {
+  // TE's all-gather userbuffers hold FP8 with the FP8 recipe (fp8_buf): the local rows are
+  // cast once and their chunks travel at one byte per element.
+  TransformerConfig model = test_support::tiny_gpt();
+  model.dtype = DType::kFloat8;
+  const int tp = 4;
+  const Trace trace = generate_llm_rank(model, tensor_parallel(tp, true), 0);
+  const std::int64_t local_rows = 128 / tp * 2, h = 256;
+  int sends = 0;
+  for (const Op& op : trace.ops) {
+    if (!op.comm || op.comm->kind != CollectiveKind::kSend)
+      continue;
+    EXPECT_EQ(op.comm->dtype, DType::kFloat8);
+    EXPECT_EQ(op.comm->bytes_in, local_rows * h);
+    ++sends;
+  }
+  EXPECT_EQ(sends, 16 * 8 * 4 * (tp - 1));
+}
+
 TEST(TpCommOverlapTrace, NeedsSequenceParallelismAndTensorParallelism) {
   const TransformerConfig model = test_support::tiny_gpt();
   ParallelConfig no_sp = tensor_parallel(4, true);

@@ -48,6 +48,18 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
   return state;
 }
 
+// Table 2's tensor-parallel share, 24 sbh at 2 bytes, term by term for the model's shapes: Q, K
+// and V (4 + 2 with multi-head attention; grouped-query attention keeps fewer K and V), the
+// projection input (2), the FC1 output the activation's backward reads (8 for a 4h FFN; a gated
+// FFN's two projections), the FC2 input (8).
+double split_activation_terms(const llm::TransformerConfig& model) {
+  const double h = model.hidden;
+  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double ffn = static_cast<double>(model.ffn_hidden) / h;
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  return 2 * qkv_width / h + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
+}
+
 }  // namespace
 
 double activation_bytes_per_layer(const llm::TransformerConfig& model,
@@ -58,19 +70,29 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double a = model.heads;
   const double t = parallel.tp;
   const double sbh = s * b * h;
-  // Unfused attention stores the s x s scores, softmax output and dropout mask.
+  // Table 2 assumes dropout: two 1-byte masks per layer (attention and MLP outputs, sbh each,
+  // split by SP, else replicated) and, in unfused attention, the s x s dropout mask and output
+  // besides the softmax output (5as/h). Without dropout PyTorch's dropout returns its input:
+  // no masks, and the softmax output is the attention's only s x s tensor (2as/h).
+  const double masks = model.dropout ? 2.0 : 0.0;
+  const double scores_per_head = model.dropout ? 5.0 : 2.0;
   const double scores =
-      model.attention == llm::AttentionKernel::kUnfused ? 5 * a * s / (h * t) : 0.0;
+      model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
+  // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks.
+  const double replicated = 8 + masks;
+  const double split = split_activation_terms(model);  // 24 for GPT shapes
   double bytes = 0;
   switch (parallel.recompute) {
     case llm::Recompute::kFull:
       bytes = 2 * sbh;
       break;
     case llm::Recompute::kSelective:
-      bytes = parallel.sequence_parallel ? 34 * sbh / t : sbh * (10 + 24 / t);
+      bytes = parallel.sequence_parallel ? (replicated + split) * sbh / t
+                                         : sbh * (replicated + split / t);
       break;
     case llm::Recompute::kNone:
-      bytes = parallel.sequence_parallel ? sbh * (34 / t + scores) : sbh * (10 + 24 / t + scores);
+      bytes = parallel.sequence_parallel ? sbh * ((replicated + split) / t + scores)
+                                         : sbh * (replicated + split / t + scores);
       break;
   }
   constexpr double kTableDtypeBytes = 2;
@@ -137,10 +159,16 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
                           ? std::min(parallel.moe_imbalance, moe.capacity_factor)
                           : parallel.moe_imbalance;
   const double routed = sb * moe.top_k * load;  // tokens the experts of a TP group compute
-  // Korthikanti's MLP share (19 sbh / t at 2 bytes) gives way to the MoE block's tensors.
-  const double dense_mlp = 19 * sb * h / t * bytes / 2;
+  // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask) gives way to
+  // the MoE block's tensors.
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  const double dense_mlp_terms = 2 + 2 * (ffn_inputs + 1) * model.ffn_hidden / h;  // 18 for 4h
+  const double dense_mlp = (dense_mlp_terms + (model.dropout ? 1 : 0)) * sb * h / t * bytes / 2;
+  // The router input (the second norm's output) stays for the router's weight gradient: split
+  // by SP, else whole on every TP rank.
+  const double router_input = sb * h * bytes / (parallel.sequence_parallel ? t : 1.0);
   const double moe_block =
-      sb / t * moe.num_experts * bytes                            // router probabilities
+      router_input + sb / t * moe.num_experts * bytes             // router probabilities
       + sb / t * moe.top_k * (bytes + 8)                          // top-k probabilities, indices
       + routed * h * bytes                                        // expert FC1 input (TP-gathered)
       + routed * (gated + 1) * moe.expert_ffn_hidden / t * bytes  // FC1 output, FC2 input
@@ -200,7 +228,8 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
     if (stage == 0) {
       parameters += v * h / t + static_cast<double>(model.seq_len) * h;
       const double mask_bytes = parallel.sequence_parallel ? sbh / t : sbh;  // 1-byte mask
-      activations += mask_bytes * memory.microbatches_in_flight;
+      if (model.dropout)
+        activations += mask_bytes * memory.microbatches_in_flight;
     }
     if (stage == p - 1) {
       parameters += 2 * h;  // final layer norm

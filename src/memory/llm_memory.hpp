@@ -17,8 +17,16 @@
 //   selective recompute (TP)    sbh(10 + 24/t)
 //   selective recompute + SP    34sbh/t
 //   full recompute              2sbh
-// (t = 1 turns the tensor-parallel rows into the first.) The 5as/h term is the s x s attention
-// scores, softmax and dropout mask of unfused attention; flash attention keeps them on chip,
+// (t = 1 turns the tensor-parallel rows into the first.) The table assumes dropout
+// (TransformerConfig::dropout); without it the two sbh masks are gone (34 -> 32, 10 -> 8) and
+// unfused attention keeps its softmax output only (5as/h -> 2as/h), since PyTorch's dropout
+// returns its input when the probability is 0; so is the embedding's mask below.
+// The 24 (split by TP) is 6 for Q, K and V, 2 for the projection input, 8 for the GeLU input
+// and 8 for the FC2 input of a 4h FFN: they are taken from the model's shapes (grouped-query
+// attention keeps 2(h + 2 kv_heads head_dim)/h for Q, K, V; a gated FFN of width f keeps both
+// projections' output, 4f/h, and the FC2 input, 2f/h), which leaves GPT shapes at 24.
+// The 5as/h term is the s x s softmax output, dropout mask and dropout output of unfused
+// attention; flash attention keeps them on chip,
 // so with AttentionKernel::kFlash it is left out (the selective-recompute rows). Other
 // activation dtypes scale the whole term by dtype_bytes / 2, masks included: an approximation.
 // Pipeline (Sec. 4.2.3): under 1F1B stage i holds the activations of min(p - i, micro-batches)
@@ -66,9 +74,10 @@ double parameters_per_layer(const generators::llm::TransformerConfig& model,
 // reduced over DP x CP (attention, norms, the router replicated over TP, shared experts split
 // by TP), the local experts' (num_experts / EP experts, each split by TP), and the activations:
 // the dense formula with Korthikanti's MLP share (19 sbh/t) replaced by what the MoE block
-// keeps for its backward (router probabilities, top-k, the TP-gathered expert input of
-// s b top_k x load tokens, the expert FC1 output and FC2 input, the combined rows, the shared
-// experts' MLP tensors); load = min(moe_imbalance, capacity factor). Expert weights, gradients
+// keeps for its backward (the router's input, router probabilities, top-k, the TP-gathered
+// expert input of s b top_k x load tokens, the expert FC1 output and FC2 input, the combined
+// rows, the shared experts' MLP tensors); load = min(moe_imbalance, capacity factor). Expert
+// weights, gradients
 // and optimizer state shard over the expert-DP group (DP x CP / EP) with ZeRO.
 double moe_dense_parameters_per_layer(const generators::llm::TransformerConfig& model,
                                       const generators::llm::ParallelConfig& parallel);

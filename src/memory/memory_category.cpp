@@ -24,6 +24,15 @@ std::string_view memory_category_name(MemoryCategory category) {
   return "other";
 }
 
+std::optional<MemoryCategory> memory_category_named(std::string_view name) {
+  for (std::size_t i = 0; i < kMemoryCategoryCount; ++i) {
+    const auto category = static_cast<MemoryCategory>(i);
+    if (memory_category_name(category) == name)
+      return category;
+  }
+  return std::nullopt;
+}
+
 Bytes CategoryBytes::total() const {
   return std::accumulate(bytes.begin(), bytes.end(), Bytes{0});
 }

@@ -35,6 +35,47 @@ std::optional<TracePhase> phase_named(std::string_view name) {
   return std::nullopt;
 }
 
+// The phase a generated op declares in its "phase" attribute (llm_trace_builder.hpp): the
+// pipeline actions, the loss and the recomputation belong to the pass they run in.
+std::optional<TracePhase> phase_attribute(const Op& op) {
+  const Attribute* attribute = op.find_attribute("phase");
+  if (attribute == nullptr)
+    return std::nullopt;
+  const auto* value = std::get_if<std::string>(&attribute->value);
+  if (value == nullptr || value->empty())
+    return std::nullopt;
+  const std::string_view phase = *value;
+  if (contains(phase, "zero_grad"))
+    return TracePhase::kZeroGrad;
+  if (phase == "optimizer" || phase == "grad-clip" || phase == "param-gather")
+    return TracePhase::kOptimizer;
+  if (contains(phase, "backward") || phase == "recompute" || phase == "grad-sync")
+    return TracePhase::kBackward;
+  return TracePhase::kForward;
+}
+
+// Storages a trace declares persistent (kDeclaredCategoryAttribute), with their category.
+std::unordered_map<std::int64_t, MemoryCategory> declared_storages(const Trace& trace,
+                                                                   const std::string& device) {
+  std::unordered_map<std::int64_t, MemoryCategory> declared;
+  for (const Op& op : trace.ops) {
+    const Attribute* attribute = op.find_attribute(kDeclaredCategoryAttribute);
+    if (attribute == nullptr)
+      continue;
+    const auto* name = std::get_if<std::string>(&attribute->value);
+    const std::optional<MemoryCategory> category =
+        name != nullptr ? memory_category_named(*name) : std::nullopt;
+    if (!category)
+      throw InputError(trace.source, "op " + std::to_string(op.id),
+                       std::string(kDeclaredCategoryAttribute) + " names no memory category");
+    for (const TensorRef& ref : op.inputs) {
+      if (ref.device == device)
+        declared[ref.storage_id] = *category;
+    }
+  }
+  return declared;
+}
+
 // Parent positions, phases and top-level ancestors of every op.
 struct OpTree {
   std::vector<std::size_t> parent;
@@ -60,6 +101,8 @@ OpTree build_op_tree(const Trace& trace) {
     // depth bound guards against a cycle the loader did not reject.
     std::size_t depth = 0;
     for (std::size_t at = i; at != kNoPosition && depth < count; at = tree.parent[at], ++depth) {
+      if (!phase)
+        phase = phase_attribute(trace.ops[at]);
       if (!phase)
         phase = phase_named(trace.ops[at].name);
       if (!trace.ops[at].is_annotation)
@@ -91,6 +134,17 @@ struct Usage {
   bool made_in_backward = false;
   bool optimizer_state_argument = false;
 };
+
+// A trace that declares its persistent tensors names every storage that outlives the iteration:
+// the rest are workspace when one op (or the optimizer) makes and drops them, else activations
+// (what a communication op carries is an activation or a gradient all the same).
+MemoryCategory categorize_undeclared(const TensorLifetime& tensor, const Usage& usage,
+                                     const OpTree& tree) {
+  if (usage.made_in_optimizer ||
+      tree.top_level[tensor.first_position] == tree.top_level[tensor.last_position])
+    return MemoryCategory::kWorkspace;
+  return MemoryCategory::kActivations;
+}
 
 MemoryCategory categorize(const TensorLifetime& tensor, const Usage& usage, const OpTree& tree) {
   if (usage.zero_grad)
@@ -160,6 +214,12 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
                      "use a PyTorch execution trace, not a Kineto trace)");
 
   const OpTree tree = build_op_tree(trace);
+  const std::unordered_map<std::int64_t, MemoryCategory> declared =
+      declared_storages(trace, device);
+  // Without declarations a storage first seen as an input predates the trace (a PyTorch trace
+  // starts mid-run); with them, only the declared ones do, and any other is made where it is
+  // first referenced (a generated operand that stands for a buffer the trace does not make).
+  const bool declares = !declared.empty();
   TraceLifetimes result;
   result.device = device;
   result.phase_by_position = tree.phase;
@@ -220,8 +280,9 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
         continue;
       read_storages.insert(ref.storage_id);
       auto it = current.find(ref.storage_id);
+      const bool made_before = !declares || declared.contains(ref.storage_id);
       const std::size_t index =
-          it != current.end() ? it->second : start(ref.storage_id, position, true);
+          it != current.end() ? it->second : start(ref.storage_id, position, made_before);
       note_use(index, position, ref);
       if (contains(op.name, "AccumulateGrad"))
         usages[index].accumulate_grad_input = true;
@@ -232,11 +293,14 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
       if (ref.device != device || ref.numel <= 0 || ref.element_bytes <= 0)
         continue;
       auto it = current.find(ref.storage_id);
+      const bool persistent = declared.contains(ref.storage_id);
       bool fresh = it == current.end();
-      if (!fresh && ref.offset_elements == 0 && !read_storages.contains(ref.storage_id) &&
+      if (!fresh && !persistent && ref.offset_elements == 0 &&
+          !read_storages.contains(ref.storage_id) &&
           !is_inside(tree, position, tensors[it->second].first_reference_position))
         fresh = true;
-      const std::size_t index = fresh ? start(ref.storage_id, position, false) : it->second;
+      // A declared storage is one allocation for the whole trace: writing it is an update.
+      const std::size_t index = fresh ? start(ref.storage_id, position, persistent) : it->second;
       note_use(index, position, ref);
     }
   }
@@ -247,8 +311,14 @@ TraceLifetimes infer_tensor_lifetimes(const Trace& trace, std::string device) {
     if (tensors[index].made_before_trace)
       tensors[index].last_position = last;
   }
-  for (std::size_t i = 0; i < tensors.size(); ++i)
-    tensors[i].category = categorize(tensors[i], usages[i], tree);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (auto it = declared.find(tensors[i].storage_id); it != declared.end())
+      tensors[i].category = it->second;
+    else if (declares)
+      tensors[i].category = categorize_undeclared(tensors[i], usages[i], tree);
+    else
+      tensors[i].category = categorize(tensors[i], usages[i], tree);
+  }
   result.tensors = std::move(tensors);
   return result;
 }

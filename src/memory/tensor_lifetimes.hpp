@@ -29,8 +29,18 @@
 // 5. made in the optimizer phase, or first and last referenced under the same top-level op
 //                                                                                -> workspace
 // 6. otherwise                                                                  -> activations
-// Phases come from the op and its ancestors' names: "zero_grad"; "Optimizer.step" or
-// "## optimizer"; "Backward", "autograd::engine" or "AccumulateGrad" (backward); else forward.
+// Phases come from the op and its ancestors: a "phase" attribute where one is set (generated
+// traces: "optimizer", "grad-clip", "param-gather" -> optimizer; "backward", "recompute",
+// "grad-sync", "send-backward", "recv-backward" -> backward; others forward), else the names:
+// "zero_grad"; "Optimizer.step" or "## optimizer"; "Backward", "autograd::engine" or
+// "AccumulateGrad" (backward); else forward.
+// Declared traces (memory_category.hpp, kDeclaredCategoryAttribute): a generator knows which
+// storages persist across iterations and says so. Then the declared storages are made before
+// the trace, live to its end, are never re-incarnated, and take the declared category; every
+// other storage is made at its first reference, input or output (a generated operand that
+// stands for a buffer no op of the trace makes, such as a received chunk, lives from its first
+// use), and is workspace (rule 5) or activations. PyTorch traces declare nothing: the rules
+// above apply unchanged.
 // Known limits: gradients that DDP writes straight into its buckets count as communication
 // buffers; input batches prefetched before the trace count as parameters; out= writes into an
 // existing tensor at offset 0 by an op that does not list it as input split its lifetime.

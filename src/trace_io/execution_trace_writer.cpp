@@ -188,9 +188,14 @@ class EtWriter {
                           kProcessNodeId, argument_lists({}), argument_lists({}),
                           standard_attributes(1, kUserScope)));
     write_group_init();
+    // A collective's record_param_comms takes the id after its op's: readers order nodes by id,
+    // and the record's tensors must not look used after everything else (memory replay).
     next_id_ = kFirstOpNodeId;
-    for (const Op& op : trace_.ops)
+    for (const Op& op : trace_.ops) {
       et_id_.emplace(op.id, next_id_++);
+      if (op.comm)
+        ++next_id_;
+    }
     for (const Op& op : trace_.ops)
       write_op(op);
     json document = {{"schema", kWrittenEtSchema},      {"pid", 0},
@@ -314,7 +319,7 @@ class EtWriter {
       attrs.push_back(attribute("pg_desc", "string", group_description));
     }
     attrs.push_back(attribute("pg_size", "uint64", comm.group_size));
-    nodes_.push_back(node(next_id_++, "record_param_comms", parent, std::move(inputs),
+    nodes_.push_back(node(parent + 1, "record_param_comms", parent, std::move(inputs),
                           argument_lists(op.outputs), std::move(attrs)));
   }
 

@@ -609,7 +609,7 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   for (const Op& op : trace.ops) {
     if (op.comm && op.comm->kind == CollectiveKind::kAllGather) {
       ++gathers;
-      gathered.insert(op.outputs.at(0).storage_id);
+      gathered.insert(op.outputs.at(0).tensor_id);  // storages: one parameter buffer
     }
   }
   // Layers of 786,944 parameters (3 x 65,536 QKV, 65,536 projection, 2 x 262,144 MLP, 512
@@ -618,7 +618,7 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   EXPECT_EQ(gathers, 5);
   int first_reads = 0, later_reads = 0, contended = 0;
   for (const Op& op : trace.ops) {
-    if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].storage_id))
+    if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].tensor_id))
       continue;
     (int_attribute(op, "micro_batch") == 0 ? first_reads : later_reads)++;
     contended += op.find_attribute("contention_sms") != nullptr;

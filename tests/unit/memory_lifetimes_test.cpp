@@ -156,3 +156,67 @@ TEST(TraceMemory, RejectsTracesWithoutGpuTensors) {
 
 }  // namespace
 }  // namespace perfsim::memory
+
+namespace perfsim::memory {
+namespace {
+
+Op with_phase(Op op, std::string phase) {
+  op.attributes.push_back({"phase", std::move(phase)});
+  return op;
+}
+
+// A generated trace: phases from the "phase" attribute, persistent storages declared by an
+// annotation (memory_category.hpp), everything else made where it is first referenced.
+TEST(TensorLifetimes, DeclaredTraceTakesPhasesAndPersistenceFromTheGenerator) {
+  Trace trace;
+  trace.source = "<generated>";
+  // Forward reads the weight (1) and a stand-in (5) no op makes; the backward reads the saved
+  // activation (2) through a view of its own tensor id; the optimizer updates Adam state (3)
+  // in place and reads the gradient buffer (4).
+  trace.ops.push_back(
+      with_phase(op(1, "aten::mm", {gpu(1, 100), gpu(5, 10)}, {gpu(2, 50)}), "forward"));
+  trace.ops.push_back(with_phase(op(2, "aten::mm", {gpu(2, 50)}, {gpu(6, 20)}), "forward"));
+  TensorRef saved_view = gpu(2, 25);
+  saved_view.tensor_id = 99;
+  trace.ops.push_back(
+      with_phase(op(3, "aten::mm", {saved_view, gpu(6, 20)}, {gpu(7, 30)}), "backward"));
+  trace.ops.push_back(
+      with_phase(op(4, "aten::lerp_", {gpu(3, 200), gpu(4, 100)}, {gpu(3, 200)}), "optimizer"));
+  for (const auto& [category, storage] :
+       {std::pair{"parameters", 1}, {"optimizer state", 3}, {"gradients", 4}}) {
+    Op declaration = op(10 + storage, "## persistent ##", {gpu(storage, 1)}, {});
+    declaration.is_annotation = true;
+    declaration.attributes.push_back({std::string(kDeclaredCategoryAttribute), category});
+    trace.ops.push_back(declaration);
+  }
+  const TraceLifetimes lifetimes = infer_tensor_lifetimes(trace);
+  EXPECT_EQ(lifetimes.phase_by_position[2], TracePhase::kBackward);
+  EXPECT_EQ(lifetimes.phase_by_position[3], TracePhase::kOptimizer);
+  auto find = [&](std::int64_t storage) {
+    return *std::find_if(lifetimes.tensors.begin(), lifetimes.tensors.end(),
+                         [&](const TensorLifetime& t) { return t.storage_id == storage; });
+  };
+  const std::size_t last = trace.ops.size() - 1;
+  for (const auto& [storage, category] : {std::pair{1, MemoryCategory::kParameters},
+                                          {3, MemoryCategory::kOptimizerState},
+                                          {4, MemoryCategory::kGradients}}) {
+    const TensorLifetime tensor = find(storage);
+    EXPECT_TRUE(tensor.made_before_trace) << storage;
+    EXPECT_EQ(tensor.first_position, 0u) << storage;
+    EXPECT_EQ(tensor.last_position, last) << storage;
+    EXPECT_EQ(tensor.category, category) << storage;
+  }
+  // The saved activation lives to the backward that reads it; the stand-in only at its use.
+  EXPECT_EQ(find(2).last_position, 2u);
+  EXPECT_EQ(find(2).category, MemoryCategory::kActivations);
+  EXPECT_FALSE(find(5).made_before_trace);
+  EXPECT_EQ(find(5).first_position, 0u);
+  EXPECT_EQ(find(5).last_position, 0u);
+  EXPECT_EQ(find(5).category, MemoryCategory::kWorkspace);
+  // A declaration naming no category is an input error.
+  trace.ops.back().attributes.back().value = std::string("weights");
+  EXPECT_THROW(infer_tensor_lifetimes(trace), InputError);
+}
+
+}  // namespace
+}  // namespace perfsim::memory

@@ -81,9 +81,13 @@ TensorRef LayerEmitter::elementwise(const std::string& op, std::vector<TensorRef
   return out;
 }
 
-TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols) {
-  TensorRef fp8 = builder_.tensor({rows, cols}, DType::kFloat8);
-  TensorRef fp8_transposed = builder_.tensor({cols, rows}, DType::kFloat8);
+TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols,
+                                       const Fp8Copy& into) {
+  TensorRef fp8 = into.set ? builder_.alias(into.copy, {rows, cols}, DType::kFloat8)
+                           : builder_.tensor({rows, cols}, DType::kFloat8);
+  TensorRef fp8_transposed = into.set
+                                 ? builder_.alias(into.transposed, {cols, rows}, DType::kFloat8)
+                                 : builder_.tensor({cols, rows}, DType::kFloat8);
   // Flops: amax compare and scale multiply per element (the roofline prices the bytes).
   builder_.compute("te::cast_transpose", {RankTraceBuilder::view(x, {rows, cols})},
                    {fp8, fp8_transposed}, KernelCategory::kOther,
@@ -94,18 +98,51 @@ TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, st
 void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
   if (!shapes_.fp8_linear)
     return;
-  for (const TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
-    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1));
+  const std::pair<const TensorRef*, const Fp8Copy*> linear[] = {{&weights.qkv, &weights.qkv_fp8},
+                                                                {&weights.proj, &weights.proj_fp8},
+                                                                {&weights.fc1, &weights.fc1_fp8},
+                                                                {&weights.fc2, &weights.fc2_fp8}};
+  for (const auto& [weight, copy] : linear)
+    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1), *copy);
 }
 
-TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,
-                                       std::int64_t k, std::int64_t n) {
+std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const {
+  if (!shapes_.fp8_linear)
+    return 0;
+  return 2 * (weights.qkv.numel + weights.proj.numel + weights.fc1.numel + weights.fc2.numel);
+}
+
+std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorRef& buffer,
+                                            std::int64_t offset) {
+  if (!shapes_.fp8_linear)
+    return offset;
+  const std::pair<const TensorRef*, Fp8Copy*> linear[] = {{&weights.qkv, &weights.qkv_fp8},
+                                                          {&weights.proj, &weights.proj_fp8},
+                                                          {&weights.fc1, &weights.fc1_fp8},
+                                                          {&weights.fc2, &weights.fc2_fp8}};
+  for (const auto& [weight, copy] : linear) {
+    const std::int64_t rows = weight->shape.at(0), cols = weight->shape.at(1);
+    copy->set = true;
+    copy->copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
+    offset += weight->numel;
+    copy->transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
+    offset += weight->numel;
+  }
+  return offset;
+}
+
+TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight,
+                                       const Fp8Copy& fp8, std::int64_t m, std::int64_t k,
+                                       std::int64_t n) {
   if (!shapes_.fp8_linear)
     return mm(x, weight, m, k, n);
   // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8); an input
   // all-gathered in FP8 is used as it is.
   const TensorRef x_fp8 = x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k);
-  return mm(x_fp8, builder_.tensor({k, n}, DType::kFloat8), m, k, n);
+  return mm(x_fp8,
+            fp8.set ? builder_.alias(fp8.copy, {k, n}, DType::kFloat8)
+                    : builder_.tensor({k, n}, DType::kFloat8),
+            m, k, n);
 }
 
 TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
@@ -114,11 +151,12 @@ TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t row
 }
 
 TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& weight,
-                                      std::int64_t tokens, std::int64_t out_width,
-                                      std::int64_t in_width) {
-  const TensorRef weight_t = shapes_.fp8_linear
-                                 ? builder_.tensor({out_width, in_width}, DType::kFloat8)
-                                 : RankTraceBuilder::view(weight, {out_width, in_width});
+                                      const Fp8Copy& fp8, std::int64_t tokens,
+                                      std::int64_t out_width, std::int64_t in_width) {
+  TensorRef weight_t = RankTraceBuilder::view(weight, {out_width, in_width});
+  if (shapes_.fp8_linear)
+    weight_t = fp8.set ? builder_.alias(fp8.transposed, {out_width, in_width}, DType::kFloat8)
+                       : builder_.tensor({out_width, in_width}, DType::kFloat8);
   return mm(grad, weight_t, tokens, out_width, in_width);
 }
 
@@ -129,8 +167,10 @@ void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad
   if (shapes_.fp8_linear) {
     // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered; an
     // input gathered in FP8 still needs its transpose (priced as a cast-transpose of it).
+    // Memory counts the saved input in bf16, as the closed form does (memory/llm_memory.hpp):
+    // the FP8 transpose is read from the saved bf16 input's storage.
     input_t = cast_input ? cast_transpose(input, tokens, in_width)
-                         : builder_.tensor({in_width, tokens}, DType::kFloat8);
+                         : builder_.alias(input, {in_width, tokens}, DType::kFloat8);
   }
   mm(input_t, grad, in_width, tokens, out_width);
 }
@@ -201,8 +241,8 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
   const TensorRef queries = RankTraceBuilder::view(qkv, {b, heads, s, d});
-  // K and V of the local chunk travel together.
-  TensorRef kv = activation({2, b, kv_heads, s, d});
+  // K and V of the local chunk travel together (read from the QKV output).
+  TensorRef kv = saved_operand(qkv, {2, b, kv_heads, s, d});
   TensorRef context = activation({b, heads, s, d});
   for (std::int64_t step = 0; step < cp_.size; ++step) {
     const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv) : kv;
@@ -214,10 +254,11 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
   return context;
 }
 
-TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context) {
+TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
+                                                const TensorRef& qkv) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
-  const TensorRef q = activation({b, heads, s, d});
+  const TensorRef q = saved_operand(qkv, {b, heads, s, d});
   // K, V and their gradients travel together.
   TensorRef kv_and_grad = activation({4, b, kv_heads, s, d});
   TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
@@ -232,11 +273,11 @@ TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context) {
   return grad_qkv;
 }
 
-TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
+LayerEmitter::AttentionSaved LayerEmitter::attention_core_forward(const TensorRef& qkv) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
   if (cp_.size > 1)
-    return ring_attention_forward(qkv);
+    return {ring_attention_forward(qkv), {}, {}};
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef context = activation({b, heads, s, d});
     builder_.compute("aten::_scaled_dot_product_flash_attention",
@@ -244,7 +285,7 @@ TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
                       RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d}),
                       RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d})},
                      {context}, KernelCategory::kGemm, 4.0 * b * heads * s * s * d);
-    return context;
+    return {context, {}, {}};
   }
   // Unfused (Megatron 2022): scores, fused scale-mask-softmax, dropout, context.
   const std::int64_t bh = b * heads;
@@ -253,35 +294,38 @@ TensorRef LayerEmitter::attention_core_forward(const TensorRef& qkv) {
   TensorRef dropped = model_.dropout
                           ? elementwise("aten::native_dropout", {probabilities}, {bh, s, s}, 2)
                           : probabilities;
-  return bmm(dropped, qkv, bh, s, s, d);
+  return {bmm(dropped, qkv, bh, s, s, d), probabilities, dropped};
 }
 
-TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context) {
+TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
+                                                const ForwardSaved& saved) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
   if (cp_.size > 1)
-    return ring_attention_backward(grad_context);
+    return ring_attention_backward(grad_context, saved.qkv);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
-    const TensorRef q = activation({b, heads, s, d});
-    const TensorRef kv = activation({b, shapes_.kv_heads_local, s, d});
+    const TensorRef q = saved_operand(saved.qkv, {b, heads, s, d});
+    const TensorRef kv = saved_operand(saved.qkv, {b, shapes_.kv_heads_local, s, d});
     builder_.compute("aten::_scaled_dot_product_flash_attention_backward",
                      {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv},
                      {grad_qkv}, KernelCategory::kGemm, 10.0 * b * heads * s * s * d);
     return grad_qkv;
   }
+  AttentionSaved attention{saved.context, saved.probabilities, saved.dropped};
   if (recompute_ == Recompute::kSelective) {
     // Korthikanti et al. Sec. 5: recompute only the attention core (QK^T, softmax, dropout,
     // attention over V) from the stored Q, K, V.
     builder_.set_phase("recompute");
-    attention_core_forward(activation({shapes_.tokens(), shapes_.qkv_width}));
+    attention =
+        attention_core_forward(saved_operand(saved.qkv, {shapes_.tokens(), shapes_.qkv_width}));
     builder_.set_phase("backward");
   }
   const std::int64_t bh = b * heads;
-  const TensorRef values = activation({bh, s, d});
-  const TensorRef probabilities = activation({bh, s, s});
+  const TensorRef values = saved_operand(saved.qkv, {bh, s, d});
   TensorRef grad_probabilities = bmm(grad_context, values, bh, s, d, s);
-  bmm(probabilities, grad_context, bh, s, s, d);  // grad V
+  bmm(saved_operand(attention.dropped, {bh, s, s}), grad_context, bh, s, s, d);  // grad V
+  const TensorRef probabilities = saved_operand(attention.probabilities, {bh, s, s});
   TensorRef grad_dropped = grad_probabilities;
   if (model_.dropout) {
     TensorRef mask = builder_.tensor({bh, s, s}, DType::kBool);
@@ -290,56 +334,54 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context) {
   }
   TensorRef grad_scores =
       elementwise("aten::_softmax_backward_data", {grad_dropped, probabilities}, {bh, s, s}, 3);
-  const TensorRef queries = activation({bh, s, d});
+  const TensorRef queries = saved_operand(saved.qkv, {bh, s, d});
   bmm(grad_scores, queries, bh, s, s, d);  // grad Q
   bmm(grad_scores, queries, bh, s, s, d);  // grad K
   return activation({shapes_.tokens(), shapes_.qkv_width});
 }
 
-LayerEmitter::ForwardSaved LayerEmitter::run_forward(const TensorRef& x,
-                                                     const LayerWeights& weights) {
+ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& weights) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   ForwardSaved saved;
   saved.x = x;
   saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
+  saved.qkv = userbuffers() ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8,
+                                                    shapes_.qkv_width)
+                            : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
+                                             weights.qkv_fp8, tokens, h, shapes_.qkv_width);
+  const AttentionSaved attention = attention_core_forward(saved.qkv);
+  saved.context = attention.context;
+  saved.probabilities = attention.probabilities;
+  saved.dropped = attention.dropped;
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
-  TensorRef attention_out;
-  if (userbuffers()) {
-    saved.qkv = ring_exchange_forward(saved.ln1, weights.qkv, shapes_.qkv_width);
-    saved.context = attention_core_forward(saved.qkv);
-    attention_out =
-        dropout(pipelined_reduce_scatter_forward(saved.context, weights.proj, context_width));
-  } else {
-    TensorRef ln1_full = gather_linear_input(saved.ln1);
-    saved.qkv = linear_forward(ln1_full, weights.qkv, tokens, h, shapes_.qkv_width);
-    saved.context = attention_core_forward(saved.qkv);
-    TensorRef projected = linear_forward(saved.context, weights.proj, tokens, context_width, h);
-    attention_out = dropout(tp_reduce(projected));
-  }
+  TensorRef attention_out = dropout(
+      userbuffers() ? pipelined_reduce_scatter_forward(saved.context, weights.proj,
+                                                       weights.proj_fp8, context_width)
+                    : tp_reduce(linear_forward(saved.context, weights.proj, weights.proj_fp8,
+                                               tokens, context_width, h)));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
   TensorRef mlp_out;
   if (weights.moe) {
-    mlp_out = dropout(moe_forward(saved.ln2, weights));
+    mlp_out = dropout(moe_forward(saved.ln2, weights, saved.moe));
   } else {
     const bool ub = userbuffers();
-    const MlpSaved mlp = mlp_forward(ub ? saved.ln2 : gather_linear_input(saved.ln2), weights.fc1,
-                                     weights.fc2, shapes_.ffn_local, shapes_.fc1_width, ub);
-    saved.fc1 = mlp.fc1;
-    saved.act = mlp.act;
-    mlp_out = dropout(ub ? mlp.output : tp_reduce(mlp.output));
+    saved.mlp = mlp_forward(ub ? saved.ln2 : gather_linear_input(saved.ln2), weights,
+                            shapes_.ffn_local, shapes_.fc1_width, ub);
+    mlp_out = dropout(ub ? saved.mlp.output : tp_reduce(saved.mlp.output));
   }
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
   return saved;
 }
 
-LayerEmitter::MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const TensorRef& fc1,
-                                                 const TensorRef& fc2, std::int64_t ffn_local,
-                                                 std::int64_t fc1_width, bool userbuffers) {
+MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
+                                   std::int64_t ffn_local, std::int64_t fc1_width,
+                                   bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
-  saved.fc1 = userbuffers ? ring_exchange_forward(normed_full, fc1, fc1_width)
-                          : linear_forward(normed_full, fc1, tokens, h, fc1_width);
+  saved.fc1 = userbuffers
+                  ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
+                  : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   if (shapes_.gated_ffn) {
     // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
@@ -350,44 +392,58 @@ LayerEmitter::MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, c
   } else {
     saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
   }
-  saved.output = userbuffers ? pipelined_reduce_scatter_forward(saved.act, fc2, ffn_local)
-                             : linear_forward(saved.act, fc2, tokens, ffn_local, h);
+  saved.output =
+      userbuffers
+          ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8, ffn_local)
+          : linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h);
   return saved;
 }
 
-TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const TensorRef& fc2,
-                                     std::int64_t ffn_local, std::int64_t fc1_width,
-                                     bool userbuffers) {
+TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
+                                     const MlpSaved& saved, std::int64_t ffn_local,
+                                     std::int64_t fc1_width, bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   TensorRef grad_full = grad_mlp;
-  TensorRef grad_act = userbuffers
-                           ? ring_exchange_data_gradient(grad_mlp, fc2, ffn_local, grad_full)
-                           : data_gradient(grad_mlp, fc2, tokens, h, ffn_local);
-  TensorRef act = activation({tokens, ffn_local});
-  weight_gradient(act, grad_full, ffn_local, tokens, h, false);  // grad W2 = act^T dY
+  TensorRef grad_act =
+      userbuffers ? ring_exchange_data_gradient(grad_mlp, weights.fc2, weights.fc2_fp8, ffn_local,
+                                                grad_full)
+                  : data_gradient(grad_mlp, weights.fc2, weights.fc2_fp8, tokens, h, ffn_local);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
+  TensorRef act = saved_operand(saved.act, ffn_shape);
+  weight_gradient(act, grad_full, ffn_local, tokens, h, false);  // grad W2 = act^T dY
   if (!shapes_.gated_ffn) {
-    return elementwise("aten::gelu_backward", {grad_act, act}, ffn_shape, 12);
+    // The GeLU's gradient needs its input, FC1's output.
+    return elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
+                       ffn_shape, 12);
   }
-  TensorRef up = activation(ffn_shape);
+  TensorRef up = saved_operand(saved.fc1, ffn_shape);
   elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);  // grad of the up projection
   TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
   elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
   return builder_.tensor({tokens, fc1_width});
 }
 
-TensorRef LayerEmitter::forward(const TensorRef& x, const LayerWeights& weights) {
-  return run_forward(x, weights).output;
+ForwardSaved LayerEmitter::forward(const TensorRef& x, const LayerWeights& weights) {
+  if (recompute_ == Recompute::kFull) {
+    // Only the layer input is checkpointed: the rest is made again in the backward.
+    ForwardSaved kept;
+    kept.x = x;
+    kept.output = run_forward(x, weights).output;
+    return kept;
+  }
+  return run_forward(x, weights);
 }
 
 TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
-                                            std::int64_t width) {
+                                            const Fp8Copy& fp8, std::int64_t width,
+                                            const TensorRef& norm_input, const TensorRef& normed) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   auto norm_backward = [&](const TensorRef& grad_normed) {
-    return elementwise("aten::native_layer_norm_backward",
-                       {RankTraceBuilder::view(grad_normed, local_shape), hidden_local()},
-                       local_shape, 12);
+    return elementwise(
+        "aten::native_layer_norm_backward",
+        {RankTraceBuilder::view(grad_normed, local_shape), saved_operand(norm_input, local_shape)},
+        local_shape, 12);
   };
   const TensorRef grad = backward_operand(grad_output, tokens, width);
   const bool gathers = shapes_.sequence_parallel && tp_.size > 1;
@@ -397,11 +453,11 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
     // GPU with the NCCL kernel beside it. Userbuffers (TE "bulk" qkv/fc1_dgrad and _wgrad) do
     // the same with a userbuffer kernel of kUserbufferBulkCommSms SMs.
     const int comm_sms = userbuffers() ? kUserbufferBulkCommSms : overlap_.comm_sms;
-    TensorRef input_full = gather_linear_input(hidden_local());
+    TensorRef input_full = gather_linear_input(saved_operand(normed, local_shape));
     TensorRef grad_input_partial;
     {
       ContentionScope beside(builder_, gathers ? comm_sms : 0);
-      grad_input_partial = data_gradient(grad, weight, tokens, width, h);
+      grad_input_partial = data_gradient(grad, weight, fp8, tokens, width, h);
     }
     TensorRef grad_input = tp_reduce(grad_input_partial);
     {
@@ -411,48 +467,54 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
     return norm_backward(grad_input);
   }
   // Each collective ends before the next GEMM starts.
-  TensorRef grad_input = tp_reduce(data_gradient(grad, weight, tokens, width, h));
+  TensorRef grad_input = tp_reduce(data_gradient(grad, weight, fp8, tokens, width, h));
   TensorRef grad_norm_input = norm_backward(grad_input);
-  weight_gradient(gather_linear_input(hidden_local()), grad, h, tokens, width, gathers);
+  weight_gradient(gather_linear_input(saved_operand(normed, local_shape)), grad, h, tokens, width,
+                  gathers);
   return grad_norm_input;
 }
 
-TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeights& weights) {
+TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeights& weights,
+                                 const ForwardSaved& kept) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  ForwardSaved saved = kept;
   if (recompute_ == Recompute::kFull) {
     // The layer input was checkpointed; its forward runs again, collectives included.
     builder_.set_phase("recompute");
-    run_forward(hidden_local(), weights);
+    saved = run_forward(saved_operand(kept.x, local_shape), weights);
     builder_.set_phase("backward");
   }
-  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   // MLP block.
   TensorRef grad_x1_norm;
   if (weights.moe) {
-    grad_x1_norm = moe_backward(dropout_backward(grad_output), weights);
+    grad_x1_norm = moe_backward(dropout_backward(grad_output), weights, saved);
   } else {
     const bool ub = userbuffers();
     TensorRef grad_mlp = ub ? dropout_backward(grad_output)
                             : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
     TensorRef grad_fc1 =
-        mlp_backward(grad_mlp, weights.fc2, shapes_.ffn_local, shapes_.fc1_width, ub);
-    grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, shapes_.fc1_width);
+        mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, shapes_.fc1_width, ub);
+    grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, weights.fc1_fp8, shapes_.fc1_width,
+                                       saved.x1, saved.ln2);
   }
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
   TensorRef grad_attention, grad_context;
   if (userbuffers()) {
     grad_context = ring_exchange_data_gradient(dropout_backward(grad_x1), weights.proj,
-                                               context_width, grad_attention);
+                                               weights.proj_fp8, context_width, grad_attention);
   } else {
     grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);
-    grad_context = data_gradient(grad_attention, weights.proj, tokens, h, context_width);
+    grad_context =
+        data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
   }
-  TensorRef context = activation({tokens, context_width});
+  TensorRef context = saved_operand(saved.context, {tokens, context_width});
   weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
-  TensorRef grad_qkv = attention_core_backward(grad_context);
-  TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, shapes_.qkv_width);
+  TensorRef grad_qkv = attention_core_backward(grad_context, saved);
+  TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, weights.qkv_fp8,
+                                              shapes_.qkv_width, saved.x, saved.ln1);
   return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
 }
 
@@ -480,9 +542,12 @@ void LayerEmitter::embedding_backward(const TensorRef& grad_output,
 // the softmax for the backward, with one TP all-reduce each for the max, the target logit and
 // the sum. Backward: scale the saved softmax by the loss gradient and cast back. Each pass is
 // memory-bound; at a vocabulary of 50k-250k they cost as much as several transformer layers.
-void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight) {
+HeadSaved LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden, v = shapes_.vocab_local;
+  HeadSaved saved;
+  saved.x = x;
   TensorRef normed = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
+  saved.normed = normed;
   TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, v);
   // The loss: its own phase, so the report can show it as a line of its own.
   builder_.set_phase("loss");
@@ -504,13 +569,14 @@ void LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight
   per_token_reduction("aten::sum", shifted);  // the target logit: a masked gather, summed
   const TensorRef exps = elementwise("aten::exp_", {shifted}, {tokens, v}, 1, DType::kFloat32);
   const TensorRef row_sum = per_token_reduction("aten::sum", exps);
-  elementwise("aten::div_", {exps, row_sum}, {tokens, v}, 1, DType::kFloat32);
+  saved.softmax = elementwise("aten::div_", {exps, row_sum}, {tokens, v}, 1, DType::kFloat32);
   builder_.set_phase("forward");
+  return saved;
 }
 
-TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
+TensorRef LayerEmitter::head_backward(const TensorRef& head_weight, const HeadSaved& saved) {
   const std::int64_t tokens = shapes_.tokens(), v = shapes_.vocab_local;
-  const TensorRef softmax = builder_.tensor({tokens, v}, DType::kFloat32);
+  const TensorRef softmax = saved_operand(saved.softmax, {tokens, v}, DType::kFloat32);
   const TensorRef loss_grad = builder_.tensor({tokens}, DType::kFloat32);
   const TensorRef grad32 =
       elementwise("aten::mul_", {softmax, loss_grad}, {tokens, v}, 1, DType::kFloat32);
@@ -522,7 +588,8 @@ TensorRef LayerEmitter::head_backward(const TensorRef& head_weight) {
   const bool userbuffers = overlap_.userbuffers;
   shapes_.fp8_linear = false;
   overlap_.userbuffers = false;
-  TensorRef grad_input = norm_input_backward(grad_logits, head_weight, v);
+  TensorRef grad_input =
+      norm_input_backward(grad_logits, head_weight, Fp8Copy{}, v, saved.x, saved.normed);
   shapes_.fp8_linear = fp8_linear;
   overlap_.userbuffers = userbuffers;
   return grad_input;

@@ -12,6 +12,15 @@
 
 namespace perfsim::generators::llm {
 
+// FP8 recipe: Transformer Engine's FP8 copy of a weight and its transpose, kept for the whole
+// iteration (the forward reads the copy, the data gradient the transpose). Unset: the GEMMs
+// read operands of their own (ZeRO-3 casts the gathered weights per use).
+struct Fp8Copy {
+  bool set = false;
+  TensorRef copy;        // [k, n] as the forward GEMM reads it
+  TensorRef transposed;  // [n, k]
+};
+
 // The weight tensors one layer's GEMMs read. With ZeRO-3 they are views of the parameters
 // all-gathered for this use, so the GEMMs wait for the all-gather.
 struct LayerWeights {
@@ -24,6 +33,39 @@ struct LayerWeights {
   TensorRef router;      // [h, experts]
   TensorRef expert_fc1;  // [experts_local, h, expert_fc1_width]
   TensorRef expert_fc2;  // [experts_local, expert_ffn_local, h]
+  Fp8Copy qkv_fp8, proj_fp8, fc1_fp8, fc2_fp8;
+};
+
+// The dense MLP's tensors its backward reads.
+struct MlpSaved {
+  TensorRef fc1, act, output;  // FC1 output (GeLU input), FC2 input, FC2 output
+};
+
+// The MoE block's tensors its backward reads (Megatron's router, dispatcher and experts).
+struct MoeSaved {
+  TensorRef probabilities;      // router softmax [tokens, experts]
+  TensorRef top_probabilities;  // [tokens, top_k]
+  TensorRef expert_input;       // the TP-gathered tokens of the local experts
+  TensorRef fc1, act;           // expert FC1 output, FC2 input
+  TensorRef returned;           // the rows unpermute combined
+  MlpSaved shared;              // shared experts (unset without them)
+};
+
+// What one layer's forward leaves for its backward (Korthikanti et al. 2022 Table 2: the norm
+// inputs, the linear layers' inputs, Q, K, V, the GeLU input; the s x s softmax output and
+// dropout output of unfused attention). Dropout masks are not tensors of the generated trace
+// (the dropout op prices its mask as written bytes). With full recompute only `x` is kept.
+struct ForwardSaved {
+  TensorRef x, ln1, qkv, context, x1, ln2, output;
+  MlpSaved mlp;
+  TensorRef probabilities, dropped;  // unfused attention: softmax output, dropout output
+  MoeSaved moe;
+};
+
+// What the LM head's forward leaves for its backward: the final norm's input and output, the
+// fp32 softmax of the logits.
+struct HeadSaved {
+  TensorRef x, normed, softmax;
 };
 
 struct TensorParallelGroup {
@@ -72,23 +114,31 @@ class LayerEmitter {
   // Views of a flat parameter buffer (ZeRO-3 all-gather output).
   LayerWeights weights_in(const TensorRef& flat_parameters) const;
 
-  // x and the result: [seq_local, batch, hidden].
-  TensorRef forward(const TensorRef& x, const LayerWeights& weights);
+  // x and the result (ForwardSaved::output): [seq_local, batch, hidden].
+  ForwardSaved forward(const TensorRef& x, const LayerWeights& weights);
   // Gradient of the layer output in, gradient of its input out; runs the recomputation the
-  // recompute mode asks for first.
-  TensorRef backward(const TensorRef& grad_output, const LayerWeights& weights);
+  // recompute mode asks for first. `saved`: what forward returned for this micro-batch.
+  TensorRef backward(const TensorRef& grad_output, const LayerWeights& weights,
+                     const ForwardSaved& saved);
 
   // FP8 recipe: Transformer Engine casts each weight to FP8 (and its transpose) once per
-  // iteration, at the first micro-batch (is_first_microbatch); no-op without FP8.
+  // iteration, at the first micro-batch (is_first_microbatch); no-op without FP8. The casts
+  // write the weights' Fp8Copy when set.
   void cast_weights_to_fp8(const LayerWeights& weights);
+  // Elements of the FP8 copies (copy and transpose) of a layer's four linear weights.
+  std::int64_t fp8_copy_elements(const LayerWeights& weights) const;
+  // Places the layer's Fp8Copy in `buffer` (an FP8 tensor) from `offset_elements` on; returns
+  // the offset past them. No-op without FP8.
+  std::int64_t place_fp8_copies(LayerWeights& weights, const TensorRef& buffer,
+                                std::int64_t offset_elements);
 
   // First stage: vocabulary-parallel embedding, then all-reduce (reduce-scatter with SP).
   TensorRef embedding_forward(const TensorRef& embedding_weight);
   void embedding_backward(const TensorRef& grad_output, const TensorRef& embedding_weight);
   // Last stage: final norm, logits (column-parallel over the vocabulary), vocabulary-parallel
   // cross entropy (three all-reduces of one value per token), and its backward.
-  void head_forward(const TensorRef& x, const TensorRef& head_weight);
-  TensorRef head_backward(const TensorRef& head_weight);
+  HeadSaved head_forward(const TensorRef& x, const TensorRef& head_weight);
+  TensorRef head_backward(const TensorRef& head_weight, const HeadSaved& saved);
 
  private:
   TensorRef activation(std::vector<std::int64_t> shape) {
@@ -108,19 +158,25 @@ class LayerEmitter {
   // A linear layer's GEMMs: y = x W (forward), dX = dY W^T (data gradient), dW = X^T dY
   // (weight gradient). With FP8 the forward casts x first and every GEMM reads FP8 operands
   // (E4M3 weights and inputs, E5M2 gradients); the output is bf16.
-  TensorRef linear_forward(const TensorRef& x, const TensorRef& weight, std::int64_t m,
-                           std::int64_t k, std::int64_t n);
+  TensorRef linear_forward(const TensorRef& x, const TensorRef& weight, const Fp8Copy& fp8,
+                           std::int64_t m, std::int64_t k, std::int64_t n);
   // The gradient as the two backward GEMMs read it: itself, or (FP8) its E5M2 cast and the
   // cast's transpose from one fused cast-transpose kernel.
   TensorRef backward_operand(const TensorRef& grad, std::int64_t rows, std::int64_t cols);
-  TensorRef data_gradient(const TensorRef& grad, const TensorRef& weight, std::int64_t tokens,
-                          std::int64_t out_width, std::int64_t in_width);
+  TensorRef data_gradient(const TensorRef& grad, const TensorRef& weight, const Fp8Copy& fp8,
+                          std::int64_t tokens, std::int64_t out_width, std::int64_t in_width);
   // `cast_input`: with FP8, the input must be cast again (it was all-gathered in bf16).
   void weight_gradient(const TensorRef& input, const TensorRef& grad, std::int64_t in_width,
                        std::int64_t tokens, std::int64_t out_width, bool cast_input);
   // Transformer Engine's fused cast + transpose + amax: reads the bf16 tensor once, writes
-  // the FP8 copy and its transpose; returns the copy.
-  TensorRef cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols);
+  // the FP8 copy and its transpose (into `into` when set); returns the copy.
+  TensorRef cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols,
+                           const Fp8Copy& into = {});
+  // A saved tensor as the backward reads it (its own id, the saved storage).
+  TensorRef saved_operand(const TensorRef& saved, std::vector<std::int64_t> shape,
+                          DType dtype = DType::kUnknown) {
+    return builder_.alias(saved, std::move(shape), dtype == DType::kUnknown ? saved.dtype : dtype);
+  }
   TensorRef dropout(const TensorRef& x);
   TensorRef dropout_backward(const TensorRef& grad);
   // TP collectives (no-ops when TP = 1). gather: [seq_local] -> [seq] with SP, identity
@@ -132,27 +188,34 @@ class LayerEmitter {
   TensorRef tp_reduce(const TensorRef& full);
   // Backward of norm -> column-parallel linear: data gradient (reduced over TP), weight
   // gradient, norm backward; returns the gradient of the norm's input.
+  // `norm_input` and `normed`: the saved input and output of the norm.
   TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
-                                std::int64_t width);
-  TensorRef attention_core_forward(const TensorRef& qkv);
+                                const Fp8Copy& fp8, std::int64_t width, const TensorRef& norm_input,
+                                const TensorRef& normed);
+  // The attention core's output; unfused attention also its softmax and dropout outputs.
+  struct AttentionSaved {
+    TensorRef context, probabilities, dropped;
+  };
+  AttentionSaved attention_core_forward(const TensorRef& qkv);
   // Ring attention (Megatron CP): CP steps of flash attention of the local queries against
   // one K/V chunk each; before every step but the last the chunk in hand is sent to the next
   // rank and the next one received from the previous rank, under the step's attention.
   // Backward: the same ring with the K/V chunk and its gradient.
   TensorRef ring_attention_forward(const TensorRef& qkv);
-  TensorRef ring_attention_backward(const TensorRef& grad_context);
+  TensorRef ring_attention_backward(const TensorRef& grad_context, const TensorRef& qkv);
   // Posts the exchange of one chunk of `elements` around the ring; returns the received one.
   TensorRef exchange_chunk(const TensorRef& chunk);
-  TensorRef attention_core_backward(const TensorRef& grad_context);
+  TensorRef attention_core_backward(const TensorRef& grad_context, const ForwardSaved& saved);
   // MoE block (llm_moe_layer.cpp), Megatron's alltoall token dispatcher: router GEMM, softmax
   // and top-k on this rank's tokens; permute (copy each token once per chosen expert); all-to-
   // all(v) over EP; all-gather over TP (expert TP = TP); grouped GEMMs of the local experts;
   // reduce-scatter over TP; all-to-all back; unpermute (weighted sum of each token's k rows).
   // Shared experts run as a dense MLP beside them. In: the normed input [seq_local, b, h];
   // out: the block output before dropout and residual, [seq_local, b, h].
-  TensorRef moe_forward(const TensorRef& normed, const LayerWeights& weights);
-  // Gradient of the block output in ([seq_local, b, h]), gradient of the norm output out.
-  TensorRef moe_backward(const TensorRef& grad_output, const LayerWeights& weights);
+  TensorRef moe_forward(const TensorRef& normed, const LayerWeights& weights, MoeSaved& saved);
+  // Gradient of the block output in ([seq_local, b, h]), gradient of the norm input out.
+  TensorRef moe_backward(const TensorRef& grad_output, const LayerWeights& weights,
+                         const ForwardSaved& saved);
   // The routed tokens over EP (dispatch: dispatched -> received rows; combine: back).
   TensorRef expert_all_to_all(const TensorRef& rows, std::int64_t out_rows);
   // Rows of `rows` tokens gathered over TP ([rows x TP, width]) / reduce-scattered back.
@@ -164,39 +227,36 @@ class LayerEmitter {
                          std::int64_t n);
   std::int64_t tokens_per_expert() const;
   // The dense MLP on the gathered normed input: fc1, activation, fc2 (width ffn_local).
-  struct MlpSaved {
-    TensorRef fc1, act, output;
-  };
   // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
   // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).
-  MlpSaved mlp_forward(const TensorRef& normed_full, const TensorRef& fc1, const TensorRef& fc2,
+  MlpSaved mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
                        std::int64_t ffn_local, std::int64_t fc1_width, bool userbuffers = false);
   // Gradient of the MLP output (gathered, [tokens, h]) in; gradient of fc1's output out.
   // With `userbuffers` the gradient is the local rows, gathered by ring exchange under fc2's
   // data-gradient GEMM.
-  TensorRef mlp_backward(const TensorRef& grad_mlp, const TensorRef& fc2, std::int64_t ffn_local,
-                         std::int64_t fc1_width, bool userbuffers = false);
+  TensorRef mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
+                         const MlpSaved& saved, std::int64_t ffn_local, std::int64_t fc1_width,
+                         bool userbuffers = false);
   // Transformer Engine userbuffer overlap (llm_userbuffer_overlap.cpp), TE's default ub config.
   bool userbuffers() const { return overlap_.userbuffers && tp_.size > 1; }
   // qkv_fprop / fc1_fprop ("ring_exchange"): the input's TP chunks pass around the TP ring, the
   // GEMM of each chunk under the exchange of the next. In: the local normed rows
   // [seq_local, b, h]; out: the GEMM output [tokens, n].
-  TensorRef ring_exchange_forward(const TensorRef& local, const TensorRef& weight, std::int64_t n);
+  TensorRef ring_exchange_forward(const TensorRef& local, const TensorRef& weight,
+                                  const Fp8Copy& fp8, std::int64_t n);
   // proj_fprop / fc2_fprop ("pipeline"): the GEMM in kUserbufferPipelineSplits chunks of tokens,
   // each chunk's reduce-scatter under the next chunk's GEMM. In: [tokens, k]; out: the
   // reduce-scattered [seq_local, b, h].
   TensorRef pipelined_reduce_scatter_forward(const TensorRef& input, const TensorRef& weight,
-                                             std::int64_t k);
+                                             const Fp8Copy& fp8, std::int64_t k);
   // proj_dgrad / fc2_dgrad ("ring_exchange"): the output gradient's TP chunks pass around the
   // ring under the data-gradient GEMM chunks. In: the local gradient [seq_local, b, h]; out: dX
   // [tokens, in_width]; `gathered` receives the gathered gradient the weight gradient reads.
   TensorRef ring_exchange_data_gradient(const TensorRef& grad_local, const TensorRef& weight,
-                                        std::int64_t in_width, TensorRef& gathered);
+                                        const Fp8Copy& fp8, std::int64_t in_width,
+                                        TensorRef& gathered);
   // One step of the TP ring: sends `chunk` to the next TP rank, returns the previous one's.
   TensorRef exchange_tp_chunk(const TensorRef& chunk);
-  struct ForwardSaved {
-    TensorRef x, ln1, qkv, context, x1, ln2, fc1, act, output;
-  };
   ForwardSaved run_forward(const TensorRef& x, const LayerWeights& weights);
 
   LocalShapes shapes_;

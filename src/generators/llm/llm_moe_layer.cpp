@@ -62,7 +62,8 @@ TensorRef LayerEmitter::tp_reduce_scatter_rows(const TensorRef& full, std::int64
   return local;
 }
 
-TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights) {
+TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights,
+                                    MoeSaved& saved) {
   const std::int64_t h = shapes_.hidden;
   const std::int64_t tokens = shapes_.seq_local * shapes_.batch;  // this rank's (SP) tokens
   const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
@@ -103,18 +104,26 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
   const TensorRef expert_output = tp_reduce_scatter_rows(fc2, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
+  saved.probabilities = probabilities;
+  saved.top_probabilities = top_probabilities;
+  saved.expert_input = expert_input;
+  saved.fc1 = fc1;
+  saved.act = act;
+  saved.returned = returned;
   TensorRef routed = activation(local_shape);
   builder_.compute("te::moe_unpermute", {returned, top_probabilities}, {routed},
                    KernelCategory::kOther, kUnpermuteFlops * static_cast<double>(dispatched * h));
   if (shapes_.shared_ffn_local == 0)
     return routed;
-  const MlpSaved shared = mlp_forward(gather_linear_input(normed), weights.fc1, weights.fc2,
-                                      shapes_.shared_ffn_local, shapes_.shared_fc1_width);
-  const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(shared.output), local_shape);
+  saved.shared = mlp_forward(gather_linear_input(normed), weights, shapes_.shared_ffn_local,
+                             shapes_.shared_fc1_width);
+  const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(saved.shared.output), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
 
-TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWeights& weights) {
+TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWeights& weights,
+                                     const ForwardSaved& layer) {
+  const MoeSaved& saved = layer.moe;
   const std::int64_t h = shapes_.hidden;
   const std::int64_t tokens = shapes_.seq_local * shapes_.batch;
   const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
@@ -124,8 +133,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
 
   // Unpermute backward: the output gradient copied to each of a token's k rows (scaled by its
   // probability) and the probabilities' gradients (a dot product per row).
-  const TensorRef permuted_input = activation({dispatched, h});
-  const TensorRef top_probabilities = builder_.tensor({tokens, k});
+  const TensorRef permuted_input = saved_operand(saved.returned, {dispatched, h});
+  const TensorRef top_probabilities = saved_operand(saved.top_probabilities, {tokens, k});
   const TensorRef grad_rows = activation({dispatched, h});
   const TensorRef grad_top_probabilities = builder_.tensor({tokens, k});
   builder_.compute("te::moe_unpermute_backward", {grad_tokens, permuted_input, top_probabilities},
@@ -140,22 +149,23 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const std::vector<std::int64_t> ffn_shape{rows, ffn};
   const TensorRef grad_act =
       grouped_gemm(grad_expert_output, weights.expert_fc2, per_expert, h, ffn);
-  grouped_gemm(activation({shapes_.experts_local, ffn, per_expert}), grad_expert_output, ffn,
-               per_expert, h);  // grad W2 = act^T dY per expert
+  grouped_gemm(saved_operand(saved.act, {shapes_.experts_local, ffn, per_expert}),
+               grad_expert_output, ffn, per_expert, h);  // grad W2 = act^T dY per expert
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
-    const TensorRef up = activation(ffn_shape);
+    const TensorRef up = saved_operand(saved.fc1, ffn_shape);
     elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
     const TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
     elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
     grad_fc1 = activation({rows, fc1_width});
   } else {
-    grad_fc1 = elementwise("aten::gelu_backward", {grad_act, activation(ffn_shape)}, ffn_shape, 12);
+    grad_fc1 = elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
+                           ffn_shape, 12);
   }
   const TensorRef grad_expert_input =
       grouped_gemm(grad_fc1, weights.expert_fc1, per_expert, fc1_width, h);
-  grouped_gemm(activation({shapes_.experts_local, h, per_expert}), grad_fc1, h, per_expert,
-               fc1_width);  // grad W1 = X^T dY per expert
+  grouped_gemm(saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}), grad_fc1,
+               h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
   const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_expert_input, received, h);
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
   // Permute backward: each token's k row gradients summed.
@@ -163,27 +173,29 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   builder_.compute("te::moe_unpermute", {grad_permuted}, {grad_routed}, KernelCategory::kOther,
                    static_cast<double>(dispatched * h));
   // Router backward: through top-k and softmax to the logits, then the router's GEMMs.
-  const TensorRef probabilities = activation({tokens, experts});
+  const TensorRef probabilities = saved_operand(saved.probabilities, {tokens, experts});
   const TensorRef grad_logits =
       elementwise("aten::_softmax_backward_data", {grad_top_probabilities, probabilities},
                   {tokens, experts}, 3);
   const TensorRef grad_router_input =
       mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);
-  mm(activation({h, tokens}), grad_logits, h, tokens, experts);  // grad of the router weight
+  mm(saved_operand(layer.ln2, {h, tokens}), grad_logits, h, tokens,
+     experts);  // grad of the router weight
   TensorRef grad_normed =
       elementwise("aten::add", {grad_routed, grad_router_input}, local_shape, 1);
   const std::vector<std::int64_t> norm_shape = local_shape;
   if (shapes_.shared_ffn_local == 0)
-    return elementwise("aten::native_layer_norm_backward",
-                       {RankTraceBuilder::view(grad_normed, norm_shape), hidden_local()},
-                       norm_shape, 12);
+    return elementwise(
+        "aten::native_layer_norm_backward",
+        {RankTraceBuilder::view(grad_normed, norm_shape), saved_operand(layer.x1, norm_shape)},
+        norm_shape, 12);
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
   const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h);
-  const TensorRef grad_shared_fc1 =
-      mlp_backward(grad_shared, weights.fc2, shapes_.shared_ffn_local, shapes_.shared_fc1_width);
-  const TensorRef grad_norm_input =
-      norm_input_backward(grad_shared_fc1, weights.fc1, shapes_.shared_fc1_width);
+  const TensorRef grad_shared_fc1 = mlp_backward(
+      grad_shared, weights, saved.shared, shapes_.shared_ffn_local, shapes_.shared_fc1_width);
+  const TensorRef grad_norm_input = norm_input_backward(
+      grad_shared_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width, layer.x1, layer.ln2);
   return elementwise("aten::add", {grad_norm_input, grad_normed}, local_shape, 1);
 }
 

@@ -52,6 +52,71 @@ class StageGenerator {
     }
     embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
     head_weight_ = builder_.tensor({shapes_.hidden, shapes_.vocab_local});
+    place_persistent_state();
+  }
+
+  // Megatron keeps a stage's parameters and its gradients in contiguous buffers (the gradient
+  // buckets and, with the distributed optimizer, the shards are views of them); Transformer
+  // Engine keeps each linear weight's FP8 copy and transpose as module buffers. They, and the
+  // Adam state, live across iterations: the trace declares them (declare_persistent_state).
+  void place_persistent_state() {
+    const DType dtype = model_.activation_dtype();
+    parameters_ = builder_.tensor({0}, dtype);
+    std::int64_t offset = 0;
+    auto place = [&](TensorRef& weight) {
+      weight.storage_id = parameters_.storage_id;
+      weight.offset_elements = offset;
+      offset += weight.numel;
+    };
+    for (auto& [layer, weights] : weights_) {
+      layer_shard_offset_[layer] = offset;
+      if (zero3()) {  // only this rank's shard persists; gather_layer makes the rest
+        offset += ceil_div(shapes_.layer_parameters(), dp_size());
+        continue;
+      }
+      for (TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
+        place(*weight);
+      if (weights.moe) {
+        for (TensorRef* weight : {&weights.router, &weights.expert_fc1, &weights.expert_fc2})
+          place(*weight);
+      }
+      offset += 2 * shapes_.hidden;  // the two norms
+    }
+    if (first_stage())
+      place(embedding_weight_);
+    if (last_stage()) {
+      place(head_weight_);
+      offset += shapes_.hidden;  // the final norm
+    }
+    set_elements(parameters_, offset);
+
+    if (shapes_.fp8_linear && !zero3()) {
+      fp8_weights_ = builder_.tensor({0}, DType::kFloat8);
+      std::int64_t fp8_offset = 0;
+      for (auto& [layer, weights] : weights_)
+        fp8_offset = emitter_.place_fp8_copies(weights, fp8_weights_, fp8_offset);
+      set_elements(fp8_weights_, fp8_offset);
+    }
+    // ZeRO 2 and 3 keep the gradient shard only; ZeRO 0 and 1 the stage's gradients.
+    const std::int64_t gradient_elements = parallel_.zero_stage >= 2 && dp_size() > 1
+                                               ? optimizer_elements()
+                                               : stage_parameters() + stage_expert_parameters();
+    gradients_ = builder_.tensor({gradient_elements}, parallel_.gradient_dtype);
+  }
+
+  static void set_elements(TensorRef& flat, std::int64_t elements) {
+    flat.shape = {elements};
+    flat.numel = elements;
+  }
+
+  // The stage's persistent memory as annotations at the end of the trace (memory replay only).
+  void declare_persistent_state() {
+    std::vector<TensorRef> parameters{parameters_};
+    if (fp8_weights_.numel > 0)
+      parameters.push_back(fp8_weights_);
+    builder_.declare_persistent("parameters", std::move(parameters));
+    builder_.declare_persistent("gradients", {gradients_});
+    builder_.declare_persistent("optimizer state", optimizer_state_);
   }
 
   bool first_stage() const { return roles_.stage == 0; }
@@ -84,17 +149,26 @@ class StageGenerator {
       // runs beside the all-gathers still in flight.
       const auto gathered = first_use_parameters_.find(layer);
       const bool first_use = micro_batch == 0 && gathered != first_use_parameters_.end();
-      const LayerWeights weights =
-          first_use ? emitter_.weights_in(gathered->second) : layer_weights(layer);
+      LayerWeights weights = layer_weights(layer);
+      if (first_use) {
+        const LayerWeights fp8_copies = weights;
+        weights = emitter_.weights_in(gathered->second);
+        weights.qkv_fp8 = fp8_copies.qkv_fp8;
+        weights.proj_fp8 = fp8_copies.proj_fp8;
+        weights.fc1_fp8 = fp8_copies.fc1_fp8;
+        weights.fc2_fp8 = fp8_copies.fc2_fp8;
+      }
       ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0);
       // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
       if (micro_batch == 0 || zero3())
         emitter_.cast_weights_to_fp8(weights);
-      x = emitter_.forward(x, weights);
+      ForwardSaved saved = emitter_.forward(x, weights);
+      x = saved.output;
+      saved_[{layer, micro_batch}] = std::move(saved);
     }
     builder_.set_layer(-1);
     if (last_virtual(chunk))
-      emitter_.head_forward(x, head_weight_);
+      head_saved_[micro_batch] = emitter_.head_forward(x, head_weight_);
     return x;
   }
 
@@ -103,7 +177,10 @@ class StageGenerator {
     builder_.set_context("backward", micro_batch, -1);
     // Each chunk's gradients are complete after its backward of the last micro-batch.
     const bool reduce_now = micro_batch == micro_batches_ - 1;
-    TensorRef grad = grad_output ? *grad_output : emitter_.head_backward(head_weight_);
+    TensorRef grad = grad_output
+                         ? *grad_output
+                         : emitter_.head_backward(head_weight_, head_saved_.at(micro_batch));
+    head_saved_.erase(micro_batch);
     if (last_virtual(chunk) && reduce_now)
       add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
     if (zero3())
@@ -115,9 +192,11 @@ class StageGenerator {
         gather_layer(layer - 1);
       // A bucket posted earlier in this pass is reduced beside this layer's kernels.
       ContentionScope beside(builder_, dp_in_flight_ ? parallel_.comm_sms : 0);
-      grad = emitter_.backward(grad, layer_weights(layer));
+      const auto saved = saved_.find({layer, micro_batch});
+      grad = emitter_.backward(grad, layer_weights(layer), saved->second);
+      saved_.erase(saved);
       if (zero3())
-        reduce_scatter_layer(reduce_now);
+        reduce_scatter_layer(layer, reduce_now);
       else if (reduce_now)
         add_layer_gradients(layer);
     }
@@ -166,13 +245,14 @@ class StageGenerator {
         1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
     std::int64_t pending = first_stage() ? shapes_.embedding_parameters() : 0;
     std::vector<int> pending_layers;
+    gathered_offset_ = 0;
     auto gather = [&] {
       if (pending == 0)
         return;
       const std::int64_t shard = ceil_div(pending, dp_size());
-      const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
-      dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
-                    full);
+      const TensorRef full = parameter_view(shard * dp_size());
+      dp_collective(CollectiveKind::kAllGather, parameter_view(shard), full);
+      gathered_offset_ += shard * dp_size();
       for (int layer : pending_layers)
         first_use_parameters_[layer] = full;
       pending = 0;
@@ -197,7 +277,7 @@ class StageGenerator {
   void clip_gradients() {
     builder_.set_context("grad-clip", -1, -1);
     const std::int64_t n = optimizer_elements();
-    const TensorRef gradients = builder_.tensor({n}, parallel_.gradient_dtype);
+    const TensorRef gradients = builder_.alias(gradients_, {n}, parallel_.gradient_dtype);
     const TensorRef norm = builder_.tensor({1}, DType::kFloat32);
     builder_.compute("aten::linalg_vector_norm", {gradients}, {norm}, KernelCategory::kOther,
                      2.0 * static_cast<double>(n));
@@ -233,11 +313,13 @@ class StageGenerator {
     const DType master = DType::kFloat32;
     std::vector<TensorRef> grads = optimizer_gradients_;
     if (grads.empty())
-      grads.push_back(builder_.tensor({n}, parallel_.gradient_dtype));
+      grads.push_back(builder_.alias(gradients_, {n}, parallel_.gradient_dtype));
+    // Adam's moments and the fp32 master weights of this rank's shard persist.
     const TensorRef exp_avg = builder_.tensor({n}, master);
     const TensorRef exp_avg_sq = builder_.tensor({n}, master);
     const TensorRef parameters = builder_.tensor({n}, master);
-    const TensorRef gradient = builder_.tensor({n}, parallel_.gradient_dtype);
+    optimizer_state_ = {exp_avg, exp_avg_sq, parameters};
+    const TensorRef gradient = builder_.alias(gradients_, {n}, parallel_.gradient_dtype);
     // Adam as the multi-tensor kernels run it: three passes over the shard.
     std::vector<TensorRef> lerp_inputs{exp_avg};
     lerp_inputs.insert(lerp_inputs.end(), grads.begin(), grads.end());
@@ -247,26 +329,47 @@ class StageGenerator {
                      KernelCategory::kOther, 2.0 * static_cast<double>(n));
     builder_.compute("aten::addcdiv_", {parameters, exp_avg, exp_avg_sq}, {parameters},
                      KernelCategory::kOther, 3.0 * static_cast<double>(n));
-    builder_.compute("aten::copy_", {builder_.tensor({n}, model_.activation_dtype()), parameters},
-                     {}, KernelCategory::kMemory, 0);
+    builder_.compute("aten::copy_", {parameter_view(n, 0), parameters}, {}, KernelCategory::kMemory,
+                     0);
     if (gathers_parameters() && !parallel_.overlap_param_gather) {
       builder_.set_phase("param-gather");
+      gathered_offset_ = 0;
       for (std::int64_t bucket_elements : bucket_elements_) {
         const std::int64_t shard = ceil_div(bucket_elements, dp_size());
-        dp_collective(CollectiveKind::kAllGather,
-                      builder_.tensor({shard}, model_.activation_dtype()),
-                      builder_.tensor({shard * dp_size()}, model_.activation_dtype()));
+        const TensorRef full = parameter_view(shard * dp_size());
+        dp_collective(CollectiveKind::kAllGather, parameter_view(shard), full);
+        gathered_offset_ += shard * dp_size();
       }
       for (std::int64_t bucket_elements : expert_buffer_.bucket_elements) {
         const std::int64_t shard = ceil_div(bucket_elements, expert_buffer_.size);
-        expert_collective(
-            CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
-            builder_.tensor({shard * expert_buffer_.size}, model_.activation_dtype()));
+        const TensorRef full = parameter_view(shard * expert_buffer_.size);
+        expert_collective(CollectiveKind::kAllGather, parameter_view(shard), full);
+        gathered_offset_ += shard * expert_buffer_.size;
       }
     }
   }
 
  private:
+  // Elements of the parameter buffer from `offset` on (gathered_offset_ by default): what the
+  // parameter all-gathers fill and the optimizer's copy writes, in the activation dtype.
+  TensorRef parameter_view(std::int64_t elements, std::int64_t offset = -1) {
+    return builder_.alias(parameters_, {elements}, model_.activation_dtype(),
+                          offset < 0 ? gathered_offset_ : offset);
+  }
+  // A bucket of the gradient buffer (ZeRO 0 and 1 reduce in place), or a buffer of its own
+  // when the gradient buffer holds only the shard (ZeRO 2).
+  TensorRef gradient_bucket(std::int64_t elements) {
+    if (parallel_.zero_stage >= 2)
+      return builder_.tensor({elements}, parallel_.gradient_dtype);
+    return builder_.alias(gradients_, {elements}, parallel_.gradient_dtype, bucket_offset_);
+  }
+  // This rank's share of the bucket just made, in the gradient buffer.
+  TensorRef gradient_shard(std::int64_t elements) {
+    const std::int64_t offset = parallel_.zero_stage >= 2 ? shard_offset_ : bucket_offset_;
+    shard_offset_ += elements;
+    return builder_.alias(gradients_, {elements}, parallel_.gradient_dtype, offset);
+  }
+
   bool zero3() const { return parallel_.zero_stage == 3 && dp_size() > 1; }
   // The ranks that reduce this rank's gradients: DP x CP.
   int dp_size() const { return parallel_.gradient_group_size(); }
@@ -306,14 +409,16 @@ class StageGenerator {
   void gather_layer(int layer) {
     const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
     const TensorRef full = builder_.tensor({shard * dp_size()}, model_.activation_dtype());
-    dp_collective(CollectiveKind::kAllGather, builder_.tensor({shard}, model_.activation_dtype()),
+    dp_collective(CollectiveKind::kAllGather, parameter_view(shard, layer_shard_offset_.at(layer)),
                   full);
     gathered_[layer] = emitter_.weights_in(full);
   }
 
-  void reduce_scatter_layer(bool for_optimizer) {
+  void reduce_scatter_layer(int layer, bool for_optimizer) {
     const std::int64_t shard = ceil_div(shapes_.layer_parameters(), dp_size());
-    const TensorRef output = builder_.tensor({shard}, parallel_.gradient_dtype);
+    // Each micro-batch's shard is accumulated into the layer's place in the gradient shard.
+    const TensorRef output = builder_.alias(gradients_, {shard}, parallel_.gradient_dtype,
+                                            layer_shard_offset_.at(layer));
     dp_collective(CollectiveKind::kReduceScatter,
                   builder_.tensor({shard * dp_size()}, parallel_.gradient_dtype), output);
     if (for_optimizer)
@@ -354,17 +459,18 @@ class StageGenerator {
       return;
     const std::int64_t elements = ceil_div(buffer.pending_elements, buffer.size) * buffer.size;
     buffer.pending_elements = 0;
-    const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
+    const TensorRef bucket = gradient_bucket(elements);
     dp_in_flight_ = true;
     if (parallel_.zero_stage == 0) {
       expert_collective(CollectiveKind::kAllReduce, bucket, bucket);
       optimizer_gradients_.push_back(bucket);
     } else {
-      const TensorRef shard = builder_.tensor({elements / buffer.size}, parallel_.gradient_dtype);
+      const TensorRef shard = gradient_shard(elements / buffer.size);
       expert_collective(CollectiveKind::kReduceScatter, bucket, shard);
       optimizer_gradients_.push_back(shard);
       buffer.bucket_elements.push_back(elements);
     }
+    bucket_offset_ += elements;
   }
 
   void add_gradients(std::int64_t elements) {
@@ -388,17 +494,18 @@ class StageGenerator {
       return;
     const std::int64_t elements = ceil_div(pending_elements_, dp_size()) * dp_size();
     pending_elements_ = 0;
-    const TensorRef bucket = builder_.tensor({elements}, parallel_.gradient_dtype);
+    const TensorRef bucket = gradient_bucket(elements);
     dp_in_flight_ = true;
     if (parallel_.zero_stage == 0) {
       dp_collective(CollectiveKind::kAllReduce, bucket, bucket);
       optimizer_gradients_.push_back(bucket);
     } else {
-      const TensorRef shard = builder_.tensor({elements / dp_size()}, parallel_.gradient_dtype);
+      const TensorRef shard = gradient_shard(elements / dp_size());
       dp_collective(CollectiveKind::kReduceScatter, bucket, shard);
       optimizer_gradients_.push_back(shard);
       bucket_elements_.push_back(elements);
     }
+    bucket_offset_ += elements;
   }
 
   const TransformerConfig& model_;
@@ -429,6 +536,14 @@ class StageGenerator {
   };
   ExpertGradientBuffer expert_buffer_;
   bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
+  // Persistent memory (place_persistent_state) and what each layer's forward keeps for its
+  // backward, per (layer, micro-batch), dropped when the backward has read it.
+  TensorRef parameters_, fp8_weights_, gradients_;
+  std::vector<TensorRef> optimizer_state_;
+  std::map<int, std::int64_t> layer_shard_offset_;  // layer -> its place in parameters_
+  std::int64_t bucket_offset_ = 0, shard_offset_ = 0, gathered_offset_ = 0;
+  std::map<std::pair<int, int>, ForwardSaved> saved_;
+  std::map<int, HeadSaved> head_saved_;  // micro-batch -> the LM head's
 };
 
 bool is_transfer(PipelineAction action) {
@@ -535,6 +650,7 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   stage.finish_grad_sync();
   stage.clip_gradients();
   stage.optimizer_step();
+  stage.declare_persistent_state();
   return {stage_index, builder.take()};
 }
 

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "memory/memory_category.hpp"
+
 namespace perfsim::generators::llm {
 namespace {
 
@@ -53,6 +55,28 @@ TensorRef RankTraceBuilder::view(const TensorRef& tensor, std::vector<std::int64
   ref.numel = product(shape);
   ref.shape = std::move(shape);
   return ref;
+}
+
+TensorRef RankTraceBuilder::alias(const TensorRef& storage, std::vector<std::int64_t> shape,
+                                  DType dtype, std::int64_t offset_elements) {
+  TensorRef ref = tensor(std::move(shape), dtype);
+  ref.storage_id = storage.storage_id;
+  const std::int64_t storage_bytes_before = storage.offset_elements * storage.element_bytes;
+  ref.offset_elements = storage_bytes_before / ref.element_bytes + offset_elements;
+  return ref;
+}
+
+void RankTraceBuilder::declare_persistent(std::string_view category,
+                                          std::vector<TensorRef> tensors) {
+  if (tensors.empty())
+    return;
+  Op op;
+  op.id = next_op_id_++;
+  op.name = "## persistent " + std::string(category) + " ##";
+  op.is_annotation = true;
+  op.inputs = std::move(tensors);
+  op.attributes.push_back({std::string(memory::kDeclaredCategoryAttribute), std::string(category)});
+  trace_.ops.push_back(std::move(op));
 }
 
 void RankTraceBuilder::set_context(std::string phase, int micro_batch, int layer) {

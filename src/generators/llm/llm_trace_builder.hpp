@@ -52,6 +52,17 @@ class RankTraceBuilder {
   TensorRef tensor(std::vector<std::int64_t> shape) { return tensor(std::move(shape), dtype_); }
   // The same tensor (id and storage) seen with another shape, as a view.
   static TensorRef view(const TensorRef& tensor, std::vector<std::int64_t> shape);
+  // A tensor of its own id that lives in `storage`'s memory, `offset_elements` (of `dtype`)
+  // past `storage`'s own offset: a saved activation as the backward reads it, a bucket of the
+  // gradient buffer. Only the memory replay sees storages: the engine orders ops by tensor
+  // ids, and a fresh id keeps an operand's dependencies what they were.
+  TensorRef alias(const TensorRef& storage, std::vector<std::int64_t> shape, DType dtype,
+                  std::int64_t offset_elements = 0);
+
+  // Declares `tensors` persistent memory of `category` (memory_category_name): one annotation
+  // op listing them (memory/memory_category.hpp, kDeclaredCategoryAttribute). Annotations are
+  // not simulated.
+  void declare_persistent(std::string_view category, std::vector<TensorRef> tensors);
 
   // One compute op with one kernel on the compute stream. `flops` is recorded as the op's
   // "flops" attribute (what the op computes, for tests and MFU; the kernel model prices it

@@ -24,11 +24,14 @@ TensorRef LayerEmitter::exchange_tp_chunk(const TensorRef& chunk) {
 // GEMMs of seq_local x b rows each, TP - 1 exchanges. With FP8 the all-gather buffer is FP8
 // (TE fp8_buf for all-gather layers): the local rows are cast once, before the ring.
 TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const TensorRef& weight,
-                                              std::int64_t n) {
+                                              const Fp8Copy& fp8, std::int64_t n) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
   TensorRef chunk = shapes_.fp8_linear ? cast_transpose(local, rows, h)
                                        : RankTraceBuilder::view(local, {rows, h});
-  const TensorRef operand = shapes_.fp8_linear ? builder_.tensor({h, n}, DType::kFloat8) : weight;
+  TensorRef operand = weight;
+  if (shapes_.fp8_linear)
+    operand = fp8.set ? builder_.alias(fp8.copy, {h, n}, DType::kFloat8)
+                      : builder_.tensor({h, n}, DType::kFloat8);
   TensorRef out = activation({shapes_.tokens(), n});
   for (int step = 0; step < tp_.size; ++step) {
     const TensorRef next = step + 1 < tp_.size ? exchange_tp_chunk(chunk) : chunk;
@@ -46,14 +49,16 @@ TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const Tens
 // runs; the last chunk's reduce-scatter is exposed. set_sm_margin: every chunk GEMM runs on the
 // SMs the reduce-scatter kernel leaves.
 TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
-                                                         const TensorRef& weight, std::int64_t k) {
+                                                         const TensorRef& weight,
+                                                         const Fp8Copy& fp8, std::int64_t k) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::int64_t rows = tokens / kUserbufferPipelineSplits;
   TensorRef x = input;
   TensorRef operand = weight;
   if (shapes_.fp8_linear) {
     x = input.dtype == DType::kFloat8 ? input : cast_transpose(input, tokens, k);
-    operand = builder_.tensor({k, h}, DType::kFloat8);
+    operand = fp8.set ? builder_.alias(fp8.copy, {k, h}, DType::kFloat8)
+                      : builder_.tensor({k, h}, DType::kFloat8);
   }
   TensorRef local = hidden_local();
   ContentionScope margin(builder_, kUserbufferPipelineCommSms);
@@ -74,12 +79,14 @@ TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
 // TP: TE ring-exchanges its chunks (E5M2 with FP8) under the data-gradient GEMM chunks and
 // keeps the gathered buffer for the weight gradient.
 TensorRef LayerEmitter::ring_exchange_data_gradient(const TensorRef& grad_local,
-                                                    const TensorRef& weight, std::int64_t in_width,
-                                                    TensorRef& gathered) {
+                                                    const TensorRef& weight, const Fp8Copy& fp8,
+                                                    std::int64_t in_width, TensorRef& gathered) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
   TensorRef chunk = backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h);
-  const TensorRef weight_t = shapes_.fp8_linear ? builder_.tensor({h, in_width}, DType::kFloat8)
-                                                : RankTraceBuilder::view(weight, {h, in_width});
+  TensorRef weight_t = RankTraceBuilder::view(weight, {h, in_width});
+  if (shapes_.fp8_linear)
+    weight_t = fp8.set ? builder_.alias(fp8.transposed, {h, in_width}, DType::kFloat8)
+                       : builder_.tensor({h, in_width}, DType::kFloat8);
   TensorRef grad_input = activation({shapes_.tokens(), in_width});
   for (int step = 0; step < tp_.size; ++step) {
     const TensorRef next = step + 1 < tp_.size ? exchange_tp_chunk(chunk) : chunk;

@@ -1,0 +1,275 @@
+// The memory closed forms (memory/llm_memory.hpp) against the allocator replay
+// (memory/trace_memory.hpp) of the generated trace of pipeline stage 0, for small models
+// (4 layers, h 256, s 512, PP 2 x DP 2, 4 micro-batches: two in flight on stage 0).
+//
+// What each side counts decides what must agree:
+// - Parameters, FP8 weight copies, gradients, Adam state: the trace declares the stage's
+//   parameter buffer, FP8 copies, gradient buffer and Adam state; the closed form counts the
+//   same per parameter. The generator's layers have no biases and no layer-norm biases, and its
+//   first stage no learned position embedding: those parameters (omitted_parameters) are the
+//   whole difference, times the bytes each side keeps per parameter. Tolerance: 512 B (shards
+//   and buckets rounded up to whole elements per DP rank).
+// - Activations, exactly where the in-flight micro-batches' saved tensors are all that is live:
+//   entering stage 0's first backward op (1F1B has PP - stage = 2 micro-batches' forwards
+//   done). The replay's activations then equal Korthikanti's Table 2 terms as the closed form
+//   counts them; only the MoE top-k indices (int64, kept by Megatron for the permutation's
+//   backward, not read by the generated backward) are missing.
+// - Activations at the allocated peak add the working set of the op there, which the closed
+//   form leaves out ("temporary buffers"): at most the layer's incoming gradient and the two
+//   FFN-wide gradients (FC2's data gradient and the GeLU's) of one backward, plus the FP8 E5M2
+//   cast and transpose of a gradient, plus the recomputed forward of one layer (full recompute)
+//   or its s x s softmax output (selective), plus ZeRO-3's two gathered layers (one in use, one
+//   prefetched). The bound is derived from those shapes, not from the replay.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "generators/llm/llm_local_shapes.hpp"
+#include "generators/llm/llm_rank_generator.hpp"
+#include "memory/llm_memory.hpp"
+#include "memory/trace_memory.hpp"
+
+namespace perfsim::memory {
+namespace {
+
+namespace llm = generators::llm;
+
+constexpr Bytes kRoundingBytes = 512;
+
+llm::TransformerConfig small_gpt() {
+  llm::TransformerConfig model;
+  model.name = "agreement";
+  model.layers = 4;
+  model.hidden = 256;
+  model.heads = 4;
+  model.kv_heads = 4;
+  model.ffn_hidden = 1024;
+  model.vocab = 1024;
+  model.seq_len = 512;
+  model.micro_batch = 1;
+  model.global_batch = 8;
+  return model;
+}
+
+llm::TransformerConfig small_moe() {
+  llm::TransformerConfig model = small_gpt();
+  model.moe.num_experts = 4;
+  model.moe.top_k = 2;
+  model.moe.expert_ffn_hidden = 512;
+  return model;
+}
+
+llm::ParallelConfig pp2_dp2() {
+  llm::ParallelConfig parallel;
+  parallel.pp = 2;
+  parallel.dp = 2;
+  // The closed form keeps gradients in the training dtype (ZeRO's 2 bytes per parameter); the
+  // generator's default reduces fp32 main grads. Compare like with like.
+  parallel.gradient_dtype = DType::kBFloat16;
+  return parallel;
+}
+
+// Parameters of stage 0 the closed form counts and the generated trace does not have: per layer
+// the QKV and FC1 biases (split by TP) and the projection, FC2 and two norm biases (4h); the
+// learned position embedding (s h).
+double omitted_parameters(const llm::TransformerConfig& model,
+                          const llm::ParallelConfig& parallel) {
+  const double h = model.hidden;
+  const double t = parallel.tp;
+  const double qkv_width = h + 2.0 * model.kv_heads * (h / model.heads);
+  const double layers = llm::stage_layers(model, parallel, 0).last;
+  // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
+  const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
+  return layers * ((qkv_width + fc1_bias) / t + 4 * h) + static_cast<double>(model.seq_len) * h;
+}
+
+struct Measured {
+  TraceMemoryReport report;
+  Bytes activations_entering_backward = 0;
+  StageMemory closed;
+};
+
+Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
+  const DeviceMemory device;
+  const Trace trace = llm::generate_llm_stage_template(model, parallel, 0).trace;
+  Measured measured;
+  measured.report = trace_memory_report(trace, device);
+  measured.closed = estimate_llm_memory(model, parallel, device).stages.at(0);
+  const TraceLifetimes lifetimes = infer_tensor_lifetimes(trace);
+  const auto first_backward =
+      static_cast<std::size_t>(std::find(lifetimes.phase_by_position.begin(),
+                                         lifetimes.phase_by_position.end(), TracePhase::kBackward) -
+                               lifetimes.phase_by_position.begin());
+  EXPECT_LT(first_backward, trace.ops.size());
+  for (const TensorLifetime& tensor : lifetimes.tensors) {
+    if (tensor.category == MemoryCategory::kActivations && tensor.first_position < first_backward &&
+        tensor.last_position >= first_backward)
+      measured.activations_entering_backward += tensor.bytes;
+  }
+  return measured;
+}
+
+// The working set bound of the header comment, in bytes.
+double working_set_bound(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
+  const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
+  const double bytes = element_bytes(model.activation_dtype());
+  const double local_tokens = static_cast<double>(shapes.seq_local * shapes.batch);
+  const double incoming = local_tokens * static_cast<double>(shapes.hidden) * bytes;
+  // FC2's data gradient and the activation's (FC1's output width: both projections if gated).
+  double ffn_gradients =
+      static_cast<double>(shapes.tokens() * (shapes.ffn_local + shapes.fc1_width)) * bytes;
+  if (model.is_moe())
+    ffn_gradients =
+        2 * static_cast<double>(shapes.expert_tokens() * shapes.expert_ffn_local) * bytes;
+  double bound = incoming + ffn_gradients;
+  if (model.fp8())
+    bound += 2 * static_cast<double>(shapes.tokens() * shapes.hidden);  // E5M2 cast + transpose
+  if (parallel.recompute == llm::Recompute::kFull) {
+    llm::ParallelConfig kept = parallel;
+    kept.recompute = llm::Recompute::kNone;
+    bound += activation_bytes_per_layer(model, kept);
+  }
+  if (parallel.recompute == llm::Recompute::kSelective &&
+      model.attention == llm::AttentionKernel::kUnfused)
+    bound +=
+        static_cast<double>(shapes.heads_local) * shapes.seq * shapes.seq * shapes.batch * bytes;
+  if (parallel.zero_stage == 3)
+    bound += 2 * static_cast<double>(shapes.layer_parameters()) * bytes;
+  return bound;
+}
+
+// The checks every layout shares; `extra_parameter_bytes`: what the replay keeps beyond the
+// closed form's parameters besides the omitted ones (ZeRO-3's unsharded embedding).
+void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
+                      double extra_parameter_bytes = 0) {
+  SCOPED_TRACE(std::string("tp ") + std::to_string(parallel.tp) + " cp " +
+               std::to_string(parallel.cp) + " ep " + std::to_string(parallel.ep) + " zero " +
+               std::to_string(parallel.zero_stage) + " fp8 " + std::to_string(model.fp8()));
+  const Measured m = measure(model, parallel);
+  const CategoryBytes& peak = m.report.live_at_peak;
+  const double omitted = omitted_parameters(model, parallel);
+  const double dp = parallel.gradient_group_size();
+  const double bytes = element_bytes(model.activation_dtype());
+  const double weight_shards = parallel.zero_stage >= 3 ? dp : 1.0;
+  const double gradient_shards = parallel.zero_stage >= 2 ? dp : 1.0;
+  const double optimizer_shards = parallel.zero_stage >= 1 ? dp : 1.0;
+
+  EXPECT_NEAR(static_cast<double>(peak[MemoryCategory::kParameters]),
+              static_cast<double>(m.closed.parameter_bytes + m.closed.fp8_weight_bytes) -
+                  omitted * bytes / weight_shards + extra_parameter_bytes,
+              kRoundingBytes);
+  EXPECT_NEAR(static_cast<double>(peak[MemoryCategory::kGradients]),
+              static_cast<double>(m.closed.gradient_bytes) - omitted * bytes / gradient_shards,
+              kRoundingBytes);
+  constexpr double kAdamBytes = 12;  // fp32 master weights, momentum, variance
+  EXPECT_NEAR(
+      static_cast<double>(peak[MemoryCategory::kOptimizerState]),
+      static_cast<double>(m.closed.optimizer_bytes) - omitted * kAdamBytes / optimizer_shards,
+      kRoundingBytes);
+  EXPECT_EQ(peak[MemoryCategory::kCommunication], 0);
+  EXPECT_EQ(peak[MemoryCategory::kOther], 0);
+
+  // Megatron's top-k indices (int64) the generated backward does not read.
+  double unsaved = 0;
+  if (model.is_moe()) {
+    const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
+    unsaved = static_cast<double>(llm::stage_layers(model, parallel, 0).last) *
+              m.closed.microbatches_in_flight * static_cast<double>(shapes.seq_local) *
+              shapes.batch * shapes.top_k * 8;
+  }
+  EXPECT_NEAR(static_cast<double>(m.activations_entering_backward),
+              static_cast<double>(m.closed.activation_bytes) - unsaved, 1.0);
+  const Bytes at_peak = peak[MemoryCategory::kActivations];
+  EXPECT_GE(at_peak, m.activations_entering_backward);
+  EXPECT_LE(static_cast<double>(at_peak), static_cast<double>(m.activations_entering_backward) +
+                                              working_set_bound(model, parallel));
+}
+
+TEST(LlmMemoryAgreement, Bf16Baseline) {
+  expect_agreement(small_gpt(), pp2_dp2());
+}
+
+TEST(LlmMemoryAgreement, Fp8KeepsWeightCopiesAndTransposes) {
+  llm::TransformerConfig model = small_gpt();
+  model.dtype = DType::kFloat8;
+  expect_agreement(model, pp2_dp2());
+  // The FP8 copies are parameters of the replay: the closed form's fp8_weight_bytes on top.
+  const Measured bf16 = measure(small_gpt(), pp2_dp2());
+  const Measured fp8 = measure(model, pp2_dp2());
+  EXPECT_EQ(fp8.report.live_at_peak[MemoryCategory::kParameters] -
+                bf16.report.live_at_peak[MemoryCategory::kParameters],
+            fp8.closed.fp8_weight_bytes);
+}
+
+TEST(LlmMemoryAgreement, ContextParallelHalvesActivations) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.cp = 2;
+  expect_agreement(small_gpt(), parallel);
+  const Measured without = measure(small_gpt(), pp2_dp2());
+  const Measured with = measure(small_gpt(), parallel);
+  EXPECT_EQ(2 * with.activations_entering_backward, without.activations_entering_backward);
+}
+
+TEST(LlmMemoryAgreement, TensorAndSequenceParallel) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  expect_agreement(small_gpt(), parallel);
+  parallel.sequence_parallel = true;
+  expect_agreement(small_gpt(), parallel);
+}
+
+TEST(LlmMemoryAgreement, ExpertParallelMoe) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  expect_agreement(small_moe(), parallel);
+}
+
+TEST(LlmMemoryAgreement, DistributedOptimizerShardsAdamState) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.zero_stage = 1;
+  expect_agreement(small_gpt(), parallel);
+  const Measured replicated = measure(small_gpt(), pp2_dp2());
+  const Measured sharded = measure(small_gpt(), parallel);
+  EXPECT_NEAR(
+      2.0 * static_cast<double>(sharded.report.live_at_peak[MemoryCategory::kOptimizerState]),
+      static_cast<double>(replicated.report.live_at_peak[MemoryCategory::kOptimizerState]),
+      kRoundingBytes);
+}
+
+TEST(LlmMemoryAgreement, Zero3ShardsWeightsButNotTheEmbedding) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.zero_stage = 3;
+  // The generator keeps the embedding whole under ZeRO-3 (llm_rank_generator.hpp); the closed
+  // form shards it with the rest.
+  const llm::LocalShapes shapes = llm::local_shapes(small_gpt(), parallel);
+  const double embedding_bytes = static_cast<double>(shapes.embedding_parameters()) * 2;
+  expect_agreement(small_gpt(), parallel, embedding_bytes * (1 - 1.0 / parallel.dp));
+}
+
+TEST(LlmMemoryAgreement, GatedFfnAndGroupedQueryAttention) {
+  llm::TransformerConfig model = small_gpt();  // Llama's shapes: SwiGLU of 3.5h, 2 KV heads
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.kv_heads = 2;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+}
+
+TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.recompute = llm::Recompute::kFull;
+  expect_agreement(small_gpt(), parallel);
+  llm::TransformerConfig unfused = small_gpt();
+  unfused.attention = llm::AttentionKernel::kUnfused;
+  expect_agreement(unfused, pp2_dp2());
+  parallel.recompute = llm::Recompute::kSelective;
+  expect_agreement(unfused, parallel);
+}
+
+}  // namespace
+}  // namespace perfsim::memory

@@ -9,6 +9,19 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 
 namespace perfsim::generators::llm {
+namespace {
+
+// Rows [index x rows, (index + 1) x rows) of `tensor` as a [rows, cols] view. The offset lets
+// the memory replay see every chunk written inside the one storage (a write at offset 0 of a
+// live storage would read as a new allocation).
+TensorRef chunk_view(const TensorRef& tensor, std::int64_t index, std::int64_t rows,
+                     std::int64_t cols) {
+  TensorRef ref = RankTraceBuilder::view(tensor, {rows, cols});
+  ref.offset_elements = tensor.offset_elements + index * rows * cols;
+  return ref;
+}
+
+}  // namespace
 
 TensorRef LayerEmitter::exchange_tp_chunk(const TensorRef& chunk) {
   builder_.communicate({CollectiveKind::kSend, "", 2, tp_.next_rank, kTensorSendStream}, chunk,
@@ -38,7 +51,7 @@ TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const Tens
     builder_.compute(
         "aten::mm",
         {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(operand, {h, n})},
-        {RankTraceBuilder::view(out, {rows, n})}, KernelCategory::kGemm, 2.0 * rows * n * h);
+        {chunk_view(out, step, rows, n)}, KernelCategory::kGemm, 2.0 * rows * n * h);
     chunk = next;
   }
   return out;
@@ -70,7 +83,7 @@ TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
     // Every chunk lands in the same local tensor: its readers wait for the last one.
     builder_.communicate(
         {CollectiveKind::kReduceScatter, tp_.name, tp_.size, -1, kTensorParallelStream}, part,
-        RankTraceBuilder::view(local, {rows / tp_.size, h}));
+        chunk_view(local, split, rows / tp_.size, h));
   }
   return local;
 }
@@ -93,7 +106,7 @@ TensorRef LayerEmitter::ring_exchange_data_gradient(const TensorRef& grad_local,
     builder_.compute(
         "aten::mm",
         {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(weight_t, {h, in_width})},
-        {RankTraceBuilder::view(grad_input, {rows, in_width})}, KernelCategory::kGemm,
+        {chunk_view(grad_input, step, rows, in_width)}, KernelCategory::kGemm,
         2.0 * rows * in_width * h);
     chunk = next;
   }

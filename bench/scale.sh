@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Scale benchmarks of issue 16 on this machine (`mpirun -n 2`): for each case the wall time of
 # the whole run, the simulated ops, ops/s, the peak RSS summed over the MPI processes and the
-# bytes per op held at that peak (folded runs hold only the representatives' programs).
+# bytes per op at that peak: folded runs, that RSS over the ops their representatives' programs
+# hold; unfolded runs, over the ops simulated (every rank's; the ranks of a pipeline stage
+# share one compiled list of ops, so fewer distinct ops are held). cpu_s is the largest CPU
+# time (user + system) of one process: on a loaded machine the wall time is mostly waiting.
 #   bash bench/scale.sh [path/to/perfsim] [case ...]
 # Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-256
 #        llama405b-folded llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
@@ -18,30 +21,31 @@ cap_kb=$(( ${CAP_GB:-5} * 1024 * 1024 ))
 timeout_s=${TIMEOUT_S:-900}
 log_dir=$(mktemp -d)
 
-printf "%-20s %8s %8s %12s %12s %10s %9s %s\n" case wall_s sim_s ops "ops/s" rss_MB "B/op" note
+printf "%-20s %8s %8s %8s %12s %12s %10s %9s %s\n" case wall_s cpu_s sim_s ops "ops/s" rss_MB "B/op" note
 run() {
   local name=$1 processes=$2
   shift 2
   local out="$log_dir/$name.txt" start end
   start=$(date +%s.%N)
   (ulimit -v "$cap_kb"; timeout "$timeout_s" mpirun -n "$processes" \
-     /usr/bin/time -f "peak_rss_kB %M" "$perfsim" "$@") >"$out" 2>&1
+     /usr/bin/time -f "peak_rss_kB %M cpu_s %U %S" "$perfsim" "$@") >"$out" 2>&1
   local rc=$?
   end=$(date +%s.%N)
-  local wall ops sim_s rss held note
+  local wall cpu ops sim_s rss held note
   wall=$(awk "BEGIN{printf \"%.2f\", $end - $start}")
   ops=$(sed -nE 's/^(simulated|simulator:) ([0-9]+) ops.*/\2/p' "$out" | head -1)
   sim_s=$(sed -nE 's/^(simulated|simulator:) .* in ([0-9.]+) s wall.*/\2/p' "$out" | head -1)
   rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out")
+  cpu=$(awk '/^peak_rss_kB/{c=$4+$5; if(c>m)m=c} END{printf "%.2f", m}' "$out")
   held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
   note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)
   if [[ $rc -ne 0 || -z $ops ]]; then
     note="FAILED rc=$rc: $(grep -m1 -iE "error|killed|bad_alloc|memory" "$out" | cut -c1-120)"
-    printf "%-20s %8s %8s %12s %12s %10s %9s %s\n" "$name" "$wall" - - - "$rss" - "$note"
+    printf "%-20s %8s %8s %8s %12s %12s %10s %9s %s\n" "$name" "$wall" "$cpu" - - - "$rss" - "$note"
     return
   fi
   [[ -z $held ]] && held=$ops
-  printf "%-20s %8s %8s %12s %12.0f %10s %9.0f %s\n" "$name" "$wall" "$sim_s" "$ops" \
+  printf "%-20s %8s %8s %8s %12s %12.0f %10s %9.0f %s\n" "$name" "$wall" "$cpu" "$sim_s" "$ops" \
     "$(awk "BEGIN{print $ops / $sim_s}")" "$rss" "$(awk "BEGIN{print $rss * 1048576 / $held}")" \
     "$note"
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -65,6 +66,21 @@ llm::StageTemplate witness_collectives(const llm::StageTemplate& stage_template)
   }
   trace.reindex();
   return witnesses;
+}
+
+std::vector<int> witness_index_of_ops(const llm::StageTemplate& stage_template) {
+  std::vector<int> witness_of;
+  witness_of.reserve(stage_template.trace.ops.size());
+  std::map<WitnessKey, int> index_of_key;
+  for (const Op& op : stage_template.trace.ops) {
+    if (!op.comm) {
+      witness_of.push_back(-1);
+      continue;
+    }
+    const int next = static_cast<int>(index_of_key.size());
+    witness_of.push_back(index_of_key.try_emplace(witness_key(*op.comm), next).first->second);
+  }
+  return witness_of;
 }
 
 FoldInputs load_fold_inputs(const LlmScenario& scenario) {

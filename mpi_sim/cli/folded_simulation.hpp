@@ -44,6 +44,9 @@ std::vector<int> stage_representative_of(const generators::llm::ParallelConfig& 
 // message), in template order.
 generators::llm::StageTemplate witness_collectives(
     const generators::llm::StageTemplate& stage_template);
+// For each op of the stage template, the index of its witness among witness_collectives()'
+// ops; -1 for an op without a collective.
+std::vector<int> witness_index_of_ops(const generators::llm::StageTemplate& stage_template);
 
 // The representatives' programs (inputs.programs, stage order) and, per stage, the witness
 // collectives and the representative's program of them.

@@ -67,7 +67,11 @@ std::string describe_calibration(const validation::EndToEndCalibration& calibrat
               : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +
                     calibration.device +
                     " (also on devices without GEMM data of their own; not on fp8 runs)") +
-         ", fitted on " + calibration.fitted_on;
+         ", fitted on " + calibration.fitted_on +
+         "; the host terms are CPU time of the framework and hosts that table ran on (the "
+         "shipped one: Megatron-DeepSpeed, eager PyTorch, DGX A100), run beside the GPU: they "
+         "cost time only where the GPU waits for the CPU (after a host synchronization such as "
+         "--get-batch-sync or the 1F1B batch_p2p_sync, or when the CPU is the bottleneck)";
 }
 
 }  // namespace perfsim::cli

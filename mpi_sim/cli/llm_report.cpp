@@ -20,6 +20,21 @@ std::string printf_string(const char* pattern, auto... values) {
   return buffer;
 }
 
+std::string gradient_reduction_text(const llm::ParallelConfig& parallel) {
+  if (parallel.gradient_group_size() == 1)
+    return "none (DP 1)";
+  std::string text =
+      parallel.overlap_grad_reduce
+          ? printf_string("in %.0f MB buckets under the last backward",
+                          static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
+          : std::string("after the backward");
+  text += " in " + std::string(dtype_name(parallel.gradient_dtype));
+  if (parallel.zero_stage == 1 || parallel.zero_stage == 2)
+    text += std::string("; parameter all-gather ") +
+            (parallel.overlap_param_gather ? "under the first forward" : "after the optimizer");
+  return text;
+}
+
 std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
   if (parallel.pp == 1)
     return "";
@@ -43,17 +58,11 @@ std::string overlaps_line(const llm::ParallelConfig& parallel) {
                                       std::to_string(parallel.comm_sms) + " fewer SMs)"
                                 : "waited for");
   text += pipeline_p2p_text(parallel);
-  text += "; DP gradient reduction ";
-  if (parallel.gradient_group_size() == 1)
-    return text + "none (DP 1)";
-  text += parallel.overlap_grad_reduce
-              ? printf_string("in %.0f MB buckets under the last backward",
-                              static_cast<double>(parallel.effective_bucket_bytes()) / 1e6)
-              : std::string("after the backward");
-  text += " in " + std::string(dtype_name(parallel.gradient_dtype));
-  if (parallel.zero_stage == 1 || parallel.zero_stage == 2)
-    text += std::string("; parameter all-gather ") +
-            (parallel.overlap_param_gather ? "under the first forward" : "after the optimizer");
+  text += "; DP gradient reduction " + gradient_reduction_text(parallel);
+  // Which framework's data loading the per-micro-batch host cost follows.
+  text += parallel.batch_load_sync
+              ? "; get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed)"
+              : "; get_batch without a host wait (Megatron-Core)";
   return text;
 }
 

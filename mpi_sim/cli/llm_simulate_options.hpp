@@ -34,6 +34,7 @@ struct LlmSimulateOptions {
   bool overlap_p2p_comm = true;            // Megatron overlap_p2p_comm (interleaved only)
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
+  bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)
   std::string topology_path;               // required with --model
   TopologySize topology_size;              // --nodes, --gpus-per-node
   std::string device_path;                 // required with --model
@@ -42,6 +43,12 @@ struct LlmSimulateOptions {
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;
+  // Megatron-Core's pipeline split (generators/llm/llm_pipeline_split.hpp): first / last
+  // stage's layers (0: not set), the embedding / the loss counted as a layer.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
 
   bool requested() const { return !model_path.empty() || embedded_default; }
   int world_size() const { return tp * cp * pp * dp; }

@@ -20,6 +20,7 @@
 #include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
+#include "mpi_sim/cli/llm_stage_programs.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
 
@@ -50,6 +51,28 @@ std::string group_kind(const std::string& group, const llm::ParallelConfig& para
   return kind;
 }
 
+// The uneven pipeline split, when one is asked for: "" for an even split.
+std::string describe_pipeline_split(const llm::ParallelConfig& parallel) {
+  std::string text;
+  auto add = [&text](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (!parallel.pp_layers.empty()) {
+    std::string list;
+    for (int layers : parallel.pp_layers)
+      list += (list.empty() ? "" : ",") + std::to_string(layers);
+    add("layers " + list);
+  }
+  if (parallel.first_stage_layers > 0)
+    add("first stage " + std::to_string(parallel.first_stage_layers) + " layers");
+  if (parallel.last_stage_layers > 0)
+    add("last stage " + std::to_string(parallel.last_stage_layers) + " layers");
+  if (parallel.account_for_embedding || parallel.account_for_loss)
+    add(std::string(parallel.account_for_embedding && parallel.account_for_loss
+                        ? "embedding and loss"
+                        : (parallel.account_for_embedding ? "embedding" : "loss")) +
+        " counted as layers");
+  return text.empty() ? text : " (" + text + ")";
+}
+
 }  // namespace
 
 std::string describe_layout(const llm::ParallelConfig& parallel) {
@@ -59,6 +82,7 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
                      std::to_string(parallel.dp);
   if (parallel.ep > 1)
     text += " (EP " + std::to_string(parallel.ep) + ")";
+  text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
   if (parallel.micro_batch > 0)
@@ -121,9 +145,24 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
       ->check(CLI::Range(1.0, 1e6));
   sub.add_option("--pp-layers", options.pp_layers,
                  "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
-                 "(one per stage, summing to the model's layers; no interleaving)")
+                 "(one per stage, summing to the model's layers; interleaved: one per stage "
+                 "divided evenly over its chunks, or one per virtual stage, chunk-major)")
       ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--first-stage-layers", options.first_stage_layers,
+                 "LLM: transformer layers of the first pipeline stage, the rest split evenly "
+                 "over the other stages (Megatron --decoder-first-pipeline-num-layers)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--last-stage-layers", options.last_stage_layers,
+                 "LLM: transformer layers of the last pipeline stage (Megatron "
+                 "--decoder-last-pipeline-num-layers)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--account-for-embedding-in-pipeline-split", options.account_for_embedding,
+               "LLM: the embedding counts as one layer of the even split, so the first virtual "
+               "stage holds one transformer layer fewer (Megatron's flag of that name)");
+  sub.add_flag("--account-for-loss-in-pipeline-split", options.account_for_loss,
+               "LLM: the LM head and loss count as one layer of the even split, so the last "
+               "virtual stage holds one transformer layer fewer (Megatron's flag of that name)");
   sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--global-batch", options.global_batch,
@@ -180,6 +219,11 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
+  sub.add_flag("--get-batch-sync", options.get_batch_sync,
+               "LLM: get_batch copies the batch sizes to the host each micro-batch, so the host "
+               "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "
+               "broadcast_data); default: no wait (Megatron-Core's get_batch_on_this_tp_rank, "
+               "NeMo), the batch's CPU time runs beside the GPU");
   sub.add_option("--topology", options.topology_path,
                  "topology file (configs/topologies/*.json) for the collective model; required by "
                  "--model, --dlrm and --comm model (no default)");
@@ -220,6 +264,10 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.ep = options.ep;
   parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
+  parallel.first_stage_layers = options.first_stage_layers;
+  parallel.last_stage_layers = options.last_stage_layers;
+  parallel.account_for_embedding = options.account_for_embedding;
+  parallel.account_for_loss = options.account_for_loss;
   parallel.pp_layers = options.pp_layers;
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;
@@ -238,6 +286,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.overlap_p2p_comm = options.overlap_p2p_comm;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
+  parallel.batch_load_sync = options.get_batch_sync;
   return parallel;
 }
 
@@ -309,19 +358,8 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
                     : 1.0;
        }});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
-  // Every rank of a stage is its stage template with its own roles (llm_rank_roles.hpp):
-  // generate each stage's template once and instantiate it for the stage's ranks.
-  std::optional<llm::StageTemplate> stage_template;
-  for (int rank : local_ranks) {
-    const int stage = llm::coordinates_of(parallel, rank).pp;
-    if (!stage_template || stage_template->stage != stage)
-      stage_template = llm::generate_llm_stage_template(model, parallel, stage);
-    const Trace trace = llm::instantiate_llm_rank(*stage_template, parallel, rank);
-    inputs.programs.push_back(
-        engine::build_rank_program(trace, rank, parallel.world_size(), sources));
-    mark_pipeline_steps(trace, model, parallel, llm::coordinates_of(parallel, rank).pp,
-                        inputs.programs.back());
-  }
+  // The ranks of a stage share one compiled list of ops (llm_stage_programs.hpp).
+  inputs.programs = llm_rank_programs(model, parallel, local_ranks, sources);
   // Generated traces have no profile to take host time from: the host costs are the end-to-end
   // calibration's (fitted on measured runs), else none.
   inputs.overheads.launch.kernel_gap_us = 1.0;

@@ -50,11 +50,20 @@ void print_data_behind(const devices::DeviceSpec& device,
                            : "carried over: ") +
            it->second.peak_fraction.source;
   };
+  const std::string attention =
+      device.attention ? std::string(device.attention->provenance == devices::Provenance::kMeasured
+                                         ? "measured: "
+                                         : "carried over: ") +
+                             device.attention->implementation + ", " + device.attention->source
+                       : std::string(
+                             "analytical only: the GEMM model on the unmasked work (no measured "
+                             "attention table)");
   std::cout << "    measured data behind each op class:\n"
             << "      GEMM, tensor cores     " << gemm(devices::MathUnit::kTensorCore) << "\n"
             << "      GEMM, CUDA cores       " << gemm(devices::MathUnit::kCudaCore) << "\n"
             << "      conv, tensor cores     " << conv(devices::MathUnit::kTensorCore) << "\n"
             << "      conv, CUDA cores       " << conv(devices::MathUnit::kCudaCore) << "\n"
+            << "      fused attention        " << attention << "\n"
             << "      batch-norm, pooling    nominal: memory-bound at the "
             << devices::provenance_name(device.hbm_bandwidth_GBps.provenance)
             << " HBM bandwidth (no measured kernel table)\n"
@@ -71,6 +80,8 @@ void print_data_behind(const devices::DeviceSpec& device,
                       "llm_calibration.json)"
                     : "carried over: end-to-end fit on vTrain A100 runs (configs/assets/"
                       "llm_calibration.json); no runs on this device")
+            << " (Megatron-DeepSpeed's CPU time; its per-micro-batch host wait only with "
+               "--get-batch-sync)"
             << "\n";
 }
 

@@ -65,6 +65,8 @@ struct PlanOptions {
   std::string format = "text";
   bool quiet = false;
   std::string report_path;  // --report: HTML, "" = none
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
 };
 
 void write_plan_html(const PlanOptions& options, const PlanRequest& request,
@@ -116,6 +118,8 @@ int run_plan(const PlanOptions& options) {
   request.limits.global_batch = options.global_batch;
   request.limits.max_micro_batch = options.max_micro_batch;
   request.limits.max_virtual_stages = options.max_virtual_stages;
+  request.limits.account_for_embedding = options.account_for_embedding;
+  request.limits.account_for_loss = options.account_for_loss;
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.max_context_parallel = options.max_cp;
@@ -265,6 +269,11 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "`simulate --overlap-grad-reduce`)");
   command->add_flag("--overlap-param-gather", options->overlap_param_gather,
                     "ZeRO 1/2 layouts all-gather parameters under the first forward");
+  command->add_flag("--account-for-embedding-in-pipeline-split", options->account_for_embedding,
+                    "every layout counts the embedding as a layer of its pipeline split (see "
+                    "`simulate --account-for-embedding-in-pipeline-split`)");
+  command->add_flag("--account-for-loss-in-pipeline-split", options->account_for_loss,
+                    "every layout counts the loss as a layer of its pipeline split");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command->add_flag("--tp-comm-overlap", options->tp_comm_overlap,

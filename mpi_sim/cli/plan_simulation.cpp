@@ -74,6 +74,10 @@ LayerWork layer_work(const LlmScenario& scenario) {
   // One data-parallel rank, or with experts one EP group (its all-to-alls are layer work).
   parallel.dp = parallel.ep > 1 ? parallel.ep : 1;
   parallel.virtual_stages = 1;
+  // One layer per probe stage: the layout's own split of its layers does not apply.
+  parallel.pp_layers.clear();
+  parallel.first_stage_layers = parallel.last_stage_layers = 0;
+  parallel.account_for_embedding = parallel.account_for_loss = false;
   parallel.zero_stage = 0;
   parallel.micro_batch = llm::micro_batch_size(scenario.model, scenario.parallel);
   parallel.global_batch = parallel.micro_batch * parallel.dp;  // one micro-batch

@@ -81,6 +81,10 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.cp = row.cp;
   parallel.ep = row.ep;
   parallel.virtual_stages = row.virtual_stages;
+  parallel.first_stage_layers = row.first_stage_layers;
+  parallel.last_stage_layers = row.last_stage_layers;
+  parallel.account_for_embedding = row.account_for_embedding;
+  parallel.account_for_loss = row.account_for_loss;
   parallel.micro_batch = row.micro_batch;
   parallel.global_batch = row.global_batch;
   parallel.sequence_parallel = row.sequence_parallel && row.tp > 1;
@@ -93,6 +97,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.overlap_param_gather = row.overlap_param_gather.value_or(parallel.overlap_param_gather);
   parallel.tp_comm_overlap = row.tp_comm_overlap.value_or(parallel.tp_comm_overlap);
   parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
+  parallel.batch_load_sync = row.get_batch_sync;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
   const int per_node = scenario.topology.node.gpus;
   const int nodes = row.nodes > 0 ? row.nodes : (row.gpus + per_node - 1) / per_node;
@@ -134,7 +139,7 @@ class RowModel {
   RowModel(SimulationInputs inputs, std::vector<int> ranks, CalibrationTarget device)
       : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
     for (engine::RankProgram& program : inputs_.programs)
-      for (engine::SimOp& op : program.ops)
+      for (engine::SimOp& op : program.ops.mutable_ops())
         for (engine::SimKernel& kernel : op.kernels)
           if (kernel.category == KernelCategory::kGemm)
             gemm_kernels_.push_back({&kernel, kernel.duration_us});

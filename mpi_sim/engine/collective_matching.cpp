@@ -56,8 +56,10 @@ RankSignatures rank_signatures(const RankProgram& program) {
   rank.signatures = collective_signatures(program);
   std::map<std::string, std::vector<int>> groups;
   for (const SimOp& op : program.ops) {
-    if (op.collective)
-      groups.emplace(op.collective->group, op.collective->members.ranks());
+    if (op.collective) {
+      const RankCollective collective = program.collective_of(op);
+      groups.emplace(collective.group, collective.members.ranks());
+    }
   }
   rank.groups.assign(groups.begin(), groups.end());
   return rank;

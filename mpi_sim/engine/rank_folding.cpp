@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "perfsim/error.hpp"
+
 namespace perfsim::engine {
 namespace {
 
@@ -111,6 +113,9 @@ std::string compare_ops(const SimOp& a, const SimOp& b, std::span<const int> rep
 ProgramComparison compare_with_representative(const RankProgram& representative,
                                               const RankProgram& program,
                                               std::span<const int> representative_of) {
+  // A bound program's ops carry another rank's CommInfo (its group names and peers).
+  if (representative.binding || program.binding)
+    throw RuntimeFailure("compare_with_representative: compare programs compiled in full");
   ProgramComparison comparison;
   auto differs = [&](const std::string& what) {
     comparison.difference = "rank " + std::to_string(program.sim_rank) + " differs from rank " +
@@ -136,6 +141,8 @@ ProgramComparison compare_with_representative(const RankProgram& representative,
 }
 
 GroupRenaming identity_renaming(const RankProgram& representative) {
+  if (representative.binding)
+    throw RuntimeFailure("identity_renaming: a representative is compiled in full");
   GroupRenaming renaming{representative.sim_rank, {}};
   std::map<std::string, bool> seen;
   for (const SimOp& op : representative.ops) {

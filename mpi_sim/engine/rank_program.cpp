@@ -510,8 +510,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
         slot.is_collective = true;
         sim_op.kernels.push_back(std::move(slot));
       }
-      if (collective)
+      if (collective) {
+        sim_op.collective_index = static_cast<std::uint32_t>(program.coverage.collectives - 1);
         sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
+      }
       if (recorded) {
         // Kernels and slots were pushed in segment order, skipping the extra kernels of a
         // collective: match them to the segment's kernels by walking both.
@@ -548,10 +550,11 @@ std::vector<CollectiveSignature> collective_signatures(const RankProgram& progra
     const SimOp& op = program.ops[i];
     if (!op.collective)
       continue;
-    const CommInfo& comm = op.collective->comm;
+    const RankCollective collective = program.collective_of(op);
+    const CommInfo& comm = collective.shared.comm;
     CollectiveSignature signature;
-    signature.group = op.collective->group;
-    signature.index_in_group = op.collective->index_in_group;
+    signature.group = collective.group;
+    signature.index_in_group = collective.index_in_group;
     signature.kind = comm.kind;
     // All-to-all(v) and point-to-point sizes legitimately differ per member.
     const bool size_must_match =

@@ -5,6 +5,7 @@
 // tensors it consumes. Building this once keeps the traversal loop free of lookups and lets
 // collectives be checked across ranks before anything is simulated.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -92,6 +93,9 @@ struct SimCollective {
 
 struct SimOp {
   std::size_t trace_position = 0;  // into Trace::ops
+  // Its collective's place among the program's collectives (valid when `collective` is set):
+  // where a rank that shares these ops finds its own group (RankProgram::collective_of).
+  std::uint32_t collective_index = 0;
   std::string_view name;
   std::vector<SimKernel> kernels;  // launch order; a collective appears as one slot
   // Shared and immutable once built: most ops have none, and an inline optional would cost
@@ -136,13 +140,80 @@ struct ProgramStep {
   StepSpan label;  // its times unset
 };
 
+// The ops of a program, immutable once built and shared by copies: the ranks of one pipeline
+// stage run one stage template's ops (generators/llm/llm_rank_roles.hpp) and differ only in
+// their collectives' groups, so they hold one list between them (RankProgram::bound) instead of
+// one each. Writing through mutable_ops() first copies a list that another program shares.
+class SimOpList {
+ public:
+  SimOpList() : ops_(std::make_shared<std::vector<SimOp>>()) {}
+  std::size_t size() const { return ops_->size(); }
+  bool empty() const { return ops_->empty(); }
+  const SimOp& operator[](std::size_t i) const { return (*ops_)[i]; }
+  const SimOp& front() const { return ops_->front(); }
+  const SimOp& back() const { return ops_->back(); }
+  std::vector<SimOp>::const_iterator begin() const { return ops_->begin(); }
+  std::vector<SimOp>::const_iterator end() const { return ops_->end(); }
+  void push_back(SimOp op) { mutable_ops().push_back(std::move(op)); }
+  std::vector<SimOp>& mutable_ops() {
+    if (ops_.use_count() > 1)
+      ops_ = std::make_shared<std::vector<SimOp>>(*ops_);
+    return *ops_;
+  }
+  // True when both lists are one shared list.
+  bool shares_with(const SimOpList& other) const { return ops_ == other.ops_; }
+
+ private:
+  std::shared_ptr<std::vector<SimOp>> ops_;
+};
+
+// A rank's own collectives when it runs ops compiled for another rank of its stage
+// (bind_collectives in bound_program.hpp): the groups its collectives' roles name, and for
+// every collective of the ops which role it plays and its index in the rank's group.
+struct BoundGroup {
+  std::string group;
+  MemberList members;
+  DurationUs duration_us = 0;  // this rank's candidate, as SimCollective::duration_us
+};
+struct CollectiveBinding {
+  std::vector<BoundGroup> roles;  // tens: one per distinct (role, message) of the template
+  // Per collective of the ops (SimOp::collective_index); shared by the ranks of a stage
+  // where they agree.
+  std::shared_ptr<const std::vector<std::uint32_t>> role_of;
+  std::shared_ptr<const std::vector<std::uint32_t>> index_in_group;
+};
+
+// What a rank's collective is: the op's (kind, size, stream, buffers, combine) with the rank's
+// own group, members, index in group and duration. For a bound program `shared.comm` names the
+// compiled rank's process group and peer, and `shared.group` etc. are that rank's: read the
+// fields here instead.
+struct RankCollective {
+  const SimCollective& shared;
+  const std::string& group;
+  const MemberList& members;
+  std::size_t index_in_group = 0;
+  DurationUs duration_us = 0;
+};
+
 struct RankProgram {
   int sim_rank = 0;
   // Where this rank's clocks start: 0, or its measured start skew for validation runs.
   TimestampUs start_us = 0;
   int world_size = 1;
   std::string source;
-  std::vector<SimOp> ops;
+  SimOpList ops;
+  // Set when `ops` were compiled for another rank of the same stage template: this rank's own
+  // collectives; unset, each op's collective is this rank's.
+  std::shared_ptr<const CollectiveBinding> binding;
+  // `op`'s collective as this rank runs it (op.collective must be set).
+  RankCollective collective_of(const SimOp& op) const {
+    const SimCollective& shared = *op.collective;
+    if (!binding)
+      return {shared, shared.group, shared.members, shared.index_in_group, shared.duration_us};
+    const BoundGroup& bound = binding->roles[(*binding->role_of)[op.collective_index]];
+    return {shared, bound.group, bound.members, (*binding->index_in_group)[op.collective_index],
+            bound.duration_us};
+  }
   ProgramCoverage coverage;
   std::vector<ProgramStep> steps;  // ascending and disjoint; most programs have none
   // Owns the names the ops and kernels view; shared by copies of the program.

@@ -1,6 +1,7 @@
 #include "mpi_sim/engine/rank_simulator.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace perfsim::engine {
 namespace {
@@ -11,6 +12,26 @@ std::size_t category_index(KernelCategory category) {
 
 std::string collective_key(const std::string& group, std::size_t index) {
   return (group.empty() ? std::string("world") : group) + "#" + std::to_string(index);
+}
+
+// The CPU clock never goes back and a kernel never starts before its launch call: the
+// overheads that move it are all non-negative.
+bool cpu_clock_monotonic(const HostOverheads& overheads) {
+  auto non_negative = [](const OpOverheads& op) {
+    return op.t1.mean_us >= 0 && op.t2.mean_us >= 0 && op.t3.mean_us >= 0 && op.t5.mean_us >= 0;
+  };
+  if (!non_negative(overheads.all_ops) || overheads.t4_all.mean_us < 0 ||
+      overheads.launch.launch_fraction_of_t4 < 0)
+    return false;
+  for (const auto& [name, op] : overheads.per_op) {
+    if (!non_negative(op))
+      return false;
+  }
+  for (const auto& [name, t4] : overheads.t4_per_runtime) {
+    if (t4.mean_us < 0)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -24,6 +45,23 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
   result_.steps.reserve(program.steps.size());
   for (const ProgramStep& step : program.steps)
     result_.steps.push_back(step.label);
+  sweep_early_ = cpu_clock_monotonic(overheads) &&
+                 std::none_of(program.ops.begin(), program.ops.end(),
+                              [](const SimOp& op) { return op.recorded_host != nullptr; });
+}
+
+void RankSimulator::sweep_busy(TimestampUs bound) {
+  std::sort(busy_intervals_.begin(), busy_intervals_.end());
+  auto swept = busy_intervals_.begin();
+  for (; swept != busy_intervals_.end() && swept->first < bound; ++swept) {
+    const auto& [start, end] = *swept;
+    const TimestampUs from = std::max(start, busy_covered_until_us_);
+    if (end > from)
+      busy_swept_us_ += end - from;
+    busy_covered_until_us_ = std::max(busy_covered_until_us_, end);
+  }
+  busy_intervals_.erase(busy_intervals_.begin(), swept);
+  next_sweep_size_ = std::max<std::size_t>(4096, 2 * busy_intervals_.size());
 }
 
 void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
@@ -53,7 +91,7 @@ bool RankSimulator::resolved(std::size_t posted_index) {
     return false;
   ++resolved_count_;
   const CollectiveTiming timing = *posted.timing;
-  StreamState& stream = stream_state(posted.stream);
+  StreamState& stream = stream_state(posted.stream());
   if (stream.pending == posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
     stream.pending.reset();
@@ -62,28 +100,28 @@ bool RankSimulator::resolved(std::size_t posted_index) {
   return true;
 }
 
-void RankSimulator::add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
-                                    KernelCategory category, std::string_view name) {
+void RankSimulator::add_kernel_busy(const SimKernel& kernel, TimestampUs start_us) {
   if (pending_busy_.empty())
-    add_busy(stream, start_us, duration_us, category, name, "");
+    add_busy(kernel.stream, start_us, kernel.duration_us, kernel.category, kernel.name, "");
   else
-    pending_busy_.push_back({stream, start_us, duration_us, category, name, std::nullopt});
+    pending_busy_.push_back({&kernel, start_us, kNotPosted});
 }
 
 void RankSimulator::flush_busy() {
   while (!pending_busy_.empty()) {
     const PendingBusy& front = pending_busy_.front();
-    if (!front.posted) {
-      add_busy(front.stream, front.start_us, front.duration_us, front.category, front.name, "");
+    if (front.posted == kNotPosted) {
+      const SimKernel& kernel = *front.kernel;
+      add_busy(kernel.stream, front.start_us, kernel.duration_us, kernel.category, kernel.name, "");
     } else {
-      const Posted& posted = posted_[*front.posted];
+      const Posted& posted = posted_[front.posted];
       if (!posted.timing)
         return;
       const CollectiveTiming timing = *posted.timing;
-      add_busy(posted.stream, timing.start_us, timing.end_us - timing.start_us,
-               KernelCategory::kCommunication, posted.op_name,
-               collective_key(posted.group, posted.index_in_group));
-      result_.groups[posted.group].time_us += timing.end_us - timing.start_us;
+      add_busy(posted.stream(), timing.start_us, timing.end_us - timing.start_us,
+               KernelCategory::kCommunication, posted.slot->name,
+               record_timeline_ ? collective_key(*posted.group, posted.index_in_group) : "");
+      result_.groups[*posted.group].time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -135,7 +173,7 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
   StreamState& stream = stream_state(stream_id);
   const TimestampUs end = posted.timing->end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[posted.group];
+    GroupTraffic& traffic = result_.groups[*posted.group];
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
         std::clamp(posted.timing->start_us - stream.clock_us, 0.0, end - stream.clock_us);
@@ -152,6 +190,8 @@ void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationU
   result_.by_category_us[category_index(category)] += duration_us;
   result_.kernel_time_us += duration_us;
   busy_intervals_.emplace_back(start_us, start_us + duration_us);
+  if (sweep_early_ && busy_intervals_.size() >= next_sweep_size_)
+    sweep_busy(pending_busy_.empty() ? cpu_us_ : std::min(cpu_us_, pending_since_cpu_us_));
   if (record_timeline_) {
     result_.timeline.push_back(
         {std::string(name), stream_id, start_us, duration_us, category, key});
@@ -189,7 +229,7 @@ void RankSimulator::run_op(const SimOp& op) {
       const TimestampUs start = stream.clock_us;
       stream.clock_us = start + kernel.duration_us;
       queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
-      add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
+      add_kernel_busy(kernel, start);
       ++result_.kernels;
     }
     return;
@@ -244,25 +284,25 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
   const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
   StreamState& stream = stream_state(kernel.stream);
   if (kernel.is_collective) {
-    const SimCollective& collective = *op.collective;
+    const RankCollective rank_collective = program_.collective_of(op);
+    const SimCollective& collective = rank_collective.shared;
     // The communication stream waits for the work queued before it on the compute stream
     // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
     const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
                                         stream_state(compute_stream_).clock_us});
     CollectivePost post;
     post.sim_rank = program_.sim_rank;
-    post.group = collective.group;
-    post.index_in_group = collective.index_in_group;
-    post.members = collective.members;
+    post.group = rank_collective.group;
+    post.index_in_group = rank_collective.index_in_group;
+    post.members = rank_collective.members;
     post.ready_us = ready;
-    post.duration_us = collective.duration_us;
+    post.duration_us = rank_collective.duration_us;
     post.combine = collective.combine;
     Posted posted;
     posted.handle = sync_.post(post);
-    posted.stream = kernel.stream;
-    posted.group = collective.group;
-    posted.index_in_group = collective.index_in_group;
-    posted.op_name = kernel.name;
+    posted.group = &rank_collective.group;
+    posted.slot = &kernel;
+    posted.index_in_group = rank_collective.index_in_group;
     const std::size_t index = posted_.size();
     posted_.push_back(std::move(posted));
     stream_state(kernel.stream).pending = index;
@@ -271,16 +311,18 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       posted_by_seq_[*collective.seq] = index;
     for (std::int64_t tensor : collective.produced_tensor_ids)
       tensor_producer_[tensor] = index;
-    GroupTraffic& traffic = result_.groups[collective.group];
+    GroupTraffic& traffic = result_.groups[rank_collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
-    pending_busy_.push_back({kernel.stream, 0, 0, KernelCategory::kCommunication, {}, index});
+    if (pending_busy_.empty())
+      pending_since_cpu_us_ = cpu_us_;  // its start is at least its launch_ready
+    pending_busy_.push_back({&kernel, 0, index});
     resolved(index);  // in-process groups may resolve at once
   } else {
     const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
     stream.clock_us = start + kernel.duration_us;
     queued_ends_.push(stream.clock_us);
-    add_kernel_busy(kernel.stream, start, kernel.duration_us, kernel.category, kernel.name);
+    add_kernel_busy(kernel, start);
     note_step_kernel(start, stream.clock_us);
     if (kernel.category != KernelCategory::kCommunication)
       compute_stream_ = kernel.stream;
@@ -377,17 +419,9 @@ RankSimulator::Progress RankSimulator::advance() {
     result_.iteration_us = std::max(result_.iteration_us, stream.clock_us);
     result_.streams.push_back({id, stream.busy_us, stream.by_category_us});
   }
-  std::sort(busy_intervals_.begin(), busy_intervals_.end());
-  DurationUs busy = 0;
-  TimestampUs covered_until = 0;
-  for (const auto& [start, end] : busy_intervals_) {
-    const TimestampUs from = std::max(start, covered_until);
-    if (end > from)
-      busy += end - from;
-    covered_until = std::max(covered_until, end);
-  }
-  result_.gpu_busy_us = busy;
-  result_.gpu_idle_us = result_.iteration_us - busy;
+  sweep_busy(std::numeric_limits<TimestampUs>::infinity());
+  result_.gpu_busy_us = busy_swept_us_;
+  result_.gpu_idle_us = result_.iteration_us - busy_swept_us_;
   return Progress::kFinished;
 }
 
@@ -396,8 +430,8 @@ std::string RankSimulator::blocked_on() const {
     return "";
   const Posted& posted = posted_[*blocked_posted_];
   return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
-         collective_key(posted.group, posted.index_in_group) + " (" + std::string(posted.op_name) +
-         ")";
+         collective_key(*posted.group, posted.index_in_group) + " (" +
+         std::string(posted.slot->name) + ")";
 }
 
 RankResult RankSimulator::result() const {

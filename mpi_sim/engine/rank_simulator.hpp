@@ -43,13 +43,15 @@ class RankSimulator {
   RankResult result() const;
 
  private:
+  // One per collective the rank posted, held to the end of the run: kept small (an unfolded
+  // 1024-rank run posts millions), its group and slot pointing into the program.
   struct Posted {
     CollectiveHandle handle;
-    StreamId stream = 0;
-    std::string group;
+    const std::string* group = nullptr;  // the rank's group (RankProgram::collective_of)
+    const SimKernel* slot = nullptr;     // the op's collective slot: its stream and name
     std::size_t index_in_group = 0;
-    std::string_view op_name;  // in the program's name pool
     std::optional<CollectiveTiming> timing;
+    StreamId stream() const { return slot->stream; }
   };
   struct StreamState {
     TimestampUs clock_us = 0;
@@ -73,16 +75,15 @@ class RankSimulator {
   // Busy time enters the sums in launch order, a collective's once it resolves and what was
   // launched after it behind it: floating-point sums then do not depend on how the traversal
   // interleaves ranks, so folded, in-process and MPI runs agree bit for bit.
+  // Kernels launched after a collective that has not resolved yet wait here: a whole pipeline
+  // bubble's worth on a blocked stage, so kept to 24 bytes.
+  static constexpr std::size_t kNotPosted = static_cast<std::size_t>(-1);
   struct PendingBusy {
-    StreamId stream = 0;
+    const SimKernel* kernel = nullptr;  // stream, category and name (unused for a collective)
     TimestampUs start_us = 0;
-    DurationUs duration_us = 0;
-    KernelCategory category = KernelCategory::kOther;
-    std::string_view name;
-    std::optional<std::size_t> posted;  // a collective: its timing decides
+    std::size_t posted = kNotPosted;  // a collective: its timing decides
   };
-  void add_kernel_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
-                       KernelCategory category, std::string_view name);
+  void add_kernel_busy(const SimKernel& kernel, TimestampUs start_us);
   void flush_busy();
   std::deque<PendingBusy> pending_busy_;
   // Widens the labelled step (RankProgram::steps) holding the op being run to cover a kernel.
@@ -105,7 +106,7 @@ class RankSimulator {
   std::unordered_map<std::int64_t, TimestampUs> recorded_thread_end_us_;
   StreamId compute_stream_ = kDefaultComputeStream;
   std::map<StreamId, StreamState> streams_;
-  std::vector<Posted> posted_;
+  std::deque<Posted> posted_;  // a deque: no doubling slack on millions of entries
   // Every posted collective before this index has resolved: a device synchronize and the end of
   // the program scan from here rather than from the first (a synchronize per pipeline transfer
   // made the scans quadratic in the program's collectives). Advanced lazily, hence mutable.
@@ -116,7 +117,22 @@ class RankSimulator {
   // The collective op `op` waits on: its work handle's, else the most recent one.
   std::optional<std::size_t> waited_collective(const SimOp& op) const;
   std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
-  std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  // GPU busy time is the union of the kernels' intervals, summed in ascending (start, end)
+  // order. Intervals wait here until none can come before them any more; sweep_busy then adds
+  // them in that order, so the sum is the very one sorting every interval at the end gives,
+  // while the rank holds only the intervals of the last stretch instead of one per kernel.
+  std::deque<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  DurationUs busy_swept_us_ = 0;
+  TimestampUs busy_covered_until_us_ = 0;
+  std::size_t next_sweep_size_ = 4096;
+  // Early sweeps need every later interval to start at or after the CPU clock of its launch
+  // and that clock never to go back: no recorded host replay, no negative overheads.
+  bool sweep_early_ = false;
+  // The CPU clock when the oldest entry of pending_busy_ was launched: a lower bound on the
+  // start of every interval still pending.
+  TimestampUs pending_since_cpu_us_ = 0;
+  // Adds the intervals that start before `bound` (sorted) to the sum.
+  void sweep_busy(TimestampUs bound);
   // End times of launched kernels the device has not finished at the CPU's clock (the launch
   // queue), earliest first.
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;

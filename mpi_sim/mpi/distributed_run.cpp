@@ -89,8 +89,10 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   std::map<std::string, std::vector<int>> groups;
   for (const engine::RankProgram& program : local_programs) {
     for (const engine::SimOp& op : program.ops) {
-      if (op.collective)
-        groups.emplace(op.collective->group, op.collective->members.ranks());
+      if (op.collective) {
+        const engine::RankCollective collective = program.collective_of(op);
+        groups.emplace(collective.group, collective.members.ranks());
+      }
     }
   }
   MpiClockSync sync(

@@ -32,7 +32,8 @@ class DeviceReader {
     check_keys(root_, "",
                {"schema", "name", "aliases", "architecture", "sm_count", "hbm_capacity_bytes",
                 "hbm_bandwidth_GBps", "l2_size_bytes", "l2_bandwidth_GBps", "pcie_bandwidth_GBps",
-                "min_kernel_duration_us", "peak_tflops", "gemm_efficiency", "conv_efficiency"});
+                "min_kernel_duration_us", "peak_tflops", "gemm_efficiency", "conv_efficiency",
+                "attention_tflops"});
     DeviceSpec spec;
     spec.file = file_;
     if (string_field(root_, "", "schema") != kSchema)
@@ -89,10 +90,77 @@ class DeviceReader {
               fail(here + "/max_split_k/value", "must be in [1, 1e4]");
             spec.conv_efficiency[unit] = std::move(parsed);
           });
+    if (root_.contains("attention_tflops"))
+      spec.attention = read_attention();
     return spec;
   }
 
  private:
+  AttentionThroughput read_attention() const {
+    const std::string here = "/attention_tflops";
+    const json& entry = root_.at("attention_tflops");
+    require_object(entry, here);
+    check_keys(entry, here,
+               {"implementation", "head_dim", "dtypes", "sequence_lengths", "forward",
+                "forward_causal", "backward", "backward_causal", "provenance", "source"});
+    AttentionThroughput table;
+    table.implementation = string_field(entry, here, "implementation");
+    table.source = string_field(entry, here, "source");
+    const std::string provenance = string_field(entry, here, "provenance");
+    if (provenance == "measured")
+      table.provenance = Provenance::kMeasured;
+    else if (provenance == "estimate")
+      table.provenance = Provenance::kEstimate;
+    else
+      fail(here + "/provenance",
+           "must be \"measured\" or \"estimate\", not \"" + provenance + "\"");
+    table.head_dim = numbers(entry, here, "head_dim", 1).front();
+    const json& dtypes = member(entry, here, "dtypes");
+    if (!dtypes.is_array() || dtypes.empty())
+      fail(here + "/dtypes", "must be a non-empty array of dtype names");
+    for (std::size_t i = 0; i < dtypes.size(); ++i) {
+      std::optional<DType> dtype =
+          dtypes[i].is_string() ? parse_dtype(dtypes[i].get<std::string>()) : std::nullopt;
+      if (!dtype || *dtype == DType::kUnknown)
+        fail(here + "/dtypes/" + std::to_string(i), "not a dtype (use fp16, bf16, fp8, ...)");
+      table.dtypes.push_back(*dtype);
+    }
+    table.sequence_lengths = numbers(entry, here, "sequence_lengths", 0);
+    for (std::size_t i = 1; i < table.sequence_lengths.size(); ++i)
+      if (!(table.sequence_lengths[i] > table.sequence_lengths[i - 1]))
+        fail(here + "/sequence_lengths/" + std::to_string(i), "must be ascending");
+    const std::size_t points = table.sequence_lengths.size();
+    table.forward_tflops = numbers(entry, here, "forward", points);
+    table.forward_causal_tflops = numbers(entry, here, "forward_causal", points);
+    table.backward_tflops = numbers(entry, here, "backward", points);
+    if (entry.contains("backward_causal"))
+      table.backward_causal_tflops = numbers(entry, here, "backward_causal", points);
+    return table;
+  }
+  // A positive number (count 1) or an array of `count` positive numbers (0: any, at least 1).
+  std::vector<double> numbers(const json& node, const std::string& pointer, const std::string& key,
+                              std::size_t count) const {
+    const std::string here = pointer + "/" + key;
+    const json& value = member(node, pointer, key);
+    std::vector<double> out;
+    if (value.is_number()) {
+      out.push_back(value.get<double>());
+    } else if (value.is_array()) {
+      for (const json& item : value)
+        out.push_back(item.is_number() ? item.get<double>() : -1.0);
+    } else {
+      fail(here, "must be a number or an array of numbers");
+    }
+    if (out.empty() || (count > 0 && out.size() != count))
+      fail(here, "must hold " + (count > 0 ? std::to_string(count) : std::string("at least 1")) +
+                     " positive numbers");
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (!(out[i] >= kMinFigure && out[i] <= kMaxFigure))
+        fail(value.is_array() ? here + "/" + std::to_string(i) : here,
+             "must be a number in [1e-06, 1e+15]");
+    return out;
+  }
+
   // Calls `read(entry, pointer, unit)` for each math unit that `key` ("gemm_efficiency" or
   // "conv_efficiency") gives an entry for.
   template <typename Read>

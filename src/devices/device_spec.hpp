@@ -48,6 +48,24 @@ struct ConvEfficiency {
   Figure max_split_k;
 };
 
+// Measured throughput of one fused-attention implementation on this GPU at one head dimension,
+// in TFLOP/s as the FlashAttention papers count them (4 s^2 d per head forward, 2.5 times that
+// backward, half of it under a causal mask), by sequence length (queries = keys). Optional
+// "attention_tflops" in the file; without it attention is priced by the GEMM model.
+struct AttentionThroughput {
+  std::string implementation;  // which kernels were measured (e.g. cuDNN fused attention)
+  double head_dim = 0;
+  std::vector<DType> dtypes;             // the dtypes the table applies to
+  std::vector<double> sequence_lengths;  // ascending
+  std::vector<double> forward_tflops;    // no mask
+  std::vector<double> forward_causal_tflops;
+  std::vector<double> backward_tflops;
+  // Empty when not measured: kernels/attention_model.hpp derives it from the others.
+  std::vector<double> backward_causal_tflops;
+  Provenance provenance = Provenance::kEstimate;
+  std::string source;
+};
+
 struct DeviceSpec {
   std::string name;
   std::vector<std::string> aliases;  // names profilers record (Kineto deviceProperties)
@@ -69,6 +87,7 @@ struct DeviceSpec {
   std::map<MathUnit, GemmEfficiency> gemm_efficiency;
   // Optional "conv_efficiency", same layout; a unit without an entry is "nominal".
   std::map<MathUnit, ConvEfficiency> conv_efficiency;
+  std::optional<AttentionThroughput> attention;
 
   // Peak in FLOP/s for dtype on unit, or nullopt when the unit does not support the dtype.
   std::optional<double> peak_flops_per_s(DType dtype, MathUnit unit) const;

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "kernels/analytical_gemm.hpp"
+#include "kernels/attention_model.hpp"
 #include "kernels/conv_model.hpp"
 #include "kernels/embedding_heuristic.hpp"
 #include "kernels/embedding_mlp.hpp"
@@ -40,6 +41,16 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
       return {asset->predict_us(sizes, gemm->dtype), "mlp:" + asset->name};
     }
     return {analytical_gemm_duration_us(*gemm, device_), "analytical-gemm"};
+  }
+  if (const auto* attention = std::get_if<AttentionWork>(&kernel.work)) {
+    if (const double tflops = measured_attention_tflops(*attention, device_); tflops > 0)
+      return {attention->flops() / (tflops * 1e12) * 1e6,
+              "attention-table(" + device_.attention->implementation + ")"};
+    KernelSpec as_gemm = kernel;
+    as_gemm.work = attention_as_gemm(*attention);
+    KernelPrediction prediction = raw_prediction(as_gemm);
+    prediction.model += "(attention)";
+    return prediction;
   }
   if (const auto* embedding = std::get_if<EmbeddingWork>(&kernel.work)) {
     const std::string kind = embedding_asset_kind(embedding->backward);

@@ -35,6 +35,27 @@ struct GemmWork {
   DType dtype = DType::kFloat32;
 };
 
+// Fused (flash) attention of one kernel: `batch_heads` independent heads, each `q_len` queries
+// against `kv_len` keys of `head_dim`. The work is 4 q kv d flops per head forward (Q K^T and
+// P V) and 2.5 times that backward (five matmuls), the convention of the FlashAttention
+// papers; a causal mask leaves half of it (the kernel skips the masked tiles).
+struct AttentionWork {
+  std::int64_t batch_heads = 1;
+  std::int64_t q_len = 0;
+  std::int64_t kv_len = 0;
+  std::int64_t head_dim = 0;
+  bool causal = false;
+  bool backward = false;
+  DType dtype = DType::kBFloat16;
+
+  double flops() const {
+    const double full = (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) *
+                        static_cast<double>(q_len) * static_cast<double>(kv_len) *
+                        static_cast<double>(head_dim);
+    return causal ? full / 2 : full;
+  }
+};
+
 // Batched embedding-table lookup (seed 000 Sec. 4.3.2.1.1): B samples, T tables of E rows of
 // D elements, L lookups pooled per sample and table.
 struct EmbeddingWork {
@@ -67,7 +88,7 @@ struct MemoryBoundWork {
 };
 
 using KernelWork = std::variant<ElementwiseWork, HostTransferWork, GemmWork, EmbeddingWork,
-                                ConvWork, MemoryBoundWork>;
+                                ConvWork, MemoryBoundWork, AttentionWork>;
 
 // A kernel an op launches, before a duration is predicted.
 struct KernelSpec {

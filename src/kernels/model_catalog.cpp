@@ -18,6 +18,11 @@ std::vector<ModelDescription> kernel_model_catalog() {
       {"embedding-heuristic", "embedding_bag, embedding, FBGEMM batched lookups (fwd and bwd)",
        "B, E, T, L, D from shapes; device SM count, L2 size and bandwidth, HBM bandwidth",
        "seed 000 Sec. 4.3.2.1.1 (per-warp traffic, L2 hit rate p = C(cached rows, L) / C(E, L))"},
+      {"attention-table(<implementation>)",
+       "fused (flash) attention forward and backward on a device with an attention_tflops table",
+       "batch x heads, query and key lengths, head dim, causal mask (the op's is_causal), dtype",
+       "measured throughput by mask, direction and length (log-linear between the measured "
+       "lengths); a causal mask halves the work; src/kernels/attention_model.hpp"},
       {"analytical-gemm", "mm, addmm, bmm, baddbmm, linear, matmul, attention matmuls",
        "m, n, k, batch, dtype; device tensor/CUDA-core peak per dtype, SM count, HBM bandwidth",
        "tile and wave quantization with " + analytical_gemm_parameters() +

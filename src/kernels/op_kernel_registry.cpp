@@ -318,8 +318,9 @@ OpExpansion fbgemm_lookup_rule(const Op& op) {
   return embedding_kernel(op, work);
 }
 
-// Attention (Q [b, h, s, d], K [b, h, s_k, d], V): QK^T and AV as one GEMM-like kernel of
-// 4 s s_k d flops per head (k = 2d); the backward does 2.5 times the forward's matmuls.
+// Fused attention (Q [b, h, s, d], K [b, h, s_k, d], V): QK^T and AV in one kernel of 4 s s_k d
+// flops per head; the backward does 2.5 times the forward's matmuls. The op's "is_causal"
+// attribute (PyTorch's is_causal argument; 0 when absent) halves the work.
 Rule attention_rule(bool backward) {
   return [=](const Op& op) -> OpExpansion {
     const std::size_t offset = backward ? 1 : 0;  // backward ops start with grad_out
@@ -327,13 +328,14 @@ Rule attention_rule(bool backward) {
     const TensorRef* k = input_at(op, offset + 1);
     if (!q || !k || q->shape.size() != 4 || k->shape.size() != 4)
       return missing("needs query and key of rank 4 [batch, heads, seq, head_dim]");
-    const std::int64_t head_dim = q->shape[3];
-    const std::int64_t depth = backward ? 5 * head_dim : 2 * head_dim;
+    const Attribute* causal = op.find_attribute("is_causal");
+    const std::int64_t* causal_flag = causal ? std::get_if<std::int64_t>(&causal->value) : nullptr;
     KernelSpec kernel{
-        std::string(backward ? "flash_attention_backward_gemm:" : "flash_attention_forward_gemm:") +
+        std::string(backward ? "flash_attention_backward:" : "flash_attention_forward:") +
             std::string(canonical_op_name(op.name)),
         KernelCategory::kGemm,
-        GemmWork{q->shape[2], k->shape[2], depth, q->shape[0] * q->shape[1], tensor_dtype(*q)}};
+        AttentionWork{q->shape[0] * q->shape[1], q->shape[2], k->shape[2], q->shape[3],
+                      causal_flag != nullptr && *causal_flag != 0, backward, tensor_dtype(*q)}};
     return modeled({kernel});
   };
 }

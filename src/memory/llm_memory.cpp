@@ -17,6 +17,36 @@ Bytes to_bytes(double value) {
   return static_cast<Bytes>(std::llround(value));
 }
 
+// The share of a stage's layer activations in flight at the peak of the interleaved schedule
+// when its chunks hold different layer counts (the embedding or the loss counted as a layer):
+// each chunk weighted by how many of its forwards the schedule holds at the peak (the warm-up
+// forwards and the first steady one), relative to equal chunks. 1 when the chunks are equal,
+// so the paper's interleaving factor applies as before; for the first stage the product is the
+// exact count of its schedule.
+double uneven_chunk_activation_scale(const llm::TransformerConfig& model,
+                                     const llm::ParallelConfig& parallel, int stage) {
+  const int p = parallel.pp, v = parallel.virtual_stages;
+  if (v == 1)
+    return 1.0;
+  std::vector<int> layers;
+  for (int chunk = 0; chunk < v; ++chunk) {
+    const llm::LayerRange range = llm::stage_layers(model, parallel, stage, chunk);
+    layers.push_back(range.last - range.first);
+  }
+  if (std::equal(layers.begin() + 1, layers.end(), layers.begin()))
+    return 1.0;
+  const int total = llm::micro_batches_per_iteration(model, parallel) * v;
+  const int in_flight = std::min((p - stage - 1) * 2 + (v - 1) * p + 1, total);
+  double weighted = 0, stage_layers = 0;
+  for (int k = 0; k < in_flight; ++k)
+    weighted += layers[static_cast<std::size_t>((k / p) % v)];
+  for (int chunk_layers : layers)
+    stage_layers += chunk_layers;
+  if (stage_layers == 0)
+    return 1.0;
+  return weighted / in_flight * v / stage_layers;
+}
+
 // Bytes per parameter of weights, gradients and Adam state (ZeRO paper Sec. 3.1).
 struct StateBytes {
   double weights = 0;
@@ -225,6 +255,7 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       activations += moe_layers * moe_activation_bytes_per_layer(model, parallel) *
                      memory.microbatches_in_flight;
     }
+    activations *= uneven_chunk_activation_scale(model, parallel, stage);
     if (stage == 0) {
       parameters += v * h / t + static_cast<double>(model.seq_len) * h;
       const double mask_bytes = parallel.sequence_parallel ? sbh / t : sbh;  // 1-byte mask

@@ -32,7 +32,10 @@
 // Pipeline (Sec. 4.2.3): under 1F1B stage i holds the activations of min(p - i, micro-batches)
 // micro-batches, so the first stage holds p; the interleaved schedule with m virtual stages
 // multiplies that by (1 + (p - 1)/(p m)) (the paper derives it for the first stage; it is
-// applied to every stage here, which overestimates the later ones slightly).
+// applied to every stage here, which overestimates the later ones slightly). Uneven splits
+// (llm_pipeline_split.hpp) give each stage its own layer count; when a stage's chunks differ
+// (the embedding or the loss counted as a layer) each chunk is weighted by its forwards in
+// flight at the schedule's peak, which is exact for the first stage.
 // Embeddings and output layer (Sec. 4.3): the first stage keeps the input-embedding dropout
 // mask, sbh/t per micro-batch in flight (sbh without SP); the last stage keeps
 // 4sbh/t (1 + v/h) for the final layer norm, the output projection and the fp32 softmax.

@@ -1,5 +1,6 @@
 #include "planner/layout_enumerator.hpp"
 
+#include "generators/llm/llm_pipeline_split.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::planner {
@@ -32,6 +33,18 @@ std::vector<int> expert_parallel_degrees(const llm::TransformerConfig& model, in
   return degrees;
 }
 
+// Whether PP x virtual stages split the layers (with the embedding and loss counted as
+// layers when asked).
+bool splits_layers(const llm::TransformerConfig& model, const EnumerationLimits& limits, int pp,
+                   int virtual_stages) {
+  llm::ParallelConfig split;
+  split.pp = pp;
+  split.virtual_stages = virtual_stages;
+  split.account_for_embedding = limits.account_for_embedding;
+  split.account_for_loss = limits.account_for_loss;
+  return llm::pipeline_split_problem(model, split).empty();
+}
+
 }  // namespace
 
 std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig& model,
@@ -51,7 +64,7 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
            (model.attention != llm::AttentionKernel::kFlash || model.seq_len % (2 * cp) != 0)))
         continue;
       for (int pp : divisors(limits.gpus / (tp * cp))) {
-        if (model.layers % pp != 0)
+        if (!splits_layers(model, limits, pp, 1))
           continue;
         const int dp = limits.gpus / (tp * cp * pp);
         if (global_batch % dp != 0)
@@ -62,8 +75,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
           const int micro_batches = global_batch / (dp * micro);
           for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
                ++virtual_stages) {
-            if (virtual_stages > 1 &&
-                (pp < 3 || micro_batches % pp != 0 || model.layers % (pp * virtual_stages) != 0))
+            if (virtual_stages > 1 && (pp < 3 || micro_batches % pp != 0 ||
+                                       !splits_layers(model, limits, pp, virtual_stages)))
               continue;
             for (bool sequence_parallel : {false, true}) {
               if (sequence_parallel && (tp == 1 || (model.seq_len / cp) % tp != 0))
@@ -82,6 +95,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.dp = dp;
                     layout.cp = cp;
                     layout.virtual_stages = virtual_stages;
+                    layout.account_for_embedding = limits.account_for_embedding;
+                    layout.account_for_loss = limits.account_for_loss;
                     layout.micro_batch = micro;
                     layout.global_batch = global_batch;
                     layout.sequence_parallel = sequence_parallel;

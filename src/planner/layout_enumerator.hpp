@@ -29,6 +29,10 @@ struct EnumerationLimits {
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  // Megatron-Core's embedding / loss counted as a layer of the pipeline split
+  // (llm_pipeline_split.hpp): layouts whose PP x virtual stages do not divide L + 2 are skipped.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
 };
 
 std::vector<generators::llm::ParallelConfig> enumerate_layouts(

@@ -42,12 +42,17 @@ const std::vector<std::string> kColumns = {"name",
                                            "overlap_param_gather",
                                            "tp_comm_overlap",
                                            "overlap_p2p_comm",
+                                           "get_batch_sync",
                                            "device",
                                            "topology",
                                            "nodes",
                                            "measured_iteration_s",
                                            "measured_tflops_per_gpu",
-                                           "measured_tokens_per_s_per_gpu"};
+                                           "measured_tokens_per_s_per_gpu",
+                                           "first_stage_layers",
+                                           "last_stage_layers",
+                                           "account_for_embedding",
+                                           "account_for_loss"};
 
 // Cell readers: empty keeps the default; anything else must parse completely.
 struct CellReader {
@@ -145,9 +150,14 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("overlap_param_gather", row.overlap_param_gather);
   read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
+  read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);
+  read.integer("first_stage_layers", row.first_stage_layers, 1);
+  read.integer("last_stage_layers", row.last_stage_layers, 1);
+  read.flag("account_for_embedding", row.account_for_embedding);
+  read.flag("account_for_loss", row.account_for_loss);
   row.measured_kind = kind;
   row.measured = read.positive_number(std::string(measured_column_name(kind)));
 

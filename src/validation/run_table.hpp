@@ -36,9 +36,15 @@ struct RunRow {
   std::optional<bool> overlap_param_gather;
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> overlap_p2p_comm;
+  // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
+  // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
+  bool get_batch_sync = false;
   std::string device;
   std::string topology;
   int nodes = 0;  // 0: gpus / GPUs per node of the topology
+  // Megatron-Core's pipeline split (llm_pipeline_split.hpp); 0 / false: not set.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  bool account_for_embedding = false, account_for_loss = false;
   double measured = 0;
   MeasuredKind measured_kind = MeasuredKind::kIterationSeconds;
   std::string error;  // non-empty: this row cannot be simulated, and why

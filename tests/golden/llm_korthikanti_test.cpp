@@ -104,7 +104,7 @@ Simulated simulate(const TransformerConfig& model, const ParallelConfig& paralle
     Trace trace = generate_llm_rank(model, parallel, rank);
     programs.push_back(engine::build_rank_program(trace, rank, parallel.world_size(),
                                                   {&kernel_source, &comm_source, {}}));
-    for (engine::SimOp& op : programs.back().ops)
+    for (engine::SimOp& op : programs.back().ops.mutable_ops())
       for (engine::SimKernel& kernel : op.kernels)
         if (kernel.category == KernelCategory::kGemm)
           kernel.duration_us *= gemm_time_scale;

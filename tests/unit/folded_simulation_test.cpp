@@ -15,6 +15,7 @@
 #include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "support/llm_programs_in_full.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
@@ -190,6 +191,21 @@ TEST(FoldedSimulation, UnevenStagesFoldPerStage) {
   expect_fold_exact(parallel);
 }
 
+TEST(FoldedSimulation, InterleavedUnevenStagesFoldPerStage) {
+  // Megatron's Llama 3.1 405B split in small: 6 layers + embedding + loss = 8 over PP 4 x V 2,
+  // so stage 0's first chunk holds only the embedding and stage 3's last chunk only the loss.
+  llm::ParallelConfig accounted = layout(2, 4, 2);
+  accounted.virtual_stages = 2;
+  accounted.account_for_embedding = true;
+  accounted.account_for_loss = true;
+  expect_fold_exact(accounted);
+  // Per virtual stage: stages of 1, 2 and 3 layers over chunks of 0 to 2.
+  llm::ParallelConfig listed = layout(2, 3, 2);
+  listed.virtual_stages = 2;
+  listed.pp_layers = {0, 1, 1, 1, 1, 2};
+  expect_fold_exact(listed);
+}
+
 TEST(FoldedSimulation, RefusedWhereTensorGroupsStraddleNodes) {
   // TP 3 on 8-GPU nodes: groups {0,1,2} and {3,4,5} stay in node 0, {6,7,8} crosses into
   // node 1, so their collectives take different times and the ranks are not interchangeable.
@@ -214,7 +230,10 @@ void expect_witnesses_decide_like_whole_programs(const LlmScenario& scenario) {
   std::vector<int> ranks;
   for (int rank = 0; rank < scenario.parallel.world_size(); ++rank)
     ranks.push_back(rank);
-  const SimulationInputs whole = load_llm_inputs(scenario, ranks);
+  // Whole programs, each compiled from its own trace (load_llm_inputs shares a stage's ops).
+  const SimulationInputs priced = load_llm_inputs(scenario, {});
+  const std::vector<engine::RankProgram> whole =
+      test_support::llm_programs_in_full(scenario, priced);
   std::size_t proven = 0;
   for (int rank : ranks) {
     const int representative = representative_of[static_cast<std::size_t>(rank)];
@@ -223,8 +242,8 @@ void expect_witnesses_decide_like_whole_programs(const LlmScenario& scenario) {
       continue;
     }
     const engine::ProgramComparison comparison = engine::compare_with_representative(
-        whole.programs[static_cast<std::size_t>(representative)],
-        whole.programs[static_cast<std::size_t>(rank)], representative_of);
+        whole[static_cast<std::size_t>(representative)], whole[static_cast<std::size_t>(rank)],
+        representative_of);
     if (!comparison.renaming) {
       // The witness proof stops at its first difference, which must be this rank's.
       ASSERT_FALSE(witnessed.differences.empty())
@@ -270,6 +289,14 @@ TEST(FoldProof, WitnessCollectivesDecideLikeWholePrograms) {
   }
   // TP 3 on 8-GPU nodes: refused by both.
   expect_witnesses_decide_like_whole_programs(scenario_of(layout(3, 1, 3)));
+}
+
+TEST(FoldProof, WitnessCollectivesDecideLikeWholeProgramsOnInterleavedUnevenStages) {
+  llm::ParallelConfig accounted = layout(2, 4, 2);
+  accounted.virtual_stages = 2;
+  accounted.account_for_embedding = true;
+  accounted.account_for_loss = true;
+  expect_witnesses_decide_like_whole_programs(scenario_of(accounted));
 }
 
 // A collective model that prices one group's collectives 1 us longer: an injected asymmetry

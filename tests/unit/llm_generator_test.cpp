@@ -12,6 +12,7 @@
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_pipeline_schedule.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_trace_builder.hpp"
 #include "mpi_sim/engine/collective_matching.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -235,11 +236,10 @@ void expect_collectives_match(const std::vector<Trace>& traces) {
 }
 
 std::vector<RankResult> simulate(const std::vector<Trace>& traces, DurationUs layer_gemm_us,
-                                 DurationUs collective_us) {
+                                 DurationUs collective_us, HostOverheads overheads = {}) {
   ConstantKernels kernels(layer_gemm_us);
   ConstantCollectives collectives(collective_us);
   const auto programs = build_programs(traces, {&kernels, &collectives, {}});
-  HostOverheads overheads;
   overheads.launch.kernel_gap_us = 0;
   engine::InProcessClockSync sync;
   std::vector<engine::RankSimulator> simulators;
@@ -571,12 +571,16 @@ TEST(LlmGenerator, ContextParallelRingAttention) {
   // One K/V chunk of the rank's 128 / 4 tokens: 2 (K, V) x b 2 x 8 heads x 32 x d 32, bf16.
   const Bytes chunk_bytes = 2 * 2 * 8 * 32 * 32 * 2;
   double attention_flops = 0;
-  int forward_steps = 0, backward_steps = 0, sends = 0;
+  int forward_steps = 0, backward_steps = 0, sends = 0, causal_steps = 0;
   Bytes sent = 0;
   for (const Op& op : traces[1].ops) {
     if (op.name == "aten::_scaled_dot_product_flash_attention") {
       ++forward_steps;
       attention_flops += std::get<double>(attribute(op, "flops")->value);
+      // The causal step attends the local 32 tokens to themselves, the others to half a chunk.
+      const bool causal = int_attribute(op, "is_causal") == 1;
+      causal_steps += causal;
+      EXPECT_EQ(op.inputs.at(1).shape.at(2), causal ? 32 : 16);
     }
     backward_steps += op.name == "aten::_scaled_dot_product_flash_attention_backward";
     if (op.comm && op.comm->kind == CollectiveKind::kSend) {
@@ -589,8 +593,10 @@ TEST(LlmGenerator, ContextParallelRingAttention) {
   // CP - 1 exchanges forward (K, V) and backward (K, V and their gradients).
   EXPECT_EQ(sends, m * layers * 2 * (cp - 1));
   EXPECT_EQ(sent, m * layers * (cp - 1) * 3 * chunk_bytes);
-  // Each rank does 1 / CP of the attention of the whole sequence: 4 b a s^2 d / CP.
-  EXPECT_DOUBLE_EQ(attention_flops, m * layers * 4.0 * 2 * 8 * 128 * 128 * 32 / cp);
+  EXPECT_EQ(causal_steps, m * layers);
+  // Load-balanced causal attention: each rank does 1 / CP of the unmasked half of the whole
+  // sequence's attention, 4 b a s^2 d / (2 CP).
+  EXPECT_DOUBLE_EQ(attention_flops, m * layers * 4.0 * 2 * 8 * 128 * 128 * 32 / (2 * cp));
   // The exchange runs under the attention: with 10 us kernels and 5 us transfers no rank waits.
   const auto results = simulate(traces, 10, 5);
   for (const auto& [group, traffic] : results[1].groups)
@@ -626,6 +632,48 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   EXPECT_EQ(first_reads, 8 * 4);  // the 4 linear GEMMs of every layer's first forward
   EXPECT_EQ(later_reads, 0);
   EXPECT_EQ(contended, 8 * 4);
+}
+
+}  // namespace
+}  // namespace perfsim::generators::llm
+
+namespace perfsim::generators::llm {
+namespace {
+
+// get_batch's CPU time (the calibration's per-micro-batch term) is exposed only where the
+// framework makes the host wait for the GPU first (Megatron-DeepSpeed's broadcast_data); with
+// Megatron-Core's get_batch the CPU loads the next batch while the GPU runs the kernels queued
+// before it.
+TEST(LlmGenerator, GetBatchHostWaitOnlyWhereTheFrameworkSynchronizes) {
+  const DurationUs load_us = 300;
+  HostOverheads overheads;
+  overheads.per_op[std::string(kLoadBatchOpName)].t5 = {load_us, 0.0, 1};
+  double iteration_us[2] = {0, 0};
+  int micro_batches = 0;
+  for (const bool sync : {false, true}) {
+    GeneratedCase c{tiny_gpt(), ParallelConfig{.tp = 1, .pp = 1, .dp = 1}};
+    c.parallel.batch_load_sync = sync;
+    const auto traces = generate_all(c);
+    micro_batches = micro_batches_per_iteration(c.model, c.parallel);
+    int loads = 0;
+    for (const Op& op : traces[0].ops) {
+      if (op.name != kLoadBatchOpName)
+        continue;
+      ++loads;
+      EXPECT_TRUE(op.kernels.empty());
+      ASSERT_EQ(op.runtime_calls.size(), sync ? 1u : 0u);
+      if (sync) {
+        EXPECT_EQ(op.runtime_calls[0].name, "cudaStreamSynchronize");
+      }
+    }
+    EXPECT_EQ(loads, micro_batches);
+    // Each micro-batch: 4 layers x (forward 4 + backward 8) GEMMs of 10 us, far more than 300 us.
+    iteration_us[sync] = simulate(traces, 10, 0, overheads)[0].iteration_us;
+  }
+  ASSERT_GT(micro_batches, 1);
+  // Without the wait only the first load is exposed (nothing queued before it); with it,
+  // every load waits for the GPU to drain and then holds it idle.
+  EXPECT_NEAR(iteration_us[1] - iteration_us[0], (micro_batches - 1) * load_us, 1e-6);
 }
 
 }  // namespace

@@ -274,5 +274,17 @@ TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {
   expect_agreement(unfused, parallel);
 }
 
+TEST(LlmMemoryAgreement, UnevenSplitFirstStageHoldsItsOwnLayers) {
+  // Megatron's --decoder-first-pipeline-num-layers 1: stage 0 holds 1 layer, stage 1 the 3 left.
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.first_stage_layers = 1;
+  expect_agreement(small_gpt(), parallel);
+  // The embedding and the loss counted as layers: (4 + 2) / 2 = 3, stage 0 builds 2.
+  llm::ParallelConfig accounted = pp2_dp2();
+  accounted.account_for_embedding = true;
+  accounted.account_for_loss = true;
+  expect_agreement(small_gpt(), accounted);
+}
+
 }  // namespace
 }  // namespace perfsim::memory

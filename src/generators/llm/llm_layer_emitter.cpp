@@ -237,6 +237,13 @@ TensorRef LayerEmitter::exchange_chunk(const TensorRef& chunk) {
   return received;
 }
 
+void LayerEmitter::flash_attention(std::string op_name, std::vector<TensorRef> inputs,
+                                   TensorRef output, bool causal, double flops) {
+  builder_.compute(std::move(op_name), std::move(inputs), {std::move(output)},
+                   KernelCategory::kGemm, flops);
+  builder_.trace().ops.back().attributes.push_back({"is_causal", std::int64_t{causal ? 1 : 0}});
+}
+
 TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
@@ -244,11 +251,13 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
   // K and V of the local chunk travel together (read from the QKV output).
   TensorRef kv = saved_operand(qkv, {2, b, kv_heads, s, d});
   TensorRef context = activation({b, heads, s, d});
+  const double half_work = 2.0 * b * heads * s * s * d;
   for (std::int64_t step = 0; step < cp_.size; ++step) {
     const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv) : kv;
-    const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, s, d});
-    builder_.compute("aten::_scaled_dot_product_flash_attention", {queries, k, k}, {context},
-                     KernelCategory::kGemm, 4.0 * b * heads * s * s * d);
+    const bool own_chunk = step == 0;
+    const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, own_chunk ? s : s / 2, d});
+    flash_attention("aten::_scaled_dot_product_flash_attention", {queries, k, k}, context,
+                    own_chunk, half_work);
     kv = next;
   }
   return context;
@@ -262,12 +271,15 @@ TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
   // K, V and their gradients travel together.
   TensorRef kv_and_grad = activation({4, b, kv_heads, s, d});
   TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
+  const double half_work = 5.0 * b * heads * s * s * d;
   for (std::int64_t step = 0; step < cp_.size; ++step) {
     const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv_and_grad) : kv_and_grad;
-    const TensorRef kv = RankTraceBuilder::view(kv_and_grad, {b, kv_heads, s, d});
-    builder_.compute("aten::_scaled_dot_product_flash_attention_backward",
-                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv},
-                     {grad_qkv}, KernelCategory::kGemm, 10.0 * b * heads * s * s * d);
+    const bool own_chunk = step == 0;
+    const TensorRef kv =
+        RankTraceBuilder::view(kv_and_grad, {b, kv_heads, own_chunk ? s : s / 2, d});
+    flash_attention("aten::_scaled_dot_product_flash_attention_backward",
+                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv}, grad_qkv,
+                    own_chunk, half_work);
     kv_and_grad = next;
   }
   return grad_qkv;
@@ -279,12 +291,13 @@ LayerEmitter::AttentionSaved LayerEmitter::attention_core_forward(const TensorRe
   if (cp_.size > 1)
     return {ring_attention_forward(qkv), {}, {}};
   if (model_.attention == AttentionKernel::kFlash) {
+    // Decoder-only: causal, the masked half skipped.
     TensorRef context = activation({b, heads, s, d});
-    builder_.compute("aten::_scaled_dot_product_flash_attention",
-                     {RankTraceBuilder::view(qkv, {b, heads, s, d}),
-                      RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d}),
-                      RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d})},
-                     {context}, KernelCategory::kGemm, 4.0 * b * heads * s * s * d);
+    flash_attention("aten::_scaled_dot_product_flash_attention",
+                    {RankTraceBuilder::view(qkv, {b, heads, s, d}),
+                     RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d}),
+                     RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d})},
+                    context, true, 2.0 * b * heads * s * s * d);
     return {context, {}, {}};
   }
   // Unfused (Megatron 2022): scores, fused scale-mask-softmax, dropout, context.
@@ -307,9 +320,9 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
     TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
     const TensorRef q = saved_operand(saved.qkv, {b, heads, s, d});
     const TensorRef kv = saved_operand(saved.qkv, {b, shapes_.kv_heads_local, s, d});
-    builder_.compute("aten::_scaled_dot_product_flash_attention_backward",
-                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv},
-                     {grad_qkv}, KernelCategory::kGemm, 10.0 * b * heads * s * s * d);
+    flash_attention("aten::_scaled_dot_product_flash_attention_backward",
+                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv}, grad_qkv,
+                    true, 5.0 * b * heads * s * s * d);
     return grad_qkv;
   }
   AttentionSaved attention{saved.context, saved.probabilities, saved.dropped};

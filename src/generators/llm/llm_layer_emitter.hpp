@@ -197,10 +197,22 @@ class LayerEmitter {
     TensorRef context, probabilities, dropped;
   };
   AttentionSaved attention_core_forward(const TensorRef& qkv);
+  // One fused-attention op (`inputs` as PyTorch records them: forward q, k, v; backward
+  // grad_out, q, k, v) with its "is_causal" attribute (1: the kernel skips masked tiles, half
+  // the work); `flops` is what it computes.
+  void flash_attention(std::string op_name, std::vector<TensorRef> inputs, TensorRef output,
+                       bool causal, double flops);
   // Ring attention (Megatron CP): CP steps of flash attention of the local queries against
   // one K/V chunk each; before every step but the last the chunk in hand is sent to the next
   // rank and the next one received from the previous rank, under the step's attention.
-  // Backward: the same ring with the K/V chunk and its gradient.
+  // Causal load balancing (the sequence cut into 2 CP chunks, rank r holding chunks r and
+  // 2 CP - 1 - r): the first step is the causal attention of the local tokens to themselves,
+  // every later step attends half of one side to the other side in full (an earlier rank's
+  // first chunk, or a later rank's chunks from the local second chunk), so each step does
+  // half of the unmasked work and every rank the same. The later steps are emitted as the
+  // local queries against half a chunk of keys (the same work for either side, so every CP
+  // rank keeps its stage's template). Backward: the same ring with the K/V chunk and its
+  // gradient.
   TensorRef ring_attention_forward(const TensorRef& qkv);
   TensorRef ring_attention_backward(const TensorRef& grad_context, const TensorRef& qkv);
   // Posts the exchange of one chunk of `elements` around the ring; returns the received one.

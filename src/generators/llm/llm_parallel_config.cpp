@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "generators/llm/llm_pipeline_split.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -111,9 +112,11 @@ int micro_batches_per_iteration(const TransformerConfig& model, const ParallelCo
 }
 
 int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parallel, int stage) {
-  if (!parallel.pp_layers.empty())
-    return parallel.pp_layers.at(static_cast<std::size_t>(stage));
-  return model.layers / parallel.pp;
+  const std::vector<int> chunks = virtual_stage_layers(model, parallel);
+  int layers = 0;
+  for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk)
+    layers += chunks.at(static_cast<std::size_t>(chunk * parallel.pp + stage));
+  return layers;
 }
 
 long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -159,27 +162,7 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     throw InputError(kParallel, "make_vocab_size_divisible_by", "must be positive");
   if (parallel.virtual_stages <= 0)
     throw InputError(kParallel, "virtual_stages", "must be positive");
-  if (parallel.pp_layers.empty()) {
-    require_divisible(model.layers, static_cast<long>(parallel.pp) * parallel.virtual_stages, "pp",
-                      "layers");
-  } else {
-    if (static_cast<int>(parallel.pp_layers.size()) != parallel.pp)
-      throw InputError(kParallel, "pp_layers",
-                       "needs one entry per pipeline stage (" + std::to_string(parallel.pp) +
-                           "), got " + std::to_string(parallel.pp_layers.size()));
-    if (parallel.virtual_stages > 1)
-      throw InputError(kParallel, "pp_layers", "uneven stages need virtual_stages 1");
-    long sum = 0;
-    for (int layers : parallel.pp_layers) {
-      if (layers <= 0)
-        throw InputError(kParallel, "pp_layers", "every stage needs at least one layer");
-      sum += layers;
-    }
-    if (sum != model.layers)
-      throw InputError(kParallel, "pp_layers",
-                       "the stages hold " + std::to_string(sum) + " layers, the model has " +
-                           std::to_string(model.layers));
-  }
+  virtual_stage_layers(model, parallel);  // throws when the layers do not split so
   if (parallel.virtual_stages > 1) {
     // With two stages the ring's wrap-around link is the same rank pair as the backward link,
     // and the engine pairs point-to-point messages by rank pair and order only.

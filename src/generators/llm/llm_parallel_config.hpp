@@ -107,17 +107,32 @@ struct ParallelConfig {
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;
   // Layers of each pipeline stage when they do not divide evenly (--pp-layers 7,9,...,7; one
-  // entry per stage, summing to the model's layers; only without interleaving). Empty: an
-  // equal share each.
+  // entry per stage, summing to the model's layers; with interleaving each entry divides evenly
+  // over the stage's chunks, or one entry per virtual stage in the order chunk x PP + stage).
+  // Empty: an equal share each.
   std::vector<int> pp_layers = {};
+  // Megatron-Core's uneven split (--decoder-first-pipeline-num-layers, --decoder-last-...):
+  // the first / last stage's transformer layers (0: not set), the rest split evenly over the
+  // other stages; with interleaving every stage's layers split evenly over its chunks.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  // Megatron-Core's --account-for-embedding-in-pipeline-split / --account-for-loss-in-...:
+  // the embedding (the loss) counts as one layer of an even split over PP x virtual stages, so
+  // the first (last) virtual stage builds one transformer layer fewer. Not with the two above.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   // Megatron-LM's 1F1B schedule batches each stage-boundary exchange (batch_p2p_comm) and then
   // calls torch.cuda.synchronize() (batch_p2p_sync, on by default): the host cannot run ahead
   // of the GPU across a pipeline transfer. The interleaved schedule overlaps its transfers
   // instead (overlap_p2p_comm) and does not synchronize.
   bool pipeline_p2p_sync = true;
-  // Megatron's get_batch on the first and last stages copies the batch's sizes to the host
-  // before broadcasting the batch over TP: the host waits for the GPU once per micro-batch.
-  bool batch_load_sync = true;
+  // get_batch on the first and last stages. Megatron-LM before 2024 and Megatron-DeepSpeed
+  // (tensor_parallel.broadcast_data) copy the batch's sizes to the host before broadcasting the
+  // batch over TP: the host waits for the GPU once per micro-batch, so the data loader's CPU
+  // time is exposed. Megatron-Core (get_batch_on_this_tp_rank: non-blocking copies and
+  // fixed-shape broadcasts) and NeMo do not wait: the same CPU time runs while the GPU works
+  // through the kernels queued before it (--get-batch-sync turns the wait on).
+  bool batch_load_sync = false;
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
 
@@ -158,7 +173,8 @@ int micro_batch_size(const TransformerConfig& model, const ParallelConfig& paral
 int global_batch_size(const TransformerConfig& model, const ParallelConfig& parallel);
 int micro_batches_per_iteration(const TransformerConfig& model, const ParallelConfig& parallel);
 
-// Transformer layers of pipeline stage `stage` (pp_layers, or an equal share).
+// Transformer layers of pipeline stage `stage`: the sum over its chunks of
+// virtual_stage_layers (llm_pipeline_split.hpp).
 int layers_of_stage(const TransformerConfig& model, const ParallelConfig& parallel, int stage);
 
 // The vocabulary after Megatron's padding: the smallest multiple of vocab_divisible_by x TP that

@@ -6,6 +6,7 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_pipeline_schedule.hpp"
+#include "generators/llm/llm_pipeline_split.hpp"
 #include "generators/llm/llm_rank_roles.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "perfsim/error.hpp"
@@ -136,10 +137,10 @@ class StageGenerator {
   TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
     const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("forward", micro_batch, -1);
-    if (parallel_.batch_load_sync && chunk == 0 && (first_stage() || last_stage()))
-      builder_.load_batch();
+    if (chunk == 0 && (first_stage() || last_stage()))
+      builder_.load_batch(parallel_.batch_load_sync);
     TensorRef x = input ? *input : emitter_.embedding_forward(embedding_weight_);
-    if (zero3())
+    if (zero3() && layers.first < layers.last)  // a chunk may hold only the embedding
       gather_layer(layers.first);
     for (int layer = layers.first; layer < layers.last; ++layer) {
       builder_.set_layer(layer);
@@ -183,7 +184,7 @@ class StageGenerator {
     head_saved_.erase(micro_batch);
     if (last_virtual(chunk) && reduce_now)
       add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
-    if (zero3())
+    if (zero3() && layers.first < layers.last)
       gather_layer(layers.last - 1);
     dp_in_flight_ = false;
     for (int layer = layers.last - 1; layer >= layers.first; --layer) {
@@ -555,15 +556,12 @@ bool is_transfer(PipelineAction action) {
 
 LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& parallel, int stage,
                         int chunk) {
-  if (!parallel.pp_layers.empty()) {
-    int first = 0;
-    for (int earlier = 0; earlier < stage; ++earlier)
-      first += parallel.pp_layers.at(static_cast<std::size_t>(earlier));
-    return {first, first + parallel.pp_layers.at(static_cast<std::size_t>(stage))};
-  }
-  const int per_chunk = model.layers / (parallel.pp * parallel.virtual_stages);
+  const std::vector<int> layers = virtual_stage_layers(model, parallel);
   const int virtual_stage = chunk * parallel.pp + stage;
-  return {virtual_stage * per_chunk, (virtual_stage + 1) * per_chunk};
+  int first = 0;
+  for (int earlier = 0; earlier < virtual_stage; ++earlier)
+    first += layers.at(static_cast<std::size_t>(earlier));
+  return {first, first + layers.at(static_cast<std::size_t>(virtual_stage))};
 }
 
 StageTemplate generate_llm_stage_template(const TransformerConfig& model,

@@ -43,7 +43,8 @@ Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& p
 std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel);
 
 // Layers [first, last) of model chunk `chunk` of pipeline stage `stage`: virtual stage
-// chunk x PP + stage of PP x virtual_stages equal slices.
+// chunk x PP + stage of the split llm_pipeline_split.hpp describes (empty for a chunk that
+// holds only the embedding or the loss).
 struct LayerRange {
   int first = 0;
   int last = 0;

@@ -124,12 +124,13 @@ void RankTraceBuilder::synchronize_device() {
   trace_.ops.push_back(std::move(op));
 }
 
-void RankTraceBuilder::load_batch() {
+void RankTraceBuilder::load_batch(bool host_sync) {
   Op op;
   op.id = next_op_id_++;
   op.name = std::string(kLoadBatchOpName);
   add_context(op);
-  op.runtime_calls.push_back({"cudaStreamSynchronize", 0.0, 0.0, -1});
+  if (host_sync)
+    op.runtime_calls.push_back({"cudaStreamSynchronize", 0.0, 0.0, -1});
   trace_.ops.push_back(std::move(op));
 }
 

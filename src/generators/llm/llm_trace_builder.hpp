@@ -77,10 +77,11 @@ class RankTraceBuilder {
   // torch.cuda.synchronize(): an op without kernels whose cudaDeviceSynchronize call blocks the
   // host until every stream of the rank, communication included, has drained.
   void synchronize_device();
-  // Megatron's get_batch on a stage that reads data: the data loader's next batch, broadcast
-  // over the TP group after its sizes were copied to the host (a blocking device-to-host copy:
-  // the host waits for the compute stream). No kernel worth pricing.
-  void load_batch();
+  // get_batch on a stage that reads data: the data loader's next batch, broadcast over the TP
+  // group; with `host_sync` after its sizes were copied to the host (a blocking device-to-host
+  // copy: the host waits for the compute stream). No kernel worth pricing: its cost is the CPU
+  // time host overheads give the op.
+  void load_batch(bool host_sync);
 
   // Attributes attached to ops appended from now on ("phase", "micro_batch", "layer").
   void set_context(std::string phase, int micro_batch, int layer);

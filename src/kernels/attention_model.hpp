@@ -1,0 +1,29 @@
+#pragma once
+// Fused (flash) attention kernels. Where the device file measured an implementation
+// ("attention_tflops": cuDNN's fused attention on H100, which Transformer Engine selects on
+// Hopper), the kernel runs at the measured throughput for its mask, direction and sequence
+// length (linear in log2 of the length between the measured points, the end points beyond
+// them). Elsewhere it is priced as the GEMM of its unmasked work (the analytical GEMM model's
+// efficiency, an upper bound on what attention reaches: softmax and rescaling run between the
+// two matmuls). A causal mask halves the work in both.
+//
+// The length that sets the throughput is the one the kernel loops over: keys forward (each
+// block of queries streams the keys), queries backward (each block of keys streams the
+// queries); equal for the square kernels the tables measured. Without a measured causal
+// backward, its throughput is the backward's times the causal-to-unmasked ratio measured
+// forward at the same length (the same diagonal tiles and uneven blocks slow both).
+#include <string>
+
+#include "devices/device_spec.hpp"
+#include "kernels/kernel_work.hpp"
+
+namespace perfsim::kernels {
+
+// The device's measured throughput for `work` in TFLOP/s, or 0 without a table for its dtype.
+double measured_attention_tflops(const AttentionWork& work, const devices::DeviceSpec& device);
+
+// The GEMM the analytical fallback prices: queries x (unmasked) keys, k = 2 d forward, 5 d
+// backward, one per head.
+GemmWork attention_as_gemm(const AttentionWork& work);
+
+}  // namespace perfsim::kernels

@@ -1,0 +1,26 @@
+#pragma once
+// Every rank's program of a generated LLM scenario compiled from the rank's own trace, nothing
+// shared between ranks: what the programs load_llm_inputs builds (one compiled list of ops per
+// stage, mpi_sim/cli/llm_stage_programs.hpp) must be equivalent to.
+#include <vector>
+
+#include "generators/llm/llm_rank_generator.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
+#include "mpi_sim/engine/rank_program.hpp"
+
+namespace perfsim::test_support {
+
+// `priced` supplies the duration sources (load_llm_inputs of the same scenario).
+inline std::vector<engine::RankProgram> llm_programs_in_full(const cli::LlmScenario& scenario,
+                                                             const cli::SimulationInputs& priced) {
+  const engine::ProgramSources sources{priced.kernel_source.get(), priced.comm_source.get(), {}};
+  std::vector<engine::RankProgram> programs;
+  for (int rank = 0; rank < scenario.parallel.world_size(); ++rank) {
+    programs.push_back(engine::build_rank_program(
+        generators::llm::generate_llm_rank(scenario.model, scenario.parallel, rank), rank,
+        scenario.parallel.world_size(), sources));
+  }
+  return programs;
+}
+
+}  // namespace perfsim::test_support

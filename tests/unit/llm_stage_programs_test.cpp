@@ -1,0 +1,220 @@
+// Unfolded LLM runs compile each pipeline stage's ops once and give the stage's other ranks
+// those ops with their own collective roles (mpi_sim/cli/llm_stage_programs.hpp). These tests
+// check, on small layouts of every parallelism kind, that every rank's bound program is the
+// program compiled from its own trace (each collective's group, members, index and duration;
+// the ops themselves are shared), that simulating the bound programs gives every rank's result
+// bit for bit, and that the ops really are shared.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "io/input_file.hpp"
+#include "mpi_sim/cli/llm_simulation.hpp"
+#include "mpi_sim/engine/in_process_clock_sync.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
+#include "support/llm_programs_in_full.hpp"
+#include "support/small_gpt.hpp"
+#include "topology/topology.hpp"
+
+namespace perfsim::cli {
+namespace {
+
+namespace llm = generators::llm;
+
+const std::string kSource = PERFSIM_SOURCE_DIR;
+
+llm::TransformerConfig small_moe() {
+  llm::TransformerConfig model = test_support::small_gpt(4, 1024, 16);
+  model.name = "small-moe";
+  model.gated_ffn = true;
+  model.moe.num_experts = 8;
+  model.moe.top_k = 2;
+  model.moe.expert_ffn_hidden = 1024;
+  model.moe.shared_expert_ffn_hidden = 1024;
+  return model;
+}
+
+LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
+  const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
+  return LlmScenario{parallel.ep > 1 ? small_moe() : test_support::small_gpt(6, 768, 24),
+                     parallel,
+                     topology::with_node_count(
+                         topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
+                     io::read_file_decompressed(device_file),
+                     device_file,
+                     ""};
+}
+
+llm::ParallelConfig layout(int tp, int pp, int dp) {
+  llm::ParallelConfig parallel;
+  parallel.tp = tp;
+  parallel.pp = pp;
+  parallel.dp = dp;
+  return parallel;
+}
+
+std::vector<int> all_ranks(const llm::ParallelConfig& parallel) {
+  std::vector<int> ranks;
+  for (int rank = 0; rank < parallel.world_size(); ++rank)
+    ranks.push_back(rank);
+  return ranks;
+}
+
+void expect_same_program(const engine::RankProgram& bound, const engine::RankProgram& full) {
+  const std::string rank = "rank " + std::to_string(full.sim_rank);
+  EXPECT_EQ(bound.sim_rank, full.sim_rank);
+  EXPECT_EQ(bound.source, full.source) << rank;
+  EXPECT_EQ(bound.world_size, full.world_size) << rank;
+  ASSERT_EQ(bound.ops.size(), full.ops.size()) << rank;
+  for (std::size_t i = 0; i < full.ops.size(); ++i) {
+    const engine::SimOp& a = bound.ops[i];
+    const engine::SimOp& b = full.ops[i];
+    ASSERT_EQ(a.name, b.name) << rank << " op " << i;
+    ASSERT_EQ(a.kernels.size(), b.kernels.size()) << rank << " op " << i;
+    for (std::size_t k = 0; k < b.kernels.size(); ++k) {
+      if (!b.kernels[k].is_collective) {
+        ASSERT_EQ(a.kernels[k].duration_us, b.kernels[k].duration_us) << rank << " op " << i;
+      }
+    }
+    ASSERT_EQ(a.consumed_tensor_ids, b.consumed_tensor_ids) << rank << " op " << i;
+    ASSERT_EQ(a.collective != nullptr, b.collective != nullptr) << rank << " op " << i;
+    if (!b.collective)
+      continue;
+    const engine::RankCollective mine = bound.collective_of(a);
+    const engine::SimCollective& expected = *b.collective;
+    ASSERT_EQ(mine.group, expected.group) << rank << " op " << i;
+    ASSERT_EQ(mine.members, expected.members) << rank << " op " << i;
+    ASSERT_EQ(mine.index_in_group, expected.index_in_group) << rank << " op " << i;
+    ASSERT_EQ(mine.duration_us, expected.duration_us) << rank << " op " << i;  // exact
+    ASSERT_EQ(mine.shared.comm.kind, expected.comm.kind) << rank << " op " << i;
+    ASSERT_EQ(mine.shared.comm.bytes_in, expected.comm.bytes_in) << rank << " op " << i;
+    ASSERT_EQ(mine.shared.stream, expected.stream) << rank << " op " << i;
+    ASSERT_EQ(mine.shared.produced_tensor_ids, expected.produced_tensor_ids) << rank;
+    ASSERT_EQ(mine.shared.combine, expected.combine) << rank << " op " << i;
+  }
+}
+
+void expect_same_result(const RankResult& a, const RankResult& b) {
+  const std::string rank = "rank " + std::to_string(b.sim_rank);
+  EXPECT_EQ(a.sim_rank, b.sim_rank);
+  EXPECT_EQ(a.iteration_us, b.iteration_us) << rank;
+  EXPECT_EQ(a.cpu_us, b.cpu_us) << rank;
+  EXPECT_EQ(a.kernel_time_us, b.kernel_time_us) << rank;
+  EXPECT_EQ(a.gpu_busy_us, b.gpu_busy_us) << rank;
+  EXPECT_EQ(a.by_category_us, b.by_category_us) << rank;
+  EXPECT_EQ(a.ops, b.ops) << rank;
+  EXPECT_EQ(a.kernels, b.kernels) << rank;
+  ASSERT_EQ(a.groups.size(), b.groups.size()) << rank;
+  for (const auto& [group, traffic] : b.groups) {
+    ASSERT_TRUE(a.groups.count(group)) << rank << " " << group;
+    const GroupTraffic& mine = a.groups.at(group);
+    EXPECT_EQ(mine.collectives, traffic.collectives) << rank << " " << group;
+    EXPECT_EQ(mine.bytes, traffic.bytes) << rank << " " << group;
+    EXPECT_EQ(mine.time_us, traffic.time_us) << rank << " " << group;
+    EXPECT_EQ(mine.exposed_us, traffic.exposed_us) << rank << " " << group;
+    EXPECT_EQ(mine.exposed_before_start_us, traffic.exposed_before_start_us) << rank;
+  }
+}
+
+// Bound programs equal programs compiled in full, simulate to the same results, and every
+// rank of a stage after the first holds no ops of its own.
+void expect_bound_like_full(const llm::ParallelConfig& parallel) {
+  const LlmScenario scenario = scenario_of(parallel);
+  const SimulationInputs inputs = load_llm_inputs(scenario, all_ranks(parallel));
+  const std::vector<engine::RankProgram> full =
+      test_support::llm_programs_in_full(scenario, inputs);
+  ASSERT_EQ(inputs.programs.size(), full.size());
+  std::set<int> stages_seen;
+  for (std::size_t rank = 0; rank < full.size(); ++rank) {
+    expect_same_program(inputs.programs[rank], full[rank]);
+    const int stage = llm::coordinates_of(parallel, static_cast<int>(rank)).pp;
+    const bool first_of_stage = stages_seen.insert(stage).second;
+    EXPECT_EQ(inputs.programs[rank].binding == nullptr, first_of_stage) << "rank " << rank;
+  }
+  engine::InProcessClockSync bound_sync;
+  const std::vector<RankResult> bound_results =
+      engine::simulate_programs(inputs.programs, inputs.overheads, bound_sync);
+  engine::InProcessClockSync full_sync;
+  const std::vector<RankResult> full_results =
+      engine::simulate_programs(full, inputs.overheads, full_sync);
+  ASSERT_EQ(bound_results.size(), full_results.size());
+  for (std::size_t rank = 0; rank < full_results.size(); ++rank)
+    expect_same_result(bound_results[rank], full_results[rank]);
+}
+
+TEST(LlmStagePrograms, TensorPipelineAndDataParallel) {
+  expect_bound_like_full(layout(2, 2, 4));
+}
+
+TEST(LlmStagePrograms, InterleavedPipeline) {
+  llm::ParallelConfig parallel = layout(2, 3, 2);
+  parallel.virtual_stages = 2;
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, SequenceParallelDistributedOptimizerOverlapped) {
+  llm::ParallelConfig parallel = layout(2, 2, 4);
+  parallel.sequence_parallel = true;
+  parallel.recompute = llm::Recompute::kSelective;
+  parallel.zero_stage = 1;
+  parallel.overlap_grad_reduce = true;
+  parallel.overlap_param_gather = true;
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, ZeroStage3) {
+  llm::ParallelConfig parallel = layout(1, 2, 4);
+  parallel.zero_stage = 3;
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, ContextParallelRing) {
+  llm::ParallelConfig parallel = layout(2, 2, 2);
+  parallel.cp = 2;
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, UnevenStages) {
+  llm::ParallelConfig parallel = layout(2, 2, 2);
+  parallel.pp_layers = {2, 4};
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, ExpertParallelAllToAllsAndExpertGradients) {
+  // EP 2 of DP 4: the experts' gradients reduce over their own group (edp), not DP.
+  llm::ParallelConfig parallel = layout(2, 2, 4);
+  parallel.ep = 2;
+  parallel.moe_imbalance = 1.25;
+  parallel.sequence_parallel = true;
+  expect_bound_like_full(parallel);
+}
+
+TEST(LlmStagePrograms, TensorGroupsStraddlingNodesKeepTheirOwnDurations) {
+  // TP 3 on 8-GPU nodes: one TP group crosses into the second node, so its collectives take
+  // longer than the compiled rank's; the bound ranks must carry their own durations (this
+  // layout does not fold).
+  expect_bound_like_full(layout(3, 1, 3));
+}
+
+TEST(LlmStagePrograms, LocalRanksInAnyOrderBindToTheirOwnRoles) {
+  const llm::ParallelConfig parallel = layout(2, 2, 4);
+  const LlmScenario scenario = scenario_of(parallel);
+  const std::vector<int> local{13, 2, 9, 0, 15};
+  const SimulationInputs inputs = load_llm_inputs(scenario, local);
+  const std::vector<engine::RankProgram> full =
+      test_support::llm_programs_in_full(scenario, inputs);
+  ASSERT_EQ(inputs.programs.size(), local.size());
+  for (std::size_t i = 0; i < local.size(); ++i)
+    expect_same_program(inputs.programs[i], full[static_cast<std::size_t>(local[i])]);
+  // 13, 9 and 15 are in one stage: one list of ops between them.
+  const int stage_of_13 = llm::coordinates_of(parallel, 13).pp;
+  ASSERT_EQ(llm::coordinates_of(parallel, 9).pp, stage_of_13);
+  ASSERT_EQ(llm::coordinates_of(parallel, 15).pp, stage_of_13);
+  EXPECT_TRUE(inputs.programs[0].ops.shares_with(inputs.programs[2].ops));
+  EXPECT_TRUE(inputs.programs[0].ops.shares_with(inputs.programs[4].ops));
+  EXPECT_FALSE(inputs.programs[0].ops.shares_with(inputs.programs[1].ops));
+}
+
+}  // namespace
+}  // namespace perfsim::cli

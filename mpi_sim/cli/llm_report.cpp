@@ -35,12 +35,29 @@ std::string gradient_reduction_text(const llm::ParallelConfig& parallel) {
   return text;
 }
 
+std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
+  if (parallel.pp == 1)
+    return "";
+  if (parallel.virtual_stages == 1)
+    return "; pipeline p2p batched and synchronized";
+  return parallel.overlap_p2p_comm
+             ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
+             : "; pipeline p2p not overlapped (each receive just before its step)";
+}
+
 std::string overlaps_line(const llm::ParallelConfig& parallel) {
-  std::string text = "backward TP collectives " +
-                     std::string(parallel.overlap_tp_backward
-                                     ? "overlapped (GEMMs beside them on " +
-                                           std::to_string(parallel.comm_sms) + " fewer SMs)"
-                                     : "waited for");
+  std::string text =
+      parallel.tp_comm_overlap
+          ? "TP collectives pipelined with their GEMMs (Transformer Engine userbuffers: ring "
+            "exchange, " +
+                std::to_string(llm::kUserbufferPipelineSplits) +
+                "-chunk reduce-scatter, bulk backward)"
+          : "backward TP collectives " +
+                std::string(parallel.overlap_tp_backward
+                                ? "overlapped (GEMMs beside them on " +
+                                      std::to_string(parallel.comm_sms) + " fewer SMs)"
+                                : "waited for");
+  text += pipeline_p2p_text(parallel);
   text += "; DP gradient reduction " + gradient_reduction_text(parallel);
   // Which framework's data loading the per-micro-batch host cost follows.
   text += parallel.batch_load_sync
@@ -101,6 +118,14 @@ std::map<std::string, double> outside_layers_us(const llm::TransformerConfig& mo
 std::string llm_group_kind(const std::string& group, const llm::ParallelConfig& parallel) {
   if (group.rfind("p2p:", 0) == 0) {
     const std::size_t arrow = group.find("->");
+    // Userbuffer ring exchange: TP traffic between the ranks of one TP group.
+    if (parallel.tp_comm_overlap && arrow != std::string::npos) {
+      const llm::RankCoordinates from = llm::coordinates_of(parallel, std::stoi(group.substr(4)));
+      const llm::RankCoordinates to =
+          llm::coordinates_of(parallel, std::stoi(group.substr(arrow + 2)));
+      if (from.tp != to.tp && from.pp == to.pp && from.cp == to.cp && from.dp == to.dp)
+        return "tp";
+    }
     if (parallel.cp > 1 && arrow != std::string::npos) {
       const int from = std::stoi(group.substr(4, arrow - 4));
       const int to = std::stoi(group.substr(arrow + 2));
@@ -134,6 +159,10 @@ std::string llm_stream_label(StreamId stream) {
       return "context ring recv";
     case llm::kExpertParallelStream:
       return "expert-parallel comm";
+    case llm::kTensorSendStream:
+      return "tensor-parallel ring send";
+    case llm::kTensorRecvStream:
+      return "tensor-parallel ring recv";
     default:
       return "stream " + std::to_string(stream);
   }

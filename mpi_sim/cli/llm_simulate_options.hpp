@@ -32,6 +32,8 @@ struct LlmSimulateOptions {
   int vocab_divisible_by = 128;            // Megatron's --make-vocab-size-divisible-by
   bool tp_overlap = false;                 // overlap backward TP collectives (see ParallelConfig)
   int comm_sms = 24;                       // SMs a NCCL kernel holds beside an overlapped GEMM
+  bool tp_comm_overlap = false;            // Transformer Engine userbuffer TP overlap
+  bool overlap_p2p_comm = true;            // Megatron overlap_p2p_comm (interleaved only)
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
   bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)

@@ -209,6 +209,15 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "issues them; each overlapped GEMM runs on the SMs the NCCL kernel leaves "
                "(--comm-sms). Default: each is waited for, which matches Korthikanti et al. "
                "2022 on A100");
+  sub.add_flag("--tp-comm-overlap", options.tp_comm_overlap,
+               "LLM: Transformer Engine userbuffer TP overlap (Megatron --tp-comm-overlap; needs "
+               "--sequence-parallel): all-gathers ring-exchanged under the GEMM chunks, "
+               "reduce-scatters pipelined with them, backward bulk-overlapped, TE's default ub "
+               "config");
+  sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
+               "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
+               "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "
+               "receive just before its step; no effect without interleaving)");
   sub.add_option("--comm-sms", options.comm_sms,
                  "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
                  "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")
@@ -285,6 +294,8 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.overlap_param_gather = options.overlap_param_gather;
   parallel.overlap_tp_backward = options.tp_overlap;
   parallel.comm_sms = options.comm_sms;
+  parallel.tp_comm_overlap = options.tp_comm_overlap;
+  parallel.overlap_p2p_comm = options.overlap_p2p_comm;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
   parallel.batch_load_sync = options.get_batch_sync;

@@ -55,6 +55,7 @@ struct PlanOptions {
   std::string assets;
   std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
+  bool tp_comm_overlap = false;
   std::string dtype;  // "": the model file's
   int max_cp = 8;
   bool overlap_grad_reduce = false;
@@ -121,6 +122,7 @@ int run_plan(const PlanOptions& options) {
   request.limits.account_for_embedding = options.account_for_embedding;
   request.limits.account_for_loss = options.account_for_loss;
   request.limits.overlap_tp_backward = options.tp_overlap;
+  request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
@@ -286,6 +288,9 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                    "orders placing it as an earlier one does are skipped")
       ->delimiter(',')
       ->capture_default_str();
+  command->add_flag("--tp-comm-overlap", options->tp_comm_overlap,
+                    "sequence-parallel layouts use Transformer Engine's userbuffer TP overlap "
+                    "(see `simulate --tp-comm-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
   command

@@ -94,6 +94,11 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
   // gradients reduce-scattered, parameters all-gathered.
   parallel.zero_stage = row.distributed_optimizer ? 1 : 0;
+  // Overlap switches the row states; an empty cell keeps the simulator's default.
+  parallel.overlap_grad_reduce = row.overlap_grad_reduce.value_or(parallel.overlap_grad_reduce);
+  parallel.overlap_param_gather = row.overlap_param_gather.value_or(parallel.overlap_param_gather);
+  parallel.tp_comm_overlap = row.tp_comm_overlap.value_or(parallel.tp_comm_overlap);
+  parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
   parallel.batch_load_sync = row.get_batch_sync;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
   const int per_node = scenario.topology.node.gpus;

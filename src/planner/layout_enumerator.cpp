@@ -107,6 +107,9 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.recompute = recompute;
                     layout.zero_stage = zero;
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
+                    layout.tp_comm_overlap =
+                        limits.tp_comm_overlap && sequence_parallel &&
+                        (model.seq_len / cp * micro) % (llm::kUserbufferPipelineSplits * tp) == 0;
                     layout.overlap_grad_reduce = limits.overlap_grad_reduce;
                     layout.overlap_param_gather = limits.overlap_param_gather;
                     // Megatron's main-gradient dtype for the model's (fp16 keeps fp16).

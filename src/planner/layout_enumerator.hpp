@@ -29,6 +29,8 @@ struct EnumerationLimits {
   std::vector<generators::llm::RankOrder> orders = {generators::llm::default_rank_order()};
   // Copied into every layout.
   bool overlap_tp_backward = false;
+  // Transformer Engine userbuffer TP overlap on every layout that can use it (SP, TP > 1).
+  bool tp_comm_overlap = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   // Megatron-Core's embedding / loss counted as a layer of the pipeline split

@@ -39,6 +39,10 @@ const std::vector<std::string> kColumns = {"name",
                                            "sequence_parallel",
                                            "dtype",
                                            "distributed_optimizer",
+                                           "overlap_grad_reduce",
+                                           "overlap_param_gather",
+                                           "tp_comm_overlap",
+                                           "overlap_p2p_comm",
                                            "get_batch_sync",
                                            "device",
                                            "topology",
@@ -144,6 +148,10 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.optional_flag("overlap_grad_reduce", row.overlap_grad_reduce);
+  read.optional_flag("overlap_param_gather", row.overlap_param_gather);
+  read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
+  read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
   read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");

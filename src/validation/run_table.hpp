@@ -31,6 +31,12 @@ struct RunRow {
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;
+  // The overlap switches a Megatron/NeMo recipe sets; nullopt (empty cell): the simulator's
+  // default (ParallelConfig).
+  std::optional<bool> overlap_grad_reduce;
+  std::optional<bool> overlap_param_gather;
+  std::optional<bool> tp_comm_overlap;
+  std::optional<bool> overlap_p2p_comm;
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;

@@ -150,6 +150,21 @@ TEST(FoldedSimulation, SequenceParallelWithSelectiveRecompute) {
   expect_fold_exact(parallel);
 }
 
+TEST(FoldedSimulation, TransformerEngineUserbufferOverlap) {
+  // The ring exchange's send/recv between TP neighbours are roles of the stage template too.
+  llm::ParallelConfig parallel = layout(4, 2, 2);
+  parallel.sequence_parallel = true;
+  parallel.tp_comm_overlap = true;
+  expect_fold_exact(parallel);
+}
+
+TEST(FoldedSimulation, InterleavedPipelineWithoutP2pOverlap) {
+  llm::ParallelConfig parallel = layout(2, 3, 2);
+  parallel.virtual_stages = 2;
+  parallel.overlap_p2p_comm = false;
+  expect_fold_exact(parallel);
+}
+
 TEST(FoldedSimulation, DistributedOptimizerWithOverlappedReduction) {
   llm::ParallelConfig parallel = layout(2, 2, 4);
   parallel.zero_stage = 1;
@@ -275,8 +290,11 @@ TEST(FoldProof, WitnessCollectivesDecideLikeWholePrograms) {
   uneven.pp_layers = {2, 4};
   llm::ParallelConfig reordered = layout(2, 2, 4);
   reordered.order = llm::parse_rank_order("tp-pp-dp", "--order");
+  llm::ParallelConfig userbuffers = layout(4, 2, 2);
+  userbuffers.sequence_parallel = true;
+  userbuffers.tp_comm_overlap = true;
   for (const llm::ParallelConfig& parallel :
-       {interleaved, sharded, zero3, context, uneven, reordered}) {
+       {interleaved, sharded, zero3, context, uneven, reordered, userbuffers}) {
     SCOPED_TRACE("tp " + std::to_string(parallel.tp) + " pp " + std::to_string(parallel.pp) +
                  " dp " + std::to_string(parallel.dp) + " cp " + std::to_string(parallel.cp));
     expect_witnesses_decide_like_whole_programs(scenario_of(parallel));

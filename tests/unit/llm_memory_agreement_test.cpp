@@ -260,6 +260,9 @@ TEST(LlmMemoryAgreement, TensorAndSequenceParallel) {
   expect_agreement(small_gpt(), parallel);
   parallel.sequence_parallel = true;
   expect_agreement(small_gpt(), parallel);
+  // Userbuffer TP overlap: the ring's chunks and the reduce-scatter's parts are transient.
+  parallel.tp_comm_overlap = true;
+  expect_agreement(small_gpt(), parallel);
 }
 
 TEST(LlmMemoryAgreement, ExpertParallelMoe) {

@@ -87,6 +87,17 @@ TEST(SymmetricSimulation, SequenceParallelZero1SelectiveRecomputeMatchesFullSimu
   expect_symmetric_matches_full(parallel);
 }
 
+TEST(SymmetricSimulation, UserbufferTensorParallelOverlapMatchesFullSimulation) {
+  // The ring exchange's peers are not simulated: their sends mirror the representative's.
+  llm::ParallelConfig parallel;
+  parallel.tp = 4;
+  parallel.pp = 2;
+  parallel.dp = 2;
+  parallel.sequence_parallel = true;
+  parallel.tp_comm_overlap = true;
+  expect_symmetric_matches_full(parallel);
+}
+
 TEST(SymmetricSimulation, InterleavedPipelineZero3MatchesFullSimulation) {
   llm::ParallelConfig parallel;
   parallel.tp = 2;

@@ -2,6 +2,7 @@
 // abort the table, and table-level errors that name the column.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "perfsim/error.hpp"
@@ -55,6 +56,32 @@ TEST(RunTable, OrderColumnIsOptional) {
                 .rows[0]
                 .order,
             "");
+}
+
+TEST(RunTable, OverlapSwitchesAreOptionalFlags) {
+  const std::string header =
+      "name,gpus,tp,pp,dp,micro_batch,global_batch,device,topology,overlap_grad_reduce,"
+      "overlap_param_gather,tp_comm_overlap,overlap_p2p_comm,measured_iteration_s\n";
+  const RunTable table = parse_run_table(header +
+                                             "on,8,8,1,1,1,8,H100-SXM,hgx-h100,1,1,1,1,1\n"
+                                             "off,8,8,1,1,1,8,H100-SXM,hgx-h100,0,0,0,0,1\n"
+                                             "default,8,8,1,1,1,8,H100-SXM,hgx-h100,,,,,1\n"
+                                             "bad,8,8,1,1,1,8,H100-SXM,hgx-h100,,,2,,1\n",
+                                         "runs.csv");
+  ASSERT_EQ(table.rows.size(), 4u);
+  const RunRow& on = table.rows[0];
+  EXPECT_EQ(on.overlap_grad_reduce, std::optional<bool>(true));
+  EXPECT_EQ(on.overlap_param_gather, std::optional<bool>(true));
+  EXPECT_EQ(on.tp_comm_overlap, std::optional<bool>(true));
+  EXPECT_EQ(on.overlap_p2p_comm, std::optional<bool>(true));
+  const RunRow& off = table.rows[1];
+  EXPECT_EQ(off.tp_comm_overlap, std::optional<bool>(false));
+  EXPECT_EQ(off.overlap_p2p_comm, std::optional<bool>(false));
+  const RunRow& unset = table.rows[2];
+  EXPECT_FALSE(unset.overlap_grad_reduce || unset.overlap_param_gather || unset.tp_comm_overlap ||
+               unset.overlap_p2p_comm);
+  EXPECT_NE(table.rows[3].error.find("tp_comm_overlap: must be 0 or 1"), std::string::npos)
+      << table.rows[3].error;
 }
 
 TEST(RunTable, BadCellsStayWithTheirRow) {

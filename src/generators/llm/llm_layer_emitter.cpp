@@ -379,35 +379,43 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
   ForwardSaved saved;
   saved.x = x;
   saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
-  TensorRef ln1_full = gather_linear_input(saved.ln1);
-  saved.qkv = linear_forward(ln1_full, weights.qkv, weights.qkv_fp8, tokens, h, shapes_.qkv_width);
+  saved.qkv = userbuffers() ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8,
+                                                    shapes_.qkv_width)
+                            : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
+                                             weights.qkv_fp8, tokens, h, shapes_.qkv_width);
   const AttentionSaved attention = attention_core_forward(saved.qkv);
   saved.context = attention.context;
   saved.probabilities = attention.probabilities;
   saved.dropped = attention.dropped;
   const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
-  TensorRef projected =
-      linear_forward(saved.context, weights.proj, weights.proj_fp8, tokens, context_width, h);
-  TensorRef attention_out = dropout(tp_reduce(projected));
+  TensorRef attention_out = dropout(
+      userbuffers() ? pipelined_reduce_scatter_forward(saved.context, weights.proj,
+                                                       weights.proj_fp8, context_width)
+                    : tp_reduce(linear_forward(saved.context, weights.proj, weights.proj_fp8,
+                                               tokens, context_width, h)));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
   TensorRef mlp_out;
   if (weights.moe) {
     mlp_out = dropout(moe_forward(saved.ln2, weights, saved.moe));
   } else {
-    saved.mlp =
-        mlp_forward(gather_linear_input(saved.ln2), weights, shapes_.ffn_local, shapes_.fc1_width);
-    mlp_out = dropout(tp_reduce(saved.mlp.output));
+    const bool ub = userbuffers();
+    saved.mlp = mlp_forward(ub ? saved.ln2 : gather_linear_input(saved.ln2), weights,
+                            shapes_.ffn_local, shapes_.fc1_width, ub);
+    mlp_out = dropout(ub ? saved.mlp.output : tp_reduce(saved.mlp.output));
   }
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
   return saved;
 }
 
 MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
-                                   std::int64_t ffn_local, std::int64_t fc1_width) {
+                                   std::int64_t ffn_local, std::int64_t fc1_width,
+                                   bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
-  saved.fc1 = linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width);
+  saved.fc1 = userbuffers
+                  ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
+                  : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   if (shapes_.gated_ffn) {
     // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
@@ -418,18 +426,25 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
   } else {
     saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
   }
-  saved.output = linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h);
+  saved.output =
+      userbuffers
+          ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8, ffn_local)
+          : linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h);
   return saved;
 }
 
 TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
                                      const MlpSaved& saved, std::int64_t ffn_local,
-                                     std::int64_t fc1_width) {
+                                     std::int64_t fc1_width, bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
-  TensorRef grad_act = data_gradient(grad_mlp, weights.fc2, weights.fc2_fp8, tokens, h, ffn_local);
+  TensorRef grad_full = grad_mlp;
+  TensorRef grad_act =
+      userbuffers ? ring_exchange_data_gradient(grad_mlp, weights.fc2, weights.fc2_fp8, ffn_local,
+                                                grad_full)
+                  : data_gradient(grad_mlp, weights.fc2, weights.fc2_fp8, tokens, h, ffn_local);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   TensorRef act = saved_operand(saved.act, ffn_shape);
-  weight_gradient(act, grad_mlp, ffn_local, tokens, h, false);  // grad W2 = act^T dY
+  weight_gradient(act, grad_full, ffn_local, tokens, h, false);  // grad W2 = act^T dY
   if (!shapes_.gated_ffn) {
     // The GeLU's gradient needs its input, FC1's output.
     return elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
@@ -466,19 +481,21 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
   };
   const TensorRef grad = backward_operand(grad_output, tokens, width);
   const bool gathers = shapes_.sequence_parallel && tp_.size > 1;
-  if (overlap_.backward && tp_.size > 1) {
+  if ((overlap_.backward || userbuffers()) && tp_.size > 1) {
     // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
     // reduction of the data gradient under the weight-gradient GEMM; each GEMM shares the
-    // GPU with the NCCL kernel beside it.
+    // GPU with the NCCL kernel beside it. Userbuffers (TE "bulk" qkv/fc1_dgrad and _wgrad) do
+    // the same with a userbuffer kernel of kUserbufferBulkCommSms SMs.
+    const int comm_sms = userbuffers() ? kUserbufferBulkCommSms : overlap_.comm_sms;
     TensorRef input_full = gather_linear_input(saved_operand(normed, local_shape));
     TensorRef grad_input_partial;
     {
-      ContentionScope beside(builder_, gathers ? overlap_.comm_sms : 0);
+      ContentionScope beside(builder_, gathers ? comm_sms : 0);
       grad_input_partial = data_gradient(grad, weight, fp8, tokens, width, h);
     }
     TensorRef grad_input = tp_reduce(grad_input_partial);
     {
-      ContentionScope beside(builder_, overlap_.comm_sms);
+      ContentionScope beside(builder_, comm_sms);
       weight_gradient(input_full, grad, h, tokens, width, gathers);
     }
     return norm_backward(grad_input);
@@ -508,17 +525,25 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   if (weights.moe) {
     grad_x1_norm = moe_backward(dropout_backward(grad_output), weights, saved);
   } else {
-    TensorRef grad_mlp = backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
+    const bool ub = userbuffers();
+    TensorRef grad_mlp = ub ? dropout_backward(grad_output)
+                            : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
     TensorRef grad_fc1 =
-        mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, shapes_.fc1_width);
+        mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, shapes_.fc1_width, ub);
     grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, weights.fc1_fp8, shapes_.fc1_width,
                                        saved.x1, saved.ln2);
   }
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
-  TensorRef grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);
-  TensorRef grad_context =
-      data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
+  TensorRef grad_attention, grad_context;
+  if (userbuffers()) {
+    grad_context = ring_exchange_data_gradient(dropout_backward(grad_x1), weights.proj,
+                                               weights.proj_fp8, context_width, grad_attention);
+  } else {
+    grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);
+    grad_context =
+        data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
+  }
   TensorRef context = saved_operand(saved.context, {tokens, context_width});
   weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
   TensorRef grad_qkv = attention_core_backward(grad_context, saved);
@@ -592,11 +617,15 @@ TensorRef LayerEmitter::head_backward(const TensorRef& head_weight, const HeadSa
   const TensorRef grad_logits = builder_.tensor({tokens, v});
   builder_.compute("aten::copy_", {grad_logits, grad32}, {grad_logits}, KernelCategory::kMemory, 0);
   // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
+  // Nor does it use userbuffers.
   const bool fp8_linear = shapes_.fp8_linear;
+  const bool userbuffers = overlap_.userbuffers;
   shapes_.fp8_linear = false;
+  overlap_.userbuffers = false;
   TensorRef grad_input =
       norm_input_backward(grad_logits, head_weight, Fp8Copy{}, v, saved.x, saved.normed);
   shapes_.fp8_linear = fp8_linear;
+  overlap_.userbuffers = userbuffers;
   return grad_input;
 }
 

@@ -72,6 +72,9 @@ struct HeadSaved {
 struct TensorParallelGroup {
   std::string name;
   int size = 1;
+  // Neighbours in the TP ring (userbuffer ring exchange); -1 when unused.
+  int next_rank = -1;
+  int previous_rank = -1;
 };
 
 // How the backward TP collectives meet the GEMMs beside them.
@@ -82,6 +85,9 @@ struct TensorParallelOverlap {
   // SMs the NCCL kernel holds while it runs (one CTA per channel); the GEMM under it gets the
   // rest (attribute "contention_sms", applied by the kernel models). 0: contention-free.
   int comm_sms = 0;
+  // Transformer Engine userbuffers (ParallelConfig::tp_comm_overlap): the linear layers' SP
+  // collectives split and pipelined with their GEMMs (llm_userbuffer_overlap.cpp).
+  bool userbuffers = false;
 };
 
 // The expert-parallel group routed tokens are exchanged in (size 1: every expert local).
@@ -245,11 +251,36 @@ class LayerEmitter {
                          std::int64_t n);
   std::int64_t tokens_per_expert() const;
   // The dense MLP on the gathered normed input: fc1, activation, fc2 (width ffn_local).
+  // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
+  // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).
   MlpSaved mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
-                       std::int64_t ffn_local, std::int64_t fc1_width);
+                       std::int64_t ffn_local, std::int64_t fc1_width, bool userbuffers = false);
   // Gradient of the MLP output (gathered, [tokens, h]) in; gradient of fc1's output out.
+  // With `userbuffers` the gradient is the local rows, gathered by ring exchange under fc2's
+  // data-gradient GEMM.
   TensorRef mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
-                         const MlpSaved& saved, std::int64_t ffn_local, std::int64_t fc1_width);
+                         const MlpSaved& saved, std::int64_t ffn_local, std::int64_t fc1_width,
+                         bool userbuffers = false);
+  // Transformer Engine userbuffer overlap (llm_userbuffer_overlap.cpp), TE's default ub config.
+  bool userbuffers() const { return overlap_.userbuffers && tp_.size > 1; }
+  // qkv_fprop / fc1_fprop ("ring_exchange"): the input's TP chunks pass around the TP ring, the
+  // GEMM of each chunk under the exchange of the next. In: the local normed rows
+  // [seq_local, b, h]; out: the GEMM output [tokens, n].
+  TensorRef ring_exchange_forward(const TensorRef& local, const TensorRef& weight,
+                                  const Fp8Copy& fp8, std::int64_t n);
+  // proj_fprop / fc2_fprop ("pipeline"): the GEMM in kUserbufferPipelineSplits chunks of tokens,
+  // each chunk's reduce-scatter under the next chunk's GEMM. In: [tokens, k]; out: the
+  // reduce-scattered [seq_local, b, h].
+  TensorRef pipelined_reduce_scatter_forward(const TensorRef& input, const TensorRef& weight,
+                                             const Fp8Copy& fp8, std::int64_t k);
+  // proj_dgrad / fc2_dgrad ("ring_exchange"): the output gradient's TP chunks pass around the
+  // ring under the data-gradient GEMM chunks. In: the local gradient [seq_local, b, h]; out: dX
+  // [tokens, in_width]; `gathered` receives the gathered gradient the weight gradient reads.
+  TensorRef ring_exchange_data_gradient(const TensorRef& grad_local, const TensorRef& weight,
+                                        const Fp8Copy& fp8, std::int64_t in_width,
+                                        TensorRef& gathered);
+  // One step of the TP ring: sends `chunk` to the next TP rank, returns the previous one's.
+  TensorRef exchange_tp_chunk(const TensorRef& chunk);
   ForwardSaved run_forward(const TensorRef& x, const LayerWeights& weights);
 
   LocalShapes shapes_;

@@ -212,6 +212,16 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.sequence_parallel)
     require_divisible(model.seq_len / parallel.cp, parallel.tp, "sequence_parallel",
                       "seq_len / CP");
+  if (parallel.tp_comm_overlap) {
+    // TE initialize_ub: userbuffers exist for sequence-parallel TP only; the pipelined
+    // reduce-scatter splits the tokens into chunks, each reduce-scattered over TP.
+    if (parallel.tp < 2 || !parallel.sequence_parallel)
+      throw InputError(kParallel, "tp_comm_overlap", "needs TP > 1 and sequence parallelism");
+    require_divisible(model.seq_len / parallel.cp * micro_batch_size(model, parallel),
+                      static_cast<long>(kUserbufferPipelineSplits) * parallel.tp, "tp_comm_overlap",
+                      "tokens per micro-batch (seq_len / CP x micro-batch) in " +
+                          std::to_string(kUserbufferPipelineSplits) + " x TP chunks");
+  }
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));

@@ -29,6 +29,18 @@ std::string_view recompute_name(Recompute recompute);
 // "none", "selective", "full"; throws InputError(flag, "", problem) otherwise.
 Recompute parse_recompute(std::string_view text, const std::string& flag);
 
+// Transformer Engine's default userbuffer config (initialize_ub in
+// transformer_engine/pytorch/module/base.py, get_default_config), used by Megatron-LM and NeMo
+// when no ub_cfgs override it:
+// - "pipeline" (proj_fprop, fc2_fprop): num_splits 4 chunks of tokens, num_sm 16 for the
+//   reduce-scatter kernel, set_sm_margin: every chunk GEMM runs on SMs - 16.
+// - "bulk" (qkv/fc1_dgrad all-gather, qkv/fc1_wgrad reduce-scatter): num_sm 16, set_sm_margin.
+// - "ring_exchange" (qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad): num_splits TP, use_ce (the
+//   chunks move by copy engine), set_sm_margin false: the GEMMs keep every SM.
+inline constexpr int kUserbufferPipelineSplits = 4;
+inline constexpr int kUserbufferPipelineCommSms = 16;
+inline constexpr int kUserbufferBulkCommSms = 16;
+
 struct ParallelConfig {
   int tp = 1;
   int pp = 1;
@@ -80,6 +92,16 @@ struct ParallelConfig {
   // NVIDIA/nccl-tests#100, NVIDIA/nccl#578). A compute kernel overlapped with a collective
   // runs on the remaining SMs (attribute "contention_sms"); 0 models overlap as free.
   int comm_sms = 24;
+  // Transformer Engine's userbuffer TP overlap (Megatron --tp-comm-overlap, TE ub_tp_comm_overlap;
+  // needs sequence parallelism and TP > 1): every SP all-gather and reduce-scatter of the
+  // linear layers is split and pipelined with its GEMM as TE's default ub config does it
+  // (generators/llm/llm_userbuffer_overlap.cpp). Replaces overlap_tp_backward for those layers.
+  bool tp_comm_overlap = false;
+  // Megatron-LM's overlap_p2p_comm: with the interleaved schedule each stage-boundary receive is
+  // posted one compute step ahead and runs beside it (off: just before the step that reads it).
+  // Megatron-LM's default (--no-overlap-p2p-communication turns it off); it applies only with
+  // virtual_stages > 1, as Megatron turns it off for the non-interleaved schedule.
+  bool overlap_p2p_comm = true;
   // FP8 with SP: the inputs of the column-parallel linear layers are cast to FP8 before their
   // all-gather (half the bytes), forward and for the weight gradient (Transformer Engine's FP8
   // all-gather). Off: gathered in bf16 and cast after.

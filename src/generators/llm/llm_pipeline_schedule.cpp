@@ -100,4 +100,46 @@ std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks
   return steps;
 }
 
+std::vector<PipelineStep> receives_one_step_ahead(const std::vector<PipelineStep>& steps) {
+  std::vector<PipelineStep> out;
+  out.reserve(steps.size());
+  // Where the next receive of each direction goes: after the last forward (backward) step and
+  // the send that follows it; npos until the first one.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t after_forward = kNone, after_backward = kNone;
+  auto insert_at = [&](std::size_t position, const PipelineStep& step) {
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(position), step);
+    for (std::size_t* other : {&after_forward, &after_backward})
+      if (*other != kNone && *other >= position)
+        ++*other;
+  };
+  for (const PipelineStep& step : steps) {
+    switch (step.action) {
+      case PipelineAction::kRecvForward:
+        if (after_forward == kNone)
+          out.push_back(step);
+        else
+          insert_at(after_forward, step);
+        break;
+      case PipelineAction::kRecvBackward:
+        if (after_backward == kNone)
+          out.push_back(step);
+        else
+          insert_at(after_backward, step);
+        break;
+      case PipelineAction::kForward:
+      case PipelineAction::kSendForward:
+        out.push_back(step);
+        after_forward = out.size();
+        break;
+      case PipelineAction::kBackward:
+      case PipelineAction::kSendBackward:
+        out.push_back(step);
+        after_backward = out.size();
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace perfsim::generators::llm

@@ -38,4 +38,10 @@ std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_
 std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
                                                int micro_batches);
 
+// Megatron-LM's overlap_p2p_comm (interleaved schedule): the receive for the next forward is
+// posted right after the previous forward (with its send), the receive for the next backward
+// right after the previous backward, so each runs beside the compute step between them instead
+// of just before the step that needs it. Receives with no earlier step of their direction stay.
+std::vector<PipelineStep> receives_one_step_ahead(const std::vector<PipelineStep>& steps);
+
 }  // namespace perfsim::generators::llm

@@ -38,7 +38,8 @@ class StageGenerator {
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
         emitter_(shapes_, model, parallel.recompute,
-                 {parallel.overlap_tp_backward, parallel.comm_sms}, {roles.tp_group, parallel.tp},
+                 {parallel.overlap_tp_backward, parallel.comm_sms, parallel.tp_comm_overlap},
+                 {roles.tp_group, parallel.tp, roles.tensor_next, roles.tensor_previous},
                  {parallel.cp, roles.context_next, roles.context_previous},
                  {roles.ep_group, parallel.ep}, builder),
         dp_group_(roles.dp_group),
@@ -629,10 +630,17 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   StageGenerator stage(model, parallel, roles, builder);
   const int micro_batches = micro_batches_per_iteration(model, parallel);
   std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
-  const std::vector<PipelineStep> steps =
+  // Megatron turns overlap_p2p_comm off for the non-interleaved schedule. Without it the
+  // interleaved schedule's receives stay just before the step that reads them; Megatron's
+  // batched exchange of both directions and its synchronize are not modelled there (this step
+  // order would deadlock on them).
+  const bool overlap_p2p = parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
+  std::vector<PipelineStep> steps =
       parallel.virtual_stages > 1
           ? interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches)
           : one_f_one_b_schedule(stage_index, parallel.pp, micro_batches);
+  if (overlap_p2p)
+    steps = receives_one_step_ahead(steps);
   stage.gather_parameters_for_forward();
   const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
   for (std::size_t position = 0; position < steps.size(); ++position) {
@@ -739,6 +747,13 @@ std::vector<ProcessGroup> pipeline_peer_groups(const ParallelConfig& parallel) {
     const int next = context_ring(parallel, rank).next_rank;
     const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
     groups.push_back({point_to_point_group_name(rank, next), pair, "context-parallel ring"});
+  }
+  // The TP rings of userbuffer ring exchange (with TP 2 the two directions of one pair).
+  for (int rank = 0; parallel.tp_comm_overlap && parallel.tp > 1 && rank < parallel.world_size();
+       ++rank) {
+    const int next = rank_roles(parallel, rank).tensor_next;
+    const std::vector<int> pair{std::min(rank, next), std::max(rank, next)};
+    groups.push_back({point_to_point_group_name(rank, next), pair, "tensor-parallel ring"});
   }
   return groups;
 }

@@ -19,6 +19,8 @@ constexpr int kPipelinePrevious = -2;
 constexpr int kPipelineNext = -3;
 constexpr int kContextPrevious = -4;
 constexpr int kContextNext = -5;
+constexpr int kTensorPrevious = -6;
+constexpr int kTensorNext = -7;
 
 }  // namespace
 
@@ -37,6 +39,9 @@ RankRoles rank_roles(const ParallelConfig& parallel, int rank) {
   roles.context_previous =
       rank_of(parallel, {c.tp, c.dp, c.pp, (c.cp + parallel.cp - 1) % parallel.cp});
   roles.context_next = rank_of(parallel, {c.tp, c.dp, c.pp, (c.cp + 1) % parallel.cp});
+  roles.tensor_previous =
+      rank_of(parallel, {(c.tp + parallel.tp - 1) % parallel.tp, c.dp, c.pp, c.cp});
+  roles.tensor_next = rank_of(parallel, {(c.tp + 1) % parallel.tp, c.dp, c.pp, c.cp});
   return roles;
 }
 
@@ -52,6 +57,8 @@ RankRoles placeholder_roles(int stage) {
   roles.pipeline_next = kPipelineNext;
   roles.context_previous = kContextPrevious;
   roles.context_next = kContextNext;
+  roles.tensor_previous = kTensorPrevious;
+  roles.tensor_next = kTensorNext;
   return roles;
 }
 
@@ -62,10 +69,12 @@ void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& t
        {kPipelineGroup, &roles.pp_group},
        {kExpertGroup, &roles.ep_group},
        {kExpertDataGroup, &roles.expert_dp_group}}};
-  const std::array<std::pair<int, int>, 4> peers{{{kPipelinePrevious, roles.pipeline_previous},
+  const std::array<std::pair<int, int>, 6> peers{{{kPipelinePrevious, roles.pipeline_previous},
                                                   {kPipelineNext, roles.pipeline_next},
                                                   {kContextPrevious, roles.context_previous},
-                                                  {kContextNext, roles.context_next}}};
+                                                  {kContextNext, roles.context_next},
+                                                  {kTensorPrevious, roles.tensor_previous},
+                                                  {kTensorNext, roles.tensor_next}}};
   for (Op& op : trace.ops) {
     if (!op.comm)
       continue;

@@ -27,6 +27,8 @@ struct RankRoles {
   int pipeline_next = -1;
   int context_previous = -1;  // neighbours in the context-parallel ring
   int context_next = -1;
+  int tensor_previous = -1;  // neighbours in the TP ring (userbuffer ring exchange)
+  int tensor_next = -1;
 };
 
 // `rank`'s own roles.

@@ -27,6 +27,9 @@ inline constexpr StreamId kContextSendStream = kDefaultCommStream + 6;
 inline constexpr StreamId kContextRecvStream = kDefaultCommStream + 7;
 // Expert parallelism: the MoE token all-to-alls over the EP group.
 inline constexpr StreamId kExpertParallelStream = kDefaultCommStream + 8;
+// Transformer Engine userbuffers: chunks passed around the TP ring (ring-exchange overlap).
+inline constexpr StreamId kTensorSendStream = kDefaultCommStream + 9;
+inline constexpr StreamId kTensorRecvStream = kDefaultCommStream + 10;
 
 // The op of load_batch(): host overhead assets may give it the data loader's CPU time.
 inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";

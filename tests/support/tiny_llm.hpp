@@ -39,6 +39,25 @@ inline generators::llm::TransformerConfig tiny_llama() {
   return model;
 }
 
+// 2 layers, h 64, 4 experts of 128 (plain MLP), top-2, sequence 32, one micro-batch per DP rank.
+inline generators::llm::TransformerConfig tiny_moe() {
+  generators::llm::TransformerConfig model;
+  model.name = "tiny-moe";
+  model.layers = 2;
+  model.hidden = 64;
+  model.heads = 4;
+  model.kv_heads = 4;
+  model.ffn_hidden = 256;
+  model.vocab = 128;
+  model.seq_len = 32;
+  model.micro_batch = 1;
+  model.global_batch = 4;
+  model.moe.num_experts = 4;
+  model.moe.top_k = 2;
+  model.moe.expert_ffn_hidden = 128;
+  return model;
+}
+
 // TP 2 x PP 2 x DP 2 with sequence parallelism and ZeRO 1: every group kind on 8 ranks.
 inline generators::llm::ParallelConfig tiny_tp2_pp2_dp2() {
   generators::llm::ParallelConfig parallel;

@@ -8,28 +8,12 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
-// 2 layers, h 64, 4 experts of 128, top-2, s 32, one micro-batch per DP rank.
-TransformerConfig tiny_moe() {
-  TransformerConfig model;
-  model.name = "tiny-moe";
-  model.layers = 2;
-  model.hidden = 64;
-  model.heads = 4;
-  model.kv_heads = 4;
-  model.ffn_hidden = 256;
-  model.vocab = 128;
-  model.seq_len = 32;
-  model.micro_batch = 1;
-  model.global_batch = 4;
-  model.moe.num_experts = 4;
-  model.moe.top_k = 2;
-  model.moe.expert_ffn_hidden = 128;
-  return model;
-}
+using test_support::tiny_moe;
 
 struct AuxLossOps {
   int token_sums = 0;         // aten::sum over a [tokens, 4] tensor

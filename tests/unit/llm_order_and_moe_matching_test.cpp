@@ -14,27 +14,15 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
-// 2 layers, h 64, 4 experts of 128, top-2, s 32, flash attention (for CP).
+// The shared tiny MoE with flash attention.
 TransformerConfig tiny_moe() {
-  TransformerConfig model;
-  model.name = "tiny-moe";
-  model.layers = 2;
-  model.hidden = 64;
-  model.heads = 4;
-  model.kv_heads = 4;
-  model.ffn_hidden = 256;
-  model.vocab = 128;
-  model.seq_len = 32;
-  model.micro_batch = 1;
-  model.global_batch = 4;
+  TransformerConfig model = test_support::tiny_moe();
   model.attention = AttentionKernel::kFlash;
-  model.moe.num_experts = 4;
-  model.moe.top_k = 2;
-  model.moe.expert_ffn_hidden = 128;
   return model;
 }
 

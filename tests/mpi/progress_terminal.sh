@@ -13,9 +13,11 @@ command -v script >/dev/null || { echo "SKIP: no script(1) to make a terminal"; 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-# Long enough that the simulation lasts over a second (the first progress line comes after
-# 0.5 s): since ranks block in MPI_Waitsome instead of sleep-polling, 30,000 steps took 0.5 s.
-run=(simulate --ranks 4 --repetitions 100000)
+# Long enough that the simulation lasts well over the 0.5 s before the first progress line,
+# on a quiet machine too (else the quiet and piped checks could not fail either): 100,000 steps
+# took 0.4-1.2 s of simulation since ranks block in MPI_Waitsome, too close on an idle CI host;
+# 400,000 take 2-5 s.
+run=(simulate --ranks 4 --repetitions 400000)
 
 script -qfec "$mpiexec -n 2 $perfsim ${run[*]} --results ''" terminal.txt >/dev/null 2>&1 ||
   fail "the run at a terminal failed: $(cat terminal.txt)"

@@ -90,7 +90,8 @@ DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& r
       reference.curve.duration_us(bytes * bus_factor(reference.measured_kind, reference.n_ranks));
   if (kind == reference.measured_kind && shape.n_ranks == reference.n_ranks &&
       shape.n_nodes == reference.n_nodes &&
-      fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps)
+      fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps &&
+      fabric.generation == reference_fabric.generation)
     return measured_us;
   const double target_us = nccl_estimate(kind, bytes, shape, fabric, settings).time_us;
   const double reference_us = nccl_estimate(reference.measured_kind, bytes, shape_of(reference),

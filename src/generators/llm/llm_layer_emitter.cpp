@@ -1,5 +1,7 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 
+#include "generators/llm/megatron_fused_softmax.hpp"
+
 namespace perfsim::generators::llm {
 namespace {
 
@@ -324,11 +326,53 @@ LayerEmitter::AttentionSaved LayerEmitter::attention_core_forward(const TensorRe
   // Unfused (Megatron 2022): scores, fused scale-mask-softmax, dropout, context.
   const std::int64_t bh = b * heads;
   TensorRef scores = bmm(qkv, qkv, bh, s, d, s);
-  TensorRef probabilities = elementwise("aten::_softmax", {scores}, {bh, s, s}, 5);
-  TensorRef dropped = model_.dropout
-                          ? elementwise("aten::native_dropout", {probabilities}, {bh, s, s}, 2)
-                          : probabilities;
-  return {bmm(dropped, qkv, bh, s, s, d), probabilities, dropped};
+  const ScaleMaskSoftmax softmax = scale_mask_softmax(scores, bh, s);
+  TensorRef dropped =
+      model_.dropout ? elementwise("aten::native_dropout", {softmax.probabilities}, {bh, s, s}, 2)
+                     : softmax.probabilities;
+  return {bmm(dropped, qkv, bh, s, s, d), softmax.saved, dropped};
+}
+
+TensorRef LayerEmitter::cast(const TensorRef& x, DType to) {
+  TensorRef out = builder_.tensor(x.shape, to);
+  builder_.compute("aten::copy_", {out, x}, {out}, KernelCategory::kMemory, 0);
+  return out;
+}
+
+LayerEmitter::ScaleMaskSoftmax LayerEmitter::scale_mask_softmax(const TensorRef& scores,
+                                                                std::int64_t bh, std::int64_t s) {
+  const std::vector<std::int64_t> shape{bh, s, s};
+  if (megatron_fused_causal_softmax_available(bh, s)) {
+    TensorRef probabilities = elementwise("aten::_softmax", {scores}, shape, 5);
+    return {probabilities, probabilities};
+  }
+  const TensorRef scores32 = cast(RankTraceBuilder::view(scores, shape), DType::kFloat32);
+  const TensorRef scaled = elementwise("aten::mul", {scores32}, shape, 1, DType::kFloat32);
+  const TensorRef causal_mask = builder_.tensor({s, s}, DType::kBool);
+  // In place on `scaled` (attention_mask_func's masked_fill_).
+  builder_.compute("aten::masked_fill_", {scaled, causal_mask}, {scaled}, KernelCategory::kOther,
+                   static_cast<double>(scaled.numel));
+  const TensorRef probabilities32 =
+      elementwise("aten::_softmax", {scaled}, shape, 5, DType::kFloat32);
+  return {cast(probabilities32, shapes_.dtype), probabilities32};
+}
+
+TensorRef LayerEmitter::scale_mask_softmax_backward(const TensorRef& grad_probabilities,
+                                                    const TensorRef& saved, std::int64_t bh,
+                                                    std::int64_t s) {
+  const std::vector<std::int64_t> shape{bh, s, s};
+  if (megatron_fused_causal_softmax_available(bh, s))
+    return elementwise("aten::_softmax_backward_data", {grad_probabilities, saved}, shape, 3);
+  const TensorRef grad32 = cast(grad_probabilities, DType::kFloat32);
+  const TensorRef grad_scaled =
+      elementwise("aten::_softmax_backward_data", {grad32, saved}, shape, 3, DType::kFloat32);
+  // MaskedFillBackward0 (masked_fill out of place: PyTorch clones, then fills; priced as one
+  // pass) and MulBackward0 (the scale).
+  const TensorRef causal_mask = builder_.tensor({s, s}, DType::kBool);
+  const TensorRef grad_masked =
+      elementwise("aten::masked_fill_", {grad_scaled, causal_mask}, shape, 1, DType::kFloat32);
+  const TensorRef grad_scores = elementwise("aten::mul", {grad_masked}, shape, 1, DType::kFloat32);
+  return cast(grad_scores, shapes_.dtype);
 }
 
 TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
@@ -366,8 +410,7 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
     grad_dropped =
         elementwise("aten::native_dropout_backward", {grad_probabilities, mask}, {bh, s, s}, 1);
   }
-  TensorRef grad_scores =
-      elementwise("aten::_softmax_backward_data", {grad_dropped, probabilities}, {bh, s, s}, 3);
+  TensorRef grad_scores = scale_mask_softmax_backward(grad_dropped, probabilities, bh, s);
   const TensorRef queries = saved_operand(saved.qkv, {bh, s, d});
   bmm(grad_scores, queries, bh, s, s, d);  // grad Q
   bmm(grad_scores, queries, bh, s, s, d);  // grad K

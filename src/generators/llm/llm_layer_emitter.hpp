@@ -216,6 +216,19 @@ class LayerEmitter {
     TensorRef context, probabilities, dropped;
   };
   AttentionSaved attention_core_forward(const TensorRef& qkv);
+  // Megatron's FusedScaleMaskSoftmax on the [bh, s, s] scores: its fused causal kernel, or
+  // where that kernel is not available (megatron_fused_softmax.hpp) PyTorch's fallback, five
+  // eager ops in fp32 (Megatron scales the query-key product by the layer number and then
+  // forces the softmax into fp32): cast up, scale, mask, softmax, cast down. `probabilities`:
+  // what the dropout reads; `saved`: what the softmax backward reads (fp32 in the fallback).
+  struct ScaleMaskSoftmax {
+    TensorRef probabilities, saved;
+  };
+  ScaleMaskSoftmax scale_mask_softmax(const TensorRef& scores, std::int64_t bh, std::int64_t s);
+  // Its backward: one fused kernel, or the autograd nodes of the fallback's five ops.
+  TensorRef scale_mask_softmax_backward(const TensorRef& grad_probabilities, const TensorRef& saved,
+                                        std::int64_t bh, std::int64_t s);
+  TensorRef cast(const TensorRef& x, DType to);
   // One fused-attention op (`inputs` as PyTorch records them: forward q, k, v; backward
   // grad_out, q, k, v) with its "is_causal" attribute (1: the kernel skips masked tiles, half
   // the work); `flops` is what it computes.

@@ -51,7 +51,12 @@ std::int64_t count_ops(const Trace& trace, const std::string& name, const std::s
 struct SoftmaxOps {
   std::int64_t forward_softmax = 0, forward_masked_fill = 0, backward_masked_fill = 0,
                backward_softmax = 0, layers = 0;
+  DType softmax_dtype = DType::kUnknown;  // the forward softmax's output
 };
+
+DType model_dtype() {
+  return test_support::tiny_gpt().dtype;
+}
 
 SoftmaxOps softmax_ops(int micro_batch) {
   TransformerConfig model = test_support::tiny_gpt();  // 8 heads, sequence 128
@@ -60,10 +65,14 @@ SoftmaxOps softmax_ops(int micro_batch) {
   model.global_batch = micro_batch;  // one micro-batch
   const ParallelConfig parallel{.tp = 4, .pp = 1, .dp = 1};
   const Trace trace = generate_llm_rank(model, parallel, 0);
+  const auto softmax = std::find_if(trace.ops.begin(), trace.ops.end(),
+                                    [](const Op& op) { return op.name == "aten::_softmax"; });
   return {count_ops(trace, "aten::_softmax", "forward"),
           count_ops(trace, "aten::masked_fill_", "forward"),
           count_ops(trace, "aten::masked_fill_", "backward"),
-          count_ops(trace, "aten::_softmax_backward_data", "backward"), model.layers};
+          count_ops(trace, "aten::_softmax_backward_data", "backward"),
+          model.layers,
+          softmax == trace.ops.end() ? DType::kUnknown : softmax->outputs.at(0).dtype};
 }
 
 TEST(MegatronFusedSoftmax, GeneratorEmitsTheFallbackOnlyWhereTheKernelIsUnavailable) {
@@ -79,6 +88,10 @@ TEST(MegatronFusedSoftmax, GeneratorEmitsTheFallbackOnlyWhereTheKernelIsUnavaila
   EXPECT_EQ(fallback.forward_masked_fill, fallback.layers);
   EXPECT_EQ(fallback.backward_masked_fill, fallback.layers);
   EXPECT_EQ(fallback.backward_softmax, fallback.layers);
+  // Query-key layer scaling puts the fallback's softmax in fp32; the fused kernel stays in the
+  // activations' dtype.
+  EXPECT_EQ(fallback.softmax_dtype, DType::kFloat32);
+  EXPECT_EQ(fused.softmax_dtype, model_dtype());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "generators/llm/llm_pipeline_split.hpp"
 #include "generators/llm/llm_rank_roles.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
+#include "kernels/comm_hbm_traffic.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -37,11 +38,13 @@ class StageGenerator {
         roles_(roles),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        emitter_(shapes_, model, parallel.recompute,
-                 {parallel.overlap_tp_backward, parallel.comm_sms, parallel.tp_comm_overlap},
-                 {roles.tp_group, parallel.tp, roles.tensor_next, roles.tensor_previous},
-                 {parallel.cp, roles.context_next, roles.context_previous},
-                 {roles.ep_group, parallel.ep}, builder),
+        emitter_(
+            shapes_, model, parallel.recompute,
+            {parallel.overlap_tp_backward, parallel.comm_sms, parallel.tp_comm_overlap,
+             parallel.bus_rates.tp_GBps},
+            {roles.tp_group, parallel.tp, roles.tensor_next, roles.tensor_previous},
+            {parallel.cp, roles.context_next, roles.context_previous, parallel.bus_rates.cp_GBps},
+            {roles.ep_group, parallel.ep}, builder),
         dp_group_(roles.dp_group),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     expert_buffer_.group = roles.expert_dp_group;
@@ -159,7 +162,8 @@ class StageGenerator {
         weights.fc1_fp8 = fp8_copies.fc1_fp8;
         weights.fc2_fp8 = fp8_copies.fc2_fp8;
       }
-      ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0);
+      ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0,
+                             first_use ? dp_hbm_GBps(CollectiveKind::kAllGather) : 0);
       // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
       if (micro_batch == 0 || zero3())
         emitter_.cast_weights_to_fp8(weights);
@@ -192,7 +196,11 @@ class StageGenerator {
       if (zero3() && layer - 1 >= layers.first)
         gather_layer(layer - 1);
       // A bucket posted earlier in this pass is reduced beside this layer's kernels.
-      ContentionScope beside(builder_, dp_in_flight_ ? parallel_.comm_sms : 0);
+      ContentionScope beside(
+          builder_, dp_in_flight_ ? parallel_.comm_sms : 0,
+          dp_in_flight_ ? dp_hbm_GBps(parallel_.zero_stage == 0 ? CollectiveKind::kAllReduce
+                                                                : CollectiveKind::kReduceScatter)
+                        : 0);
       const auto saved = saved_.find({layer, micro_batch});
       grad = emitter_.backward(grad, layer_weights(layer), saved->second);
       saved_.erase(saved);
@@ -372,6 +380,11 @@ class StageGenerator {
   }
 
   bool zero3() const { return parallel_.zero_stage == 3 && dp_size() > 1; }
+  // The HBM bandwidth a NCCL data-parallel collective of `kind` moves while it runs.
+  double dp_hbm_GBps(CollectiveKind kind) const {
+    return kernels::hbm_bytes_per_bus_byte(kind, kernels::CommDataPath::kNcclStaged) *
+           parallel_.bus_rates.dp_GBps;
+  }
   // The ranks that reduce this rank's gradients: DP x CP.
   int dp_size() const { return parallel_.gradient_group_size(); }
 

@@ -94,8 +94,15 @@ DurationUs contended_duration_us(const KernelSpec& spec, DurationUs alone_us, Co
       return alone_us / sm_share;
     return alone_us * slowdown(roofline, sm_share, hbm_share);
   }
+  if (spec.category == KernelCategory::kGemm)  // convolutions, math-bound kernels: compute-bound
+    return alone_us / sm_share;
   if (const auto* elementwise = std::get_if<ElementwiseWork>(&spec.work)) {
-    const double peak = device.elementwise_peak_flops_per_s(elementwise->dtype);
+    // CUDA-core peak of its dtype, else fp32's (as the roofline model prices it); none: no
+    // compute term.
+    const double peak =
+        device.peak_flops_per_s(elementwise->dtype, devices::MathUnit::kCudaCore)
+            .value_or(device.peak_flops_per_s(DType::kFloat32, devices::MathUnit::kCudaCore)
+                          .value_or(0.0));
     const Roofline roofline{
         peak > 0 ? elementwise->flops / peak * 1e6 : 0.0,
         memory_us(elementwise->bytes_read + elementwise->bytes_written, device)};
@@ -104,8 +111,6 @@ DurationUs contended_duration_us(const KernelSpec& spec, DurationUs alone_us, Co
   if (std::holds_alternative<MemoryBoundWork>(spec.work) ||
       std::holds_alternative<EmbeddingWork>(spec.work))
     return alone_us / hbm_share;  // streams through HBM (lookups: gathers of table rows)
-  if (spec.category == KernelCategory::kGemm)  // convolutions: compute-bound
-    return alone_us / sm_share;
   return alone_us;
 }
 

@@ -113,6 +113,11 @@ class LayerEmitter {
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
                TensorParallelOverlap overlap, TensorParallelGroup tp, ContextParallelRing cp,
                ExpertParallelGroup ep, RankTraceBuilder& builder);
+  // Bus bandwidths of the TP collectives and the CP ring (ParallelConfig::bus_rates).
+  void set_comm_bus_rates(double tp_GBps, double cp_GBps) {
+    overlap_.bus_GBps = tp_GBps;
+    cp_.bus_GBps = cp_GBps;
+  }
 
   // Fresh weight tensors for one layer (their ids stay the same for every micro-batch); a MoE
   // layer's when `moe`.

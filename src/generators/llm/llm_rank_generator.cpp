@@ -38,15 +38,14 @@ class StageGenerator {
         roles_(roles),
         shapes_(local_shapes(model, parallel)),
         builder_(builder),
-        emitter_(
-            shapes_, model, parallel.recompute,
-            {parallel.overlap_tp_backward, parallel.comm_sms, parallel.tp_comm_overlap,
-             parallel.bus_rates.tp_GBps},
-            {roles.tp_group, parallel.tp, roles.tensor_next, roles.tensor_previous},
-            {parallel.cp, roles.context_next, roles.context_previous, parallel.bus_rates.cp_GBps},
-            {roles.ep_group, parallel.ep}, builder),
+        emitter_(shapes_, model, parallel.recompute,
+                 {parallel.overlap_tp_backward, parallel.comm_sms, parallel.tp_comm_overlap},
+                 {roles.tp_group, parallel.tp, roles.tensor_next, roles.tensor_previous},
+                 {parallel.cp, roles.context_next, roles.context_previous},
+                 {roles.ep_group, parallel.ep}, builder),
         dp_group_(roles.dp_group),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
+    emitter_.set_comm_bus_rates(parallel.bus_rates.tp_GBps, parallel.bus_rates.cp_GBps);
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {

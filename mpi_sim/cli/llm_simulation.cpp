@@ -8,6 +8,7 @@
 #include "assets/collective_curve_assets.hpp"
 #include "collectives/collective_model.hpp"
 #include "devices/device_spec.hpp"
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "generators/llm/llm_default_scenario.hpp"
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_gradient_dtype.hpp"
@@ -229,6 +230,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
                  "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")
       ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--comm-hbm-sharing,!--no-comm-hbm-sharing", options.comm_hbm_sharing,
+               "LLM: a collective overlapped with compute also takes the HBM bandwidth it moves "
+               "(about 3 bytes per bus byte; default on; off: SM contention only)");
   sub.add_option("--dtype", options.dtype,
                  "LLM: training precision bf16, fp16 or fp8 (Transformer Engine recipe: "
                  "linear-layer GEMMs in FP8, the rest bf16); default: the model file's")
@@ -321,6 +325,8 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::strin
 LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& options) {
   scenario.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, scenario.model, "--grad-reduce-dtype");
+  if (options.comm_hbm_sharing)
+    scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;
 }
 

@@ -276,9 +276,12 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
   TensorRef context = activation({b, heads, s, d});
   const double half_work = 2.0 * b * heads * s * s * d;
   for (std::int64_t step = 0; step < cp_.size; ++step) {
-    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv) : kv;
+    const bool exchanging = step + 1 < cp_.size;
+    const TensorRef next = exchanging ? exchange_chunk(kv) : kv;
     const bool own_chunk = step == 0;
     const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, own_chunk ? s : s / 2, d});
+    // Beside the next chunk's send and receive (NCCL p2p).
+    ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
     flash_attention("aten::_scaled_dot_product_flash_attention", {queries, k, k}, context,
                     own_chunk, half_work);
     kv = next;
@@ -296,10 +299,12 @@ TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
   TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
   const double half_work = 5.0 * b * heads * s * s * d;
   for (std::int64_t step = 0; step < cp_.size; ++step) {
-    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv_and_grad) : kv_and_grad;
+    const bool exchanging = step + 1 < cp_.size;
+    const TensorRef next = exchanging ? exchange_chunk(kv_and_grad) : kv_and_grad;
     const bool own_chunk = step == 0;
     const TensorRef kv =
         RankTraceBuilder::view(kv_and_grad, {b, kv_heads, own_chunk ? s : s / 2, d});
+    ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
     flash_attention("aten::_scaled_dot_product_flash_attention_backward",
                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv}, grad_qkv,
                     own_chunk, half_work);
@@ -530,15 +535,20 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
     // GPU with the NCCL kernel beside it. Userbuffers (TE "bulk" qkv/fc1_dgrad and _wgrad) do
     // the same with a userbuffer kernel of kUserbufferBulkCommSms SMs.
     const int comm_sms = userbuffers() ? kUserbufferBulkCommSms : overlap_.comm_sms;
+    const kernels::CommDataPath path =
+        userbuffers() ? kernels::CommDataPath::kPeerDirect : kernels::CommDataPath::kNcclStaged;
+    const CollectiveKind reduction =
+        gathers ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
     TensorRef input_full = gather_linear_input(saved_operand(normed, local_shape));
     TensorRef grad_input_partial;
     {
-      ContentionScope beside(builder_, gathers ? comm_sms : 0);
+      ContentionScope beside(builder_, gathers ? comm_sms : 0,
+                             gathers ? tp_hbm_GBps(CollectiveKind::kAllGather, path) : 0);
       grad_input_partial = data_gradient(grad, weight, fp8, tokens, width, h);
     }
     TensorRef grad_input = tp_reduce(grad_input_partial);
     {
-      ContentionScope beside(builder_, comm_sms);
+      ContentionScope beside(builder_, comm_sms, tp_hbm_GBps(reduction, path));
       weight_gradient(input_full, grad, h, tokens, width, gathers);
     }
     return norm_backward(grad_input);

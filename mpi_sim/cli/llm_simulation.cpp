@@ -22,6 +22,7 @@
 #include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/cli/llm_report.hpp"
 #include "mpi_sim/cli/llm_stage_programs.hpp"
+#include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
 
@@ -185,6 +186,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: gradient bucket size with --overlap-grad-reduce, MB (1e6 bytes); default "
                  "Megatron's max(40e6, 1e6 x DP) parameters")
       ->check(CLI::NonNegativeNumber);
+  sub.add_option("--link-sharing", options.link_sharing,
+                 "LLM: on (default): collectives in flight together on a rank's NIC or NVLink "
+                 "share its bandwidth; off: each takes its time alone");
   sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
                "LLM: reduce gradients in buckets under the last micro-batch's backward "
                "(Megatron --overlap-grad-reduce; default: after the backward)");
@@ -313,6 +317,7 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::strin
 LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& options) {
   scenario.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, scenario.model, "--grad-reduce-dtype");
+  scenario.link_sharing = options.link_sharing;
   return scenario;
 }
 
@@ -347,6 +352,13 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
       options);
 }
 
+void share_links_if_asked(const LlmScenario& scenario, const SimulationInputs& inputs,
+                          std::span<engine::RankProgram> programs) {
+  if (scenario.link_sharing)
+    engine::share_links_by_topology(
+        programs, dynamic_cast<const collectives::CollectiveModel&>(*inputs.comm_source));
+}
+
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {
   const llm::TransformerConfig& model = scenario.model;
   const llm::ParallelConfig& parallel = scenario.parallel;
@@ -378,6 +390,10 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   // The ranks of a stage share one compiled list of ops (llm_stage_programs.hpp).
   inputs.programs = llm_rank_programs(model, parallel, local_ranks, sources);
+  share_links_if_asked(scenario, inputs, inputs.programs);
+  if (scenario.link_sharing)
+    inputs.notes.push_back(
+        "collectives: concurrent ones share NIC/NVLink bandwidth (--link-sharing off: each alone)");
   // Generated traces have no profile to take host time from: the host costs are the end-to-end
   // calibration's (fitted on measured runs), else none.
   inputs.overheads.launch.kernel_gap_us = 1.0;

@@ -16,7 +16,7 @@
 #include "mpi_sim/mpi/distributed_run.hpp"
 #include "support/small_gpt.hpp"
 #include "support/trace_builder.hpp"
-#include "topology/topology.hpp"
+#include "topology/node_resize.hpp"
 
 namespace perfsim {
 namespace {
@@ -223,15 +223,13 @@ TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
   parallel.overlap_grad_reduce = true;
   parallel.zero_stage = 1;
   const std::string source = PERFSIM_SOURCE_DIR;
-  const std::string device = source + "/configs/devices/A100-80GB.json";
+  const std::string device = source + "/configs/devices/H100-SXM.json";
   const cli::LlmScenario scenario{
-      test_support::small_gpt(4, 512, 8),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(source + "/configs/topologies/dgx-a100.json"), 2),
-      io::read_file_decompressed(device),
-      device,
-      ""};
+      test_support::small_gpt(4, 512, 8), parallel,
+      // Two GPUs per node: data-parallel and pipeline groups both on the NICs.
+      topology::resized(topology::load_topology(source + "/configs/topologies/hgx-h100.json"), 4,
+                        2),
+      io::read_file_decompressed(device), device, ""};
   ASSERT_TRUE(scenario.link_sharing);
   const int world = parallel.world_size();
   std::vector<RankResult> expected;

@@ -23,8 +23,8 @@
 //    every GPU of the node communicating at once, so their share is already in each duration.
 //  - Transfers posted later never slow an earlier one down (they are unknown when it posts).
 //
-// State: per link, the transfers not finished by the rank's CPU clock (no later collective can
-// be ready before it), so O(collectives in flight).
+// State: per link, the transfers not finished by the horizon the caller gives (the rank's
+// compute-stream clock: no later collective is ready before it), so O(collectives in flight).
 #include <array>
 #include <limits>
 #include <vector>
@@ -38,7 +38,8 @@ class LinkOccupancy {
  public:
   // Records a transfer of `transfer_us` (its time alone) arriving at `ready_us` on each link
   // `demand` names and returns the time from `ready_us` until the last of them is done.
-  // `horizon_us`: no transfer posted from now on arrives before it (the CPU clock).
+  // `horizon_us` (at most `ready_us`): no transfer posted from now on arrives before it; one
+  // that does is taken to arrive at the horizon.
   DurationUs share(const LinkDemand& demand, TimestampUs ready_us, DurationUs transfer_us,
                    TimestampUs horizon_us);
 

@@ -48,7 +48,7 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
   sweep_early_ = cpu_clock_monotonic(overheads) &&
                  std::none_of(program.ops.begin(), program.ops.end(),
                               [](const SimOp& op) { return op.recorded_host != nullptr; });
-  share_links_ = program.link_sharing != nullptr && sweep_early_;
+  share_links_ = program.link_sharing != nullptr;
 }
 
 DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
@@ -61,9 +61,15 @@ DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
   if (!demand.uses_links())
     return collective.duration_us;
   const DurationUs latency_us = collective.duration_us * demand.latency_fraction;
-  // Every later collective is ready at or after the CPU clock now (cpu_clock_monotonic).
+  // A collective is ready no earlier than the compute stream's clock, which never goes back:
+  // later transfers arrive after it (the CPU clock lags the GPU by the launch queue, up to
+  // 1024 kernels, and would keep every transfer of that stretch on the books). Should the
+  // compute stream change to one that is behind, LinkOccupancy clamps the arrival: the result
+  // stays deterministic.
+  const TimestampUs horizon_us =
+      std::min(ready_us, std::max(cpu_us_, stream_state(compute_stream_).clock_us));
   return latency_us +
-         link_occupancy_.share(demand, ready_us, collective.duration_us - latency_us, cpu_us_);
+         link_occupancy_.share(demand, ready_us, collective.duration_us - latency_us, horizon_us);
 }
 
 void RankSimulator::sweep_busy(TimestampUs bound) {

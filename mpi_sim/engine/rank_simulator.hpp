@@ -145,8 +145,7 @@ class RankSimulator {
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;
   // Blocks the CPU until the launch queue has room (returns the CPU clock then).
   void wait_for_launch_slot();
-  // Link sharing needs a CPU clock that never goes back (its horizon) and model durations.
-  bool share_links_ = false;
+  bool share_links_ = false;  // program_.link_sharing is set
   LinkOccupancy link_occupancy_;
   RankResult result_;
 };

@@ -322,6 +322,10 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::strin
 LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& options) {
   scenario.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, scenario.model, "--grad-reduce-dtype");
+  return scenario;
+}
+
+LlmScenario with_link_sharing(LlmScenario scenario, const LlmSimulateOptions& options) {
   scenario.link_sharing = options.link_sharing;
   return scenario;
 }
@@ -331,29 +335,33 @@ LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
-    return with_gradient_dtype(
-        {with_dtype(
-             llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
-             options.dtype),
-         parallel_config_from(options),
-         topology::resized(
-             topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
-             options.topology_size.nodes, options.topology_size.gpus_per_node),
-         files.device.text, "<embedded> " + files.device.path, options.assets_path,
-         calibration_argument(options.calibration)},
+    return with_link_sharing(
+        with_gradient_dtype(
+            {with_dtype(
+                 llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+                 options.dtype),
+             parallel_config_from(options),
+             topology::resized(
+                 topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+                 options.topology_size.nodes, options.topology_size.gpus_per_node),
+             files.device.text, "<embedded> " + files.device.path, options.assets_path,
+             calibration_argument(options.calibration)},
+            options),
         options);
   }
   if (options.topology_path.empty())
     throw InputError("--topology", "", "--model needs a topology file");
   if (options.device_path.empty())
     throw InputError("--device", "", "--model needs a device file");
-  return with_gradient_dtype(
-      {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
-       parallel_config_from(options),
-       topology::resized(topology::load_topology(options.topology_path),
-                         options.topology_size.nodes, options.topology_size.gpus_per_node),
-       io::read_file_decompressed(read_device_argument(options.device_path).file),
-       options.device_path, options.assets_path, calibration_argument(options.calibration)},
+  return with_link_sharing(
+      with_gradient_dtype(
+          {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
+           parallel_config_from(options),
+           topology::resized(topology::load_topology(options.topology_path),
+                             options.topology_size.nodes, options.topology_size.gpus_per_node),
+           io::read_file_decompressed(read_device_argument(options.device_path).file),
+           options.device_path, options.assets_path, calibration_argument(options.calibration)},
+          options),
       options);
 }
 

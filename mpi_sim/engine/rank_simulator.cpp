@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "perfsim/error.hpp"
+
 namespace perfsim::engine {
 namespace {
 
@@ -82,16 +84,25 @@ RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
   return it->second;
 }
 
+const SimKernel& RankSimulator::slot_of(const Posted& posted) {
+  for (const SimKernel& kernel : posted.op->kernels) {
+    if (kernel.is_collective)
+      return kernel;
+  }
+  throw RuntimeFailure("rank simulator: a posted collective's op has no collective slot");
+}
+
 bool RankSimulator::resolved(std::size_t posted_index) {
   Posted& posted = posted_[posted_index];
-  if (posted.timing)
+  if (posted.has_timing())
     return true;
-  posted.timing = sync_.poll(posted.handle);
-  if (!posted.timing)
+  const std::optional<CollectiveTiming> polled = sync_.poll(posted.handle);
+  if (!polled)
     return false;
+  posted.timing = *polled;
   ++resolved_count_;
-  const CollectiveTiming timing = *posted.timing;
-  StreamState& stream = stream_state(posted.stream());
+  const CollectiveTiming timing = *polled;
+  StreamState& stream = stream_state(slot_of(posted).stream);
   if (stream.pending == posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
     stream.pending.reset();
@@ -115,13 +126,15 @@ void RankSimulator::flush_busy() {
       add_busy(kernel.stream, front.start_us, kernel.duration_us, kernel.category, kernel.name, "");
     } else {
       const Posted& posted = posted_[front.posted];
-      if (!posted.timing)
+      if (!posted.has_timing())
         return;
-      const CollectiveTiming timing = *posted.timing;
-      add_busy(posted.stream(), timing.start_us, timing.end_us - timing.start_us,
-               KernelCategory::kCommunication, posted.slot->name,
-               record_timeline_ ? collective_key(*posted.group, posted.index_in_group) : "");
-      result_.groups[*posted.group].time_us += timing.end_us - timing.start_us;
+      const CollectiveTiming timing = posted.timing;
+      const RankCollective collective = program_.collective_of(*posted.op);
+      const SimKernel& slot = slot_of(posted);
+      add_busy(slot.stream, timing.start_us, timing.end_us - timing.start_us,
+               KernelCategory::kCommunication, slot.name,
+               record_timeline_ ? collective_key(collective.group, collective.index_in_group) : "");
+      result_.groups[collective.group].time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -138,7 +151,7 @@ std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) con
 }
 
 std::size_t RankSimulator::first_unresolved() const {
-  while (first_unresolved_ < posted_.size() && posted_[first_unresolved_].timing)
+  while (first_unresolved_ < posted_.size() && posted_[first_unresolved_].has_timing())
     ++first_unresolved_;
   return first_unresolved_;
 }
@@ -155,7 +168,7 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   if (op.host_sync == HostSync::kDevice) {
     // The host waits for every stream, communication included.
     for (std::size_t index = first_unresolved(); index < posted_.size(); ++index) {
-      if (!posted_[index].timing)
+      if (!posted_[index].has_timing())
         needed.push_back(index);
     }
   }
@@ -171,12 +184,12 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
   const Posted& posted = posted_[posted_index];
   StreamState& stream = stream_state(stream_id);
-  const TimestampUs end = posted.timing->end_us;
+  const TimestampUs end = posted.timing.end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[*posted.group];
+    GroupTraffic& traffic = result_.groups[program_.collective_of(*posted.op).group];
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
-        std::clamp(posted.timing->start_us - stream.clock_us, 0.0, end - stream.clock_us);
+        std::clamp(posted.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
     stream.clock_us = end;
   }
 }
@@ -300,11 +313,11 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     post.combine = collective.combine;
     Posted posted;
     posted.handle = sync_.post(post);
-    posted.group = &rank_collective.group;
-    posted.slot = &kernel;
-    posted.index_in_group = rank_collective.index_in_group;
+    posted.op = &op;
     const std::size_t index = posted_.size();
-    posted_.push_back(std::move(posted));
+    if (posted_.capacity() == 0)
+      posted_.reserve(program_.coverage.collectives);  // each collective op posts once
+    posted_.push_back(posted);
     stream_state(kernel.stream).pending = index;
     last_collective_ = index;
     if (collective.seq)
@@ -429,9 +442,10 @@ std::string RankSimulator::blocked_on() const {
   if (!blocked_posted_)
     return "";
   const Posted& posted = posted_[*blocked_posted_];
+  const RankCollective collective = program_.collective_of(*posted.op);
   return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
-         collective_key(*posted.group, posted.index_in_group) + " (" +
-         std::string(posted.slot->name) + ")";
+         collective_key(collective.group, collective.index_in_group) + " (" +
+         std::string(slot_of(posted).name) + ")";
 }
 
 RankResult RankSimulator::result() const {

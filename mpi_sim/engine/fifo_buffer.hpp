@@ -18,6 +18,10 @@ class FifoBuffer {
   const T& front() const { return items_[head_]; }
   void pop_front() {
     if (++head_ == items_.size()) {
+      // Emptied: a long queue (a pipeline bubble's kernels) gives its block back rather than
+      // every rank keeping its largest queue to the end.
+      if (items_.capacity() > kKeptCapacity)
+        std::vector<T>().swap(items_);
       items_.clear();
       head_ = 0;
     } else if (head_ >= kCompactAfter && 2 * head_ >= items_.size()) {
@@ -28,6 +32,7 @@ class FifoBuffer {
 
  private:
   static constexpr std::size_t kCompactAfter = 1024;
+  static constexpr std::size_t kKeptCapacity = 64;
   std::vector<T> items_;
   std::size_t head_ = 0;
 };

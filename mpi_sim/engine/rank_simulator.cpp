@@ -63,6 +63,10 @@ void RankSimulator::sweep_busy(TimestampUs bound) {
     busy_covered_until_us_ = std::max(busy_covered_until_us_, end);
   }
   busy_intervals_.erase(busy_intervals_.begin(), swept);
+  // What the sweep left is usually far less than it took: keep no more room than twice that,
+  // as a deque would not (every rank holding its largest window at once would).
+  if (busy_intervals_.capacity() > 2 * busy_intervals_.size() + 64)
+    busy_intervals_.shrink_to_fit();
   next_sweep_size_ = std::max<std::size_t>(4096, 2 * busy_intervals_.size());
 }
 

@@ -6,7 +6,8 @@
 # share one compiled list of ops, so fewer distinct ops are held). cpu_s is the largest CPU
 # time (user + system) of one process: on a loaded machine the wall time is mostly waiting.
 # B/op net: the same, less what the same processes hold running a 2-rank synthetic workload
-# (the binary, MPI, the embedded configurations: measured first, about 27 MB per process), so
+# on a topology (the binary, MPI, a topology and the collective curves: measured first, about
+# 29 MB per process), so
 # that a case with few ops is not judged by the fixed cost of starting perfsim. The last lines
 # give the median of both over the cases run: issue 16's target is <= 100 B/op.
 #   bash bench/scale.sh [path/to/perfsim] [case ...]
@@ -28,11 +29,11 @@ log_dir=$(mktemp -d)
 measure_idle_rss() {
   local out="$log_dir/idle.txt"
   mpirun -n 2 /usr/bin/time -f "peak_rss_kB %M" "$perfsim" simulate --results "" --ranks 2 \
-    --repetitions 1 >"$out" 2>&1
+    --repetitions 1 --topology configs/topologies/dgx-a100.json >"$out" 2>&1
   idle_kb_per_process=$(awk '/^peak_rss_kB/{s+=$2; n++} END{if(n>0) printf "%.0f", s/n; else print 0}' "$out")
 }
 measure_idle_rss
-printf "idle process: %.1f MB (peak RSS of a 2-rank run, mean of 2 processes)\n" \
+printf "idle process: %.1f MB (peak RSS of a 2-rank run on a topology, mean of 2 processes)\n" \
   "$(awk "BEGIN{print $idle_kb_per_process / 1024}")"
 printf "%-20s %8s %8s %8s %12s %12s %10s %9s %9s %s\n" case wall_s cpu_s sim_s ops "ops/s" rss_MB "B/op" "B/op_net" note
 bytes_per_op=()

@@ -67,7 +67,7 @@ void RankSimulator::sweep_busy(TimestampUs bound) {
   // as a deque would not (every rank holding its largest window at once would).
   if (busy_intervals_.capacity() > 2 * busy_intervals_.size() + 64)
     busy_intervals_.shrink_to_fit();
-  next_sweep_size_ = std::max<std::size_t>(4096, 2 * busy_intervals_.size());
+  next_sweep_size_ = std::max(kMinSweep, 2 * busy_intervals_.size());
 }
 
 void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {

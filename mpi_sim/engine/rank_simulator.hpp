@@ -46,6 +46,9 @@ class RankSimulator {
   CollectiveHandle blocked_handle() const { return posted_[*blocked_posted_].handle; }
   // Valid once finished().
   RankResult result() const;
+  // The result, moved out (the simulator's copy is left empty): a caller that gathers every
+  // rank's result does not hold each twice.
+  RankResult take_result() { return std::move(result_); }
 
  private:
   static constexpr TimestampUs kUnresolved = std::numeric_limits<TimestampUs>::quiet_NaN();
@@ -134,7 +137,11 @@ class RankSimulator {
   std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
   DurationUs busy_swept_us_ = 0;
   TimestampUs busy_covered_until_us_ = 0;
-  std::size_t next_sweep_size_ = 4096;
+  // Small: a sweep sorts what is waiting, so a stretch costs the same per interval whatever its
+  // length, and 65,536 synthetic ranks of 40 kernels each would otherwise hold every interval
+  // (1 kB per rank) to the end.
+  static constexpr std::size_t kMinSweep = 32;
+  std::size_t next_sweep_size_ = kMinSweep;
   // Early sweeps need every later interval to start at or after the CPU clock of its launch
   // and that clock never to go back: no recorded host replay, no negative overheads.
   bool sweep_early_ = false;

@@ -118,13 +118,13 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   }
 
   std::vector<RankResult> local_results;
-  for (const engine::RankSimulator& simulator : simulators) {
-    local_results.push_back(simulator.result());
-  }
+  local_results.reserve(simulators.size());
+  for (engine::RankSimulator& simulator : simulators)
+    local_results.push_back(simulator.take_result());
   // Processes finish at different times; those done early must not spin in the gather, and
   // take part in the deadlock watch while they wait.
   sync.wait_for_all_processes();
-  simulators.clear();  // their results are copied: do not hold every slice twice
+  simulators.clear();  // their results were moved out
   if (options.record_timeline && options.timeline_wanted) {
     stream_timelines_to_root(world, local_results, process_of_rank, options.timeline_wanted,
                              options.timeline_sink);
@@ -134,15 +134,19 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
     cereal::BinaryOutputArchive archive(stream);
     archive(local_results);
   }
+  std::vector<RankResult>().swap(local_results);  // serialized: not held through the gather
   std::vector<std::string> parts = gather_bytes(world, std::move(stream).str());
   std::vector<RankResult> all;
-  for (const std::string& part : parts) {
-    std::istringstream input(part);
-    cereal::BinaryInputArchive archive(input);
-    std::vector<RankResult> results;
-    archive(results);
-    for (auto& result : results)
-      all.push_back(std::move(result));
+  for (std::string& part : parts) {
+    {
+      std::istringstream input(part);
+      cereal::BinaryInputArchive archive(input);
+      std::vector<RankResult> results;
+      archive(results);
+      for (auto& result : results)
+        all.push_back(std::move(result));
+    }
+    std::string().swap(part);  // read: give its bytes back before the next part
   }
   std::sort(all.begin(), all.end(),
             [](const RankResult& a, const RankResult& b) { return a.sim_rank < b.sim_rank; });

@@ -28,9 +28,11 @@ log_dir=$(mktemp -d)
 
 measure_idle_rss() {
   local out="$log_dir/idle.txt"
-  mpirun -n 2 /usr/bin/time -f "peak_rss_kB %M" "$perfsim" simulate --results "" --ranks 2 \
-    --repetitions 1 --topology configs/topologies/dgx-a100.json >"$out" 2>&1
-  idle_kb_per_process=$(awk '/^peak_rss_kB/{s+=$2; n++} END{if(n>0) printf "%.0f", s/n; else print 0}' "$out")
+  # time appends one line per process to its own file: on the shared standard error the two
+  # processes' lines can interleave mid-line.
+  mpirun -n 2 /usr/bin/time -a -o "$out.rss" -f "peak_rss_kB %M" "$perfsim" simulate --results "" \
+    --ranks 2 --repetitions 1 --topology configs/topologies/dgx-a100.json >"$out" 2>&1
+  idle_kb_per_process=$(awk '/^peak_rss_kB/{s+=$2; n++} END{if(n>0) printf "%.0f", s/n; else print 0}' "$out.rss")
 }
 measure_idle_rss
 printf "idle process: %.1f MB (peak RSS of a 2-rank run on a topology, mean of 2 processes)\n" \
@@ -44,15 +46,15 @@ run() {
   local out="$log_dir/$name.txt" start end
   start=$(date +%s.%N)
   (ulimit -v "$cap_kb"; timeout "$timeout_s" mpirun -n "$processes" \
-     /usr/bin/time -f "peak_rss_kB %M cpu_s %U %S" "$perfsim" "$@") >"$out" 2>&1
+     /usr/bin/time -a -o "$out.rss" -f "peak_rss_kB %M cpu_s %U %S" "$perfsim" "$@") >"$out" 2>&1
   local rc=$?
   end=$(date +%s.%N)
   local wall cpu ops sim_s rss held note
   wall=$(awk "BEGIN{printf \"%.2f\", $end - $start}")
   ops=$(sed -nE 's/^(simulated|simulator:) ([0-9]+) ops.*/\2/p' "$out" | head -1)
   sim_s=$(sed -nE 's/^(simulated|simulator:) .* in ([0-9.]+) s wall.*/\2/p' "$out" | head -1)
-  rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out")
-  cpu=$(awk '/^peak_rss_kB/{c=$4+$5; if(c>m)m=c} END{printf "%.2f", m}' "$out")
+  rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out.rss")
+  cpu=$(awk '/^peak_rss_kB/{c=$4+$5; if(c>m)m=c} END{printf "%.2f", m}' "$out.rss")
   held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
   note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)
   if [[ $rc -ne 0 || -z $ops ]]; then
@@ -62,7 +64,7 @@ run() {
   fi
   [[ -z $held ]] && held=$ops
   local rss_kb per_op net_per_op
-  rss_kb=$(awk '/^peak_rss_kB/{s+=$2} END{print s}' "$out")
+  rss_kb=$(awk '/^peak_rss_kB/{s+=$2} END{print s}' "$out.rss")
   per_op=$(awk "BEGIN{printf \"%.0f\", $rss_kb * 1024 / $held}")
   net_per_op=$(awk "BEGIN{n = ($rss_kb - $processes * $idle_kb_per_process) * 1024 / $held; \
     printf \"%.0f\", n < 0 ? 0 : n}")

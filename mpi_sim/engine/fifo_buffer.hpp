@@ -5,6 +5,7 @@
 // from the front once they are the larger part of the vector, so a queue that never empties
 // still holds at most twice what is queued.
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace perfsim::engine {
@@ -15,6 +16,10 @@ class FifoBuffer {
   bool empty() const { return head_ == items_.size(); }
   std::size_t size() const { return items_.size() - head_; }
   void push_back(const T& item) { items_.push_back(item); }
+  void swap(FifoBuffer& other) noexcept {
+    items_.swap(other.items_);
+    std::swap(head_, other.head_);
+  }
   const T& front() const { return items_[head_]; }
   void pop_front() {
     if (++head_ == items_.size()) {

@@ -439,7 +439,23 @@ RankSimulator::Progress RankSimulator::advance() {
   sweep_busy(std::numeric_limits<TimestampUs>::infinity());
   result_.gpu_busy_us = busy_swept_us_;
   result_.gpu_idle_us = result_.iteration_us - busy_swept_us_;
+  release_traversal_state();
   return Progress::kFinished;
+}
+
+void RankSimulator::release_traversal_state() {
+  // The result holds all that is read from here on; ranks that finish early give back their
+  // posted records, streams and queues while the others still run.
+  std::vector<Posted>().swap(posted_);
+  std::vector<std::pair<TimestampUs, TimestampUs>>().swap(busy_intervals_);
+  decltype(queued_ends_)().swap(queued_ends_);
+  decltype(streams_)().swap(streams_);
+  decltype(pending_busy_)().swap(pending_busy_);
+  decltype(posted_by_seq_)().swap(posted_by_seq_);
+  decltype(tensor_producer_)().swap(tensor_producer_);
+  decltype(recorded_thread_end_us_)().swap(recorded_thread_end_us_);
+  first_unresolved_ = 0;
+  last_collective_.reset();
 }
 
 std::string RankSimulator::blocked_on() const {

@@ -150,6 +150,8 @@ class RankSimulator {
   TimestampUs pending_since_cpu_us_ = 0;
   // Adds the intervals that start before `bound` (sorted) to the sum.
   void sweep_busy(TimestampUs bound);
+  // Frees what only the traversal reads, once the result is complete.
+  void release_traversal_state();
   // End times of launched kernels the device has not finished at the CPU's clock (the launch
   // queue), earliest first.
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;

@@ -5,6 +5,11 @@
 # hold; unfolded runs, over the ops simulated (every rank's; the ranks of a pipeline stage
 # share one compiled list of ops, so fewer distinct ops are held). cpu_s is the largest CPU
 # time (user + system) of one process: on a loaded machine the wall time is mostly waiting.
+# B/op net: the same, less what the same processes hold running a 2-rank synthetic workload
+# on a topology (the binary, MPI, a topology and the collective curves: measured first, about
+# 29 MB per process), so
+# that a case with few ops is not judged by the fixed cost of starting perfsim. The last lines
+# give the median of both over the cases run: issue 16's target is <= 100 B/op.
 #   bash bench/scale.sh [path/to/perfsim] [case ...]
 # Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-256
 #        llama405b-folded llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
@@ -21,33 +26,55 @@ cap_kb=$(( ${CAP_GB:-5} * 1024 * 1024 ))
 timeout_s=${TIMEOUT_S:-900}
 log_dir=$(mktemp -d)
 
-printf "%-20s %8s %8s %8s %12s %12s %10s %9s %s\n" case wall_s cpu_s sim_s ops "ops/s" rss_MB "B/op" note
+measure_idle_rss() {
+  local out="$log_dir/idle.txt"
+  # time appends one line per process to its own file: on the shared standard error the two
+  # processes' lines can interleave mid-line.
+  mpirun -n 2 /usr/bin/time -a -o "$out.rss" -f "peak_rss_kB %M" "$perfsim" simulate --results "" \
+    --ranks 2 --repetitions 1 --topology configs/topologies/dgx-a100.json >"$out" 2>&1
+  idle_kb_per_process=$(awk '/^peak_rss_kB/{s+=$2; n++} END{if(n>0) printf "%.0f", s/n; else print 0}' "$out.rss")
+}
+measure_idle_rss
+printf "idle process: %.1f MB (peak RSS of a 2-rank run on a topology, mean of 2 processes)\n" \
+  "$(awk "BEGIN{print $idle_kb_per_process / 1024}")"
+printf "%-20s %8s %8s %8s %12s %12s %10s %9s %9s %s\n" case wall_s cpu_s sim_s ops "ops/s" rss_MB "B/op" "B/op_net" note
+bytes_per_op=()
+net_bytes_per_op=()
 run() {
   local name=$1 processes=$2
   shift 2
   local out="$log_dir/$name.txt" start end
   start=$(date +%s.%N)
   (ulimit -v "$cap_kb"; timeout "$timeout_s" mpirun -n "$processes" \
-     /usr/bin/time -f "peak_rss_kB %M cpu_s %U %S" "$perfsim" "$@") >"$out" 2>&1
+     /usr/bin/time -a -o "$out.rss" -f "peak_rss_kB %M cpu_s %U %S" "$perfsim" "$@") >"$out" 2>&1
   local rc=$?
   end=$(date +%s.%N)
   local wall cpu ops sim_s rss held note
   wall=$(awk "BEGIN{printf \"%.2f\", $end - $start}")
   ops=$(sed -nE 's/^(simulated|simulator:) ([0-9]+) ops.*/\2/p' "$out" | head -1)
   sim_s=$(sed -nE 's/^(simulated|simulator:) .* in ([0-9.]+) s wall.*/\2/p' "$out" | head -1)
-  rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out")
-  cpu=$(awk '/^peak_rss_kB/{c=$4+$5; if(c>m)m=c} END{printf "%.2f", m}' "$out")
+  rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out.rss")
+  cpu=$(awk '/^peak_rss_kB/{c=$4+$5; if(c>m)m=c} END{printf "%.2f", m}' "$out.rss")
   held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
   note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)
   if [[ $rc -ne 0 || -z $ops ]]; then
     note="FAILED rc=$rc: $(grep -m1 -iE "error|killed|bad_alloc|memory" "$out" | cut -c1-120)"
-    printf "%-20s %8s %8s %8s %12s %12s %10s %9s %s\n" "$name" "$wall" "$cpu" - - - "$rss" - "$note"
+    printf "%-20s %8s %8s %8s %12s %12s %10s %9s %9s %s\n" "$name" "$wall" "$cpu" - - - "$rss" - - "$note"
     return
   fi
   [[ -z $held ]] && held=$ops
-  printf "%-20s %8s %8s %8s %12s %12.0f %10s %9.0f %s\n" "$name" "$wall" "$cpu" "$sim_s" "$ops" \
-    "$(awk "BEGIN{print $ops / $sim_s}")" "$rss" "$(awk "BEGIN{print $rss * 1048576 / $held}")" \
-    "$note"
+  local rss_kb per_op net_per_op
+  rss_kb=$(awk '/^peak_rss_kB/{s+=$2} END{print s}' "$out.rss")
+  per_op=$(awk "BEGIN{printf \"%.0f\", $rss_kb * 1024 / $held}")
+  net_per_op=$(awk "BEGIN{n = ($rss_kb - $processes * $idle_kb_per_process) * 1024 / $held; \
+    printf \"%.0f\", n < 0 ? 0 : n}")
+  bytes_per_op+=("$per_op")
+  net_bytes_per_op+=("$net_per_op")
+  printf "%-20s %8s %8s %8s %12s %12.0f %10s %9s %9s %s\n" "$name" "$wall" "$cpu" "$sim_s" "$ops" \
+    "$(awk "BEGIN{print $ops / $sim_s}")" "$rss" "$per_op" "$net_per_op" "$note"
+}
+median() {
+  printf "%s\n" "$@" | sort -n | awk '{v[NR]=$1} END{if(NR==0) print "-"; else if(NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'
 }
 
 gpt3=(simulate --results "" --model configs/models/gpt3-175b.json --tp 8 --pp 16 --dp 8
@@ -84,4 +111,5 @@ for name in "${cases[@]}"; do
     *) echo "unknown case $name" >&2 ;;
   esac
 done
+echo "median B/op over ${#bytes_per_op[@]} cases: $(median "${bytes_per_op[@]}") (net of the idle process: $(median "${net_bytes_per_op[@]}")); target <= 100"
 echo "logs: $log_dir"

@@ -97,8 +97,10 @@ int run_single_rank(const SimulateOptions& options, const CommandContext& contex
                           !options.timeline_path.empty());
   engine::run_to_completion(simulators, sync);
   std::vector<RankResult> results{simulators.front().result()};
-  with_timeline(options, world_size, true,
-                [&](const results::RankSink& sink) { sink(results.front()); });
+  with_timeline(options, world_size, true, [&](const results::RankSink& sink) {
+    if (sink)  // empty without --timeline
+      sink(results.front());
+  });
   report_results(options, inputs, results, seconds_since(start));
   return 0;
 }

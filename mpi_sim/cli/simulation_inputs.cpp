@@ -18,6 +18,7 @@
 #include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
+#include "mpi_sim/engine/program_sharing.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
@@ -451,17 +452,17 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
   SimulationInputs inputs;
   inputs.kernel_source = std::make_unique<engine::MeasuredKernelDurations>();
   const generators::SyntheticWorkload workload = synthetic_workload(options, world_size);
-  std::vector<Trace> traces;
-  for (int rank : local_ranks)
-    traces.push_back(generators::generate_synthetic_rank(workload, rank));
   const std::optional<topology::Topology> topology = synthetic_topology(options, world_size);
   if (topology) {
+    // Traces are generated again below, one at a time: holding every rank's trace at once
+    // cost more than the programs (engine/program_sharing.hpp).
     std::vector<ProcessGroup> groups;
     std::set<std::string> seen;
-    for (const Trace& trace : traces) {
-      for (const ProcessGroup& group : trace.process_groups) {
+    for (int rank : local_ranks) {
+      for (ProcessGroup& group :
+           generators::generate_synthetic_rank(workload, rank).process_groups) {
         if (seen.insert(group.name).second)
-          groups.push_back(group);
+          groups.push_back(std::move(group));
       }
     }
     assets::CollectiveCurveChoice curves =
@@ -480,9 +481,10 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
     inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
   }
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
-  for (std::size_t i = 0; i < traces.size(); ++i) {
-    inputs.programs.push_back(
-        engine::build_rank_program(traces[i], local_ranks[i], workload.ranks, sources));
+  engine::ProgramSharing sharing;  // every rank runs the same ops on its own group
+  for (int rank : local_ranks) {
+    inputs.programs.push_back(sharing.share(engine::build_rank_program(
+        generators::generate_synthetic_rank(workload, rank), rank, workload.ranks, sources)));
   }
   inputs.overheads.launch.kernel_gap_us = 0;
   inputs.notes.push_back("workload: synthetic, " + std::to_string(workload.ranks) + " ranks x " +

@@ -46,7 +46,10 @@ class ClockSync {
   virtual ~ClockSync() = default;
   // Registers a post; never blocks (real execution does not block at the launch either).
   virtual CollectiveHandle post(const CollectivePost& post) = 0;
-  // The timing once every member has posted, without blocking.
+  // The timing once every member has posted, without blocking. Each member that posted takes
+  // the timing once (a simulator keeps it): the sync then frees what it held for the
+  // collective, so it holds the collectives in flight rather than every one of the run, and
+  // polling a handle again after its timing was taken is an error.
   virtual std::optional<CollectiveTiming> poll(CollectiveHandle handle) = 0;
   // Waits until some outstanding collective of this process has resolved. Returns false
   // when nothing can ever resolve (every outstanding collective waits for a member of this

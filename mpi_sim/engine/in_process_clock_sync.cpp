@@ -1,5 +1,9 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 
+#include <string>
+
+#include "perfsim/error.hpp"
+
 namespace perfsim::engine {
 
 CollectiveHandle InProcessClockSync::post(const CollectivePost& post) {
@@ -14,16 +18,23 @@ CollectiveHandle InProcessClockSync::post(const CollectivePost& post) {
 }
 
 std::optional<CollectiveTiming> InProcessClockSync::poll(CollectiveHandle handle) {
-  return table_.at(handle).timing;
+  return table_.take_timing(handle);
 }
 
 CollectiveHandle UnsynchronizedClockSync::post(const CollectivePost& post) {
-  timings_.push_back({post.ready_us, post.ready_us + post.duration_us});
-  return CollectiveHandle{timings_.size() - 1};
+  const CollectiveHandle handle{next_id_++};
+  timings_.emplace(handle.id, CollectiveTiming{post.ready_us, post.ready_us + post.duration_us});
+  return handle;
 }
 
 std::optional<CollectiveTiming> UnsynchronizedClockSync::poll(CollectiveHandle handle) {
-  return timings_.at(handle.id);
+  const auto found = timings_.find(handle.id);
+  if (found == timings_.end())
+    throw RuntimeFailure("collective handle " + std::to_string(handle.id) +
+                         ": not posted, or its timing was taken already");
+  const CollectiveTiming timing = found->second;
+  timings_.erase(found);  // its only member has it now
+  return timing;
 }
 
 }  // namespace perfsim::engine

@@ -1,7 +1,9 @@
 #pragma once
 // Every member of every collective lives in this process: resolution is immediate once the
 // last member posts. Used for tests and for groups that are local under --ranks-per-process.
+#include <cstddef>
 #include <functional>
+#include <unordered_map>
 
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/local_collective_table.hpp"
@@ -34,7 +36,8 @@ class UnsynchronizedClockSync final : public ClockSync {
   bool make_progress() override { return false; }
 
  private:
-  std::vector<CollectiveTiming> timings_;
+  std::unordered_map<std::size_t, CollectiveTiming> timings_;  // until taken
+  std::size_t next_id_ = 0;
 };
 
 }  // namespace perfsim::engine

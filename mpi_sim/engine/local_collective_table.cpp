@@ -11,7 +11,7 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
   auto found = by_key_.find(key);
   std::size_t id = 0;
   if (found == by_key_.end()) {
-    id = aggregates_.size();
+    id = next_id_++;
     Aggregate aggregate;
     aggregate.group = post.group;
     aggregate.index_in_group = post.index_in_group;
@@ -21,11 +21,11 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
     aggregate.max_ready_us = post.ready_us;
     aggregate.duration_us = post.duration_us;
     aggregate.combine = post.combine;
-    aggregates_.push_back(std::move(aggregate));
+    aggregates_.emplace(id, std::move(aggregate));
     by_key_.emplace(std::move(key), id);
   } else {
     id = found->second;
-    Aggregate& aggregate = aggregates_[id];
+    Aggregate& aggregate = aggregates_.at(id);
     if (!std::equal(aggregate.members.begin(), aggregate.members.end(), post.members.begin(),
                     post.members.end())) {
       throw RuntimeFailure("collective " + post.group + "#" + std::to_string(post.index_in_group) +
@@ -41,7 +41,7 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
                                 ? std::min(aggregate.duration_us, post.duration_us)
                                 : std::max(aggregate.duration_us, post.duration_us);
   }
-  Aggregate& aggregate = aggregates_[id];
+  Aggregate& aggregate = aggregates_.at(id);
   ++aggregate.posted;
   if (aggregate.posted > aggregate.local_members) {
     throw RuntimeFailure("collective " + post.group + "#" + std::to_string(post.index_in_group) +
@@ -50,12 +50,41 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
   return {CollectiveHandle{id}, aggregate.complete_locally()};
 }
 
-std::vector<const LocalCollectiveTable::Aggregate*> LocalCollectiveTable::incomplete() const {
-  std::vector<const Aggregate*> result;
-  for (const Aggregate& aggregate : aggregates_) {
-    if (!aggregate.complete_locally())
-      result.push_back(&aggregate);
+LocalCollectiveTable::Aggregate& LocalCollectiveTable::at(CollectiveHandle handle) {
+  const auto found = aggregates_.find(handle.id);
+  if (found == aggregates_.end())
+    throw RuntimeFailure("collective handle " + std::to_string(handle.id) +
+                         ": not posted, or its record was freed after every local member took "
+                         "its timing");
+  return found->second;
+}
+
+const LocalCollectiveTable::Aggregate& LocalCollectiveTable::at(CollectiveHandle handle) const {
+  return const_cast<LocalCollectiveTable*>(this)->at(handle);
+}
+
+std::optional<CollectiveTiming> LocalCollectiveTable::take_timing(CollectiveHandle handle) {
+  Aggregate& aggregate = at(handle);
+  if (!aggregate.timing)
+    return std::nullopt;
+  const CollectiveTiming timing = *aggregate.timing;
+  if (++aggregate.taken == aggregate.local_members) {
+    by_key_.erase(std::make_pair(std::move(aggregate.group), aggregate.index_in_group));
+    aggregates_.erase(handle.id);
   }
+  return timing;
+}
+
+std::vector<const LocalCollectiveTable::Aggregate*> LocalCollectiveTable::incomplete() const {
+  std::vector<std::pair<std::size_t, const Aggregate*>> by_id;
+  for (const auto& [id, aggregate] : aggregates_) {
+    if (!aggregate.complete_locally())
+      by_id.emplace_back(id, &aggregate);
+  }
+  std::sort(by_id.begin(), by_id.end());
+  std::vector<const Aggregate*> result;
+  for (const auto& [id, aggregate] : by_id)
+    result.push_back(aggregate);
   return result;
 }
 

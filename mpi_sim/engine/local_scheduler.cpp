@@ -123,8 +123,8 @@ std::vector<RankResult> simulate_programs(std::span<const RankProgram> programs,
   run_to_completion(simulators, sync);
   std::vector<RankResult> results;
   results.reserve(simulators.size());
-  for (const RankSimulator& simulator : simulators)
-    results.push_back(simulator.result());
+  for (RankSimulator& simulator : simulators)
+    results.push_back(simulator.take_result());
   return results;
 }
 

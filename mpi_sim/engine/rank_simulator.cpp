@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "perfsim/error.hpp"
+
 namespace perfsim::engine {
 namespace {
 
@@ -83,7 +85,11 @@ void RankSimulator::sweep_busy(TimestampUs bound) {
     busy_covered_until_us_ = std::max(busy_covered_until_us_, end);
   }
   busy_intervals_.erase(busy_intervals_.begin(), swept);
-  next_sweep_size_ = std::max<std::size_t>(4096, 2 * busy_intervals_.size());
+  // What the sweep left is usually far less than it took: keep no more room than twice that,
+  // as a deque would not (every rank holding its largest window at once would).
+  if (busy_intervals_.capacity() > 2 * busy_intervals_.size() + 64)
+    busy_intervals_.shrink_to_fit();
+  next_sweep_size_ = std::max(kMinSweep, 2 * busy_intervals_.size());
 }
 
 void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
@@ -104,16 +110,25 @@ RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
   return it->second;
 }
 
+const SimKernel& RankSimulator::slot_of(const Posted& posted) {
+  for (const SimKernel& kernel : posted.op->kernels) {
+    if (kernel.is_collective)
+      return kernel;
+  }
+  throw RuntimeFailure("rank simulator: a posted collective's op has no collective slot");
+}
+
 bool RankSimulator::resolved(std::size_t posted_index) {
   Posted& posted = posted_[posted_index];
-  if (posted.timing)
+  if (posted.has_timing())
     return true;
-  posted.timing = sync_.poll(posted.handle);
-  if (!posted.timing)
+  const std::optional<CollectiveTiming> polled = sync_.poll(posted.handle);
+  if (!polled)
     return false;
+  posted.timing = *polled;
   ++resolved_count_;
-  const CollectiveTiming timing = *posted.timing;
-  StreamState& stream = stream_state(posted.stream());
+  const CollectiveTiming timing = *polled;
+  StreamState& stream = stream_state(slot_of(posted).stream);
   if (stream.pending == posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
     stream.pending.reset();
@@ -137,13 +152,15 @@ void RankSimulator::flush_busy() {
       add_busy(kernel.stream, front.start_us, kernel.duration_us, kernel.category, kernel.name, "");
     } else {
       const Posted& posted = posted_[front.posted];
-      if (!posted.timing)
+      if (!posted.has_timing())
         return;
-      const CollectiveTiming timing = *posted.timing;
-      add_busy(posted.stream(), timing.start_us, timing.end_us - timing.start_us,
-               KernelCategory::kCommunication, posted.slot->name,
-               record_timeline_ ? collective_key(*posted.group, posted.index_in_group) : "");
-      result_.groups[*posted.group].time_us += timing.end_us - timing.start_us;
+      const CollectiveTiming timing = posted.timing;
+      const RankCollective collective = program_.collective_of(*posted.op);
+      const SimKernel& slot = slot_of(posted);
+      add_busy(slot.stream, timing.start_us, timing.end_us - timing.start_us,
+               KernelCategory::kCommunication, slot.name,
+               record_timeline_ ? collective_key(collective.group, collective.index_in_group) : "");
+      result_.groups[collective.group].time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -160,7 +177,7 @@ std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) con
 }
 
 std::size_t RankSimulator::first_unresolved() const {
-  while (first_unresolved_ < posted_.size() && posted_[first_unresolved_].timing)
+  while (first_unresolved_ < posted_.size() && posted_[first_unresolved_].has_timing())
     ++first_unresolved_;
   return first_unresolved_;
 }
@@ -177,7 +194,7 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   if (op.host_sync == HostSync::kDevice) {
     // The host waits for every stream, communication included.
     for (std::size_t index = first_unresolved(); index < posted_.size(); ++index) {
-      if (!posted_[index].timing)
+      if (!posted_[index].has_timing())
         needed.push_back(index);
     }
   }
@@ -193,12 +210,12 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
   const Posted& posted = posted_[posted_index];
   StreamState& stream = stream_state(stream_id);
-  const TimestampUs end = posted.timing->end_us;
+  const TimestampUs end = posted.timing.end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[*posted.group];
+    GroupTraffic& traffic = result_.groups[program_.collective_of(*posted.op).group];
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
-        std::clamp(posted.timing->start_us - stream.clock_us, 0.0, end - stream.clock_us);
+        std::clamp(posted.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
     stream.clock_us = end;
   }
 }
@@ -322,11 +339,11 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     post.combine = collective.combine;
     Posted posted;
     posted.handle = sync_.post(post);
-    posted.group = &rank_collective.group;
-    posted.slot = &kernel;
-    posted.index_in_group = rank_collective.index_in_group;
+    posted.op = &op;
     const std::size_t index = posted_.size();
-    posted_.push_back(std::move(posted));
+    if (posted_.capacity() == 0)
+      posted_.reserve(program_.coverage.collectives);  // each collective op posts once
+    posted_.push_back(posted);
     stream_state(kernel.stream).pending = index;
     last_collective_ = index;
     if (collective.seq)
@@ -444,16 +461,33 @@ RankSimulator::Progress RankSimulator::advance() {
   sweep_busy(std::numeric_limits<TimestampUs>::infinity());
   result_.gpu_busy_us = busy_swept_us_;
   result_.gpu_idle_us = result_.iteration_us - busy_swept_us_;
+  release_traversal_state();
   return Progress::kFinished;
+}
+
+void RankSimulator::release_traversal_state() {
+  // The result holds all that is read from here on; ranks that finish early give back their
+  // posted records, streams and queues while the others still run.
+  std::vector<Posted>().swap(posted_);
+  std::vector<std::pair<TimestampUs, TimestampUs>>().swap(busy_intervals_);
+  decltype(queued_ends_)().swap(queued_ends_);
+  decltype(streams_)().swap(streams_);
+  decltype(pending_busy_)().swap(pending_busy_);
+  decltype(posted_by_seq_)().swap(posted_by_seq_);
+  decltype(tensor_producer_)().swap(tensor_producer_);
+  decltype(recorded_thread_end_us_)().swap(recorded_thread_end_us_);
+  first_unresolved_ = 0;
+  last_collective_.reset();
 }
 
 std::string RankSimulator::blocked_on() const {
   if (!blocked_posted_)
     return "";
   const Posted& posted = posted_[*blocked_posted_];
+  const RankCollective collective = program_.collective_of(*posted.op);
   return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
-         collective_key(*posted.group, posted.index_in_group) + " (" +
-         std::string(posted.slot->name) + ")";
+         collective_key(collective.group, collective.index_in_group) + " (" +
+         std::string(slot_of(posted).name) + ")";
 }
 
 RankResult RankSimulator::result() const {

@@ -5,8 +5,9 @@
 // synchronization through ClockSync. The traversal is resumable: advance() runs until the
 // next op needs a collective that has not resolved yet, so many simulated ranks can share one
 // thread and no rank blocks on a collective it does not need yet.
+#include <cmath>
 #include <cstddef>
-#include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <queue>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "mpi_sim/engine/clock_sync.hpp"
+#include "mpi_sim/engine/fifo_buffer.hpp"
 #include "mpi_sim/engine/link_occupancy.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/host_overheads.hpp"
@@ -45,18 +47,24 @@ class RankSimulator {
   CollectiveHandle blocked_handle() const { return posted_[*blocked_posted_].handle; }
   // Valid once finished().
   RankResult result() const;
+  // The result, moved out (the simulator's copy is left empty): a caller that gathers every
+  // rank's result does not hold each twice.
+  RankResult take_result() { return std::move(result_); }
 
  private:
-  // One per collective the rank posted, held to the end of the run: kept small (an unfolded
-  // 1024-rank run posts millions), its group and slot pointing into the program.
+  static constexpr TimestampUs kUnresolved = std::numeric_limits<TimestampUs>::quiet_NaN();
+  // One per collective the rank posted, held to the end of the run: kept to 32 bytes (an
+  // unfolded 1024-rank run posts millions); its group, index and slot are read from the op
+  // (RankProgram::collective_of) when needed, which is once or twice per collective.
   struct Posted {
     CollectiveHandle handle;
-    const std::string* group = nullptr;  // the rank's group (RankProgram::collective_of)
-    const SimKernel* slot = nullptr;     // the op's collective slot: its stream and name
-    std::size_t index_in_group = 0;
-    std::optional<CollectiveTiming> timing;
-    StreamId stream() const { return slot->stream; }
+    const SimOp* op = nullptr;
+    // NaN until the collective resolves (an optional would cost every entry 8 bytes more).
+    CollectiveTiming timing{kUnresolved, kUnresolved};
+    bool has_timing() const { return !std::isnan(timing.start_us); }
   };
+  // The op's collective slot: the stream the collective runs on and its kernel name.
+  static const SimKernel& slot_of(const Posted& posted);
   struct StreamState {
     TimestampUs clock_us = 0;
     std::optional<std::size_t> pending;  // posted collective the stream waits on
@@ -92,7 +100,7 @@ class RankSimulator {
   };
   void add_kernel_busy(const SimKernel& kernel, TimestampUs start_us);
   void flush_busy();
-  std::deque<PendingBusy> pending_busy_;
+  FifoBuffer<PendingBusy> pending_busy_;
   // Widens the labelled step (RankProgram::steps) holding the op being run to cover a kernel.
   void note_step_kernel(TimestampUs start_us, TimestampUs end_us);
   std::size_t step_cursor_ = 0;  // the first step not yet behind the op being run
@@ -113,7 +121,9 @@ class RankSimulator {
   std::unordered_map<std::int64_t, TimestampUs> recorded_thread_end_us_;
   StreamId compute_stream_ = kDefaultComputeStream;
   std::map<StreamId, StreamState> streams_;
-  std::deque<Posted> posted_;  // a deque: no doubling slack on millions of entries
+  // Reserved for the program's collectives at the first post: no doubling slack on millions
+  // of entries, and no block allocated for a rank that posts none.
+  std::vector<Posted> posted_;
   // Every posted collective before this index has resolved: a device synchronize and the end of
   // the program scan from here rather than from the first (a synchronize per pipeline transfer
   // made the scans quadratic in the program's collectives). Advanced lazily, hence mutable.
@@ -128,10 +138,14 @@ class RankSimulator {
   // order. Intervals wait here until none can come before them any more; sweep_busy then adds
   // them in that order, so the sum is the very one sorting every interval at the end gives,
   // while the rank holds only the intervals of the last stretch instead of one per kernel.
-  std::deque<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
+  std::vector<std::pair<TimestampUs, TimestampUs>> busy_intervals_;
   DurationUs busy_swept_us_ = 0;
   TimestampUs busy_covered_until_us_ = 0;
-  std::size_t next_sweep_size_ = 4096;
+  // Small: a sweep sorts what is waiting, so a stretch costs the same per interval whatever its
+  // length, and 65,536 synthetic ranks of 40 kernels each would otherwise hold every interval
+  // (1 kB per rank) to the end.
+  static constexpr std::size_t kMinSweep = 32;
+  std::size_t next_sweep_size_ = kMinSweep;
   // Early sweeps need every later interval to start at or after the CPU clock of its launch
   // and that clock never to go back: no recorded host replay, no negative overheads.
   bool sweep_early_ = false;
@@ -140,6 +154,8 @@ class RankSimulator {
   TimestampUs pending_since_cpu_us_ = 0;
   // Adds the intervals that start before `bound` (sorted) to the sum.
   void sweep_busy(TimestampUs bound);
+  // Frees what only the traversal reads, once the result is complete.
+  void release_traversal_state();
   // End times of launched kernels the device has not finished at the CPU's clock (the launch
   // queue), earliest first.
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <streambuf>
+#include <string_view>
 
 #include "mpi_sim/engine/collective_matching.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -18,8 +20,29 @@
 namespace perfsim::mpi {
 namespace {
 
+// Each process's bytes on process 0, in process order, in one buffer: splitting it into a
+// string per process would hold every gathered result twice.
+struct GatheredBytes {
+  std::string all;
+  std::vector<int> offsets;
+  std::vector<int> lengths;
+  std::string_view part(std::size_t i) const {
+    return std::string_view(all).substr(static_cast<std::size_t>(offsets[i]),
+                                        static_cast<std::size_t>(lengths[i]));
+  }
+};
+
+// Reads bytes in place (an istringstream would copy them first).
+class ViewBuffer : public std::streambuf {
+ public:
+  explicit ViewBuffer(std::string_view bytes) {
+    char* begin = const_cast<char*>(bytes.data());  // only read: get area
+    setg(begin, begin, begin + bytes.size());
+  }
+};
+
 // Gathers each process's bytes on process 0 (in process order).
-std::vector<std::string> gather_bytes(MPI_Comm world, const std::string& local) {
+GatheredBytes gather_bytes(MPI_Comm world, const std::string& local) {
   int size = 0, me = 0;
   MPI_Comm_size(world, &size);
   MPI_Comm_rank(world, &me);
@@ -40,12 +63,7 @@ std::vector<std::string> gather_bytes(MPI_Comm world, const std::string& local) 
   }
   MPI_Gatherv(local.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(), MPI_BYTE,
               0, world);
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    parts.push_back(
-        all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
-  }
-  return parts;
+  return GatheredBytes{std::move(all), std::move(offsets), std::move(lengths)};
 }
 
 }  // namespace
@@ -69,14 +87,14 @@ CollectiveCheck check_collectives(MPI_Comm world,
   std::vector<engine::RankSignatures> local;
   for (const engine::RankProgram& program : local_programs)
     local.push_back(engine::rank_signatures(program));
-  std::vector<std::string> parts = gather_bytes(world, engine::serialize_signatures(local));
+  const GatheredBytes parts = gather_bytes(world, engine::serialize_signatures(local));
   int me = 0;
   MPI_Comm_rank(world, &me);
   std::string verdict;
   if (me == 0) {
     std::vector<engine::RankSignatures> all;
-    for (const std::string& part : parts) {
-      for (auto& rank : engine::deserialize_signatures(part))
+    for (std::size_t i = 0; i < parts.lengths.size(); ++i) {
+      for (auto& rank : engine::deserialize_signatures(std::string(parts.part(i))))
         all.push_back(std::move(rank));
     }
     verdict = engine::find_collective_mismatch(all, world_size).value_or("");
@@ -118,13 +136,13 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   }
 
   std::vector<RankResult> local_results;
-  for (const engine::RankSimulator& simulator : simulators) {
-    local_results.push_back(simulator.result());
-  }
+  local_results.reserve(simulators.size());
+  for (engine::RankSimulator& simulator : simulators)
+    local_results.push_back(simulator.take_result());
   // Processes finish at different times; those done early must not spin in the gather, and
   // take part in the deadlock watch while they wait.
   sync.wait_for_all_processes();
-  simulators.clear();  // their results are copied: do not hold every slice twice
+  simulators.clear();  // their results were moved out
   if (options.record_timeline && options.timeline_wanted) {
     stream_timelines_to_root(world, local_results, process_of_rank, options.timeline_wanted,
                              options.timeline_sink);
@@ -134,10 +152,12 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
     cereal::BinaryOutputArchive archive(stream);
     archive(local_results);
   }
-  std::vector<std::string> parts = gather_bytes(world, std::move(stream).str());
+  std::vector<RankResult>().swap(local_results);  // serialized: not held through the gather
+  const GatheredBytes parts = gather_bytes(world, std::move(stream).str());
   std::vector<RankResult> all;
-  for (const std::string& part : parts) {
-    std::istringstream input(part);
+  for (std::size_t i = 0; i < parts.lengths.size(); ++i) {
+    ViewBuffer buffer(parts.part(i));
+    std::istream input(&buffer);
     cereal::BinaryInputArchive archive(input);
     std::vector<RankResult> results;
     archive(results);

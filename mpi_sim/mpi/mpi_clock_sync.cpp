@@ -136,7 +136,7 @@ void MpiClockSync::complete(std::size_t slot) {
 
 std::optional<engine::CollectiveTiming> MpiClockSync::poll(engine::CollectiveHandle handle) {
   // Completion is learnt in test_progress/make_progress, which report it to the scheduler.
-  return table_.at(handle).timing;
+  return table_.take_timing(handle);
 }
 
 MpiClockSync::Completed MpiClockSync::take_completed(int count) {

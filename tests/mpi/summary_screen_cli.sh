@@ -95,4 +95,9 @@ timeout 120 "$perfsim" plan model.json --gpus 16 --global-batch 32 --quiet --for
   --topology "$configs/topologies/dgx-a100-8node.json" --device A100-80GB --top 3 \
   > plan.json || fail "plan --format json"
 grep -q '^  "schema": "perfsim-plan/1",$' plan.json || fail "no plan schema in the JSON"
+
+# One rank of a multi-rank workload, no --timeline (the empty timeline sink was once called).
+timeout 60 "$perfsim" simulate --ranks 4 --single-rank 1 --results "" > single.txt 2>&1 ||
+  { cat single.txt; fail "single-rank run"; }
+check_screen single.txt "single rank"
 echo "PASS"

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/mpi/process_packing.hpp"
 #include "mpi_sim/mpi/text_exchange.hpp"
+#include "scenario/folded_simulation.hpp"
 
 namespace perfsim::cli {
 namespace {

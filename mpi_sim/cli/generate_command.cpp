@@ -17,9 +17,9 @@
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/dlrm_simulation.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/dlrm_simulation.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "trace_io/chakra_et.hpp"
 #include "trace_io/execution_trace_writer.hpp"
 

@@ -16,8 +16,8 @@
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/device_argument.hpp"
 #include "trace_io/kineto_memory_events.hpp"
 #include "trace_io/trace_format.hpp"
 

@@ -13,11 +13,8 @@
 #include "hdf5/column_table.hpp"
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/folded_simulate_run.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -28,6 +25,9 @@
 #include "results/rank_list.hpp"
 #include "results/results_file.hpp"
 #include "results/timeline_writer.hpp"
+#include "scenario/dlrm_simulation.hpp"
+#include "scenario/llm_simulation.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 namespace perfsim::cli {
 namespace {

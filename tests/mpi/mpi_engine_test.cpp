@@ -6,12 +6,12 @@
 #include <optional>
 
 #include "generators/synthetic_workload.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "mpi_sim/mpi/distributed_run.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "support/trace_builder.hpp"
 
 namespace perfsim {

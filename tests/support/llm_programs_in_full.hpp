@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
+#include "scenario/llm_simulation.hpp"
 
 namespace perfsim::test_support {
 

@@ -12,9 +12,9 @@
 #include <tuple>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "scenario/folded_simulation.hpp"
 #include "support/llm_programs_in_full.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"

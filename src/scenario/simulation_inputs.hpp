@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "generators/synthetic_workload.hpp"
-#include "mpi_sim/cli/dlrm_simulate_options.hpp"
-#include "mpi_sim/cli/llm_simulate_options.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/duration_source.hpp"
 #include "perfsim/host_overheads.hpp"
@@ -18,6 +16,8 @@
 #include "report/detail_tables.hpp"
 #include "report/group_kinds.hpp"
 #include "report/run_report.hpp"
+#include "scenario/dlrm_simulate_options.hpp"
+#include "scenario/llm_simulate_options.hpp"
 
 namespace perfsim::cli {
 

@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/dlrm_simulation.hpp"
+#include "scenario/dlrm_simulation.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,12 +9,12 @@
 #include "generators/dlrm/dlrm_rank_generator.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
-#include "mpi_sim/cli/generated_workload_sources.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/generated_workload_sources.hpp"
 #include "topology/node_resize.hpp"
 
 namespace perfsim::cli {

@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/llm_simulation.hpp"
+#include "scenario/llm_simulation.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,13 +16,13 @@
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "memory/llm_memory.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
-#include "mpi_sim/cli/generated_workload_sources.hpp"
-#include "mpi_sim/cli/llm_calibration.hpp"
-#include "mpi_sim/cli/llm_pipeline_steps.hpp"
-#include "mpi_sim/cli/llm_report.hpp"
-#include "mpi_sim/cli/llm_stage_programs.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/device_argument.hpp"
+#include "scenario/generated_workload_sources.hpp"
+#include "scenario/llm_calibration.hpp"
+#include "scenario/llm_pipeline_steps.hpp"
+#include "scenario/llm_report.hpp"
+#include "scenario/llm_stage_programs.hpp"
 #include "topology/node_resize.hpp"
 
 namespace perfsim::cli {

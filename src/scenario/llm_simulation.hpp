@@ -10,8 +10,8 @@
 
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
-#include "mpi_sim/cli/llm_simulate_options.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "scenario/llm_simulate_options.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "topology/topology.hpp"
 #include "validation/end_to_end_calibration.hpp"
 

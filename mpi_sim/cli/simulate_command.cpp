@@ -1,7 +1,5 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -113,7 +111,8 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   const auto start = Clock::now();
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {
-    const mpi::ProcessPacking packing = mpi::choose_packing(MPI_COMM_WORLD, world_size);
+    const mpi::ProcessPacking packing =
+        mpi::choose_packing(context.processes.communicator(), world_size);
     ranks_per_process = packing.ranks_per_process;
     if (packing.packed && context.mpi_rank == 0 && !options.quiet) {
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
@@ -142,7 +141,7 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
               << " MPI processes (" << ranks_per_process << " per process)\n";
   }
   inputs = load_simulation_inputs(options, world_size, local_ranks);
-  mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
+  mpi::check_collectives(context.processes.communicator(), inputs.programs, world_size);
   if (context.mpi_rank == 0 && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
@@ -161,8 +160,8 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
                    progress.ops_total / 1e6, seconds_since(start));
     };
   }
-  std::vector<RankResult> results = mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
-                                                         inputs.overheads, distributed);
+  std::vector<RankResult> results = mpi::run_distributed(
+      context.processes.communicator(), inputs.programs, placement, inputs.overheads, distributed);
   if (show_progress)
     std::fprintf(stderr, "\r\033[K");
   return results;

@@ -15,6 +15,7 @@
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/workload_options.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/dlrm_simulation.hpp"
 #include "scenario/llm_simulation.hpp"

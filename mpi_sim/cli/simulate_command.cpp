@@ -14,6 +14,7 @@
 #include "mpi_sim/cli/folded_simulate_run.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
 #include "mpi_sim/cli/terminal.hpp"
+#include "mpi_sim/cli/workload_options.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"

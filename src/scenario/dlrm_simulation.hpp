@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "generators/dlrm/dlrm_config.hpp"
 #include "generators/dlrm/dlrm_sharders.hpp"
 #include "scenario/dlrm_simulate_options.hpp"
@@ -15,8 +13,6 @@
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {
-
-void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options);
 
 // Everything the DLRM branch needs, already read and sharded.
 struct DlrmScenario {

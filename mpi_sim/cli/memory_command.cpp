@@ -16,6 +16,7 @@
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/device_argument.hpp"
 #include "trace_io/kineto_memory_events.hpp"
@@ -135,19 +136,12 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');
-  add("--first-stage-layers", parallel.first_stage_layers,
-      "layers of the first stage, the rest split evenly (Megatron's uneven split)");
-  add("--last-stage-layers", parallel.last_stage_layers, "layers of the last stage");
-  command
-      .add_flag("--account-for-embedding-in-pipeline-split", parallel.account_for_embedding,
-                "the embedding counts as a layer of the split")
-      ->group(group)
-      ->needs(llm_flag);
-  command
-      .add_flag("--account-for-loss-in-pipeline-split", parallel.account_for_loss,
-                "the loss counts as a layer of the split")
-      ->group(group)
-      ->needs(llm_flag);
+  for (CLI::Option* option :
+       add_pipeline_split_options(command,
+                                  {parallel.first_stage_layers, parallel.last_stage_layers,
+                                   parallel.account_for_embedding, parallel.account_for_loss},
+                                  ""))
+    option->group(group)->needs(llm_flag);
   add("--zero", parallel.zero_stage, "ZeRO stage 0..3");
   add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
       ->needs(model_file);

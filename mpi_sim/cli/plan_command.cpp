@@ -18,6 +18,7 @@
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
@@ -273,11 +274,8 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "`simulate --overlap-grad-reduce`)");
   command->add_flag("--overlap-param-gather", options->overlap_param_gather,
                     "ZeRO 1/2 layouts all-gather parameters under the first forward");
-  command->add_flag("--account-for-embedding-in-pipeline-split", options->account_for_embedding,
-                    "every layout counts the embedding as a layer of its pipeline split (see "
-                    "`simulate --account-for-embedding-in-pipeline-split`)");
-  command->add_flag("--account-for-loss-in-pipeline-split", options->account_for_loss,
-                    "every layout counts the loss as a layer of its pipeline split");
+  add_pipeline_split_accounting_flags(*command, options->account_for_embedding,
+                                      options->account_for_loss, "every layout: ");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command

@@ -1,5 +1,6 @@
 #include "mpi_sim/cli/workload_options.hpp"
 
+#include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 
 namespace perfsim::cli {
@@ -38,20 +39,10 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "divided evenly over its chunks, or one per virtual stage, chunk-major)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
-  sub.add_option("--first-stage-layers", options.first_stage_layers,
-                 "LLM: transformer layers of the first pipeline stage, the rest split evenly "
-                 "over the other stages (Megatron --decoder-first-pipeline-num-layers)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--last-stage-layers", options.last_stage_layers,
-                 "LLM: transformer layers of the last pipeline stage (Megatron "
-                 "--decoder-last-pipeline-num-layers)")
-      ->check(CLI::PositiveNumber);
-  sub.add_flag("--account-for-embedding-in-pipeline-split", options.account_for_embedding,
-               "LLM: the embedding counts as one layer of the even split, so the first virtual "
-               "stage holds one transformer layer fewer (Megatron's flag of that name)");
-  sub.add_flag("--account-for-loss-in-pipeline-split", options.account_for_loss,
-               "LLM: the LM head and loss count as one layer of the even split, so the last "
-               "virtual stage holds one transformer layer fewer (Megatron's flag of that name)");
+  add_pipeline_split_options(sub,
+                             {options.first_stage_layers, options.last_stage_layers,
+                              options.account_for_embedding, options.account_for_loss},
+                             "LLM: ");
   sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--global-batch", options.global_batch,

@@ -152,6 +152,7 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   };
   distributed.timeline_sink = sink;
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  distributed.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
   const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
@@ -307,6 +308,11 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_flag("--quiet", options.quiet,
                "no status or progress lines on standard error (progress shows only on a "
                "terminal anyway)");
+  sub.add_option("--progress-interval-ms", options.progress_interval_ms,
+                 "for tests: milliseconds between progress lines on a terminal (0: every few "
+                 "rank steps, so a test sees one however fast the machine simulates)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_llm_simulate_options(sub, options.llm);
   add_dlrm_simulate_options(sub, options.dlrm);
 }

@@ -34,18 +34,32 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
     fabric_classes.push_back(node.ring_link_classes.rbegin()->second);
   if (node.nics)
     fabric_classes.push_back(node.nics->link_class);
+  const bool nic_curves_elsewhere = node.nics && !node.nics->curves_gpu_model.empty();
   std::vector<CollectiveSweep> sweeps;
+  std::vector<CollectiveSweep> nic_sweeps;
   for (const auto& class_name : fabric_classes) {
+    const bool nic_class = node.nics && class_name == node.nics->link_class;
     for (const auto& curve : curves_for(class_name, CollectiveKind::kAllReduce))
-      sweeps.push_back(sampled_sweep(curve));
+      (nic_class && nic_curves_elsewhere ? nic_sweeps : sweeps).push_back(sampled_sweep(curve));
   }
   // The curves were measured with NCCL's own choice; settings_ restrict the predictions only.
   // (Measured on whole nodes: every socket of a PCIe-only node in the path.)
   std::set<std::string> bridges;
   for (int gpu = 0; gpu < node.gpus; ++gpu)
     bridges.insert(node.host_bridge_of(gpu));
-  calibration_ = calibrate_fabric(nominal_fabric(topology_, 0, static_cast<int>(bridges.size())),
-                                  NcclSettings{}, sweeps);
+  const int sockets = static_cast<int>(bridges.size());
+  calibration_ = calibrate_fabric(nominal_fabric(topology_, 0, sockets), NcclSettings{}, sweeps);
+  if (nic_curves_elsewhere) {
+    topology::Topology measured = topology_;
+    measured.node.gpu_model = node.nics->curves_gpu_model;
+    if (node.nics->curves_nvlinks_per_gpu > 0)
+      measured.node.nvlinks_per_gpu = node.nics->curves_nvlinks_per_gpu;
+    nic_curves_calibration_ =
+        calibrate_fabric(nominal_fabric(measured, 0, sockets), NcclSettings{}, nic_sweeps);
+    calibration_.net_scale = nic_curves_calibration_.net_scale;
+    calibration_.net_latency_scale = nic_curves_calibration_.net_latency_scale;
+    nic_curves_topology_ = std::move(measured);
+  }
   for (auto& group : groups)
     groups_[group.name] = std::move(group.ranks);
 }
@@ -98,8 +112,14 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
   const int reference_per_node = bracket.lower->n_ranks / std::max(1, bracket.lower->n_nodes);
   for (int gpu = 0; gpu < std::min(reference_per_node, topology_.node.gpus); ++gpu)
     reference_bridges.insert(topology_.node.host_bridge_of(gpu));
-  const NcclFabric reference_fabric = calibrated(
-      nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())), calibration_);
+  const bool carried_from_other_gpus = route.n_nodes > 1 && nic_curves_topology_.has_value();
+  const NcclFabric reference_fabric =
+      carried_from_other_gpus
+          ? calibrated(nominal_fabric(*nic_curves_topology_, 0,
+                                      static_cast<int>(reference_bridges.size())),
+                       nic_curves_calibration_)
+          : calibrated(nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())),
+                       calibration_);
   std::set<std::string> host_bridges;
   for (int rank : global_ranks)
     host_bridges.insert(topology_.node.host_bridge_of(topology_.local_gpu_of(rank)));

@@ -70,6 +70,12 @@ class CollectiveModel final : public CommDurationSource {
   CurveSet curves_;
   NcclSettings settings_;
   FabricCalibration calibration_;
+  // When the NIC class's curves were measured on other GPUs (nics/transport/curves_gpu_model):
+  // that node, and the calibration of its fabric to those curves. Groups across nodes carry
+  // the curves from it; calibration_ then holds this node's NVLink terms (from its own
+  // intra-node curves) and the measured network terms.
+  std::optional<topology::Topology> nic_curves_topology_;
+  FabricCalibration nic_curves_calibration_;
   std::map<std::string, std::vector<int>> groups_;
   // Durations already computed, by (group, group size, kind, bytes): every member of a group
   // asks for the same collectives, and resolving a group's route costs O(members). Shared so

@@ -90,7 +90,8 @@ DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& r
       reference.curve.duration_us(bytes * bus_factor(reference.measured_kind, reference.n_ranks));
   if (kind == reference.measured_kind && shape.n_ranks == reference.n_ranks &&
       shape.n_nodes == reference.n_nodes &&
-      fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps)
+      fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps &&
+      fabric.generation == reference_fabric.generation)
     return measured_us;
   const double target_us = nccl_estimate(kind, bytes, shape, fabric, settings).time_us;
   const double reference_us = nccl_estimate(reference.measured_kind, bytes, shape_of(reference),
@@ -175,6 +176,15 @@ CurveTransfer::CurveTransfer(NcclFabric fabric, NcclSettings settings,
     throw RuntimeFailure("CurveTransfer: no reference curves");
 }
 
+CurveTransfer::CurveTransfer(NcclFabric fabric, NcclSettings settings,
+                             std::vector<FittedCurve> references,
+                             std::vector<NcclFabric> reference_fabrics)
+    : CurveTransfer(std::move(fabric), std::move(settings), std::move(references)) {
+  if (reference_fabrics.size() != references_.size())
+    throw RuntimeFailure("CurveTransfer: one fabric per reference curve expected");
+  reference_fabrics_ = std::move(reference_fabrics);
+}
+
 ReferenceBracket bracket_references(std::span<const FittedCurve> references,
                                     const CommShape& shape) {
   if (references.empty())
@@ -248,8 +258,18 @@ DurationUs CurveTransfer::duration_us(CollectiveKind kind, double bytes,
     return kind == CollectiveKind::kBarrier && shape.n_ranks > 1
                ? nccl_estimate(CollectiveKind::kAllReduce, 8.0, shape, fabric_, settings_).time_us
                : 0.0;
-  return bracketed_duration_us(bracket_references(references_, shape), fabric_, kind, bytes, shape,
-                               fabric_, settings_);
+  const ReferenceBracket bracket = bracket_references(references_, shape);
+  if (reference_fabrics_.empty())
+    return bracketed_duration_us(bracket, fabric_, kind, bytes, shape, fabric_, settings_);
+  const auto carried_us = [&](const FittedCurve* reference) {
+    const NcclFabric& own = reference_fabrics_[reference - references_.data()];
+    return carried_duration_us(*reference, own, kind, bytes, shape, own, settings_);
+  };
+  const double lower_us = carried_us(bracket.lower);
+  if (bracket.lower == bracket.upper || bracket.lower_weight >= 1.0)
+    return lower_us;
+  return std::exp(bracket.lower_weight * std::log(lower_us) +
+                  (1.0 - bracket.lower_weight) * std::log(carried_us(bracket.upper)));
 }
 
 std::vector<std::string> CurveTransfer::references_for(const CommShape& shape) const {
@@ -295,7 +315,23 @@ HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& se
     throw RuntimeFailure("predict_held_out: no training sweep for '" + target.name + "'");
   // The training sweeps ran with NCCL's own choice; `settings` describe the target's run.
   const FabricCalibration calibration = calibrate_fabric(nominal, NcclSettings{}, training);
-  const CurveTransfer transfer(calibrated(nominal, calibration), settings, std::move(references));
+  std::vector<NcclFabric> reference_fabrics;
+  for (const auto& reference : training) {
+    if (reference.n_nodes <= 1) {
+      reference_fabrics.push_back(calibrated(nominal, calibration));
+      continue;
+    }
+    std::vector<CollectiveSweep> up_to_reference;
+    for (const auto& sweep : training) {
+      if (sweep.n_nodes < reference.n_nodes)
+        up_to_reference.push_back(sweep);
+    }
+    up_to_reference.push_back(reference);
+    reference_fabrics.push_back(
+        calibrated(nominal, calibrate_fabric(nominal, NcclSettings{}, up_to_reference)));
+  }
+  const CurveTransfer transfer(calibrated(nominal, calibration), settings, std::move(references),
+                               std::move(reference_fabrics));
   return {target.name,
           target.kind,
           target.n_ranks,

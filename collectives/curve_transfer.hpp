@@ -69,6 +69,13 @@ class CurveTransfer {
  public:
   // `references` must not be empty (RuntimeFailure).
   CurveTransfer(NcclFabric fabric, NcclSettings settings, std::vector<FittedCurve> references);
+  // With one fabric per reference (same order), each reference is carried on the fabric
+  // calibrated up to its own node count, so its model meets its own measurement and the
+  // network efficiency at the target is that of the bracketing references, interpolated like
+  // the curves (a NIC's efficiency drifts with node count; one fabric calibrated on the largest
+  // count would skew every ratio m(target) / m(reference) at the others).
+  CurveTransfer(NcclFabric fabric, NcclSettings settings, std::vector<FittedCurve> references,
+                std::vector<NcclFabric> reference_fabrics);
 
   DurationUs duration_us(CollectiveKind kind, double bytes, const CommShape& shape) const;
   // The names of the curves duration_us uses for `shape`, for provenance.
@@ -80,6 +87,7 @@ class CurveTransfer {
   NcclFabric fabric_;
   NcclSettings settings_;
   std::vector<FittedCurve> references_;
+  std::vector<NcclFabric> reference_fabrics_;  // empty: every reference on fabric_
 };
 
 // Predicts every sample of `sweep` on its own shape.
@@ -87,7 +95,9 @@ std::vector<PredictionPoint> predict_sweep(const CurveTransfer& transfer,
                                            const CollectiveSweep& sweep);
 
 // Leave one out: for each sweep in `held_out`, fit curves and calibrate the fabric on all the
-// other sweeps of `sweeps` (never on the held one), then predict it.
+// other sweeps of `sweeps` (never on the held one), then predict it. Each multi-node reference
+// is carried on the fabric calibrated on the training sweeps up to its own node count (it
+// last), see CurveTransfer.
 struct HeldOutResult {
   std::string name;
   CollectiveKind kind = CollectiveKind::kAllReduce;

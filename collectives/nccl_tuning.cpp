@@ -92,8 +92,14 @@ double bus_bandwidth_GBps(CollectiveKind kind, const CommShape& shape, const Ncc
   const int node_index = std::min(shape.n_nodes, 3) - 1;
   const double channels = fabric.channels;
   const double ppn = shape.ranks_per_node();
-  double bw = shape.n_nodes == 1 ? fabric.intra_busbw_GBps
-                                 : std::min(fabric.intra_busbw_GBps, fabric.net_busbw_GBps);
+  // A tree over two nodes is one exchange between them: the two binary trees cross in opposite
+  // directions, so each NIC carries half the reduction each way and the bus bandwidth reaches
+  // twice the per-node net rate (NCCL's own advice: two-node all-reduce busbw exceeds the NICs
+  // unless NCCL_ALGO=Ring; not from three nodes on).
+  const double tree_net_factor = algorithm == kTree && shape.n_nodes <= 2 ? 2.0 : 1.0;
+  double bw = shape.n_nodes == 1
+                  ? fabric.intra_busbw_GBps
+                  : std::min(fabric.intra_busbw_GBps, fabric.net_busbw_GBps * tree_net_factor);
   if (algorithm == kNvls || algorithm == kNvlsTree) {
     if (protocol != kSimple)
       return 0.0;

@@ -57,6 +57,13 @@ struct NicSet {
   // Added per remote peer of an all-to-all: NCCL posts one message per peer, and a transport
   // with a costly message (EFA's SRD, TCP) pays it for every peer (0 = as measured).
   double peer_latency_us = 0.0;
+  // The GPUs of the nodes the curves were measured on, where they differ from this node's (a
+  // NIC class that borrows another GPU generation's sweeps): GPU model and NVLinks per GPU
+  // ("" / 0 = this node's). The collective model carries those curves from a fabric built on
+  // that GPU (its NVLS, its NVLink rate), so the measured node's NVLink ceiling is not
+  // mistaken for this node's.
+  std::string curves_gpu_model;
+  int curves_nvlinks_per_gpu = 0;
   double measured_rate_Gbps() const {
     return curves_rate_Gbps > 0.0 ? curves_rate_Gbps : rate_Gbps;
   }

@@ -248,8 +248,10 @@ void read_nics(const ObjectReader& nics, NodeSpec& node) {
   set.rate_Gbps = nics.number("rate_Gbps");
   if (nics.has("transport")) {
     const ObjectReader transport = nics.child("transport");
-    transport.allow_only(
-        {"curves_rate_Gbps", "hop_latency_us", "bandwidth_efficiency", "peer_latency_us", "note"});
+    transport.allow_only({"curves_rate_Gbps", "curves_gpu_model", "curves_nvlinks_per_gpu",
+                          "hop_latency_us", "bandwidth_efficiency", "peer_latency_us", "note"});
+    set.curves_gpu_model = transport.text("curves_gpu_model", "");
+    set.curves_nvlinks_per_gpu = transport.integer("curves_nvlinks_per_gpu", 0, 0);
     set.peer_latency_us = transport.number("peer_latency_us", 0.0);
     if (set.peer_latency_us < 0.0)
       transport.fail(transport.at("peer_latency_us"), "expected a latency >= 0");

@@ -16,7 +16,7 @@ namespace perfsim::cli {
 namespace {
 
 struct CalibrateGemmOptions {
-  std::string table;
+  std::vector<std::string> tables;
   std::string device;
   std::string dtype = "fp16";
   int folds = 5;
@@ -37,17 +37,24 @@ void print_errors(const std::string& label, const kernels::GemmPredictionErrors&
 
 int run_calibrate_gemm(const CalibrateGemmOptions& options) {
   const std::optional<DType> dtype = parse_dtype(options.dtype);
-  if (!dtype || (*dtype != DType::kFloat16 && *dtype != DType::kBFloat16 &&
-                 *dtype != DType::kFloat32 && *dtype != DType::kTFloat32))
-    throw InputError("--dtype", "", "must be fp16, bf16, tf32 or fp32, got " + options.dtype);
+  if (!dtype ||
+      (*dtype != DType::kFloat16 && *dtype != DType::kBFloat16 && *dtype != DType::kFloat32 &&
+       *dtype != DType::kTFloat32 && *dtype != DType::kFloat8))
+    throw InputError("--dtype", "", "must be fp16, bf16, tf32, fp32 or fp8, got " + options.dtype);
   const devices::DeviceSpec device = read_device_argument(options.device);
-  const auto table = kernels::read_deepbench_gemm_table(options.table, *dtype);
+  std::vector<kernels::MeasuredGemm> table;
+  std::string table_names;
+  for (const std::string& path : options.tables) {
+    const auto rows = kernels::read_deepbench_gemm_table(path, *dtype);
+    table.insert(table.end(), rows.begin(), rows.end());
+    table_names += (table_names.empty() ? "" : " --table ") + path;
+  }
   const kernels::GemmEfficiencyParameters current = kernels::gemm_efficiency_for(device, *dtype);
   const kernels::GemmEfficiencyParameters fitted = kernels::fit_gemm_efficiency(table, device);
   const bool tensor_core = device.gemm_unit(*dtype) == devices::MathUnit::kTensorCore;
   std::cout << "analytical GEMM model on " << device.name << " ("
             << (tensor_core ? "tensor cores" : "CUDA cores") << ", " << options.dtype
-            << "), measured table " << options.table << "\n";
+            << "), measured table " << table_names << "\n";
   print_errors("device file's parameters (" + std::to_string(current.peak_fraction).substr(0, 4) +
                    ", " + std::to_string(static_cast<int>(current.pipeline_depth_k)) + ", " +
                    std::to_string(current.fixed_latency_us).substr(0, 3) + " us)",
@@ -58,16 +65,18 @@ int run_calibrate_gemm(const CalibrateGemmOptions& options) {
     print_errors(std::to_string(options.folds) + "-fold cross-validation (OUT OF SAMPLE)",
                  kernels::cross_validate_gemm_efficiency(table, device, options.folds));
   nlohmann::ordered_json entry;
-  const std::string source = "fitted by `perfsim calibrate gemm --table " + options.table +
+  const std::string source = "fitted by `perfsim calibrate gemm --table " + table_names +
                              " --device " + device.name + " --dtype " + options.dtype + "`";
-  entry[tensor_core ? "tensor_core" : "cuda_core"] = {
+  const std::string unit_key =
+      *dtype == DType::kFloat8 ? "tensor_core_fp8" : (tensor_core ? "tensor_core" : "cuda_core");
+  entry[unit_key] = {
       {"peak_fraction",
        {{"value", fitted.peak_fraction}, {"provenance", "measured"}, {"source", source}}},
       {"pipeline_depth_k",
        {{"value", fitted.pipeline_depth_k}, {"provenance", "measured"}, {"source", source}}}};
   // A device file's figures are positive; a zero latency is the default and stays unwritten.
   if (fitted.fixed_latency_us > 0)
-    entry[tensor_core ? "tensor_core" : "cuda_core"]["fixed_latency_us"] = {
+    entry[unit_key]["fixed_latency_us"] = {
         {"value", fitted.fixed_latency_us}, {"provenance", "measured"}, {"source", source}};
   std::cout << "fitted: peak fraction " << fitted.peak_fraction << ", pipeline depth "
             << fitted.pipeline_depth_k << " k-steps, fixed latency " << fitted.fixed_latency_us
@@ -87,14 +96,15 @@ void add_calibrate_command(CLI::App& app, CommandRegistry& registry) {
       "Fit the analytical GEMM model's peak fraction and pipeline depth to a measured GEMM "
       "table (DeepBench CSV: M, N, K, time_ms) on one device");
   auto options = std::make_shared<CalibrateGemmOptions>();
-  gemm->add_option("--table", options->table, "measured GEMM CSV (DeepBench columns)")
+  gemm->add_option("--table", options->tables,
+                   "measured GEMM CSV (DeepBench columns); repeat to fit several tables")
       ->required()
       ->check(CLI::ExistingFile);
   gemm->add_option("--device", options->device,
                    "the GPU the table was measured on: device file or name in configs/devices")
       ->required();
   gemm->add_option("--dtype", options->dtype,
-                   "the table's dtype: fp16 (default), bf16, tf32, fp32");
+                   "the table's dtype: fp16 (default), bf16, tf32, fp32, fp8");
   gemm->add_option("--cv", options->folds,
                    "K-fold cross-validation of the fit (default 5; 0 or 1: none)")
       ->check(CLI::Range(0, 100));

@@ -144,6 +144,7 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--pp", parallel.pp, "pipeline stages p");
   add("--dp", parallel.dp, "data-parallel size");
   add("--ep", parallel.ep, "expert-parallel size (MoE model files; carved out of DP)");
+  add("--etp", parallel.etp, "expert tensor-parallel size (MoE model files; default: TP)");
   add("--moe-imbalance", parallel.moe_imbalance, "MoE: max / mean expert load");
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
@@ -162,6 +163,11 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
       "main gradients fp32, bf16 or fp16, as `simulate --grad-reduce-dtype` (default "
       "Megatron's: fp16 for fp16 training, else fp32)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}));
+  command
+      .add_flag("--tp-comm-overlap", parallel.tp_comm_overlap,
+                "Transformer Engine userbuffer TP overlap: its communication buffers")
+      ->group(group)
+      ->needs(llm_flag);
   command.add_flag("--sequence-parallel", parallel.sequence_parallel, "sequence parallelism")
       ->group(group)
       ->needs(llm_flag);

@@ -58,8 +58,24 @@ void print_data_behind(const devices::DeviceSpec& device,
                        : std::string(
                              "analytical only: the GEMM model on the unmasked work (no measured "
                              "attention table)");
+  const std::string fp8_gemm =
+      device.fp8_gemm_efficiency
+          ? std::string(device.fp8_gemm_efficiency->terms.peak_fraction.provenance ==
+                                devices::Provenance::kMeasured
+                            ? "measured: "
+                            : "carried over: ") +
+                device.fp8_gemm_efficiency->terms.peak_fraction.source +
+                "; backward (split accumulator) x " +
+                std::to_string(device.fp8_gemm_efficiency->split_accumulator_time_factor.value)
+                    .substr(0, 4) +
+                " (" +
+                std::string(devices::provenance_name(
+                    device.fp8_gemm_efficiency->split_accumulator_time_factor.provenance)) +
+                ": " + device.fp8_gemm_efficiency->split_accumulator_time_factor.source + ")"
+          : std::string("analytical only: FP8 estimate (no measured FP8 GEMM table)");
   std::cout << "    measured data behind each op class:\n"
             << "      GEMM, tensor cores     " << gemm(devices::MathUnit::kTensorCore) << "\n"
+            << "      GEMM, FP8 tensor cores " << fp8_gemm << "\n"
             << "      GEMM, CUDA cores       " << gemm(devices::MathUnit::kCudaCore) << "\n"
             << "      conv, tensor cores     " << conv(devices::MathUnit::kTensorCore) << "\n"
             << "      conv, CUDA cores       " << conv(devices::MathUnit::kCudaCore) << "\n"

@@ -24,6 +24,11 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "ranks of the DP x CP group (Megatron's expert mesh), tokens exchanged by "
                  "all-to-all")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--etp", options.etp,
+                 "LLM (MoE models): expert tensor-parallel degree (Megatron-Core "
+                 "--expert-tensor-parallel-size; default: TP); the expert layers' grid is "
+                 "ETP x EP x expert-DP")
+      ->check(CLI::PositiveNumber);
   sub.add_option("--order", options.order,
                  "LLM: rank order of the parallel dimensions, fastest-varying first, as "
                  "Megatron-Core's `order` (default tp-cp-ep-dp-pp; tp-cp-ep-pp-dp is Megatron's "

@@ -67,12 +67,16 @@ class DeviceReader {
     spec.cuda_core_tflops = dtype_figures(peaks, "/peak_tflops", "cuda_core");
     if (!spec.cuda_core_tflops.contains(DType::kFloat32))
       fail("/peak_tflops/cuda_core", "must give fp32");
-    if (root_.contains("gemm_efficiency"))
+    if (root_.contains("gemm_efficiency")) {
       for_each_math_unit(
-          "gemm_efficiency", [&](const json& entry, const std::string& here, MathUnit unit) {
+          "gemm_efficiency",
+          [&](const json& entry, const std::string& here, MathUnit unit) {
             check_keys(entry, here, {"peak_fraction", "pipeline_depth_k", "fixed_latency_us"});
             spec.gemm_efficiency[unit] = read_gemm_efficiency(entry, here);
-          });
+          },
+          true);
+      spec.fp8_gemm_efficiency = read_fp8_gemm_efficiency();
+    }
     if (root_.contains("conv_efficiency"))
       for_each_math_unit(
           "conv_efficiency", [&](const json& entry, const std::string& here, MathUnit unit) {
@@ -164,10 +168,13 @@ class DeviceReader {
   // Calls `read(entry, pointer, unit)` for each math unit that `key` ("gemm_efficiency" or
   // "conv_efficiency") gives an entry for.
   template <typename Read>
-  void for_each_math_unit(const std::string& key, Read read) const {
+  void for_each_math_unit(const std::string& key, Read read, bool allow_fp8_entry = false) const {
     const json& efficiency = root_.at(key);
     require_object(efficiency, "/" + key);
-    check_keys(efficiency, "/" + key, {"tensor_core", "cuda_core"});
+    if (allow_fp8_entry)
+      check_keys(efficiency, "/" + key, {"tensor_core", "cuda_core", "tensor_core_fp8"});
+    else
+      check_keys(efficiency, "/" + key, {"tensor_core", "cuda_core"});
     for (const auto& [unit_name, unit] : {std::pair{"tensor_core", MathUnit::kTensorCore},
                                           std::pair{"cuda_core", MathUnit::kCudaCore}}) {
       if (!efficiency.contains(unit_name))
@@ -177,6 +184,25 @@ class DeviceReader {
       require_object(entry, here);
       read(entry, here, unit);
     }
+  }
+  std::optional<Fp8GemmEfficiency> read_fp8_gemm_efficiency() const {
+    const json& efficiency = root_.at("gemm_efficiency");
+    if (!efficiency.contains("tensor_core_fp8"))
+      return std::nullopt;
+    const std::string here = "/gemm_efficiency/tensor_core_fp8";
+    const json& entry = efficiency.at("tensor_core_fp8");
+    require_object(entry, here);
+    check_keys(
+        entry, here,
+        {"peak_fraction", "pipeline_depth_k", "fixed_latency_us", "split_accumulator_time_factor"});
+    Fp8GemmEfficiency parsed{read_gemm_efficiency(entry, here),
+                             Figure{1.0, Provenance::kEstimate, ""}};
+    if (entry.contains("split_accumulator_time_factor"))
+      parsed.split_accumulator_time_factor = figure(entry, here, "split_accumulator_time_factor");
+    if (parsed.split_accumulator_time_factor.value < 1.0 ||
+        parsed.split_accumulator_time_factor.value > 4.0)
+      fail(here + "/split_accumulator_time_factor/value", "must be in [1, 4]");
+    return parsed;
   }
   // The terms GEMM and convolution efficiencies share; fixed_latency_us is optional (0).
   GemmEfficiency read_gemm_efficiency(const json& entry, const std::string& here) const {

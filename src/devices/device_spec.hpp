@@ -35,6 +35,16 @@ struct GemmEfficiency {
   Figure fixed_latency_us;  // optional in the file; value 0 when absent
 };
 
+// FP8 GEMMs on tensor cores ("gemm_efficiency": {"tensor_core_fp8": {...}}): their own fitted
+// terms (FP8 tiles run the main loop twice as fast per k-step, so the bf16 fit does not carry
+// over), and how much longer a GEMM takes when the accumulator is promoted to FP32 every few
+// k-steps (cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM off, which Transformer Engine asks for
+// in its dgrad and wgrad GEMMs). split_accumulator_time_factor is optional (1 when absent).
+struct Fp8GemmEfficiency {
+  GemmEfficiency terms;
+  Figure split_accumulator_time_factor;
+};
+
 // What the convolution model (kernels/conv_model.hpp) reaches on one math unit: the GEMM terms
 // above for cuDNN's implicit-GEMM kernels, the fraction of the direct convolution's multiplies
 // that FFT/Winograd algorithms leave for stride-1 filters of 3x3 and larger, and the most
@@ -85,6 +95,8 @@ struct DeviceSpec {
   // Optional "gemm_efficiency": {"tensor_core": {...}, "cuda_core": {...}}; a unit without an
   // entry uses the analytical model's built-in estimates.
   std::map<MathUnit, GemmEfficiency> gemm_efficiency;
+  // Optional "gemm_efficiency/tensor_core_fp8"; absent: the analytical model's FP8 estimate.
+  std::optional<Fp8GemmEfficiency> fp8_gemm_efficiency;
   // Optional "conv_efficiency", same layout; a unit without an entry is "nominal".
   std::map<MathUnit, ConvEfficiency> conv_efficiency;
   std::optional<AttentionThroughput> attention;

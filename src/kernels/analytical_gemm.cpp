@@ -44,13 +44,23 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype) {
   GemmEfficiencyParameters parameters;
-  if (auto it = device.gemm_efficiency.find(device.gemm_unit(dtype));
-      it != device.gemm_efficiency.end()) {
-    parameters.peak_fraction = it->second.peak_fraction.value;
-    parameters.pipeline_depth_k = it->second.pipeline_depth_k.value;
-    parameters.fixed_latency_us = it->second.fixed_latency_us.value;
+  auto take = [&](const devices::GemmEfficiency& terms) {
+    parameters.peak_fraction = terms.peak_fraction.value;
+    parameters.pipeline_depth_k = terms.pipeline_depth_k.value;
+    parameters.fixed_latency_us = terms.fixed_latency_us.value;
+    parameters.measured = terms.peak_fraction.provenance == devices::Provenance::kMeasured;
+  };
+  if (dtype == DType::kFloat8 && device.fp8_gemm_efficiency) {
+    take(device.fp8_gemm_efficiency->terms);
+    parameters.split_accumulator_time_factor =
+        device.fp8_gemm_efficiency->split_accumulator_time_factor.value;
+    return parameters;
   }
+  if (auto it = device.gemm_efficiency.find(device.gemm_unit(dtype));
+      it != device.gemm_efficiency.end())
+    take(it->second);
   if (dtype == DType::kFloat8) {
+    parameters.measured = false;
     parameters.peak_fraction = kFp8PeakFraction;
     parameters.pipeline_depth_k *= kFp8PipelineDepthFactor;
   }
@@ -71,6 +81,11 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
   const double per_sm_peak = peak / sm_count;
   const double k = static_cast<double>(work.k);
   const double k_efficiency = k / (k + efficiency.pipeline_depth_k);
+  // Promoting the FP8 accumulator stalls the tensor cores in the main loop only: the memory
+  // floor and the fixed latency stay as they are.
+  const double accumulator_factor = work.dtype == DType::kFloat8 && work.split_accumulator
+                                        ? efficiency.split_accumulator_time_factor
+                                        : 1.0;
   best.duration_us = std::numeric_limits<double>::infinity();
   for (const Tile& tile : kTiles) {
     const std::int64_t tiles = ceil_div(work.m, tile.m) * ceil_div(work.n, tile.n) * work.batch;
@@ -79,7 +94,7 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
     const double tile_us =
         tile_flops / (per_sm_peak * efficiency.peak_fraction * tile.efficiency * k_efficiency) *
         kUsPerSecond;
-    const double compute_us = static_cast<double>(waves) * tile_us;
+    const double compute_us = static_cast<double>(waves) * tile_us * accumulator_factor;
     if (compute_us < best.duration_us) {
       best.duration_us = compute_us;
       best.tile_m = tile.m;
@@ -109,8 +124,10 @@ std::string analytical_gemm_parameters() {
   out << "peak fraction, pipeline depth and fixed latency from the device file's "
          "gemm_efficiency (else "
       << defaults.peak_fraction << ", " << defaults.pipeline_depth_k << " k-steps and "
-      << defaults.fixed_latency_us << " us, estimates; fp8: " << kFp8PeakFraction << " and "
-      << kFp8PipelineDepthFactor << " x the unit's depth, from a cuBLASLt H100 benchmark), tiles";
+      << defaults.fixed_latency_us << " us, estimates; fp8: the file's tensor_core_fp8 entry, "
+      << "else " << kFp8PeakFraction << " and " << kFp8PipelineDepthFactor
+      << " x the unit's depth, from one cuBLASLt H100 benchmark); FP8 GEMMs of the backward "
+         "(split accumulator) x the entry's split_accumulator_time_factor; tiles";
   for (const Tile& tile : kTiles)
     out << " " << tile.m << "x" << tile.n << "@" << tile.efficiency;
   return out.str();

@@ -33,8 +33,14 @@ struct GemmEfficiencyParameters {
   // Per-kernel cost that does not scale with the work (setup, the last wave's tail, the
   // epilogue's final write-back), added once; 0 unless a device file measured it.
   double fixed_latency_us = 0;
+  // FP8 GEMMs with a split (FP32-promoted) accumulator take this many times longer in the main
+  // loop; 1 unless the device file measured it (gemm_efficiency.tensor_core_fp8).
+  double split_accumulator_time_factor = 1;
+  // Whether the values came from a device-file entry fitted on measured GEMMs.
+  bool measured = false;
 };
-// The device file's values for the unit the dtype runs on, else the defaults.
+// The device file's values for the unit the dtype runs on, else the defaults. FP8 uses the
+// file's tensor_core_fp8 entry when there is one, else the FP8 estimate below.
 GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype);
 
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device);

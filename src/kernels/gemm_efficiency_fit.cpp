@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "io/csv_table.hpp"
 #include "perfsim/error.hpp"
@@ -29,7 +30,16 @@ std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DTy
   const io::CsvTable csv = io::CsvTable::read(path, "GEMM table");
   csv.require_columns({"M", "N", "K", "time_ms"});
   std::vector<MeasuredGemm> table;
+  const bool typed_rows = csv.has_column("dtype");
   for (const io::CsvTable::Row& row : csv.rows()) {
+    if (typed_rows) {
+      const std::string name = csv.cell(row, "dtype");
+      const std::optional<DType> row_dtype = parse_dtype(name);
+      if (!row_dtype)
+        throw InputError(path, io::CsvTable::where(row, "dtype"), "unknown dtype '" + name + "'");
+      if (*row_dtype != dtype)
+        continue;
+    }
     auto positive = [&](const char* name) {
       const double value = csv.number(row, name, 0, 1e12);
       if (value <= 0)
@@ -47,7 +57,7 @@ std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DTy
     table.push_back(gemm);
   }
   if (table.empty())
-    throw InputError(path, "", "no GEMM rows");
+    throw InputError(path, "", std::string("no GEMM rows in ") + std::string(dtype_name(dtype)));
   return table;
 }
 

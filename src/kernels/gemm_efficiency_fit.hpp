@@ -20,8 +20,9 @@ struct MeasuredGemm {
 };
 
 // A DeepBench GEMM CSV (columns M, N, K, time_ms, and optionally batch for batched GEMMs as
-// in tests/data/kernels/xla-h100; others ignored) in `dtype`. Throws InputError naming file,
-// line and column.
+// in tests/data/kernels/xla-h100; others ignored) in `dtype`. A table with a "dtype" column
+// (tests/data/kernels/hopper-gemm-public) gives only its rows of `dtype`. Throws InputError
+// naming file, line and column.
 std::vector<MeasuredGemm> read_deepbench_gemm_table(const std::string& path, DType dtype);
 
 using GemmPredictionErrors = RelativeErrors;

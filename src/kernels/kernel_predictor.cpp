@@ -40,7 +40,10 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
                                         static_cast<double>(gemm->batch)};
       return {asset->predict_us(sizes, gemm->dtype), "mlp:" + asset->name};
     }
-    return {analytical_gemm_duration_us(*gemm, device_), "analytical-gemm"};
+    // "(fitted)": the device file's efficiency for this dtype was fitted on measured GEMMs.
+    return {analytical_gemm_duration_us(*gemm, device_),
+            gemm_efficiency_for(device_, gemm->dtype).measured ? "analytical-gemm(fitted)"
+                                                               : "analytical-gemm"};
   }
   if (const auto* attention = std::get_if<AttentionWork>(&kernel.work)) {
     if (const double tflops = measured_attention_tflops(*attention, device_); tflops > 0)

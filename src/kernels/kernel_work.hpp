@@ -33,6 +33,9 @@ struct GemmWork {
   std::int64_t k = 0;
   std::int64_t batch = 1;
   DType dtype = DType::kFloat32;
+  // FP8 only: the accumulator is promoted to FP32 every few k-steps (Transformer Engine's
+  // dgrad and wgrad GEMMs), which costs the main loop time; set by the op registry.
+  bool split_accumulator = false;
 };
 
 // Fused (flash) attention of one kernel: `batch_heads` independent heads, each `q_len` queries

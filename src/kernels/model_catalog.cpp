@@ -26,7 +26,10 @@ std::vector<ModelDescription> kernel_model_catalog() {
       {"analytical-gemm", "mm, addmm, bmm, baddbmm, linear, matmul, attention matmuls",
        "m, n, k, batch, dtype; device tensor/CUDA-core peak per dtype, SM count, HBM bandwidth",
        "tile and wave quantization with " + analytical_gemm_parameters() +
-           "; default until an MLP asset for the device exists"},
+           "; default until an MLP asset for the device exists; \"(fitted)\" where the "
+           "device file's efficiency for the dtype was fitted on measured GEMMs (H100/H200 bf16: "
+           "OpenXLA's H100 table, tests/data/kernels/xla-h100; fp8: public H100/H800 tables, "
+           "tests/data/kernels/hopper-gemm-public)"},
       {"conv-implicit-gemm(fitted|nominal)",
        "convolution forward, backward data, backward filter (cudnn_convolution, convolution, "
        "conv2d, convolution_backward)",

@@ -53,11 +53,21 @@ std::int64_t leading_product(const std::vector<std::int64_t>& shape, std::size_t
   return product;
 }
 
+// Whether an FP8 GEMM keeps an FP32-promoted (split) accumulator: Transformer Engine runs its
+// dgrad and wgrad GEMMs so (_2X_ACC_DGRAD and _2X_ACC_WGRAD), the fprop ones with fast
+// accumulation. Generated traces mark backward ops with the "phase" attribute
+// (generators/llm/llm_trace_builder.hpp); recomputed forwards say "recompute".
+bool backward_phase(const Op& op) {
+  const Attribute* phase = op.find_attribute("phase");
+  const std::string* name = phase ? std::get_if<std::string>(&phase->value) : nullptr;
+  return name != nullptr && *name == "backward";
+}
+
 // GEMM kernels are timed by the dtype their operands carry.
 KernelSpec gemm_kernel(const Op& op, std::int64_t m, std::int64_t n, std::int64_t k,
                        std::int64_t batch, DType dtype) {
   return {"gemm:" + std::string(canonical_op_name(op.name)), KernelCategory::kGemm,
-          GemmWork{m, n, k, batch, dtype}};
+          GemmWork{m, n, k, batch, dtype, dtype == DType::kFloat8 && backward_phase(op)}};
 }
 
 // A [m, k] x B [k, n] at inputs (a, b).

@@ -191,7 +191,7 @@ double expert_parameters_per_layer(const llm::TransformerConfig& model,
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   const double experts_local = static_cast<double>(model.moe.num_experts) / parallel.ep;
   return experts_local * (ffn_inputs + 1) * model.hidden * model.moe.expert_ffn_hidden /
-         parallel.tp;
+         parallel.expert_tp();
 }
 
 double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
@@ -209,7 +209,10 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double load = moe.capacity_factor > 0
                           ? std::min(parallel.moe_imbalance, moe.capacity_factor)
                           : parallel.moe_imbalance;
-  const double routed = sb * moe.top_k * load;  // tokens the experts of a TP group compute
+  // Tokens a rank's experts compute: its own s b / t (SP) routed rows, x load on the busiest
+  // rank, gathered over the expert TP group (ETP = t: the TP group's s b top_k x load).
+  const double etp = parallel.expert_tp();
+  const double routed = sb / t * etp * moe.top_k * load;
   // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask) gives way to
   // the MoE block's tensors.
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
@@ -219,11 +222,11 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // by SP, else whole on every TP rank.
   const double router_input = sb * h * bytes / (parallel.sequence_parallel ? t : 1.0);
   const double moe_block =
-      router_input + sb / t * moe.num_experts * bytes             // router probabilities
-      + sb / t * moe.top_k * (bytes + 8)                          // top-k probabilities, indices
-      + routed * h * bytes                                        // expert FC1 input (TP-gathered)
-      + routed * (gated + 1) * moe.expert_ffn_hidden / t * bytes  // FC1 output, FC2 input
-      + sb / t * moe.top_k * h * bytes                            // combined rows (unpermute)
+      router_input + sb / t * moe.num_experts * bytes  // router probabilities
+      + sb / t * moe.top_k * (bytes + 8)               // top-k probabilities, indices
+      + routed * h * bytes                             // expert FC1 input (TP-gathered)
+      + routed * (gated + 1) * moe.expert_ffn_hidden / etp * bytes   // FC1 output, FC2 input
+      + sb / t * moe.top_k * h * bytes                               // combined rows (unpermute)
       + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes  // shared experts
       + (model.dropout ? sb * h / t : 0.0);                          // dropout mask
   return dense - dense_mlp + moe_block;
@@ -312,9 +315,17 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
     memory.optimizer_bytes =
         to_bytes(parameters * state.optimizer + expert_parameters * expert_state.optimizer);
     memory.activation_bytes = to_bytes(activations);
+    if (parallel.tp_comm_overlap) {
+      // initialize_ub: 4 ring-exchange, 2 pipelined and 4 bulk communicators of [s b / CP, h];
+      // the 6 all-gather ones hold FP8 under the FP8 recipe.
+      const double bytes = element_bytes(model.activation_dtype());
+      const double all_gather_bytes = model.fp8() ? 1.0 : bytes;
+      memory.userbuffer_bytes = to_bytes(sbh * (6 * all_gather_bytes + 4 * bytes));
+    }
     memory.context_bytes = device.context_bytes;
     memory.total_bytes = memory.parameter_bytes + memory.fp8_weight_bytes + memory.gradient_bytes +
-                         memory.optimizer_bytes + memory.activation_bytes + memory.context_bytes;
+                         memory.optimizer_bytes + memory.activation_bytes +
+                         memory.userbuffer_bytes + memory.context_bytes;
     estimate.stages.push_back(memory);
   }
   for (std::size_t i = 1; i < estimate.stages.size(); ++i) {
@@ -335,6 +346,7 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << " v=" << model.vocab << " TP=" << parallel.tp << " PP=" << parallel.pp
       << " DP=" << parallel.dp << (parallel.cp > 1 ? " CP=" + std::to_string(parallel.cp) : "")
       << (parallel.ep > 1 ? " EP=" + std::to_string(parallel.ep) : "")
+      << (parallel.expert_tp() != parallel.tp ? " ETP=" + std::to_string(parallel.etp) : "")
       << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
       << " SP=" << (parallel.sequence_parallel ? "on" : "off")
       << " recompute=" << llm::recompute_name(parallel.recompute)
@@ -356,9 +368,11 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
                 : "")
         << ", gradients " << format_bytes(stage.gradient_bytes) << ", optimizer state "
         << format_bytes(stage.optimizer_bytes) << "\n";
-    out << "    activations " << format_bytes(stage.activation_bytes) << ", context "
-        << format_bytes(stage.context_bytes) << ", total " << format_bytes(stage.total_bytes)
-        << "\n";
+    out << "    activations " << format_bytes(stage.activation_bytes)
+        << (stage.userbuffer_bytes > 0 ? ", TE userbuffers " + format_bytes(stage.userbuffer_bytes)
+                                       : "")
+        << ", context " << format_bytes(stage.context_bytes) << ", total "
+        << format_bytes(stage.total_bytes) << "\n";
   }
   out << "  worst stage " << estimate.worst_stage << ": "
       << format_bytes(estimate.worst().total_bytes) << " -> "

@@ -94,13 +94,13 @@ double parameters_per_layer(const generators::llm::TransformerConfig& model,
 
 // Mixture of experts (TransformerConfig::moe), per MoE layer on one rank: the parameters
 // reduced over DP x CP (attention, norms, the router replicated over TP, shared experts split
-// by TP), the local experts' (num_experts / EP experts, each split by TP), and the activations:
+// by TP), the local experts' (num_experts / EP experts, each split by ETP), and the activations:
 // the dense formula with Korthikanti's MLP share (19 sbh/t) replaced by what the MoE block
-// keeps for its backward (the router's input, router probabilities, top-k, the TP-gathered
-// expert input of s b top_k x load tokens, the expert FC1 output and FC2 input, the combined
-// rows, the shared experts' MLP tensors); load = min(moe_imbalance, capacity factor). Expert
-// weights, gradients
-// and optimizer state shard over the expert-DP group (DP x CP / EP) with ZeRO.
+// keeps for its backward (the router's input, router probabilities, top-k, the ETP-gathered
+// expert input of s b / t x ETP x top_k x load tokens, the expert FC1 output and FC2 input, the
+// combined rows, the shared experts' MLP tensors); load = min(moe_imbalance, capacity factor).
+// Expert weights, gradients and optimizer state shard over the expert-DP group (TP x CP x DP / (ETP
+// x EP)) with ZeRO.
 double moe_dense_parameters_per_layer(const generators::llm::TransformerConfig& model,
                                       const generators::llm::ParallelConfig& parallel);
 double expert_parameters_per_layer(const generators::llm::TransformerConfig& model,
@@ -119,6 +119,9 @@ struct StageMemory {
   Bytes gradient_bytes = 0;
   Bytes optimizer_bytes = 0;
   Bytes activation_bytes = 0;  // transformer layers + embeddings/output layer
+  // Transformer Engine's userbuffers under --tp-comm-overlap: ten of s b / CP x h elements
+  // (TE's default ub config), FP8 for the six all-gather overlaps under the FP8 recipe.
+  Bytes userbuffer_bytes = 0;
   Bytes context_bytes = 0;
   Bytes total_bytes = 0;
 };

@@ -49,6 +49,7 @@ nlohmann::ordered_json llm_memory_json(const generators::llm::TransformerConfig&
                              {"gradient_bytes", stage.gradient_bytes},
                              {"optimizer_bytes", stage.optimizer_bytes},
                              {"activation_bytes", stage.activation_bytes},
+                             {"userbuffer_bytes", stage.userbuffer_bytes},
                              {"context_bytes", stage.context_bytes},
                              {"total_bytes", stage.total_bytes}});
   return doc;
@@ -57,13 +58,13 @@ nlohmann::ordered_json llm_memory_json(const generators::llm::TransformerConfig&
 std::string llm_memory_csv(const LlmMemoryEstimate& estimate, const DeviceMemory& device) {
   std::ostringstream out;
   out << "stage,layers,parameter_bytes,fp8_weight_bytes,gradient_bytes,optimizer_bytes,"
-         "activation_bytes,context_bytes,total_bytes,capacity_bytes\n";
+         "activation_bytes,userbuffer_bytes,context_bytes,total_bytes,capacity_bytes\n";
   for (const StageMemory& stage : estimate.stages)
     out << stage.stage << ',' << stage.layers << ',' << stage.parameter_bytes << ','
         << stage.fp8_weight_bytes << ',' << stage.gradient_bytes << ',' << stage.optimizer_bytes
-        << ',' << stage.activation_bytes << ',' << stage.context_bytes << ',' << stage.total_bytes
-        << ',' << (device.capacity_bytes ? std::to_string(*device.capacity_bytes) : std::string())
-        << '\n';
+        << ',' << stage.activation_bytes << ',' << stage.userbuffer_bytes << ','
+        << stage.context_bytes << ',' << stage.total_bytes << ','
+        << (device.capacity_bytes ? std::to_string(*device.capacity_bytes) : std::string()) << '\n';
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 #include "planner/layout_enumerator.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_pipeline_split.hpp"
@@ -35,6 +36,25 @@ std::vector<int> expert_parallel_degrees(const llm::TransformerConfig& model, in
     if (model.moe.num_experts % ep == 0)
       degrees.push_back(ep);
   return degrees;
+}
+
+// Expert TP degrees for a MoE model: TP (Megatron's default) and, with TP > 1, 1 (whole experts,
+// only the routed tokens move: Megatron-Core's MoE guide's usual choice for fine-grained
+// experts); ETP equal to TP only for dense models.
+std::vector<int> expert_tensor_parallel_degrees(const llm::TransformerConfig& model, int tp) {
+  if (!model.is_moe() || tp == 1)
+    return {tp};
+  return {tp, 1};
+}
+
+// (ETP, EP) pairs: for each expert TP degree, the EP degrees its expert grid can hold.
+std::vector<std::pair<int, int>> expert_layouts(const llm::TransformerConfig& model, int tp,
+                                                int data_ranks) {
+  std::vector<std::pair<int, int>> layouts;
+  for (int etp : expert_tensor_parallel_degrees(model, tp))
+    for (int ep : expert_parallel_degrees(model, tp * data_ranks / etp))
+      layouts.emplace_back(etp, ep);
+  return layouts;
 }
 
 // Whether PP x virtual stages split the layers (with the embedding and loss counted as
@@ -87,13 +107,14 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                 continue;
               for (llm::Recompute recompute : kRecomputes) {
                 for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
-                  for (int ep : expert_parallel_degrees(model, dp * cp)) {
+                  for (const auto& [etp, ep] : expert_layouts(model, tp, dp * cp)) {
                     // Megatron's MoE rules: SP with TP (llm::validate).
                     if (model.is_moe() &&
                         ((tp > 1 && !sequence_parallel) || limits.overlap_param_gather))
                       continue;
                     llm::ParallelConfig layout;
                     layout.ep = ep;
+                    layout.etp = etp == tp ? 0 : etp;
                     layout.tp = tp;
                     layout.pp = pp;
                     layout.dp = dp;

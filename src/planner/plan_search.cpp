@@ -30,7 +30,7 @@ bool by_time(const LayoutScore& a, const LayoutScore& b) {
 // table keeps the better of the two (faster; equally fast: more headroom).
 bool same_but_zero(const generators::llm::ParallelConfig& a,
                    const generators::llm::ParallelConfig& b) {
-  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep && a.etp == b.etp &&
          a.virtual_stages == b.virtual_stages && a.micro_batch == b.micro_batch &&
          a.global_batch == b.global_batch && a.sequence_parallel == b.sequence_parallel &&
          a.recompute == b.recompute;
@@ -171,8 +171,10 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
   if (parallel.virtual_stages > 1)
     name += " v" + std::to_string(parallel.virtual_stages);
   name += " DP" + std::to_string(parallel.dp) +
-          (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : std::string()) + " mb" +
-          std::to_string(parallel.micro_batch);
+          (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : std::string()) +
+          (parallel.expert_tp() != parallel.tp ? " ETP" + std::to_string(parallel.etp)
+                                               : std::string()) +
+          " mb" + std::to_string(parallel.micro_batch);
   if (parallel.sequence_parallel)
     name += " SP";
   switch (parallel.recompute) {

@@ -84,9 +84,10 @@ report::MemoryFigures memory_figures(const LlmReportContext& context) {
   figures.device = context.device_name;
   figures.capacity_bytes = context.device_memory.capacity_bytes;
   for (const memory::StageMemory& stage : estimate.stages)
-    figures.stages.push_back({stage.stage, stage.total_bytes, stage.parameter_bytes,
-                              stage.gradient_bytes, stage.optimizer_bytes, stage.activation_bytes,
-                              stage.fp8_weight_bytes + stage.context_bytes});
+    figures.stages.push_back(
+        {stage.stage, stage.total_bytes, stage.parameter_bytes, stage.gradient_bytes,
+         stage.optimizer_bytes, stage.activation_bytes,
+         stage.fp8_weight_bytes + stage.userbuffer_bytes + stage.context_bytes});
   figures.worst_stage = estimate.worst().stage;
   figures.fits = !estimate.verdict.known || estimate.verdict.fits;
   figures.margin_bytes = static_cast<double>(estimate.verdict.margin_bytes);
@@ -134,7 +135,9 @@ std::string llm_group_kind(const std::string& group, const llm::ParallelConfig& 
     }
     return "p2p";
   }
-  return report::group_kind(group);
+  // The expert layers' TP group and the router's TP x CP group carry tensor-parallel traffic.
+  const std::string kind = report::group_kind(group);
+  return kind == "etp" || kind == "tpcp" ? "tp" : kind;
 }
 
 std::string llm_stream_label(StreamId stream) {

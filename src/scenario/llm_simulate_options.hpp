@@ -14,6 +14,7 @@ struct LlmSimulateOptions {
   int dp = 1;
   int cp = 1;                  // context parallelism (Megatron CP, ring attention)
   int ep = 1;                  // expert parallelism (MoE models), carved out of DP x CP
+  int etp = 0;                 // expert tensor parallelism (MoE models); 0: = TP
   double moe_imbalance = 1.0;  // max / mean expert load
   int virtual_stages = 1;      // interleaved 1F1B when > 1
   std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal

@@ -81,8 +81,10 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
                      (parallel.cp > 1 ? " x CP " + std::to_string(parallel.cp) : std::string()) +
                      " x PP " + std::to_string(parallel.pp) + " x DP " +
                      std::to_string(parallel.dp);
-  if (parallel.ep > 1)
-    text += " (EP " + std::to_string(parallel.ep) + ")";
+  if (parallel.ep > 1 || parallel.expert_tp() != parallel.tp)
+    text += " (EP " + std::to_string(parallel.ep) +
+            (parallel.expert_tp() != parallel.tp ? ", ETP " + std::to_string(parallel.etp) : "") +
+            ")";
   text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
@@ -144,6 +146,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.dp = options.dp;
   parallel.cp = options.cp;
   parallel.ep = options.ep;
+  parallel.etp = options.etp;
   parallel.moe_imbalance = options.moe_imbalance;
   parallel.virtual_stages = options.virtual_stages;
   parallel.first_stage_layers = options.first_stage_layers;

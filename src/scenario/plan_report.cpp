@@ -23,6 +23,8 @@ Json layout_json(const planner::LayoutScore& score) {
           {"pp", p.pp},
           {"virtual_stages", p.virtual_stages},
           {"dp", p.dp},
+          {"ep", p.ep},
+          {"etp", p.expert_tp()},
           {"micro_batch", p.micro_batch},
           {"zero", p.zero_stage},
           {"sequence_parallel", p.sequence_parallel},

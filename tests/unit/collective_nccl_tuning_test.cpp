@@ -70,6 +70,29 @@ TEST(NcclTuning, AllReduceAcrossNodes) {
   EXPECT_NEAR(large8.algbw_GBps * bus_factor(CollectiveKind::kAllReduce, 64), 400.0, 1e-6);
 }
 
+// Two nodes: the tree is one exchange between them, so its bus bandwidth reaches twice the
+// per-node NIC rate (NCCL: two-node all-reduce busbw exceeds the NICs unless NCCL_ALGO=Ring);
+// from three nodes on the NICs bound it. A100 NVSwitch (no NVLS) with 8 x 200 Gb/s NICs.
+TEST(NcclTuning, TwoNodeTreeReachesTwiceTheNicRate) {
+  NcclFabric a100 = h100();
+  a100.generation = GpuGeneration::kAmpere;
+  a100.nvls = false;
+  a100.intra_busbw_GBps = 240.0;
+  a100.net_busbw_GBps = 200.0;
+  const auto busbw_GBps = [&](const NcclEstimate& estimate, int ranks) {
+    return estimate.algbw_GBps * bus_factor(CollectiveKind::kAllReduce, ranks);
+  };
+  const auto two = nccl_estimate(CollectiveKind::kAllReduce, kSixteenGiB, {16, 2}, a100);
+  EXPECT_EQ(two.algorithm, NcclAlgorithm::kTree);
+  // Tree bus bandwidth min(intra 240, 2 x 200) x 0.92, algorithm bandwidth half of it; as
+  // nccl-tests reports it (x 2(n-1)/n) 207 GB/s: above the NICs' 200.
+  EXPECT_NEAR(busbw_GBps(two, 16), 0.92 * 240.0 / 2.0 * bus_factor(CollectiveKind::kAllReduce, 16),
+              1e-6);
+  EXPECT_GT(busbw_GBps(two, 16), 200.0);
+  const auto four = nccl_estimate(CollectiveKind::kAllReduce, kSixteenGiB, {32, 4}, a100);
+  EXPECT_LE(busbw_GBps(four, 32), 200.0 + 1e-6);
+}
+
 TEST(NcclTuning, RingLatencyLinearInRanksTreeLogarithmicInNodes) {
   const NcclSettings ring = parse_nccl_settings("ring", "LL", "test", "");
   const NcclSettings tree = parse_nccl_settings("tree", "LL", "test", "");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "collectives/bus_factor.hpp"
 #include "collectives/collective_model.hpp"
 #include "collectives/nccl_fabric.hpp"
 #include "perfsim/error.hpp"
@@ -123,6 +124,44 @@ TEST(NicTransport, TheParserRejectsAnEfficiencyAboveOne) {
   const auto path = std::filesystem::temp_directory_path() / "nic_transport_bad.json";
   std::ofstream(path) << text;
   EXPECT_THROW(topology::load_topology(path.string()), InputError);
+}
+
+// A NIC class that borrows another GPU generation's sweeps (nics/transport/curves_gpu_model):
+// the A100 RoCE node below names the H100 + 400G InfiniBand curves. Carried from a fabric built
+// on the measured H100 node, the large-message bus bandwidth stays within this node's own
+// NVLink bound; carried from this node's fabric, the H100's NVLS plateau leaks through.
+TEST(NicTransport, CurvesFromOtherGpusAreCarriedFromThatNode) {
+  topology::Topology topology =
+      topology::load_topology(config("oci-bm-gpu4.8-roce-2node.json").string());
+  CurveSet curves;
+  const auto add = [&curves](const std::string& name, int ranks, int nodes, double plateau) {
+    curves.emplace(name, FittedCurve{name,
+                                     CollectiveKind::kAllReduce,
+                                     ranks,
+                                     nodes,
+                                     "",
+                                     PiecewiseSigmoidModel::from_free_parameters(
+                                         1e5, 1e9, 30.0, plateau, 24.0, 0.4),
+                                     {}});
+  };
+  for (int gpus = 2; gpus <= 8; ++gpus)
+    add("allreduce-" + std::to_string(gpus) + "gpu", gpus, 1, 230.0);
+  add("azure-nda100v4-1node-allreduce-busbw", 8, 1, 230.0);  // the PCIe class's stand-in
+  add("h100-ib400-2node-allreduce", 16, 2, 480.0);
+  add("h100-ib400-4node-allreduce", 32, 4, 360.0);
+  std::vector<int> both(16);
+  std::iota(both.begin(), both.end(), 0);
+  const Bytes bytes = Bytes{16} << 30;
+  const auto busbw_GBps = [&](const CollectiveModel& model) {
+    return bytes * bus_factor(CollectiveKind::kAllReduce, 16) /
+           (1e3 * model.predict(CollectiveKind::kAllReduce, bytes, both).duration_us);
+  };
+  const CollectiveModel carried_from_h100(topology, curves);
+  const double a100_intra_GBps = 12 * 20.0 * carried_from_h100.calibration().intra_scale;
+  EXPECT_LE(busbw_GBps(carried_from_h100), a100_intra_GBps * 1.0001);
+  topology.node.nics->curves_gpu_model.clear();
+  topology.node.nics->curves_nvlinks_per_gpu = 0;
+  EXPECT_GT(busbw_GBps(CollectiveModel(topology, curves)), 1.2 * a100_intra_GBps);
 }
 
 }  // namespace

@@ -92,5 +92,32 @@ TEST(DeviceSpec, SchemaErrorsNameFileFieldAndProblem) {
   expect_error("{", "byte 2", "invalid JSON");
 }
 
+std::string with_fp8_entry(const std::string& factor) {
+  return replace(valid_document(), R"("peak_tflops")",
+                 R"("gemm_efficiency": {"tensor_core_fp8": {
+      "peak_fraction": {"value": 0.8, "provenance": "measured", "source": "t"},
+      "pipeline_depth_k": {"value": 256, "provenance": "measured", "source": "t"},
+      "split_accumulator_time_factor": {"value": )" +
+                     factor + R"(, "provenance": "estimate", "source": "u"}}},
+    "peak_tflops")");
+}
+
+TEST(DeviceSpec, ReadsTheFp8GemmEntry) {
+  EXPECT_FALSE(parse_device_json(valid_document(), "good.json").fp8_gemm_efficiency);
+  const DeviceSpec device = parse_device_json(with_fp8_entry("1.2"), "good.json");
+  ASSERT_TRUE(device.fp8_gemm_efficiency);
+  EXPECT_DOUBLE_EQ(device.fp8_gemm_efficiency->terms.peak_fraction.value, 0.8);
+  EXPECT_DOUBLE_EQ(device.fp8_gemm_efficiency->terms.fixed_latency_us.value, 0);
+  EXPECT_DOUBLE_EQ(device.fp8_gemm_efficiency->split_accumulator_time_factor.value, 1.2);
+  EXPECT_EQ(device.fp8_gemm_efficiency->split_accumulator_time_factor.provenance,
+            Provenance::kEstimate);
+  EXPECT_TRUE(device.gemm_efficiency.empty());  // the FP8 entry is no math unit of its own
+  expect_error(with_fp8_entry("0.9"),
+               "/gemm_efficiency/tensor_core_fp8/split_accumulator_time_factor/value", "[1, 4]");
+  const DeviceSpec h100 = find_device(kDeviceFolder, "H100-SXM");
+  ASSERT_TRUE(h100.fp8_gemm_efficiency);
+  EXPECT_EQ(h100.fp8_gemm_efficiency->terms.peak_fraction.provenance, Provenance::kMeasured);
+}
+
 }  // namespace
 }  // namespace perfsim::devices

@@ -115,8 +115,8 @@ void expect_identical(const RankResult& folded, const RankResult& full) {
   }
 }
 
-void expect_fold_exact(const llm::ParallelConfig& parallel) {
-  const LlmScenario scenario = scenario_of(parallel);
+void expect_fold_exact(const LlmScenario& scenario) {
+  const llm::ParallelConfig& parallel = scenario.parallel;
   const FoldedRun folded = fold_in_process(scenario, true);
   ASSERT_FALSE(folded.refusal) << *folded.refusal;
   EXPECT_EQ(folded.representatives, static_cast<std::size_t>(parallel.pp));
@@ -124,6 +124,10 @@ void expect_fold_exact(const llm::ParallelConfig& parallel) {
   ASSERT_EQ(folded.results.size(), full.size());
   for (std::size_t rank = 0; rank < full.size(); ++rank)
     expect_identical(folded.results[rank], full[rank]);
+}
+
+void expect_fold_exact(const llm::ParallelConfig& parallel) {
+  expect_fold_exact(scenario_of(parallel));
 }
 
 using test_support::tp_pp_dp;
@@ -138,6 +142,26 @@ TEST_P(FoldedSimulationOfEveryKind, FoldsToTheFullSimulationBitForBit) {
 INSTANTIATE_TEST_SUITE_P(FoldedSimulation, FoldedSimulationOfEveryKind,
                          testing::ValuesIn(test_support::parallelism_layouts()),
                          [](const auto& info) { return info.param.name; });
+
+TEST(FoldedSimulation, ExpertTensorParallelAndRouterOverTensorTimesContext) {
+  // MoE layers with whole experts (ETP 1 under TP 2: expert grid 1 x EP 2 x expert-DP 4) and
+  // the router's all-reduce over the TP x CP groups: both are roles of the stage template.
+  llm::ParallelConfig parallel = tp_pp_dp(2, 2, 2);
+  parallel.cp = 2;
+  parallel.ep = 2;
+  parallel.etp = 1;
+  parallel.sequence_parallel = true;
+  LlmScenario scenario = scenario_of(parallel);
+  scenario.model = small_gpt();  // made MoE by the fields below, not the table's small_moe
+  scenario.model.attention = llm::AttentionKernel::kFlash;
+  scenario.model.moe.num_experts = 4;
+  scenario.model.moe.top_k = 2;
+  scenario.model.moe.expert_ffn_hidden = 1536;
+  expect_fold_exact(scenario);
+  parallel.etp = 0;  // ETP = TP: the experts' collectives on the TP groups
+  scenario.parallel = parallel;
+  expect_fold_exact(scenario);
+}
 
 TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrderRepresentatives) {
   // Order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping): rank = tp + 2 (pp + 2 dp), so node 0

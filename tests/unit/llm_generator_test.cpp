@@ -553,10 +553,11 @@ TEST(LlmParallelConfig, ContextParallelRanksBetweenTensorAndData) {
   EXPECT_EQ(c.pp, 1);
   EXPECT_EQ(rank_of(parallel, c), 11);
   const auto groups = process_groups_of(parallel, 0);
-  ASSERT_EQ(groups.size(), 4u);
+  ASSERT_EQ(groups.size(), 5u);
   EXPECT_EQ(groups[1].ranks, (std::vector<int>{0, 2, 4, 6}));  // gradients over DP x CP
   EXPECT_EQ(groups[2].ranks, (std::vector<int>{0, 8}));        // pipeline
   EXPECT_EQ(groups[3].ranks, (std::vector<int>{0, 2}));        // context ring
+  EXPECT_EQ(groups[4].ranks, (std::vector<int>{0, 1, 2, 3}));  // TP x CP (a MoE router's)
 }
 
 TEST(LlmGenerator, ContextParallelRingAttention) {

@@ -168,7 +168,9 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
       static_cast<double>(peak[MemoryCategory::kOptimizerState]),
       static_cast<double>(m.closed.optimizer_bytes) - omitted * kAdamBytes / optimizer_shards,
       kRoundingBytes);
-  EXPECT_EQ(peak[MemoryCategory::kCommunication], 0);
+  // Transformer Engine's userbuffers (declared by the generator from TE's list of
+  // communicators, counted by the closed form as 6 all-gather and 4 reduce-scatter buffers).
+  EXPECT_EQ(peak[MemoryCategory::kCommunication], m.closed.userbuffer_bytes);
   EXPECT_EQ(peak[MemoryCategory::kOther], 0);
 
   // Megatron's top-k indices (int64) the generated backward does not read.
@@ -260,9 +262,50 @@ TEST(LlmMemoryAgreement, TensorAndSequenceParallel) {
   expect_agreement(small_gpt(), parallel);
   parallel.sequence_parallel = true;
   expect_agreement(small_gpt(), parallel);
-  // Userbuffer TP overlap: the ring's chunks and the reduce-scatter's parts are transient.
+  // Userbuffer TP overlap: the ring's chunks and the reduce-scatter's parts are transient; TE's
+  // ten communication buffers of [s b, h] persist: s 512 x b 1 x h 256 x 10 x 2 bytes.
   parallel.tp_comm_overlap = true;
   expect_agreement(small_gpt(), parallel);
+  EXPECT_EQ(measure(small_gpt(), parallel).closed.userbuffer_bytes, 512 * 256 * 10 * 2);
+}
+
+TEST(LlmMemoryAgreement, Fp8UserbuffersHoldFp8AllGathers) {
+  // The six all-gather buffers hold E4M3 bytes under the FP8 recipe, the four reduce-scatter
+  // ones bf16: 512 x 256 x (6 + 4 x 2) bytes; with CP 2 each holds s / CP tokens.
+  llm::TransformerConfig model = small_gpt();
+  model.dtype = DType::kFloat8;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  parallel.tp_comm_overlap = true;
+  expect_agreement(model, parallel);
+  EXPECT_EQ(measure(model, parallel).closed.userbuffer_bytes, 512 * 256 * (6 + 4 * 2));
+  parallel.cp = 2;
+  expect_agreement(model, parallel);
+  EXPECT_EQ(measure(model, parallel).closed.userbuffer_bytes, 256 * 256 * (6 + 4 * 2));
+}
+
+TEST(LlmMemoryAgreement, ExpertTensorParallelSize) {
+  // TP 2 with SP, EP 2: experts split over ETP 2 (the default) or whole (ETP 1, expert-DP 2).
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  parallel.ep = 2;
+  expect_agreement(small_moe(), parallel);
+  const Measured etp2 = measure(small_moe(), parallel);
+  parallel.etp = 1;
+  expect_agreement(small_moe(), parallel);
+  const Measured etp1 = measure(small_moe(), parallel);
+  // Stage 0: 2 layers x 2 local experts x 2 GEMMs of 256 x 512, whole with ETP 1, halved by
+  // ETP 2.
+  EXPECT_EQ(etp1.closed.expert_parameter_count, 2.0 * 2 * 2 * 256 * 512);
+  EXPECT_EQ(etp2.closed.expert_parameter_count, etp1.closed.expert_parameter_count / 2);
+  // ZeRO 1 shards the expert state over expert-DP (2 with ETP 1, 1 with ETP 2).
+  parallel.zero_stage = 1;
+  parallel.gradient_dtype = DType::kFloat32;
+  expect_agreement(small_moe(), parallel);
+  parallel.ep = 4;  // one expert a rank, expert-DP 1
+  expect_agreement(small_moe(), parallel);
 }
 
 TEST(LlmMemoryAgreement, ExpertParallelMoe) {

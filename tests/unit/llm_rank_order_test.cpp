@@ -141,6 +141,9 @@ TEST(RankOrder, GroupsPartitionTheRanksUnderEveryOrder) {
     add(tiny_gpt(), {.tp = 2, .pp = 2, .dp = 4}, order);
   for (const char* order : {"tp-cp-ep-dp-pp", "tp-ep-cp-dp-pp", "tp-cp-ep-pp-dp", "dp-tp-cp-ep-pp"})
     add(tiny_moe(), {.tp = 2, .pp = 2, .dp = 2, .cp = 2, .ep = 2}, order);
+  // Whole experts (ETP 1) under TP 2: the expert grid 1 x EP 4 x expert-DP 2.
+  for (const char* order : {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "cp-tp-ep-dp-pp"})
+    add(tiny_moe(), {.tp = 2, .pp = 2, .dp = 2, .cp = 2, .ep = 4, .etp = 1}, order);
   for (const Case& c : cases) {
     const std::string order = rank_order_name(c.parallel.order);
     ASSERT_NO_THROW(validate(c.model, c.parallel)) << order;
@@ -154,8 +157,9 @@ TEST(RankOrder, GroupsPartitionTheRanksUnderEveryOrder) {
       EXPECT_EQ(ranks, c.parallel.world_size()) << order << " " << kind;
     const ParallelConfig& p = c.parallel;
     const std::map<std::string, int> sizes{
-        {"tp", p.tp}, {"cp", p.cp}, {"dp", p.dp * p.cp},
-        {"pp", p.pp}, {"ep", p.ep}, {"edp", p.expert_gradient_group_size()}};
+        {"tp", p.tp},          {"cp", p.cp},          {"dp", p.dp * p.cp},
+        {"pp", p.pp},          {"ep", p.ep},          {"edp", p.expert_gradient_group_size()},
+        {"tpcp", p.tp * p.cp}, {"etp", p.expert_tp()}};
     for (int rank = 0; rank < c.parallel.world_size(); ++rank) {
       for (const ProcessGroup& group : process_groups_of(c.parallel, rank)) {
         const std::string kind = group.name.substr(0, group.name.find('/'));
@@ -205,10 +209,13 @@ TEST(RankOrder, RefusesOrdersMegatronRefuses) {
   EXPECT_NO_THROW(validate(tiny_moe(), experts));
   experts.ep = 4;
   EXPECT_THROW(validate(tiny_moe(), experts), InputError);
-  // CP before TP moves the attention TP groups but not the expert grid's (CP is 1 there).
+  // CP before TP moves the attention TP groups but not the expert grid's (CP is 1 there):
+  // Megatron accepts it, the expert layers then have TP groups of their own (etp/<i>).
   experts.ep = 2;
   experts.order = parse_rank_order("cp-tp-ep-dp-pp", "--order");
-  EXPECT_THROW(validate(tiny_moe(), experts), InputError);
+  EXPECT_NO_THROW(validate(tiny_moe(), experts));
+  EXPECT_EQ(group_of(experts, 0, "tp/"), (std::vector<int>{0, 2}));
+  EXPECT_EQ(group_of(experts, 0, "etp/"), (std::vector<int>{0, 1}));
   // With TP 1 the TP groups are single ranks whatever the order.
   experts.tp = 1;
   EXPECT_NO_THROW(validate(tiny_moe(), experts));

@@ -46,7 +46,8 @@ TEST(MemoryReportJson, LlmStagesCarryTheEstimate) {
     EXPECT_EQ(stage["total_bytes"].get<Bytes>(), estimate.stages[i].total_bytes);
     EXPECT_EQ(stage["parameter_bytes"].get<Bytes>() + stage["fp8_weight_bytes"].get<Bytes>() +
                   stage["gradient_bytes"].get<Bytes>() + stage["optimizer_bytes"].get<Bytes>() +
-                  stage["activation_bytes"].get<Bytes>() + stage["context_bytes"].get<Bytes>(),
+                  stage["activation_bytes"].get<Bytes>() + stage["userbuffer_bytes"].get<Bytes>() +
+                  stage["context_bytes"].get<Bytes>(),
               stage["total_bytes"].get<Bytes>())
         << "stage " << i << ": the components must add up to the total";
   }

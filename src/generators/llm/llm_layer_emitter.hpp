@@ -94,6 +94,13 @@ struct TensorParallelOverlap {
 struct ExpertParallelGroup {
   std::string name;
   int size = 1;
+  // The expert tensor-parallel group the received tokens are gathered over (ETP ranks).
+  std::string tensor_name;
+  int tensor_size = 1;
+  // The router's token counts are summed over TP x CP (Megatron-Core's tp_cp_group: the
+  // ranks holding the other parts of the same sequences).
+  std::string router_name;
+  int router_size = 1;
 };
 
 // This rank's neighbours in its context-parallel ring (size 1: no context parallelism).

@@ -32,7 +32,8 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
     shapes.ep = parallel.ep;
     shapes.experts_local = moe.num_experts / parallel.ep;
     shapes.top_k = moe.top_k;
-    shapes.expert_ffn_local = moe.expert_ffn_hidden / parallel.tp;
+    shapes.etp = parallel.expert_tp();
+    shapes.expert_ffn_local = moe.expert_ffn_hidden / shapes.etp;
     shapes.expert_fc1_width = gated * shapes.expert_ffn_local;
     shapes.shared_ffn_local = moe.shared_expert_ffn_hidden / parallel.tp;
     shapes.shared_fc1_width = gated * shapes.shared_ffn_local;

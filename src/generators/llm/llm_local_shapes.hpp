@@ -28,21 +28,22 @@ struct LocalShapes {
   DType dtype = DType::kBFloat16;  // activations (bf16 under the FP8 recipe)
   bool fp8_linear = false;         // linear-layer GEMMs in FP8 (Transformer Engine)
   bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
-  // MoE layers (model.is_moe()); expert tensor parallelism = TP, as Megatron's default.
+  // MoE layers (model.is_moe()); the experts split over ETP ranks (TP by default).
   std::int64_t experts = 0;        // routed experts of the model
   std::int64_t experts_local = 0;  // experts / EP
   std::int64_t top_k = 0;
-  std::int64_t expert_ffn_local = 0;  // moe_ffn_hidden / TP
+  std::int64_t expert_ffn_local = 0;  // moe_ffn_hidden / ETP
   std::int64_t expert_fc1_width = 0;  // twice that for gated experts
   std::int64_t shared_ffn_local = 0;  // shared_expert_ffn_hidden / TP (0: none)
   std::int64_t shared_fc1_width = 0;
   std::int64_t ep = 1;
+  std::int64_t etp = 1;
   // Tokens this rank dispatches per micro-batch (tokens() x top_k), and the tokens the busiest
   // EP rank receives: dispatched x min(imbalance, capacity factor when set).
   std::int64_t dispatched_tokens = 0;
   std::int64_t received_tokens = 0;
-  // Tokens the local experts compute on: received_tokens gathered over TP (expert TP = TP).
-  std::int64_t expert_tokens() const { return received_tokens * tp; }
+  // Tokens the local experts compute on: received_tokens gathered over the expert TP group.
+  std::int64_t expert_tokens() const { return received_tokens * etp; }
   std::int64_t router_parameters() const { return hidden * experts; }
   std::int64_t local_expert_parameters() const {
     return experts_local * (hidden * expert_fc1_width + expert_ffn_local * hidden);

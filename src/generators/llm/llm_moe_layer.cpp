@@ -41,24 +41,28 @@ TensorRef LayerEmitter::expert_all_to_all(const TensorRef& rows, std::int64_t ou
   return out;
 }
 
+// Over the expert tensor-parallel group (ETP ranks, the TP group by default).
 TensorRef LayerEmitter::tp_gather_rows(const TensorRef& local, std::int64_t rows,
                                        std::int64_t width) {
-  if (tp_.size == 1)
+  const int etp = ep_.tensor_size;
+  if (etp == 1)
     return local;
-  TensorRef full = activation({rows * tp_.size, width});
-  builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
-                       RankTraceBuilder::view(local, {rows, width}), full);
+  TensorRef full = activation({rows * etp, width});
+  builder_.communicate(
+      {CollectiveKind::kAllGather, ep_.tensor_name, etp, -1, kTensorParallelStream},
+      RankTraceBuilder::view(local, {rows, width}), full);
   return full;
 }
 
 TensorRef LayerEmitter::tp_reduce_scatter_rows(const TensorRef& full, std::int64_t rows,
                                                std::int64_t width) {
-  if (tp_.size == 1)
+  const int etp = ep_.tensor_size;
+  if (etp == 1)
     return full;
   TensorRef local = activation({rows, width});
   builder_.communicate(
-      {CollectiveKind::kReduceScatter, tp_.name, tp_.size, -1, kTensorParallelStream},
-      RankTraceBuilder::view(full, {rows * tp_.size, width}), local);
+      {CollectiveKind::kReduceScatter, ep_.tensor_name, etp, -1, kTensorParallelStream},
+      RankTraceBuilder::view(full, {rows * etp, width}), local);
   return local;
 }
 
@@ -76,16 +80,16 @@ void LayerEmitter::load_balancing_loss_forward(const TensorRef& probabilities,
                                                std::int64_t tokens) {
   const std::int64_t experts = shapes_.experts;
   const double elements = static_cast<double>(tokens * experts);
-  // Tokens per expert: a sum over the [tokens, experts] routing map, then over the TP group,
-  // whose ranks route the other parts of the sequence (Megatron sums over TP x CP; the CP part
-  // is not modelled).
+  // Tokens per expert: a sum over the [tokens, experts] routing map, then over the TP x CP
+  // group, whose ranks route the other parts of the sequences (Megatron-Core's router passes
+  // its tp_cp_group as the loss's sequence_partition_group when it has more than one rank).
   TensorRef tokens_per_expert = builder_.tensor({experts}, DType::kFloat32);
   builder_.compute("aten::sum", {builder_.tensor({tokens, experts}, DType::kBool)},
                    {tokens_per_expert}, KernelCategory::kOther, elements);
-  if (tp_.size > 1) {
+  if (ep_.router_size > 1) {
     const TensorRef summed = builder_.tensor({experts}, DType::kFloat32);
     builder_.communicate(
-        {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream},
+        {CollectiveKind::kAllReduce, ep_.router_name, ep_.router_size, -1, kTensorParallelStream},
         tokens_per_expert, summed);
     tokens_per_expert = summed;
   }

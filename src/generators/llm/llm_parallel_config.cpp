@@ -27,7 +27,12 @@ ProcessGroup make_group(std::string name, std::vector<int> ranks, std::string de
 
 // Megatron's rules for the MoE layers (arguments.py, the expert mesh of parallel_state.py).
 void validate_experts(const TransformerConfig& model, const ParallelConfig& parallel) {
+  if (parallel.etp < 0)
+    throw InputError(kParallel, "etp", "must be positive (0: ETP = TP)");
   if (!model.is_moe()) {
+    if (parallel.etp > 0 && parallel.etp != parallel.tp)
+      throw InputError(kParallel, "etp",
+                       "an expert tensor-parallel size needs a mixture-of-experts model");
     if (parallel.ep > 1)
       throw InputError(kParallel, "ep",
                        "expert parallelism needs a mixture-of-experts model (num_experts)");
@@ -35,9 +40,14 @@ void validate_experts(const TransformerConfig& model, const ParallelConfig& para
   }
   const MixtureOfExperts& moe = model.moe;
   require_divisible(moe.num_experts, parallel.ep, "ep", "num_experts");
-  require_divisible(static_cast<long>(parallel.dp) * parallel.cp, parallel.ep, "ep",
-                    "DP x CP (expert parallelism is carved out of the data-parallel ranks)");
-  require_divisible(moe.expert_ffn_hidden, parallel.tp, "tp", "moe_ffn_hidden");
+  if (parallel.expert_tp() == parallel.tp)
+    require_divisible(static_cast<long>(parallel.dp) * parallel.cp, parallel.ep, "ep",
+                      "DP x CP (expert parallelism is carved out of the data-parallel ranks)");
+  else  // parallel_state: the expert grid's ETP x EP x PP must divide the world
+    require_divisible(static_cast<long>(parallel.tp) * parallel.cp * parallel.dp,
+                      static_cast<long>(parallel.expert_tp()) * parallel.ep, "etp",
+                      "TP x CP x DP (the expert layers' ETP x EP ranks tile them)");
+  require_divisible(moe.expert_ffn_hidden, parallel.expert_tp(), "etp", "moe_ffn_hidden");
   require_divisible(moe.shared_expert_ffn_hidden, parallel.tp, "tp", "shared_expert_ffn_hidden");
   if (parallel.tp > 1 && !parallel.sequence_parallel)
     throw InputError(kParallel, "sequence_parallel",
@@ -78,7 +88,8 @@ Recompute parse_recompute(std::string_view text, const std::string& flag) {
 }
 
 std::optional<std::string> order_problem(const ParallelConfig& parallel) {
-  if (parallel.ep <= 0 || parallel.dp * parallel.cp % parallel.ep != 0)
+  if (parallel.ep <= 0 || parallel.etp < 0 ||
+      parallel.tp * parallel.dp * parallel.cp % (parallel.expert_tp() * parallel.ep) != 0)
     return std::nullopt;  // validate() names the expert-parallel problem
   const RankMesh attention = attention_mesh(parallel);
   const RankMesh experts = expert_mesh(parallel);
@@ -102,11 +113,6 @@ std::optional<std::string> order_problem(const ParallelConfig& parallel) {
     return order +
            " gives the expert layers other pipeline groups than the attention layers (Megatron "
            "requires them equal)";
-  if (parallel.ep > 1 && parallel.tp > 1 &&
-      attention.stride(ParallelDimension::kTensor) != experts.stride(ParallelDimension::kTensor))
-    return order +
-           " gives the expert layers other tensor-parallel groups than the attention layers (an "
-           "expert tensor-parallel group is not modelled)";
   return std::nullopt;
 }
 
@@ -263,10 +269,40 @@ std::string ep_group_name(const ParallelConfig& parallel, int rank) {
   return group_name("ep/", expert_mesh(parallel), rank, {Dim::kExpert});
 }
 
+namespace {
+
+// Whether the expert layers' TP groups hold the same ranks as the attention layers'.
+bool expert_tp_is_tp(const ParallelConfig& parallel) {
+  return parallel.expert_tp() == parallel.tp &&
+         (parallel.tp == 1 || attention_mesh(parallel).stride(Dim::kTensor) ==
+                                  expert_mesh(parallel).stride(Dim::kTensor));
+}
+
+// Whether the expert gradients' group is the DP x CP group: every expert on every rank of it.
+bool expert_dp_is_dp(const ParallelConfig& parallel) {
+  return parallel.ep <= 1 && expert_tp_is_tp(parallel);
+}
+
+}  // namespace
+
 std::string expert_gradient_group_name(const ParallelConfig& parallel, int rank) {
-  if (parallel.ep <= 1)
+  if (expert_dp_is_dp(parallel))
     return dp_group_name(parallel, rank);
   return group_name("edp/", expert_mesh(parallel), rank, {Dim::kData});
+}
+
+std::string expert_tp_group_name(const ParallelConfig& parallel, int rank) {
+  if (expert_tp_is_tp(parallel))
+    return tp_group_name(parallel, rank);
+  return group_name("etp/", expert_mesh(parallel), rank, {Dim::kTensor});
+}
+
+std::string tp_cp_group_name(const ParallelConfig& parallel, int rank) {
+  if (parallel.cp == 1)
+    return tp_group_name(parallel, rank);
+  if (parallel.tp == 1)
+    return cp_group_name(parallel, rank);
+  return group_name("tpcp/", attention_mesh(parallel), rank, {Dim::kTensor, Dim::kContext});
 }
 
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
@@ -281,13 +317,21 @@ std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int 
   if (parallel.cp > 1)
     groups.push_back(make_group(cp_group_name(parallel, rank),
                                 mesh.group_ranks(rank, {Dim::kContext}), "context parallel"));
-  if (parallel.ep > 1) {
-    const RankMesh experts = expert_mesh(parallel);
+  if (parallel.cp > 1 && parallel.tp > 1)
+    groups.push_back(make_group(tp_cp_group_name(parallel, rank),
+                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext}),
+                                "tensor x context parallel (MoE router)"));
+  const RankMesh experts = expert_mesh(parallel);
+  if (parallel.ep > 1)
     groups.push_back(make_group(ep_group_name(parallel, rank),
                                 experts.group_ranks(rank, {Dim::kExpert}), "expert parallel"));
+  if (!expert_dp_is_dp(parallel))
     groups.push_back(make_group(expert_gradient_group_name(parallel, rank),
                                 experts.group_ranks(rank, {Dim::kData}), "expert data parallel"));
-  }
+  if (!expert_tp_is_tp(parallel) && parallel.expert_tp() > 1)
+    groups.push_back(make_group(expert_tp_group_name(parallel, rank),
+                                experts.group_ranks(rank, {Dim::kTensor}),
+                                "expert tensor parallel"));
   return groups;
 }
 

@@ -8,10 +8,10 @@
 // With context parallelism the gradients are reduced over the DP x CP ranks (Megatron's
 // data-parallel group with context parallelism): the "dp/<i>" groups then hold DP x CP ranks.
 // Expert parallelism (MoE models) is carved out of those DP x CP ranks, as Megatron-LM's
-// expert mesh (the same order with CP 1, expert tensor parallel = TP) does: with the default
-// order and d = cp_rank + CP x dp_rank, the EP rank is d mod EP and the expert-data-parallel
-// rank d / EP. The "ep/<i>" groups (EP ranks) exchange routed tokens; the "edp/<i>" groups
-// (DP x CP / EP ranks) reduce the expert gradients.
+// expert mesh (the same order with CP 1, expert tensor parallel ETP, TP by default) does: with the
+// default order and d = cp_rank + CP x dp_rank, the EP rank is d mod EP and the
+// expert-data-parallel rank d / EP. The "ep/<i>" groups (EP ranks) exchange routed tokens; the
+// "edp/<i>" groups (DP x CP / EP ranks) reduce the expert gradients.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -52,6 +52,10 @@ struct ParallelConfig {
   // Expert parallelism (Megatron --expert-model-parallel-size): each MoE layer's routed experts
   // split over EP ranks of the DP x CP group; tokens reach their experts by all-to-all(v).
   int ep = 1;
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): each expert's FFN
+  // split over ETP ranks, the expert layers' grid ETP x EP x expert-DP (expert-DP =
+  // TP x CP x DP / (ETP x EP)). 0: ETP = TP, Megatron's default (arguments.py).
+  int etp = 0;
   // Routing imbalance: the tokens the busiest expert receives over the mean (max / mean load,
   // 1: perfectly balanced, at most num_experts / top_k). The all-to-all synchronizes the EP
   // group, so every rank is modelled as that busiest one: its grouped GEMMs and the
@@ -146,8 +150,12 @@ struct ParallelConfig {
   int world_size() const { return tp * cp * pp * dp; }
   // Ranks that hold the same parameters and reduce their gradients: DP x CP.
   int gradient_group_size() const { return dp * cp; }
-  // Ranks that hold the same experts and reduce the expert gradients: DP x CP / EP.
-  int expert_gradient_group_size() const { return dp * cp / std::max(1, ep); }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Ranks that hold the same experts and reduce the expert gradients: TP x CP x DP / (ETP x EP),
+  // DP x CP / EP with the default ETP = TP.
+  int expert_gradient_group_size() const {
+    return tp * dp * cp / (std::max(1, expert_tp()) * std::max(1, ep));
+  }
   // bucket_bytes, or Megatron's default for `gradient_dtype` when it is 0.
   Bytes effective_bucket_bytes() const {
     if (bucket_bytes > 0)
@@ -203,13 +211,21 @@ std::string tp_group_name(const ParallelConfig& parallel, int rank);
 std::string dp_group_name(const ParallelConfig& parallel, int rank);
 std::string pp_group_name(const ParallelConfig& parallel, int rank);
 std::string cp_group_name(const ParallelConfig& parallel, int rank);
-// "ep/<i>" (expert parallel) and the expert gradients' group: "edp/<i>" with EP > 1, the
-// "dp/<i>" group otherwise (then every DP x CP rank holds every expert).
+// "ep/<i>" (expert parallel) and the expert gradients' group: "edp/<i>" with EP > 1 or
+// ETP != TP, the "dp/<i>" group otherwise (then every DP x CP rank holds every expert).
 std::string ep_group_name(const ParallelConfig& parallel, int rank);
 std::string expert_gradient_group_name(const ParallelConfig& parallel, int rank);
+// The expert layers' tensor-parallel group: the "tp/<i>" group when it holds the same ranks
+// (ETP = TP), "etp/<i>" otherwise.
+std::string expert_tp_group_name(const ParallelConfig& parallel, int rank);
+// The router's sequence-partition group (Megatron-Core's tp_cp_group: the ranks that route
+// the other parts of the same sequences): "tp/<i>" without CP, "cp/<i>" without TP,
+// "tpcp/<i>" with both.
+std::string tp_cp_group_name(const ParallelConfig& parallel, int rank);
 
-// The TP, DP and PP groups `rank` belongs to (ranks ascending), its CP group when CP > 1, its
-// EP and expert-DP groups when EP > 1.
+// The TP, DP and PP groups `rank` belongs to (ranks ascending), its CP group when CP > 1 (and
+// TP x CP when TP > 1 too), its EP and expert-DP groups when EP > 1 or ETP != TP, its expert
+// TP group when ETP > 1 differs from TP.
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
 // Every group of the job, each once.
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);

@@ -9,6 +9,7 @@
 #include "generators/llm/llm_pipeline_split.hpp"
 #include "generators/llm/llm_rank_roles.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
+#include "generators/llm/llm_userbuffers.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -41,7 +42,9 @@ class StageGenerator {
                  {parallel.overlap_tp_backward, parallel.comm_sms, parallel.tp_comm_overlap},
                  {roles.tp_group, parallel.tp, roles.tensor_next, roles.tensor_previous},
                  {parallel.cp, roles.context_next, roles.context_previous},
-                 {roles.ep_group, parallel.ep}, builder),
+                 {roles.ep_group, parallel.ep, roles.expert_tp_group, parallel.expert_tp(),
+                  roles.tp_cp_group, parallel.tp * parallel.cp},
+                 builder),
         dp_group_(roles.dp_group),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     expert_buffer_.group = roles.expert_dp_group;
@@ -118,6 +121,12 @@ class StageGenerator {
     builder_.declare_persistent("parameters", std::move(parameters));
     builder_.declare_persistent("gradients", {gradients_});
     builder_.declare_persistent("optimizer state", optimizer_state_);
+    // Transformer Engine's userbuffers, registered once per process outside the caching
+    // allocator (llm_userbuffers.hpp).
+    std::vector<TensorRef> buffers;
+    for (const Userbuffer& buffer : userbuffers(model_, parallel_))
+      buffers.push_back(builder_.tensor({buffer.rows, buffer.hidden}, buffer.dtype));
+    builder_.declare_persistent("communication buffers", std::move(buffers));
   }
 
   bool first_stage() const { return roles_.stage == 0; }

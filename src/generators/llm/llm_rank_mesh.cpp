@@ -78,7 +78,7 @@ RankMesh attention_mesh(const ParallelConfig& parallel) {
 
 RankMesh expert_mesh(const ParallelConfig& parallel) {
   RankMesh::Extents sizes{};
-  sizes[RankMesh::index(ParallelDimension::kTensor)] = parallel.tp;
+  sizes[RankMesh::index(ParallelDimension::kTensor)] = parallel.expert_tp();
   sizes[RankMesh::index(ParallelDimension::kContext)] = 1;
   sizes[RankMesh::index(ParallelDimension::kExpert)] = std::max(1, parallel.ep);
   sizes[RankMesh::index(ParallelDimension::kData)] = parallel.expert_gradient_group_size();

@@ -3,9 +3,9 @@
 // Megatron-Core's RankGenerator lays them: rank = sum of coordinate x stride over the
 // dimensions, a dimension's stride the product of the sizes before it in the order. Megatron
 // builds two grids over the same ranks: the attention (dense) layers' with TP, CP, DP and PP,
-// and the expert layers' with TP (expert tensor parallel = TP here), EP, expert DP
-// (DP x CP / EP) and PP. A process group is the ranks that differ from a rank only in the
-// dimensions the group spans; its index among the groups of its kind is the rank's other
+// and the expert layers' with ETP (expert tensor parallel, TP by default), EP, expert DP
+// (TP x CP x DP / (ETP x EP)) and PP. A process group is the ranks that differ from a rank only in
+// the dimensions the group spans; its index among the groups of its kind is the rank's other
 // coordinates read as one number in the same order (the order Megatron creates them in).
 #include <array>
 #include <initializer_list>
@@ -46,7 +46,8 @@ class RankMesh {
   Extents strides_{};
 };
 
-// The attention layers' grid (EP 1) and the expert layers' grid (CP 1, DP = DP x CP / EP).
+// The attention layers' grid (EP 1) and the expert layers' grid (TP = ETP, CP 1, DP = expert
+// DP).
 RankMesh attention_mesh(const ParallelConfig& parallel);
 RankMesh expert_mesh(const ParallelConfig& parallel);
 

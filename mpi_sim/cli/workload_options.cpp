@@ -99,6 +99,9 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
                  "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")
       ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--comm-hbm-sharing,!--no-comm-hbm-sharing", options.comm_hbm_sharing,
+               "LLM: a collective overlapped with compute also takes the HBM bandwidth it moves "
+               "(about 3 bytes per bus byte; default on; off: SM contention only)");
   sub.add_option("--dtype", options.dtype,
                  "LLM: training precision bf16, fp16 or fp8 (Transformer Engine recipe: "
                  "linear-layer GEMMs in FP8, the rest bf16); default: the model file's")

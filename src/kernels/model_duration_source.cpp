@@ -110,9 +110,9 @@ void ModelDurationSource::expand_into(const Op& op, const Trace& trace, OpKernel
     case ExpansionStatus::kModeled:
       for (const KernelSpec& spec : own.kernels) {
         KernelPrediction prediction = predictor_.predict(spec);
-        prediction.duration_us = scaled(
-            spec.category, contended_duration_us(spec, prediction.duration_us,
-                                                 contention_sms_of(op), predictor_.device()));
+        prediction.duration_us =
+            scaled(spec.category, contended_duration_us(spec, prediction.duration_us,
+                                                        comm_load_of(op), predictor_.device()));
         plan.kernels.push_back(
             {kernel_of(spec), prediction.duration_us, std::move(prediction.model), op.id});
       }
@@ -160,7 +160,7 @@ KernelPrediction ModelDurationSource::predict_kernel(const Op& op, const Kernel&
       if (!same(spec.name, spec.category))
         continue;
       KernelPrediction prediction = predictor_.predict(spec);
-      predicted_us += contended_duration_us(spec, prediction.duration_us, contention_sms_of(op),
+      predicted_us += contended_duration_us(spec, prediction.duration_us, comm_load_of(op),
                                             predictor_.device());
       ++predicted_count;
       if (model.empty())

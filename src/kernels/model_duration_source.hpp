@@ -13,8 +13,9 @@
 //     that name (or else of that category) in the op, shared evenly among the op's measured
 //     kernels of that name (category). An op's kernels run back to back on one stream, so the
 //     per-op, per-category sum is what the timeline sees.
-// An op marked "contention_sms" runs beside a communication kernel: its compute-bound kernels
-// are slowed as kernels/comm_contention.hpp derives. A GEMM time scale (measured over modelled
+// An op marked "contention_sms" / "contention_hbm_GBps" runs beside a communication kernel: its
+// kernels are slowed by the SMs and HBM bandwidth it takes, as kernels/comm_contention.hpp
+// derives. A GEMM time scale (measured over modelled
 // GEMM time from an end-to-end calibration, validation/end_to_end_calibration.hpp) multiplies
 // every GEMM kernel's final time, as the calibration was fitted.
 #include <string>

@@ -33,6 +33,7 @@ struct LlmSimulateOptions {
   int vocab_divisible_by = 128;            // Megatron's --make-vocab-size-divisible-by
   bool tp_overlap = false;                 // overlap backward TP collectives (see ParallelConfig)
   int comm_sms = 24;                       // SMs a NCCL kernel holds beside an overlapped GEMM
+  bool comm_hbm_sharing = true;            // overlapped collectives also take HBM bandwidth
   bool tp_comm_overlap = false;            // Transformer Engine userbuffer TP overlap
   bool overlap_p2p_comm = true;            // Megatron overlap_p2p_comm (interleaved only)
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8

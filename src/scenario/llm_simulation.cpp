@@ -8,6 +8,7 @@
 #include "assets/collective_curve_assets.hpp"
 #include "collectives/collective_model.hpp"
 #include "devices/device_spec.hpp"
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "generators/llm/llm_default_scenario.hpp"
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_gradient_dtype.hpp"
@@ -188,6 +189,8 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::strin
 LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& options) {
   scenario.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, scenario.model, "--grad-reduce-dtype");
+  if (options.comm_hbm_sharing)
+    scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;
 }
 

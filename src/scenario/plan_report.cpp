@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
 #include "scenario/llm_calibration.hpp"
@@ -42,9 +43,11 @@ Json layout_json(const planner::LayoutScore& score) {
 
 BestLayoutReport best_layout_report(const PlanRequest& request, const planner::LayoutScore& best,
                                     const std::string& device_name, double peak_flops_per_s) {
-  const LlmScenario scenario{request.model,       best.parallel,       request.topology,
-                             request.device_json, request.device_file, request.assets_path,
-                             request.calibration};
+  const LlmScenario scenario{
+      request.model,       llm::with_collective_bus_rates(best.parallel, request.topology),
+      request.topology,    request.device_json,
+      request.device_file, request.assets_path,
+      request.calibration};
   BestLayoutReport out;
   out.parallel = best.parallel;
   out.results = simulate_layout(scenario, SimulatedRanks::kPipelineRepresentatives).results;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "devices/device_spec.hpp"
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
@@ -175,10 +176,11 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
       planner::keep_fitting(request.model, layouts, request.device_memory);
   outcome.out_of_memory = filter.out_of_memory;
   auto scenario_of = [&](const llm::ParallelConfig& parallel) {
-    return LlmScenario{request.model,       parallel,
-                       request.topology,    request.device_json,
-                       request.device_file, request.assets_path,
-                       request.calibration};
+    return LlmScenario{
+        request.model,       llm::with_collective_bus_rates(parallel, request.topology),
+        request.topology,    request.device_json,
+        request.device_file, request.assets_path,
+        request.calibration};
   };
   planner::SearchCallbacks callbacks;
   std::mutex simulated_lock;  // --jobs simulates on several threads

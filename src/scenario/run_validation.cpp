@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "devices/device_spec.hpp"
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
@@ -113,6 +114,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   scenario.device_json = io::read_file_decompressed(device.file);
   scenario.device_source = device.file;
   scenario.assets_path = assets_path;
+  scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "io/input_file.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -36,14 +37,16 @@ llm::TransformerConfig small_gpt() {
 LlmScenario scenario_of(const llm::ParallelConfig& parallel, const char* node = "dgx-a100",
                         int nodes = 2) {
   const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  return LlmScenario{
-      parallel.ep > 1 ? test_support::small_moe() : small_gpt(),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(kSource + "/configs/topologies/" + node + ".json"), nodes),
-      io::read_file_decompressed(device_file),
-      device_file,
-      ""};
+  topology::Topology cluster = topology::with_node_count(
+      topology::load_topology(kSource + "/configs/topologies/" + node + ".json"), nodes);
+  // As the CLI builds it: overlapped collectives take HBM bandwidth at the cluster's bus rates.
+  llm::ParallelConfig with_rates = llm::with_collective_bus_rates(parallel, cluster);
+  return LlmScenario{parallel.ep > 1 ? test_support::small_moe() : small_gpt(),
+                     std::move(with_rates),
+                     std::move(cluster),
+                     io::read_file_decompressed(device_file),
+                     device_file,
+                     ""};
 }
 
 std::vector<RankResult> unfolded(const LlmScenario& scenario) {

@@ -1,5 +1,7 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 
+#include "generators/llm/megatron_fused_softmax.hpp"
+
 namespace perfsim::generators::llm {
 namespace {
 
@@ -274,9 +276,12 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
   TensorRef context = activation({b, heads, s, d});
   const double half_work = 2.0 * b * heads * s * s * d;
   for (std::int64_t step = 0; step < cp_.size; ++step) {
-    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv) : kv;
+    const bool exchanging = step + 1 < cp_.size;
+    const TensorRef next = exchanging ? exchange_chunk(kv) : kv;
     const bool own_chunk = step == 0;
     const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, own_chunk ? s : s / 2, d});
+    // Beside the next chunk's send and receive (NCCL p2p).
+    ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
     flash_attention("aten::_scaled_dot_product_flash_attention", {queries, k, k}, context,
                     own_chunk, half_work);
     kv = next;
@@ -294,10 +299,12 @@ TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
   TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
   const double half_work = 5.0 * b * heads * s * s * d;
   for (std::int64_t step = 0; step < cp_.size; ++step) {
-    const TensorRef next = step + 1 < cp_.size ? exchange_chunk(kv_and_grad) : kv_and_grad;
+    const bool exchanging = step + 1 < cp_.size;
+    const TensorRef next = exchanging ? exchange_chunk(kv_and_grad) : kv_and_grad;
     const bool own_chunk = step == 0;
     const TensorRef kv =
         RankTraceBuilder::view(kv_and_grad, {b, kv_heads, own_chunk ? s : s / 2, d});
+    ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
     flash_attention("aten::_scaled_dot_product_flash_attention_backward",
                     {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv}, grad_qkv,
                     own_chunk, half_work);
@@ -324,11 +331,53 @@ LayerEmitter::AttentionSaved LayerEmitter::attention_core_forward(const TensorRe
   // Unfused (Megatron 2022): scores, fused scale-mask-softmax, dropout, context.
   const std::int64_t bh = b * heads;
   TensorRef scores = bmm(qkv, qkv, bh, s, d, s);
-  TensorRef probabilities = elementwise("aten::_softmax", {scores}, {bh, s, s}, 5);
-  TensorRef dropped = model_.dropout
-                          ? elementwise("aten::native_dropout", {probabilities}, {bh, s, s}, 2)
-                          : probabilities;
-  return {bmm(dropped, qkv, bh, s, s, d), probabilities, dropped};
+  const ScaleMaskSoftmax softmax = scale_mask_softmax(scores, bh, s);
+  TensorRef dropped =
+      model_.dropout ? elementwise("aten::native_dropout", {softmax.probabilities}, {bh, s, s}, 2)
+                     : softmax.probabilities;
+  return {bmm(dropped, qkv, bh, s, s, d), softmax.saved, dropped};
+}
+
+TensorRef LayerEmitter::cast(const TensorRef& x, DType to) {
+  TensorRef out = builder_.tensor(x.shape, to);
+  builder_.compute("aten::copy_", {out, x}, {out}, KernelCategory::kMemory, 0);
+  return out;
+}
+
+LayerEmitter::ScaleMaskSoftmax LayerEmitter::scale_mask_softmax(const TensorRef& scores,
+                                                                std::int64_t bh, std::int64_t s) {
+  const std::vector<std::int64_t> shape{bh, s, s};
+  if (megatron_fused_causal_softmax_available(bh, s)) {
+    TensorRef probabilities = elementwise("aten::_softmax", {scores}, shape, 5);
+    return {probabilities, probabilities};
+  }
+  const TensorRef scores32 = cast(RankTraceBuilder::view(scores, shape), DType::kFloat32);
+  const TensorRef scaled = elementwise("aten::mul", {scores32}, shape, 1, DType::kFloat32);
+  const TensorRef causal_mask = builder_.tensor({s, s}, DType::kBool);
+  // In place on `scaled` (attention_mask_func's masked_fill_).
+  builder_.compute("aten::masked_fill_", {scaled, causal_mask}, {scaled}, KernelCategory::kOther,
+                   static_cast<double>(scaled.numel));
+  const TensorRef probabilities32 =
+      elementwise("aten::_softmax", {scaled}, shape, 5, DType::kFloat32);
+  return {cast(probabilities32, shapes_.dtype), probabilities32};
+}
+
+TensorRef LayerEmitter::scale_mask_softmax_backward(const TensorRef& grad_probabilities,
+                                                    const TensorRef& saved, std::int64_t bh,
+                                                    std::int64_t s) {
+  const std::vector<std::int64_t> shape{bh, s, s};
+  if (megatron_fused_causal_softmax_available(bh, s))
+    return elementwise("aten::_softmax_backward_data", {grad_probabilities, saved}, shape, 3);
+  const TensorRef grad32 = cast(grad_probabilities, DType::kFloat32);
+  const TensorRef grad_scaled =
+      elementwise("aten::_softmax_backward_data", {grad32, saved}, shape, 3, DType::kFloat32);
+  // MaskedFillBackward0 (masked_fill out of place: PyTorch clones, then fills; priced as one
+  // pass) and MulBackward0 (the scale).
+  const TensorRef causal_mask = builder_.tensor({s, s}, DType::kBool);
+  const TensorRef grad_masked =
+      elementwise("aten::masked_fill_", {grad_scaled, causal_mask}, shape, 1, DType::kFloat32);
+  const TensorRef grad_scores = elementwise("aten::mul", {grad_masked}, shape, 1, DType::kFloat32);
+  return cast(grad_scores, shapes_.dtype);
 }
 
 TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
@@ -366,8 +415,7 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
     grad_dropped =
         elementwise("aten::native_dropout_backward", {grad_probabilities, mask}, {bh, s, s}, 1);
   }
-  TensorRef grad_scores =
-      elementwise("aten::_softmax_backward_data", {grad_dropped, probabilities}, {bh, s, s}, 3);
+  TensorRef grad_scores = scale_mask_softmax_backward(grad_dropped, probabilities, bh, s);
   const TensorRef queries = saved_operand(saved.qkv, {bh, s, d});
   bmm(grad_scores, queries, bh, s, s, d);  // grad Q
   bmm(grad_scores, queries, bh, s, s, d);  // grad K
@@ -487,15 +535,20 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
     // GPU with the NCCL kernel beside it. Userbuffers (TE "bulk" qkv/fc1_dgrad and _wgrad) do
     // the same with a userbuffer kernel of kUserbufferBulkCommSms SMs.
     const int comm_sms = userbuffers() ? kUserbufferBulkCommSms : overlap_.comm_sms;
+    const kernels::CommDataPath path =
+        userbuffers() ? kernels::CommDataPath::kPeerDirect : kernels::CommDataPath::kNcclStaged;
+    const CollectiveKind reduction =
+        gathers ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
     TensorRef input_full = gather_linear_input(saved_operand(normed, local_shape));
     TensorRef grad_input_partial;
     {
-      ContentionScope beside(builder_, gathers ? comm_sms : 0);
+      ContentionScope beside(builder_, gathers ? comm_sms : 0,
+                             gathers ? tp_hbm_GBps(CollectiveKind::kAllGather, path) : 0);
       grad_input_partial = data_gradient(grad, weight, fp8, tokens, width, h);
     }
     TensorRef grad_input = tp_reduce(grad_input_partial);
     {
-      ContentionScope beside(builder_, comm_sms);
+      ContentionScope beside(builder_, comm_sms, tp_hbm_GBps(reduction, path));
       weight_gradient(input_full, grad, h, tokens, width, gathers);
     }
     return norm_backward(grad_input);

@@ -9,6 +9,7 @@
 
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
+#include "kernels/comm_hbm_traffic.hpp"
 
 namespace perfsim::generators::llm {
 
@@ -88,6 +89,9 @@ struct TensorParallelOverlap {
   // Transformer Engine userbuffers (ParallelConfig::tp_comm_overlap): the linear layers' SP
   // collectives split and pipelined with their GEMMs (llm_userbuffer_overlap.cpp).
   bool userbuffers = false;
+  // Bus bandwidth of the TP collectives (ParallelConfig::bus_rates): with it the GEMMs beside
+  // them also lose the HBM bandwidth they move ("contention_hbm_GBps"). 0: not modelled.
+  double bus_GBps = 0;
 };
 
 // The expert-parallel group routed tokens are exchanged in (size 1: every expert local).
@@ -108,6 +112,7 @@ struct ContextParallelRing {
   int size = 1;
   int next_rank = -1;
   int previous_rank = -1;
+  double bus_GBps = 0;  // of the ring's send/recv (ParallelConfig::bus_rates), 0: not modelled
 };
 
 class LayerEmitter {
@@ -115,6 +120,11 @@ class LayerEmitter {
   LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model, Recompute recompute,
                TensorParallelOverlap overlap, TensorParallelGroup tp, ContextParallelRing cp,
                ExpertParallelGroup ep, RankTraceBuilder& builder);
+  // Bus bandwidths of the TP collectives and the CP ring (ParallelConfig::bus_rates).
+  void set_comm_bus_rates(double tp_GBps, double cp_GBps) {
+    overlap_.bus_GBps = tp_GBps;
+    cp_.bus_GBps = cp_GBps;
+  }
 
   // Fresh weight tensors for one layer (their ids stay the same for every micro-batch); a MoE
   // layer's when `moe`.
@@ -216,6 +226,19 @@ class LayerEmitter {
     TensorRef context, probabilities, dropped;
   };
   AttentionSaved attention_core_forward(const TensorRef& qkv);
+  // Megatron's FusedScaleMaskSoftmax on the [bh, s, s] scores: its fused causal kernel, or
+  // where that kernel is not available (megatron_fused_softmax.hpp) PyTorch's fallback, five
+  // eager ops in fp32 (Megatron scales the query-key product by the layer number and then
+  // forces the softmax into fp32): cast up, scale, mask, softmax, cast down. `probabilities`:
+  // what the dropout reads; `saved`: what the softmax backward reads (fp32 in the fallback).
+  struct ScaleMaskSoftmax {
+    TensorRef probabilities, saved;
+  };
+  ScaleMaskSoftmax scale_mask_softmax(const TensorRef& scores, std::int64_t bh, std::int64_t s);
+  // Its backward: one fused kernel, or the autograd nodes of the fallback's five ops.
+  TensorRef scale_mask_softmax_backward(const TensorRef& grad_probabilities, const TensorRef& saved,
+                                        std::int64_t bh, std::int64_t s);
+  TensorRef cast(const TensorRef& x, DType to);
   // One fused-attention op (`inputs` as PyTorch records them: forward q, k, v; backward
   // grad_out, q, k, v) with its "is_causal" attribute (1: the kernel skips masked tiles, half
   // the work); `flops` is what it computes.
@@ -270,6 +293,13 @@ class LayerEmitter {
                          bool userbuffers = false);
   // Transformer Engine userbuffer overlap (llm_userbuffer_overlap.cpp), TE's default ub config.
   bool userbuffers() const { return overlap_.userbuffers && tp_.size > 1; }
+  // The HBM bandwidth a TP (CP ring) transfer of `kind` moves while it runs.
+  double tp_hbm_GBps(CollectiveKind kind, kernels::CommDataPath path) const {
+    return kernels::hbm_bytes_per_bus_byte(kind, path) * overlap_.bus_GBps;
+  }
+  double cp_hbm_GBps(CollectiveKind kind) const {
+    return kernels::hbm_bytes_per_bus_byte(kind, kernels::CommDataPath::kNcclStaged) * cp_.bus_GBps;
+  }
   // qkv_fprop / fc1_fprop ("ring_exchange"): the input's TP chunks pass around the TP ring, the
   // GEMM of each chunk under the exchange of the next. In: the local normed rows
   // [seq_local, b, h]; out: the GEMM output [tokens, n].

@@ -25,6 +25,15 @@
 namespace perfsim::generators::llm {
 
 enum class Recompute { kNone, kSelective, kFull };
+
+// The bus bandwidth (GB/s, as nccl-tests counts it) each kind of group's collectives reach on
+// the cluster (llm_collective_bus_rates.hpp). A collective overlapped with compute takes HBM
+// bandwidth in proportion to it (kernels/comm_hbm_traffic.hpp). 0: HBM sharing not modelled.
+struct CollectiveBusRates {
+  double tp_GBps = 0;
+  double dp_GBps = 0;  // the gradient group (DP x CP)
+  double cp_GBps = 0;
+};
 std::string_view recompute_name(Recompute recompute);
 // "none", "selective", "full"; throws InputError(flag, "", problem) otherwise.
 Recompute parse_recompute(std::string_view text, const std::string& flag);
@@ -96,6 +105,10 @@ struct ParallelConfig {
   // NVIDIA/nccl-tests#100, NVIDIA/nccl#578). A compute kernel overlapped with a collective
   // runs on the remaining SMs (attribute "contention_sms"); 0 models overlap as free.
   int comm_sms = 24;
+  // Bus bandwidth of the overlapped collectives, from the topology; with it each compute op
+  // beside one also loses the HBM bandwidth that collective moves (attribute
+  // "contention_hbm_GBps", kernels/comm_contention.hpp). Zero: SM contention only.
+  CollectiveBusRates bus_rates = {};
   // Transformer Engine's userbuffer TP overlap (Megatron --tp-comm-overlap, TE ub_tp_comm_overlap;
   // needs sequence parallelism and TP > 1): every SP all-gather and reduce-scatter of the
   // linear layers is split and pipelined with its GEMM as TE's default ub config does it

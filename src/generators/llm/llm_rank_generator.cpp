@@ -10,6 +10,7 @@
 #include "generators/llm/llm_rank_roles.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "generators/llm/llm_userbuffers.hpp"
+#include "kernels/comm_hbm_traffic.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -47,6 +48,7 @@ class StageGenerator {
                  builder),
         dp_group_(roles.dp_group),
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
+    emitter_.set_comm_bus_rates(parallel.bus_rates.tp_GBps, parallel.bus_rates.cp_GBps);
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
@@ -168,7 +170,8 @@ class StageGenerator {
         weights.fc1_fp8 = fp8_copies.fc1_fp8;
         weights.fc2_fp8 = fp8_copies.fc2_fp8;
       }
-      ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0);
+      ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0,
+                             first_use ? dp_hbm_GBps(CollectiveKind::kAllGather) : 0);
       // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
       if (micro_batch == 0 || zero3())
         emitter_.cast_weights_to_fp8(weights);
@@ -201,7 +204,11 @@ class StageGenerator {
       if (zero3() && layer - 1 >= layers.first)
         gather_layer(layer - 1);
       // A bucket posted earlier in this pass is reduced beside this layer's kernels.
-      ContentionScope beside(builder_, dp_in_flight_ ? parallel_.comm_sms : 0);
+      ContentionScope beside(
+          builder_, dp_in_flight_ ? parallel_.comm_sms : 0,
+          dp_in_flight_ ? dp_hbm_GBps(parallel_.zero_stage == 0 ? CollectiveKind::kAllReduce
+                                                                : CollectiveKind::kReduceScatter)
+                        : 0);
       const auto saved = saved_.find({layer, micro_batch});
       grad = emitter_.backward(grad, layer_weights(layer), saved->second);
       saved_.erase(saved);
@@ -381,6 +388,11 @@ class StageGenerator {
   }
 
   bool zero3() const { return parallel_.zero_stage == 3 && dp_size() > 1; }
+  // The HBM bandwidth a NCCL data-parallel collective of `kind` moves while it runs.
+  double dp_hbm_GBps(CollectiveKind kind) const {
+    return kernels::hbm_bytes_per_bus_byte(kind, kernels::CommDataPath::kNcclStaged) *
+           parallel_.bus_rates.dp_GBps;
+  }
   // The ranks that reduce this rank's gradients: DP x CP.
   int dp_size() const { return parallel_.gradient_group_size(); }
 

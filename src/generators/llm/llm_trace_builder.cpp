@@ -105,6 +105,8 @@ void RankTraceBuilder::compute(std::string op_name, std::vector<TensorRef> input
   op.attributes.push_back({"flops", flops});
   if (contention_sms_ > 0)
     op.attributes.push_back({"contention_sms", std::int64_t{contention_sms_}});
+  if (contention_hbm_GBps_ > 0)
+    op.attributes.push_back({"contention_hbm_GBps", contention_hbm_GBps_});
   add_context(op);
   Kernel kernel;
   kernel.name = op.name;

@@ -88,9 +88,12 @@ class RankTraceBuilder {
   void set_phase(std::string phase) { phase_ = std::move(phase); }
   void set_layer(int layer) { layer_ = layer; }
   // Compute ops appended from now on run beside a communication kernel holding this many SMs
-  // (attribute "contention_sms"; 0: none). The kernel models slow them accordingly.
+  // (attribute "contention_sms"; 0: none) and moving this much HBM traffic
+  // ("contention_hbm_GBps"; 0: none). The kernel models slow them accordingly.
   void set_contention_sms(int sms) { contention_sms_ = sms; }
   int contention_sms() const { return contention_sms_; }
+  void set_contention_hbm_GBps(double rate) { contention_hbm_GBps_ = rate; }
+  double contention_hbm_GBps() const { return contention_hbm_GBps_; }
 
   Trace& trace() { return trace_; }
   Trace take();
@@ -106,23 +109,32 @@ class RankTraceBuilder {
   int micro_batch_ = -1;
   int layer_ = -1;
   int contention_sms_ = 0;
+  double contention_hbm_GBps_ = 0;
 };
 
 // Marks the compute ops appended during its lifetime as running beside a communication
-// kernel of `sms` SMs (the larger of this and an enclosing mark).
+// kernel of `sms` SMs moving `hbm_GBps` through HBM (kernels/comm_hbm_traffic.hpp); each the
+// larger of this and an enclosing mark.
 class ContentionScope {
  public:
-  ContentionScope(RankTraceBuilder& builder, int sms)
-      : builder_(builder), previous_(builder.contention_sms()) {
-    builder_.set_contention_sms(std::max(previous_, sms));
+  ContentionScope(RankTraceBuilder& builder, int sms, double hbm_GBps = 0)
+      : builder_(builder),
+        previous_sms_(builder.contention_sms()),
+        previous_hbm_GBps_(builder.contention_hbm_GBps()) {
+    builder_.set_contention_sms(std::max(previous_sms_, sms));
+    builder_.set_contention_hbm_GBps(std::max(previous_hbm_GBps_, hbm_GBps));
   }
-  ~ContentionScope() { builder_.set_contention_sms(previous_); }
+  ~ContentionScope() {
+    builder_.set_contention_sms(previous_sms_);
+    builder_.set_contention_hbm_GBps(previous_hbm_GBps_);
+  }
   ContentionScope(const ContentionScope&) = delete;
   ContentionScope& operator=(const ContentionScope&) = delete;
 
  private:
   RankTraceBuilder& builder_;
-  int previous_;
+  int previous_sms_;
+  double previous_hbm_GBps_;
 };
 
 }  // namespace perfsim::generators::llm

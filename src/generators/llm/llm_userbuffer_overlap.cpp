@@ -4,8 +4,9 @@
 // the GEMM chunk beside it on the compute stream, the next chunk's GEMM waiting for the chunk
 // it reads. What stays exposed comes out of the traversal (the per-step maximum of transfer and
 // GEMM, each step's p2p latency, the last reduce-scatter chunk), not from a formula here.
-// Not modelled: userbuffer registration (done once at start-up), the copy engines' HBM traffic
-// beside the GEMMs, TE's aggregate and atomic-GEMM variants.
+// The copy engines' and userbuffer kernels' HBM traffic slows the GEMMs beside them
+// (ParallelConfig::bus_rates, kernels/comm_contention.hpp). Not modelled: userbuffer
+// registration (done once at start-up), TE's aggregate and atomic-GEMM variants.
 #include "generators/llm/llm_layer_emitter.hpp"
 
 namespace perfsim::generators::llm {
@@ -47,7 +48,12 @@ TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const Tens
                       : builder_.tensor({h, n}, DType::kFloat8);
   TensorRef out = activation({shapes_.tokens(), n});
   for (int step = 0; step < tp_.size; ++step) {
-    const TensorRef next = step + 1 < tp_.size ? exchange_tp_chunk(chunk) : chunk;
+    const bool exchanging = step + 1 < tp_.size;
+    const TensorRef next = exchanging ? exchange_tp_chunk(chunk) : chunk;
+    // The copy engines push the chunk to the next rank beside this GEMM: no SMs, HBM traffic.
+    ContentionScope beside(
+        builder_, 0,
+        exchanging ? tp_hbm_GBps(CollectiveKind::kSend, kernels::CommDataPath::kPeerDirect) : 0);
     builder_.compute(
         "aten::mm",
         {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(operand, {h, n})},
@@ -74,7 +80,9 @@ TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
                       : builder_.tensor({k, h}, DType::kFloat8);
   }
   TensorRef local = hidden_local();
-  ContentionScope margin(builder_, kUserbufferPipelineCommSms);
+  ContentionScope margin(
+      builder_, kUserbufferPipelineCommSms,
+      tp_hbm_GBps(CollectiveKind::kReduceScatter, kernels::CommDataPath::kPeerDirect));
   for (int split = 0; split < kUserbufferPipelineSplits; ++split) {
     TensorRef part = activation({rows, h});
     builder_.compute(
@@ -102,7 +110,12 @@ TensorRef LayerEmitter::ring_exchange_data_gradient(const TensorRef& grad_local,
                        : builder_.tensor({h, in_width}, DType::kFloat8);
   TensorRef grad_input = activation({shapes_.tokens(), in_width});
   for (int step = 0; step < tp_.size; ++step) {
-    const TensorRef next = step + 1 < tp_.size ? exchange_tp_chunk(chunk) : chunk;
+    const bool exchanging = step + 1 < tp_.size;
+    const TensorRef next = exchanging ? exchange_tp_chunk(chunk) : chunk;
+    // The copy engines push the chunk to the next rank beside this GEMM: no SMs, HBM traffic.
+    ContentionScope beside(
+        builder_, 0,
+        exchanging ? tp_hbm_GBps(CollectiveKind::kSend, kernels::CommDataPath::kPeerDirect) : 0);
     builder_.compute(
         "aten::mm",
         {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(weight_t, {h, in_width})},

@@ -62,6 +62,14 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "LLM: gradient bucket size with --overlap-grad-reduce, MB (1e6 bytes); default "
                  "Megatron's max(40e6, 1e6 x DP) parameters")
       ->check(CLI::NonNegativeNumber);
+  sub.add_option_function<std::string>(
+         "--link-sharing",
+         [&options](const std::string& value) { options.link_sharing = value == "on"; },
+         "LLM: on (default): collectives in flight together on a rank's NIC or NVLink share "
+         "its bandwidth (processor sharing, mpi_sim/engine/link_occupancy.hpp); off: each "
+         "takes its time alone")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
   sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
                "LLM: reduce gradients in buckets under the last micro-batch's backward "
                "(Megatron --overlap-grad-reduce; default: after the backward)");

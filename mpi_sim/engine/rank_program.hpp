@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi_sim/engine/link_sharing.hpp"
 #include "mpi_sim/engine/name_pool.hpp"
 #include "perfsim/duration_source.hpp"
 #include "perfsim/rank_result.hpp"
@@ -218,6 +219,9 @@ struct RankProgram {
   std::vector<ProgramStep> steps;  // ascending and disjoint; most programs have none
   // Owns the names the ops and kernels view; shared by copies of the program.
   std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
+  // Concurrent collectives share the rank's links by this rule (link_occupancy.hpp); unset:
+  // each collective takes its duration alone.
+  std::shared_ptr<const LinkSharingRule> link_sharing;
 };
 
 // Kernels for a top-level op that carries none (execution traces without a profiler trace),

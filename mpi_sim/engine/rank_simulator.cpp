@@ -48,6 +48,28 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
   sweep_early_ = cpu_clock_monotonic(overheads) &&
                  std::none_of(program.ops.begin(), program.ops.end(),
                               [](const SimOp& op) { return op.recorded_host != nullptr; });
+  share_links_ = program.link_sharing != nullptr;
+}
+
+DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
+                                             TimestampUs ready_us) {
+  // A measured duration (kShortest) already holds whatever sharing the profiled run saw.
+  if (!share_links_ || collective.shared.combine != DurationCombine::kLongest)
+    return collective.duration_us;
+  const LinkDemand demand =
+      program_.link_sharing->demand(collective.shared.comm, collective.members);
+  if (!demand.uses_links())
+    return collective.duration_us;
+  const DurationUs latency_us = collective.duration_us * demand.latency_fraction;
+  // A collective is ready no earlier than the compute stream's clock, which never goes back:
+  // later transfers arrive after it (the CPU clock lags the GPU by the launch queue, up to
+  // 1024 kernels, and would keep every transfer of that stretch on the books). Should the
+  // compute stream change to one that is behind, LinkOccupancy clamps the arrival: the result
+  // stays deterministic.
+  const TimestampUs horizon_us =
+      std::min(ready_us, std::max(cpu_us_, stream_state(compute_stream_).clock_us));
+  return latency_us +
+         link_occupancy_.share(demand, ready_us, collective.duration_us - latency_us, horizon_us);
 }
 
 void RankSimulator::sweep_busy(TimestampUs bound) {
@@ -296,7 +318,7 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     post.index_in_group = rank_collective.index_in_group;
     post.members = rank_collective.members;
     post.ready_us = ready;
-    post.duration_us = rank_collective.duration_us;
+    post.duration_us = posted_duration_us(rank_collective, ready);
     post.combine = collective.combine;
     Posted posted;
     posted.handle = sync_.post(post);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mpi_sim/engine/clock_sync.hpp"
+#include "mpi_sim/engine/link_occupancy.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/host_overheads.hpp"
 #include "perfsim/rank_result.hpp"
@@ -72,6 +73,9 @@ class RankSimulator {
   // Launches one kernel (or posts the op's collective) with a launch call of t4 from now.
   void launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4);
   void wait_on_stream(StreamId stream, std::size_t posted_index);
+  // The duration this rank posts for a collective ready at `ready_us`: alone, or shared with
+  // its collectives in flight on the same links (program_.link_sharing).
+  DurationUs posted_duration_us(const RankCollective& collective, TimestampUs ready_us);
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
                 KernelCategory category, std::string_view name, const std::string& key);
@@ -141,6 +145,8 @@ class RankSimulator {
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;
   // Blocks the CPU until the launch queue has room (returns the CPU clock then).
   void wait_for_launch_slot();
+  bool share_links_ = false;  // program_.link_sharing is set
+  LinkOccupancy link_occupancy_;
   RankResult result_;
 };
 

@@ -104,6 +104,7 @@ FoldInputs load_fold_inputs(const LlmScenario& scenario) {
         llm::instantiate_llm_rank(fold.witnesses.back(), scenario.parallel, representative),
         representative, world_size, sources));
   }
+  share_links_if_asked(scenario, fold.inputs, fold.inputs.programs);
   return fold;
 }
 

@@ -39,6 +39,7 @@ struct LlmSimulateOptions {
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
   bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)
+  bool link_sharing = true;                // concurrent collectives share NIC/NVLink bandwidth
   std::string topology_path;               // required with --model
   TopologySize topology_size;              // --nodes, --gpus-per-node
   std::string device_path;                 // required with --model

@@ -194,35 +194,51 @@ LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& 
   return scenario;
 }
 
+LlmScenario with_link_sharing(LlmScenario scenario, const LlmSimulateOptions& options) {
+  scenario.link_sharing = options.link_sharing;
+  return scenario;
+}
+
 }  // namespace
 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
-    return with_gradient_dtype(
-        {with_dtype(
-             llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
-             options.dtype),
-         parallel_config_from(options),
-         topology::resized(
-             topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
-             options.topology_size.nodes, options.topology_size.gpus_per_node),
-         files.device.text, "<embedded> " + files.device.path, options.assets_path,
-         calibration_argument(options.calibration)},
+    return with_link_sharing(
+        with_gradient_dtype(
+            {with_dtype(
+                 llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
+                 options.dtype),
+             parallel_config_from(options),
+             topology::resized(
+                 topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
+                 options.topology_size.nodes, options.topology_size.gpus_per_node),
+             files.device.text, "<embedded> " + files.device.path, options.assets_path,
+             calibration_argument(options.calibration)},
+            options),
         options);
   }
   if (options.topology_path.empty())
     throw InputError("--topology", "", "--model needs a topology file");
   if (options.device_path.empty())
     throw InputError("--device", "", "--model needs a device file");
-  return with_gradient_dtype(
-      {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
-       parallel_config_from(options),
-       topology::resized(topology::load_topology(options.topology_path),
-                         options.topology_size.nodes, options.topology_size.gpus_per_node),
-       io::read_file_decompressed(read_device_argument(options.device_path).file),
-       options.device_path, options.assets_path, calibration_argument(options.calibration)},
+  return with_link_sharing(
+      with_gradient_dtype(
+          {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
+           parallel_config_from(options),
+           topology::resized(topology::load_topology(options.topology_path),
+                             options.topology_size.nodes, options.topology_size.gpus_per_node),
+           io::read_file_decompressed(read_device_argument(options.device_path).file),
+           options.device_path, options.assets_path, calibration_argument(options.calibration)},
+          options),
       options);
+}
+
+void share_links_if_asked(const LlmScenario& scenario, const SimulationInputs& inputs,
+                          std::span<engine::RankProgram> programs) {
+  if (scenario.link_sharing)
+    engine::share_links_by_topology(
+        programs, dynamic_cast<const collectives::CollectiveModel&>(*inputs.comm_source));
 }
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks) {
@@ -256,6 +272,10 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   // The ranks of a stage share one compiled list of ops (llm_stage_programs.hpp).
   inputs.programs = llm_rank_programs(model, parallel, local_ranks, sources);
+  share_links_if_asked(scenario, inputs, inputs.programs);
+  if (scenario.link_sharing)
+    inputs.notes.push_back(
+        "collectives: concurrent ones share NIC/NVLink bandwidth (--link-sharing off: each alone)");
   // Generated traces have no profile to take host time from: the host costs are the end-to-end
   // calibration's (fitted on measured runs), else none.
   inputs.overheads.launch.kernel_gap_us = 1.0;

@@ -33,6 +33,8 @@ struct LlmScenario {
   std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
   // Applied to the generated programs (host costs, GEMM time scale); empty fitted_on = none.
   validation::EndToEndCalibration calibration{};
+  // Concurrent collectives share the links they use (mpi_sim/engine/link_occupancy.hpp).
+  bool link_sharing = true;
 };
 
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options);
@@ -63,5 +65,9 @@ LlmRunSummary summarize_llm_run(const generators::llm::TransformerConfig& model,
 std::string describe_layout(const generators::llm::ParallelConfig& parallel);
 
 SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<int>& local_ranks);
+// Programs built from `inputs`' duration sources share their ranks' links when the scenario
+// says so (load_llm_inputs does this for its own programs).
+void share_links_if_asked(const LlmScenario& scenario, const SimulationInputs& inputs,
+                          std::span<engine::RankProgram> programs);
 
 }  // namespace perfsim::cli

@@ -6,13 +6,17 @@
 #include <optional>
 
 #include "generators/synthetic_workload.hpp"
+#include "io/input_file.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "mpi_sim/mpi/distributed_run.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "scenario/simulation_inputs.hpp"
+#include "support/small_gpt.hpp"
 #include "support/trace_builder.hpp"
+#include "topology/node_resize.hpp"
 
 namespace perfsim {
 namespace {
@@ -206,6 +210,44 @@ TEST(MpiEngine, DlrmFixtureMatchesInProcess) {
   auto actual =
       mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement, inputs.overheads, {});
   expect_identical(expected, actual);
+}
+
+// Link sharing (mpi_sim/engine/link_occupancy.hpp) decides each rank's posted duration from
+// that rank alone: a generated LLM run with DP reduce-scatters overlapping pipeline transfers on
+// the same NICs gives the in-process bits under MPI.
+TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
+  generators::llm::ParallelConfig parallel;
+  parallel.tp = 2;
+  parallel.pp = 2;
+  parallel.dp = 2;
+  parallel.overlap_grad_reduce = true;
+  parallel.zero_stage = 1;
+  const std::string source = PERFSIM_SOURCE_DIR;
+  const std::string device = source + "/configs/devices/H100-SXM.json";
+  const cli::LlmScenario scenario{
+      test_support::small_gpt(4, 512, 8), parallel,
+      // Two GPUs per node: data-parallel and pipeline groups both on the NICs.
+      topology::resized(topology::load_topology(source + "/configs/topologies/hgx-h100.json"), 4,
+                        2),
+      io::read_file_decompressed(device), device, ""};
+  ASSERT_TRUE(scenario.link_sharing);
+  const int world = parallel.world_size();
+  std::vector<RankResult> expected;
+  if (mpi_rank() == 0) {
+    const cli::SimulationInputs all = cli::load_llm_inputs(scenario, {0, 1, 2, 3, 4, 5, 6, 7});
+    engine::InProcessClockSync sync;
+    expected = engine::simulate_programs(all.programs, all.overheads, sync);
+  }
+  const int per_process = (world + mpi_size() - 1) / mpi_size();
+  const std::vector<int> placement = mpi::block_placement(world, per_process);
+  std::vector<int> local;
+  for (int rank = 0; rank < world; ++rank) {
+    if (placement[rank] == mpi_rank())
+      local.push_back(rank);
+  }
+  const cli::SimulationInputs inputs = cli::load_llm_inputs(scenario, local);
+  expect_identical(expected, mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
+                                                  inputs.overheads, {}));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ inline std::vector<engine::RankProgram> llm_programs_in_full(const cli::LlmScena
         generators::llm::generate_llm_rank(scenario.model, scenario.parallel, rank), rank,
         scenario.parallel.world_size(), sources));
   }
+  cli::share_links_if_asked(scenario, priced, programs);
   return programs;
 }
 

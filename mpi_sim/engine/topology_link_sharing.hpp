@@ -1,0 +1,36 @@
+#pragma once
+// LinkSharingRule from the collective model's topology: a group that spans nodes loads the
+// NIC of every member (the NIC the topology's rails give its GPU), a group inside one node the
+// node's fabric (NVLink/NVSwitch, or PCIe), one rank nothing. A send loads the sending
+// direction, a receive the receiving one, every other collective both. The latency share is
+// the NCCL algorithm model's (latency / time of the chosen algorithm and protocol).
+#include <map>
+#include <mutex>
+#include <span>
+#include <tuple>
+
+#include "collectives/collective_model.hpp"
+#include "mpi_sim/engine/link_sharing.hpp"
+#include "mpi_sim/engine/rank_program.hpp"
+
+namespace perfsim::engine {
+
+class TopologyLinkSharing final : public LinkSharingRule {
+ public:
+  explicit TopologyLinkSharing(collectives::CollectiveModel model) : model_(std::move(model)) {}
+  LinkDemand demand(const CommInfo& comm, std::span<const int> members) const override;
+
+ private:
+  collectives::CollectiveModel model_;
+  // By (member list storage, size, kind, bytes): the ranks of a process ask for the same few
+  // collectives millions of times. Locked: the planner prices layouts on several threads.
+  using Key = std::tuple<const int*, std::size_t, CollectiveKind, Bytes>;
+  mutable std::mutex mutex_;
+  mutable std::map<Key, LinkDemand> demands_;
+};
+
+// Sets one TopologyLinkSharing on every program.
+void share_links_by_topology(std::span<RankProgram> programs,
+                             const collectives::CollectiveModel& model);
+
+}  // namespace perfsim::engine

@@ -17,6 +17,7 @@
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "memory/llm_memory.hpp"
+#include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/device_argument.hpp"
 #include "scenario/generated_workload_sources.hpp"

@@ -1,5 +1,5 @@
-// The composition root: MPI is initialised here and nowhere else; every subcommand is wired
-// in mpi_sim/cli/.
+// The composition root: run_perfsim opens the MPI session (mpi_sim/mpi/mpi_session.hpp) and
+// wires every subcommand (mpi_sim/cli/).
 #include "mpi_sim/cli/command_line.hpp"
 
 int main(int argc, char** argv) {

@@ -9,8 +9,8 @@
 #include "kernels/gemm_efficiency_fit.hpp"
 #include "mpi_sim/cli/calibrate_conv_command.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/device_argument.hpp"
 
 namespace perfsim::cli {
 namespace {

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "kernels/conv_efficiency_fit.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/device_argument.hpp"
 
 namespace perfsim::cli {
 namespace {

@@ -1,7 +1,5 @@
 #include "mpi_sim/cli/command_line.hpp"
 
-#include <mpi.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,7 +12,7 @@
 #include <thread>
 
 #include "mpi_sim/mpi/distributed_run.hpp"
-#include "mpi_sim/mpi/mpi_errors.hpp"
+#include "mpi_sim/mpi/mpi_session.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::cli {
@@ -27,16 +25,8 @@ constexpr int kExitInternal = 1;
 constexpr int kExitInputError = 2;
 constexpr int kExitEnvironment = 3;
 
-// Ends the run after an error seen on one process: with several processes the others may be
-// blocked in a collective, so only MPI_Abort is safe; alone, a normal finalize keeps the exit
-// code clean.
 [[noreturn]] void fail_all(const CommandContext& context, int exit_code) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  if (context.mpi_size > 1)
-    MPI_Abort(MPI_COMM_WORLD, exit_code);
-  MPI_Finalize();
-  std::exit(exit_code);
+  mpi::end_run_after_error(context.processes, exit_code);
 }
 
 // One write per message, so lines of several processes never interleave. An error that every
@@ -113,11 +103,11 @@ int check_standard_output(int exit_code) {
 }  // namespace
 
 int run_perfsim(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  mpi::exit_on_mpi_errors(MPI_COMM_WORLD);
+  const mpi::MpiSession session(argc, argv);
   CommandContext context;
-  MPI_Comm_rank(MPI_COMM_WORLD, &context.mpi_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &context.mpi_size);
+  context.processes = session.world();
+  context.mpi_rank = context.processes.rank();
+  context.mpi_size = context.processes.size();
 
   CLI::App app{
       "perfsim: predicts per-iteration training time and per-GPU memory of ML workloads on "
@@ -148,9 +138,7 @@ int run_perfsim(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    const int code = check_standard_output(exit_for_parse_error(app, error, context));
-    MPI_Finalize();
-    return code;
+    return check_standard_output(exit_for_parse_error(app, error, context));
   }
 
   int exit_code = 0;
@@ -171,8 +159,7 @@ int run_perfsim(int argc, char** argv) {
     }
   }
   exit_code = check_standard_output(exit_code);
-  MPI_Barrier(MPI_COMM_WORLD);
-  MPI_Finalize();
+  context.processes.barrier();
   return exit_code;
 }
 

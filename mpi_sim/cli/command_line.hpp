@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "mpi_sim/mpi/process_group.hpp"
+
 namespace perfsim::cli {
 
 // Who runs a command: rank 0 alone (file tools), or every MPI process (the simulator).
@@ -15,6 +17,9 @@ enum class RankScope { kRankZeroOnly, kAllRanks };
 struct CommandContext {
   int mpi_rank = 0;
   int mpi_size = 1;
+  // The run's MPI processes, for the commands that work together (simulate, generate); a
+  // process alone by default.
+  mpi::ProcessGroup processes;
 };
 
 using CommandAction = std::function<int(const CommandContext&)>;

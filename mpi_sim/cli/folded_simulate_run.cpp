@@ -1,13 +1,9 @@
 #include "mpi_sim/cli/folded_simulate_run.hpp"
 
-#include <mpi.h>
-
 #include <cstdio>
 #include <iostream>
 
-#include "mpi_sim/cli/folded_simulation.hpp"
-#include "mpi_sim/mpi/process_packing.hpp"
-#include "mpi_sim/mpi/text_exchange.hpp"
+#include "scenario/folded_simulation.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -66,8 +62,8 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
     }
   }
   // The others wait without spinning while process 0 proves.
-  mpi::quiet_barrier(MPI_COMM_WORLD);
-  refusal = mpi::broadcast_text_from_root(MPI_COMM_WORLD, refusal);
+  context.processes.quiet_barrier();
+  refusal = context.processes.broadcast_text_from_root(refusal);
   if (!refusal.empty()) {
     if (status_lines)
       std::cerr << "perfsim: fold: off (" << refusal << "); simulating every rank\n";
@@ -76,7 +72,7 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   if (root)
     report(run.inputs, run.results);
   // The others wait without spinning while process 0 simulates and reports.
-  mpi::quiet_barrier(MPI_COMM_WORLD);
+  context.processes.quiet_barrier();
   return true;
 }
 

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 namespace perfsim::cli {
 

@@ -2,8 +2,6 @@
 // PyTorch execution traces (JSON) or MLCommons Chakra protobuf traces (--format chakra), for
 // other tools or for `perfsim simulate --et`. Every MPI process writes its own block of ranks,
 // so `mpirun -n 8 perfsim generate ...` writes 1024 ranks in parallel.
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,9 +15,10 @@
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/dlrm_simulation.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
+#include "mpi_sim/cli/workload_options.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/dlrm_simulation.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "trace_io/chakra_et.hpp"
 #include "trace_io/execution_trace_writer.hpp"
 
@@ -122,8 +121,7 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
                 << (last - first) << " traces\n";
     }
   }
-  long long total_bytes = 0;
-  MPI_Reduce(&bytes, &total_bytes, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  const long long total_bytes = context.processes.sum_on_root(bytes);
   if (context.mpi_rank == 0) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

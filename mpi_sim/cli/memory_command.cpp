@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_model_config.hpp"
@@ -16,8 +17,9 @@
 #include "memory/memory_timeline_table.hpp"
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
+#include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/device_argument.hpp"
 #include "trace_io/kineto_memory_events.hpp"
 #include "trace_io/trace_format.hpp"
 
@@ -73,6 +75,17 @@ memory::DeviceMemory device_memory(const MemoryOptions& options) {
 }
 
 llm::TransformerConfig model_from_flags(const LlmShapeFlags& shape, const llm::ParallelConfig& p) {
+  // Without --model every shape is needed: a zero would divide by zero in the closed form.
+  const std::pair<const char*, int> required[] = {{"--layers", shape.layers},
+                                                  {"--hidden", shape.hidden},
+                                                  {"--heads", shape.heads},
+                                                  {"--seq", shape.seq_len},
+                                                  {"--vocab", shape.vocab}};
+  for (const auto& [flag, value] : required) {
+    if (value <= 0)
+      throw InputError("<command line>", flag,
+                       "must be positive without --model, got " + std::to_string(value));
+  }
   llm::TransformerConfig model;
   model.name = "command-line model";
   model.source = "perfsim memory flags";
@@ -136,19 +149,12 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');
-  add("--first-stage-layers", parallel.first_stage_layers,
-      "layers of the first stage, the rest split evenly (Megatron's uneven split)");
-  add("--last-stage-layers", parallel.last_stage_layers, "layers of the last stage");
-  command
-      .add_flag("--account-for-embedding-in-pipeline-split", parallel.account_for_embedding,
-                "the embedding counts as a layer of the split")
-      ->group(group)
-      ->needs(llm_flag);
-  command
-      .add_flag("--account-for-loss-in-pipeline-split", parallel.account_for_loss,
-                "the loss counts as a layer of the split")
-      ->group(group)
-      ->needs(llm_flag);
+  for (CLI::Option* option :
+       add_pipeline_split_options(command,
+                                  {parallel.first_stage_layers, parallel.last_stage_layers,
+                                   parallel.account_for_embedding, parallel.account_for_loss},
+                                  ""))
+    option->group(group)->needs(llm_flag);
   add("--zero", parallel.zero_stage, "ZeRO stage 0..3");
   add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
       ->needs(model_file);

@@ -18,12 +18,7 @@
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/config_path.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
-#include "mpi_sim/cli/llm_calibration.hpp"
-#include "mpi_sim/cli/llm_report.hpp"
-#include "mpi_sim/cli/plan_report.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
+#include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
@@ -31,6 +26,12 @@
 #include "planner/plan_search.hpp"
 #include "report/html_report.hpp"
 #include "report/summary_screen.hpp"
+#include "scenario/config_path.hpp"
+#include "scenario/device_argument.hpp"
+#include "scenario/llm_calibration.hpp"
+#include "scenario/llm_report.hpp"
+#include "scenario/plan_report.hpp"
+#include "scenario/plan_simulation.hpp"
 #include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 
@@ -273,11 +274,8 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "`simulate --overlap-grad-reduce`)");
   command->add_flag("--overlap-param-gather", options->overlap_param_gather,
                     "ZeRO 1/2 layouts all-gather parameters under the first forward");
-  command->add_flag("--account-for-embedding-in-pipeline-split", options->account_for_embedding,
-                    "every layout counts the embedding as a layer of its pipeline split (see "
-                    "`simulate --account-for-embedding-in-pipeline-split`)");
-  command->add_flag("--account-for-loss-in-pipeline-split", options->account_for_loss,
-                    "every layout counts the loss as a layer of its pipeline split");
+  add_pipeline_split_accounting_flags(*command, options->account_for_embedding,
+                                      options->account_for_loss, "every layout: ");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command

@@ -8,8 +8,9 @@
 #include <memory>
 
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/dlrm_simulation.hpp"
+#include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/dlrm_simulation.hpp"
 
 namespace perfsim::cli {
 namespace {

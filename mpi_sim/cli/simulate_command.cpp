@@ -1,7 +1,5 @@
 // perfsim simulate: load or generate one trace per simulated rank, check collectives across
 // ranks, traverse every rank with MPI clock synchronization, report on process 0.
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,12 +11,10 @@
 #include "hdf5/column_table.hpp"
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/dlrm_simulation.hpp"
 #include "mpi_sim/cli/folded_simulate_run.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/cli/simulate_report.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/cli/terminal.hpp"
+#include "mpi_sim/cli/workload_options.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
@@ -28,6 +24,9 @@
 #include "results/rank_list.hpp"
 #include "results/results_file.hpp"
 #include "results/timeline_writer.hpp"
+#include "scenario/dlrm_simulation.hpp"
+#include "scenario/llm_simulation.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 namespace perfsim::cli {
 namespace {
@@ -115,7 +114,8 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   const auto start = Clock::now();
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {
-    const mpi::ProcessPacking packing = mpi::choose_packing(MPI_COMM_WORLD, world_size);
+    const mpi::ProcessPacking packing =
+        mpi::choose_packing(context.processes.communicator(), world_size);
     ranks_per_process = packing.ranks_per_process;
     if (packing.packed && context.mpi_rank == 0 && !options.quiet) {
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
@@ -144,7 +144,7 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
               << " MPI processes (" << ranks_per_process << " per process)\n";
   }
   inputs = load_simulation_inputs(options, world_size, local_ranks);
-  mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world_size);
+  mpi::check_collectives(context.processes.communicator(), inputs.programs, world_size);
   if (context.mpi_rank == 0 && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
@@ -154,6 +154,7 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   };
   distributed.timeline_sink = sink;
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
+  distributed.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
   const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
@@ -163,8 +164,8 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
                    progress.ops_total / 1e6, seconds_since(start));
     };
   }
-  std::vector<RankResult> results = mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
-                                                         inputs.overheads, distributed);
+  std::vector<RankResult> results = mpi::run_distributed(
+      context.processes.communicator(), inputs.programs, placement, inputs.overheads, distributed);
   if (show_progress)
     std::fprintf(stderr, "\r\033[K");
   return results;
@@ -309,6 +310,11 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   sub.add_flag("--quiet", options.quiet,
                "no status or progress lines on standard error (progress shows only on a "
                "terminal anyway)");
+  sub.add_option("--progress-interval-ms", options.progress_interval_ms,
+                 "for tests: milliseconds between progress lines on a terminal (0: every few "
+                 "rank steps, so a test sees one however fast the machine simulates)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_llm_simulate_options(sub, options.llm);
   add_dlrm_simulate_options(sub, options.dlrm);
 }

@@ -5,9 +5,9 @@
 #include <ostream>
 #include <span>
 
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "perfsim/rank_result.hpp"
 #include "report/run_report.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 namespace perfsim::cli {
 

@@ -3,12 +3,9 @@
 // is the topology file's node description times N (topology/node_resize.hpp).
 #include <CLI/CLI.hpp>
 
-namespace perfsim::cli {
+#include "scenario/topology_size.hpp"
 
-struct TopologySize {
-  int nodes = 0;          // 0: the file's node count
-  int gpus_per_node = 0;  // 0: the file's node
-};
+namespace perfsim::cli {
 
 void add_topology_size_options(CLI::App& sub, TopologySize& size);
 

@@ -11,10 +11,10 @@
 
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
-#include "mpi_sim/cli/llm_calibration.hpp"
-#include "mpi_sim/cli/run_validation.hpp"
 #include "mpi_sim/cli/terminal.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/llm_calibration.hpp"
+#include "scenario/run_validation.hpp"
 
 namespace perfsim::cli {
 namespace {

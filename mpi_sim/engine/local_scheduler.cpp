@@ -74,9 +74,9 @@ class ReadyQueue {
 }  // namespace
 
 void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
-                       const ProgressCallback& progress) {
+                       const ProgressCallback& progress,
+                       std::chrono::milliseconds progress_interval) {
   using Clock = std::chrono::steady_clock;
-  constexpr auto kProgressInterval = std::chrono::milliseconds(500);
   // Between two looks at MPI while ranks are runnable: often enough that reductions other
   // processes wait on move, rarely enough that testing them costs little next to the ranks.
   constexpr std::size_t kAdvancesPerTest = 64;
@@ -98,7 +98,7 @@ void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
         queue.park(index, simulator.blocked_handle());
       if (++advances % kAdvancesPerTest == 0) {
         sync.test_progress();
-        if (progress && Clock::now() - last_progress >= kProgressInterval) {
+        if (progress && Clock::now() - last_progress >= progress_interval) {
           last_progress = Clock::now();
           progress(progress_of(simulators));
         }

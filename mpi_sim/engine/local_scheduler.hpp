@@ -5,6 +5,7 @@
 // (a rank that waits is never re-advanced to find out). When no rank is ready, the ClockSync
 // is asked to make progress (under MPI: block until some reduction completes); when nothing
 // can, the run is a deadlock and fails with the blocked collectives named, instead of hanging.
+#include <chrono>
 #include <functional>
 #include <span>
 #include <vector>
@@ -23,9 +24,12 @@ struct RunProgress {
 };
 using ProgressCallback = std::function<void(const RunProgress&)>;
 
-// `progress`, when set, is called about twice a second while ranks run.
+// `progress`, when set, is called while ranks run, at most once per `progress_interval` (and
+// no more often than once per 64 rank advances).
+inline constexpr std::chrono::milliseconds kDefaultProgressInterval{500};
 void run_to_completion(std::span<RankSimulator> simulators, ClockSync& sync,
-                       const ProgressCallback& progress = {});
+                       const ProgressCallback& progress = {},
+                       std::chrono::milliseconds progress_interval = kDefaultProgressInterval);
 
 // One simulator per program, run to completion; their results in program order.
 std::vector<RankResult> simulate_programs(std::span<const RankProgram> programs,

@@ -129,7 +129,7 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   for (const engine::RankProgram& program : local_programs) {
     simulators.emplace_back(program, overheads, sync, options.record_timeline);
   }
-  engine::run_to_completion(simulators, sync, options.progress);
+  engine::run_to_completion(simulators, sync, options.progress, options.progress_interval);
   if (stats) {
     stats->communicators = sync.communicators();
     stats->reductions = sync.reductions();

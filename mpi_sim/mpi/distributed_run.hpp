@@ -50,6 +50,7 @@ struct DistributedOptions {
   // that has counted the processes per node already (choose_packing) passes it.
   std::optional<WaitMode> wait_mode;
   engine::ProgressCallback progress;  // this process's ranks, about twice a second
+  std::chrono::milliseconds progress_interval = engine::kDefaultProgressInterval;
   // With record_timeline and timeline_wanted set: process 0's timeline_sink receives the wanted
   // ranks' timelines one at a time (timeline_stream.hpp) and the returned results carry none.
   std::function<bool(int)> timeline_wanted;

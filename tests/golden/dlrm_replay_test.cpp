@@ -9,12 +9,12 @@
 #include <iostream>
 #include <map>
 
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "trace_io/kineto_loader.hpp"
 
 namespace perfsim {

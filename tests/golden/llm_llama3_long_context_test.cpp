@@ -15,7 +15,7 @@
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
 #include "memory/llm_memory.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
+#include "scenario/plan_simulation.hpp"
 
 namespace perfsim::cli {
 namespace {

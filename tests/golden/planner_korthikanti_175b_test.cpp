@@ -12,7 +12,7 @@
 #include "devices/device_spec.hpp"
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
+#include "scenario/plan_simulation.hpp"
 
 namespace perfsim::cli {
 namespace {

@@ -11,10 +11,10 @@
 #include <cmath>
 #include <iostream>
 
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 namespace perfsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <string>
 
-#include "mpi_sim/cli/run_validation.hpp"
+#include "scenario/run_validation.hpp"
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "mpi_sim/cli/run_validation.hpp"
+#include "scenario/run_validation.hpp"
 #include "validation/run_table.hpp"
 
 namespace perfsim::cli {

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "trace_io/trace_ranks.hpp"
 
 namespace perfsim {

@@ -1,12 +1,12 @@
 #pragma once
 // Every rank's program of a generated LLM scenario compiled from the rank's own trace, nothing
 // shared between ranks: what the programs load_llm_inputs builds (one compiled list of ops per
-// stage, mpi_sim/cli/llm_stage_programs.hpp) must be equivalent to.
+// stage, src/scenario/llm_stage_programs.hpp) must be equivalent to.
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
+#include "scenario/llm_simulation.hpp"
 
 namespace perfsim::test_support {
 

@@ -1,8 +1,8 @@
 // `simulate --fold auto` simulates one representative per pipeline stage and clones its result
-// to every rank proven to run the same program (mpi_sim/cli/folded_simulation.hpp). These
-// tests run small layouts of every parallelism kind the LLM generator has both ways and
-// require every rank's result to be bit for bit the full simulation's, and check that folding
-// is refused where the topology places congruent groups differently.
+// to every rank proven to run the same program (scenario/folded_simulation.hpp). These tests run
+// small layouts of every parallelism kind the LLM generator has (support/parallelism_layouts.hpp)
+// both ways and require every rank's result to be bit for bit the full simulation's, and check
+// that folding is refused where the topology places congruent groups differently.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,10 +13,11 @@
 
 #include "generators/llm/llm_collective_bus_rates.hpp"
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "scenario/folded_simulation.hpp"
 #include "support/llm_programs_in_full.hpp"
+#include "support/parallelism_layouts.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
@@ -40,9 +41,12 @@ LlmScenario scenario_of(const llm::ParallelConfig& parallel, const char* node = 
       topology::load_topology(kSource + "/configs/topologies/" + node + ".json"), nodes);
   // As the CLI builds it: overlapped collectives take HBM bandwidth at the cluster's bus rates.
   llm::ParallelConfig with_rates = llm::with_collective_bus_rates(parallel, cluster);
-  return LlmScenario{small_gpt(),        std::move(with_rates),
-                     std::move(cluster), io::read_file_decompressed(device_file),
-                     device_file,        ""};
+  return LlmScenario{parallel.ep > 1 ? test_support::small_moe() : small_gpt(),
+                     std::move(with_rates),
+                     std::move(cluster),
+                     io::read_file_decompressed(device_file),
+                     device_file,
+                     ""};
 }
 
 std::vector<RankResult> unfolded(const LlmScenario& scenario) {
@@ -129,75 +133,29 @@ void expect_fold_exact(const llm::ParallelConfig& parallel) {
   expect_fold_exact(scenario_of(parallel));
 }
 
-llm::ParallelConfig layout(int tp, int pp, int dp) {
-  llm::ParallelConfig parallel;
-  parallel.tp = tp;
-  parallel.pp = pp;
-  parallel.dp = dp;
-  return parallel;
+using test_support::tp_pp_dp;
+
+class FoldedSimulationOfEveryKind : public testing::TestWithParam<test_support::ParallelismLayout> {
+};
+
+TEST_P(FoldedSimulationOfEveryKind, FoldsToTheFullSimulationBitForBit) {
+  expect_fold_exact(GetParam().parallel);
 }
 
-TEST(FoldedSimulation, TensorPipelineAndDataParallel) {
-  expect_fold_exact(layout(2, 2, 4));
-}
-
-TEST(FoldedSimulation, InterleavedPipeline) {
-  llm::ParallelConfig parallel = layout(2, 3, 2);
-  parallel.virtual_stages = 2;
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, SequenceParallelWithSelectiveRecompute) {
-  llm::ParallelConfig parallel = layout(4, 2, 2);
-  parallel.sequence_parallel = true;
-  parallel.recompute = llm::Recompute::kSelective;
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, TransformerEngineUserbufferOverlap) {
-  // The ring exchange's send/recv between TP neighbours are roles of the stage template too.
-  llm::ParallelConfig parallel = layout(4, 2, 2);
-  parallel.sequence_parallel = true;
-  parallel.tp_comm_overlap = true;
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, InterleavedPipelineWithoutP2pOverlap) {
-  llm::ParallelConfig parallel = layout(2, 3, 2);
-  parallel.virtual_stages = 2;
-  parallel.overlap_p2p_comm = false;
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, DistributedOptimizerWithOverlappedReduction) {
-  llm::ParallelConfig parallel = layout(2, 2, 4);
-  parallel.zero_stage = 1;
-  parallel.overlap_grad_reduce = true;
-  parallel.overlap_param_gather = true;
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, ZeroStage3) {
-  llm::ParallelConfig parallel = layout(1, 2, 4);
-  parallel.zero_stage = 3;
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, ContextParallelRing) {
-  llm::ParallelConfig parallel = layout(2, 2, 2);
-  parallel.cp = 2;
-  expect_fold_exact(parallel);
-}
+INSTANTIATE_TEST_SUITE_P(FoldedSimulation, FoldedSimulationOfEveryKind,
+                         testing::ValuesIn(test_support::parallelism_layouts()),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(FoldedSimulation, ExpertTensorParallelAndRouterOverTensorTimesContext) {
   // MoE layers with whole experts (ETP 1 under TP 2: expert grid 1 x EP 2 x expert-DP 4) and
   // the router's all-reduce over the TP x CP groups: both are roles of the stage template.
-  llm::ParallelConfig parallel = layout(2, 2, 2);
+  llm::ParallelConfig parallel = tp_pp_dp(2, 2, 2);
   parallel.cp = 2;
   parallel.ep = 2;
   parallel.etp = 1;
   parallel.sequence_parallel = true;
   LlmScenario scenario = scenario_of(parallel);
+  scenario.model = small_gpt();  // made MoE by the fields below, not the table's small_moe
   scenario.model.attention = llm::AttentionKernel::kFlash;
   scenario.model.moe.num_experts = 4;
   scenario.model.moe.top_k = 2;
@@ -208,41 +166,20 @@ TEST(FoldedSimulation, ExpertTensorParallelAndRouterOverTensorTimesContext) {
   expect_fold_exact(scenario);
 }
 
-TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrder) {
+TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrderRepresentatives) {
   // Order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping): rank = tp + 2 (pp + 2 dp), so node 0
   // holds both stages of replicas 0 and 1 and every DP group {r, r + 4, r + 8, r + 12}
-  // crosses the two nodes; each stage's representative is rank 2 x stage.
-  llm::ParallelConfig parallel = layout(2, 2, 4);
+  // crosses the two nodes; each stage's representative is rank 2 x stage (the layout folds
+  // exactly: FoldedSimulationOfEveryKind).
+  llm::ParallelConfig parallel = tp_pp_dp(2, 2, 4);
   parallel.order = llm::parse_rank_order("tp-pp-dp", "--order");
   EXPECT_EQ(stage_representative_of(parallel)[3], 2);
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, UnevenStagesFoldPerStage) {
-  llm::ParallelConfig parallel = layout(2, 2, 2);
-  parallel.pp_layers = {2, 4};
-  expect_fold_exact(parallel);
-}
-
-TEST(FoldedSimulation, InterleavedUnevenStagesFoldPerStage) {
-  // Megatron's Llama 3.1 405B split in small: 6 layers + embedding + loss = 8 over PP 4 x V 2,
-  // so stage 0's first chunk holds only the embedding and stage 3's last chunk only the loss.
-  llm::ParallelConfig accounted = layout(2, 4, 2);
-  accounted.virtual_stages = 2;
-  accounted.account_for_embedding = true;
-  accounted.account_for_loss = true;
-  expect_fold_exact(accounted);
-  // Per virtual stage: stages of 1, 2 and 3 layers over chunks of 0 to 2.
-  llm::ParallelConfig listed = layout(2, 3, 2);
-  listed.virtual_stages = 2;
-  listed.pp_layers = {0, 1, 1, 1, 1, 2};
-  expect_fold_exact(listed);
 }
 
 TEST(FoldedSimulation, RefusedWhereTensorGroupsStraddleNodes) {
   // TP 3 on 8-GPU nodes: groups {0,1,2} and {3,4,5} stay in node 0, {6,7,8} crosses into
   // node 1, so their collectives take different times and the ranks are not interchangeable.
-  const LlmScenario scenario = scenario_of(layout(3, 1, 3));
+  const LlmScenario scenario = scenario_of(tp_pp_dp(3, 1, 3));
   const FoldedRun folded = fold_in_process(scenario, false);
   ASSERT_TRUE(folded.refusal);
   EXPECT_NE(folded.refusal->find("differs"), std::string::npos) << *folded.refusal;
@@ -298,40 +235,19 @@ void expect_witnesses_decide_like_whole_programs(const LlmScenario& scenario) {
   EXPECT_TRUE(witnessed.differences.empty()) << witnessed.differences.front().second;
 }
 
-TEST(FoldProof, WitnessCollectivesDecideLikeWholePrograms) {
-  llm::ParallelConfig interleaved = layout(2, 3, 2);
-  interleaved.virtual_stages = 2;
-  llm::ParallelConfig sharded = layout(2, 2, 4);
-  sharded.zero_stage = 1;
-  sharded.overlap_grad_reduce = true;
-  sharded.overlap_param_gather = true;
-  llm::ParallelConfig zero3 = layout(1, 2, 4);
-  zero3.zero_stage = 3;
-  llm::ParallelConfig context = layout(2, 2, 2);
-  context.cp = 2;
-  llm::ParallelConfig uneven = layout(2, 2, 2);
-  uneven.pp_layers = {2, 4};
-  llm::ParallelConfig reordered = layout(2, 2, 4);
-  reordered.order = llm::parse_rank_order("tp-pp-dp", "--order");
-  llm::ParallelConfig userbuffers = layout(4, 2, 2);
-  userbuffers.sequence_parallel = true;
-  userbuffers.tp_comm_overlap = true;
-  for (const llm::ParallelConfig& parallel :
-       {interleaved, sharded, zero3, context, uneven, reordered, userbuffers}) {
-    SCOPED_TRACE("tp " + std::to_string(parallel.tp) + " pp " + std::to_string(parallel.pp) +
-                 " dp " + std::to_string(parallel.dp) + " cp " + std::to_string(parallel.cp));
-    expect_witnesses_decide_like_whole_programs(scenario_of(parallel));
-  }
-  // TP 3 on 8-GPU nodes: refused by both.
-  expect_witnesses_decide_like_whole_programs(scenario_of(layout(3, 1, 3)));
+class FoldProofOfEveryKind : public testing::TestWithParam<test_support::ParallelismLayout> {};
+
+TEST_P(FoldProofOfEveryKind, WitnessCollectivesDecideLikeWholePrograms) {
+  expect_witnesses_decide_like_whole_programs(scenario_of(GetParam().parallel));
 }
 
-TEST(FoldProof, WitnessCollectivesDecideLikeWholeProgramsOnInterleavedUnevenStages) {
-  llm::ParallelConfig accounted = layout(2, 4, 2);
-  accounted.virtual_stages = 2;
-  accounted.account_for_embedding = true;
-  accounted.account_for_loss = true;
-  expect_witnesses_decide_like_whole_programs(scenario_of(accounted));
+INSTANTIATE_TEST_SUITE_P(FoldProof, FoldProofOfEveryKind,
+                         testing::ValuesIn(test_support::parallelism_layouts()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(FoldProof, WitnessCollectivesRefuseLikeWholePrograms) {
+  // TP 3 on 8-GPU nodes: refused by both.
+  expect_witnesses_decide_like_whole_programs(scenario_of(tp_pp_dp(3, 1, 3)));
 }
 
 // A collective model that prices one group's collectives 1 us longer: an injected asymmetry
@@ -353,7 +269,7 @@ class OneGroupSlower final : public CommDurationSource {
 TEST(FoldProof, RefusesARunWithOneGroupPricedDifferently) {
   // TP 2 x PP 2 x DP 4: "dp/1" holds the tp-rank-1 ranks of stage 0 (1, 3, 5, 7), whose
   // representative 0 reduces its gradients on "dp/0".
-  const LlmScenario scenario = scenario_of(layout(2, 2, 4));
+  const LlmScenario scenario = scenario_of(tp_pp_dp(2, 2, 4));
   FoldInputs fold = load_fold_inputs(scenario);
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
   std::vector<int> all(representative_of.size());

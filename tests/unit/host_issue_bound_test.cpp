@@ -4,12 +4,12 @@
 // longer than it hide the host time. Clocks worked out by hand in each test.
 #include <gtest/gtest.h>
 
-#include "mpi_sim/cli/llm_calibration.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "scenario/llm_calibration.hpp"
 #include "support/trace_builder.hpp"
 
 namespace perfsim {

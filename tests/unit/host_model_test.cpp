@@ -3,12 +3,12 @@
 // as CUDA holds it; host-blocking calls wait for the device.
 #include <gtest/gtest.h>
 
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "support/trace_builder.hpp"
 #include "trace_io/kineto_loader.hpp"
 

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/folded_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/topology_link_sharing.hpp"
+#include "scenario/folded_simulation.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/node_resize.hpp"
 

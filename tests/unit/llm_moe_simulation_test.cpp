@@ -8,7 +8,7 @@
 
 #include "generators/llm/llm_model_config.hpp"
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
+#include "scenario/plan_simulation.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {

@@ -1,19 +1,20 @@
 // Unfolded LLM runs compile each pipeline stage's ops once and give the stage's other ranks
-// those ops with their own collective roles (mpi_sim/cli/llm_stage_programs.hpp). These tests
-// check, on small layouts of every parallelism kind, that every rank's bound program is the
-// program compiled from its own trace (each collective's group, members, index and duration;
-// the ops themselves are shared), that simulating the bound programs gives every rank's result
-// bit for bit, and that the ops really are shared.
+// those ops with their own collective roles (scenario/llm_stage_programs.hpp). These tests
+// check, on small layouts of every parallelism kind (support/parallelism_layouts.hpp), that every
+// rank's bound program is the program compiled from its own trace (each collective's group,
+// members, index and duration; the ops themselves are shared), that simulating the bound programs
+// gives every rank's result bit for bit, and that the ops really are shared.
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "support/llm_programs_in_full.hpp"
+#include "support/parallelism_layouts.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
@@ -24,35 +25,19 @@ namespace llm = generators::llm;
 
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
-llm::TransformerConfig small_moe() {
-  llm::TransformerConfig model = test_support::small_gpt(4, 1024, 16);
-  model.name = "small-moe";
-  model.gated_ffn = true;
-  model.moe.num_experts = 8;
-  model.moe.top_k = 2;
-  model.moe.expert_ffn_hidden = 1024;
-  model.moe.shared_expert_ffn_hidden = 1024;
-  return model;
-}
-
 LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
   const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  return LlmScenario{parallel.ep > 1 ? small_moe() : test_support::small_gpt(6, 768, 24),
-                     parallel,
-                     topology::with_node_count(
-                         topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
-                     io::read_file_decompressed(device_file),
-                     device_file,
-                     ""};
+  return LlmScenario{
+      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24),
+      parallel,
+      topology::with_node_count(
+          topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
+      io::read_file_decompressed(device_file),
+      device_file,
+      ""};
 }
 
-llm::ParallelConfig layout(int tp, int pp, int dp) {
-  llm::ParallelConfig parallel;
-  parallel.tp = tp;
-  parallel.pp = pp;
-  parallel.dp = dp;
-  return parallel;
-}
+using test_support::tp_pp_dp;
 
 std::vector<int> all_ranks(const llm::ParallelConfig& parallel) {
   std::vector<int> ranks;
@@ -143,62 +128,26 @@ void expect_bound_like_full(const llm::ParallelConfig& parallel) {
     expect_same_result(bound_results[rank], full_results[rank]);
 }
 
-TEST(LlmStagePrograms, TensorPipelineAndDataParallel) {
-  expect_bound_like_full(layout(2, 2, 4));
+class LlmStageProgramsOfEveryKind : public testing::TestWithParam<test_support::ParallelismLayout> {
+};
+
+TEST_P(LlmStageProgramsOfEveryKind, BindLikeProgramsCompiledInFull) {
+  expect_bound_like_full(GetParam().parallel);
 }
 
-TEST(LlmStagePrograms, InterleavedPipeline) {
-  llm::ParallelConfig parallel = layout(2, 3, 2);
-  parallel.virtual_stages = 2;
-  expect_bound_like_full(parallel);
-}
-
-TEST(LlmStagePrograms, SequenceParallelDistributedOptimizerOverlapped) {
-  llm::ParallelConfig parallel = layout(2, 2, 4);
-  parallel.sequence_parallel = true;
-  parallel.recompute = llm::Recompute::kSelective;
-  parallel.zero_stage = 1;
-  parallel.overlap_grad_reduce = true;
-  parallel.overlap_param_gather = true;
-  expect_bound_like_full(parallel);
-}
-
-TEST(LlmStagePrograms, ZeroStage3) {
-  llm::ParallelConfig parallel = layout(1, 2, 4);
-  parallel.zero_stage = 3;
-  expect_bound_like_full(parallel);
-}
-
-TEST(LlmStagePrograms, ContextParallelRing) {
-  llm::ParallelConfig parallel = layout(2, 2, 2);
-  parallel.cp = 2;
-  expect_bound_like_full(parallel);
-}
-
-TEST(LlmStagePrograms, UnevenStages) {
-  llm::ParallelConfig parallel = layout(2, 2, 2);
-  parallel.pp_layers = {2, 4};
-  expect_bound_like_full(parallel);
-}
-
-TEST(LlmStagePrograms, ExpertParallelAllToAllsAndExpertGradients) {
-  // EP 2 of DP 4: the experts' gradients reduce over their own group (edp), not DP.
-  llm::ParallelConfig parallel = layout(2, 2, 4);
-  parallel.ep = 2;
-  parallel.moe_imbalance = 1.25;
-  parallel.sequence_parallel = true;
-  expect_bound_like_full(parallel);
-}
+INSTANTIATE_TEST_SUITE_P(LlmStagePrograms, LlmStageProgramsOfEveryKind,
+                         testing::ValuesIn(test_support::parallelism_layouts()),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(LlmStagePrograms, TensorGroupsStraddlingNodesKeepTheirOwnDurations) {
   // TP 3 on 8-GPU nodes: one TP group crosses into the second node, so its collectives take
   // longer than the compiled rank's; the bound ranks must carry their own durations (this
   // layout does not fold).
-  expect_bound_like_full(layout(3, 1, 3));
+  expect_bound_like_full(tp_pp_dp(3, 1, 3));
 }
 
 TEST(LlmStagePrograms, LocalRanksInAnyOrderBindToTheirOwnRoles) {
-  const llm::ParallelConfig parallel = layout(2, 2, 4);
+  const llm::ParallelConfig parallel = tp_pp_dp(2, 2, 4);
   const LlmScenario scenario = scenario_of(parallel);
   const std::vector<int> local{13, 2, 9, 0, 15};
   const SimulationInputs inputs = load_llm_inputs(scenario, local);

@@ -8,9 +8,9 @@
 
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "planner/plan_search.hpp"
+#include "scenario/plan_simulation.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 

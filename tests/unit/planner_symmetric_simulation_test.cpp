@@ -7,7 +7,7 @@
 #include <string>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
+#include "scenario/plan_simulation.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/folded_simulation.hpp"
 #include "report/html_report.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/svg_chart.hpp"
+#include "scenario/folded_simulation.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 

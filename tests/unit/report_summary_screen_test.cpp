@@ -14,11 +14,11 @@
 
 #include "devices/device_spec.hpp"
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/llm_report.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
 #include "report/summary_screen.hpp"
+#include "scenario/llm_report.hpp"
+#include "scenario/plan_simulation.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 

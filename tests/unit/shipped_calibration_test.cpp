@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/llm_calibration.hpp"
+#include "scenario/llm_calibration.hpp"
 #include "validation/shipped_calibration.hpp"
 
 namespace perfsim {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "mpi_sim/cli/run_validation.hpp"
+#include "scenario/run_validation.hpp"
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 

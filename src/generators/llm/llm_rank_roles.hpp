@@ -7,7 +7,7 @@
 // in (llm_rank_generator.hpp). Every rank of a stage therefore runs its stage's program up to
 // the names of its groups and neighbours by construction, which is what lets
 // `simulate --fold` prove a whole stage from a handful of collectives
-// (mpi_sim/cli/folded_simulation.hpp). A generator that needs another rank-dependent value
+// (src/scenario/folded_simulation.hpp). A generator that needs another rank-dependent value
 // must add it here, either as a role (a name or a neighbour) or as part of the template's key.
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/device_argument.hpp"
+#include "scenario/device_argument.hpp"
 
 namespace perfsim::cli {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "devices/device_spec.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "perfsim/comm.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {

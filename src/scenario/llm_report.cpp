@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/llm_report.hpp"
+#include "scenario/llm_report.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,14 +1,14 @@
-#include "mpi_sim/cli/plan_report.hpp"
+#include "scenario/plan_report.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
 #include "generators/llm/llm_collective_bus_rates.hpp"
-#include "mpi_sim/cli/llm_calibration.hpp"
-#include "mpi_sim/cli/llm_report.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
+#include "scenario/llm_calibration.hpp"
+#include "scenario/llm_report.hpp"
 
 namespace perfsim::cli {
 namespace {

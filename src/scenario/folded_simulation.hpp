@@ -31,9 +31,9 @@
 
 #include "generators/llm/llm_parallel_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
 #include "mpi_sim/engine/rank_folding.hpp"
+#include "scenario/llm_simulation.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 namespace perfsim::cli {
 

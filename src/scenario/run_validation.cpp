@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/run_validation.hpp"
+#include "scenario/run_validation.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -15,14 +15,14 @@
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
-#include "mpi_sim/cli/config_path.hpp"
-#include "mpi_sim/cli/device_argument.hpp"
-#include "mpi_sim/cli/llm_calibration.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/symmetric_clock_sync.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/config_path.hpp"
+#include "scenario/device_argument.hpp"
+#include "scenario/llm_calibration.hpp"
+#include "scenario/llm_simulation.hpp"
+#include "scenario/plan_simulation.hpp"
 
 namespace perfsim::cli {
 namespace {

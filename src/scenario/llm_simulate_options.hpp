@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi_sim/cli/topology_size_options.hpp"
+#include "scenario/topology_size.hpp"
 
 namespace perfsim::cli {
 

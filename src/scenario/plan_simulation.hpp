@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "generators/llm/llm_parallel_config.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "perfsim/rank_result.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "planner/plan_search.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {

@@ -1,13 +1,13 @@
-#include "mpi_sim/cli/llm_stage_programs.hpp"
+#include "scenario/llm_stage_programs.hpp"
 
 #include <map>
 #include <memory>
 #include <optional>
 
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/cli/folded_simulation.hpp"
-#include "mpi_sim/cli/llm_pipeline_steps.hpp"
 #include "mpi_sim/engine/bound_program.hpp"
+#include "scenario/folded_simulation.hpp"
+#include "scenario/llm_pipeline_steps.hpp"
 
 namespace perfsim::cli {
 namespace {

@@ -5,18 +5,14 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "generators/dlrm/dlrm_config.hpp"
 #include "generators/dlrm/dlrm_sharders.hpp"
-#include "mpi_sim/cli/dlrm_simulate_options.hpp"
-#include "mpi_sim/cli/llm_simulate_options.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "scenario/dlrm_simulate_options.hpp"
+#include "scenario/llm_simulate_options.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::cli {
-
-void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options);
 
 // Everything the DLRM branch needs, already read and sharded.
 struct DlrmScenario {

@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/folded_simulation.hpp"
+#include "scenario/folded_simulation.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,10 +6,10 @@
 #include <set>
 #include <tuple>
 
-#include "mpi_sim/cli/llm_pipeline_steps.hpp"
-#include "mpi_sim/cli/plan_simulation.hpp"
 #include "mpi_sim/engine/folded_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
+#include "scenario/llm_pipeline_steps.hpp"
+#include "scenario/plan_simulation.hpp"
 
 namespace perfsim::cli {
 

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "generators/synthetic_workload.hpp"
-#include "mpi_sim/cli/dlrm_simulate_options.hpp"
-#include "mpi_sim/cli/llm_simulate_options.hpp"
+#include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/duration_source.hpp"
 #include "perfsim/host_overheads.hpp"
@@ -18,6 +17,8 @@
 #include "report/detail_tables.hpp"
 #include "report/group_kinds.hpp"
 #include "report/run_report.hpp"
+#include "scenario/dlrm_simulate_options.hpp"
+#include "scenario/llm_simulate_options.hpp"
 
 namespace perfsim::cli {
 
@@ -60,6 +61,9 @@ struct SimulateOptions {
   std::string format = "text";       // text, json or csv (process 0's standard output)
   std::vector<std::string> details;  // --detail: ranks, groups, streams, memory, workload, all
   bool quiet = false;                // no progress or status lines on standard error
+  // Between progress lines (engine/local_scheduler.hpp); tests set 0 so that a line is due at
+  // once and their checks do not depend on how fast the machine simulates.
+  int progress_interval_ms = static_cast<int>(engine::kDefaultProgressInterval.count());
   // Folding (folded_simulation.hpp): "" folds generated LLM workloads where proven exact,
   // "auto" the same and also says why other workloads do not fold, "none" never folds.
   std::string fold;

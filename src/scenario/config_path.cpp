@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/config_path.hpp"
+#include "scenario/config_path.hpp"
 
 #include <filesystem>
 

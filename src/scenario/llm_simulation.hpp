@@ -6,18 +6,14 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
-#include "mpi_sim/cli/llm_simulate_options.hpp"
-#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "scenario/llm_simulate_options.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "topology/topology.hpp"
 #include "validation/end_to_end_calibration.hpp"
 
 namespace perfsim::cli {
-
-void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options);
 
 // The options of the embedded default scenario (`perfsim` with no arguments): Llama 3 70B on
 // 8 x 8 H100, TP 8, PP 4, DP 2, SP, ZeRO-1; everything read from text in the binary.

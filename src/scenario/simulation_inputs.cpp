@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/simulation_inputs.hpp"
+#include "scenario/simulation_inputs.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,13 +15,13 @@
 #include "kernels/mlp_asset.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "kernels/model_vs_measured.hpp"
-#include "mpi_sim/cli/dlrm_simulation.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/program_sharing.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/dlrm_simulation.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 #include "trace_io/content_hash.hpp"

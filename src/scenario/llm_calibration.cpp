@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/llm_calibration.hpp"
+#include "scenario/llm_calibration.hpp"
 
 #include <iomanip>
 #include <sstream>

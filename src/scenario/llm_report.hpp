@@ -6,10 +6,10 @@
 #include <string>
 
 #include "memory/device_memory.hpp"
-#include "mpi_sim/cli/llm_simulation.hpp"
 #include "perfsim/duration_source.hpp"
 #include "perfsim/rank_result.hpp"
 #include "report/run_report.hpp"
+#include "scenario/llm_simulation.hpp"
 
 namespace perfsim::cli {
 

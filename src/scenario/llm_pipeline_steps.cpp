@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/llm_pipeline_steps.hpp"
+#include "scenario/llm_pipeline_steps.hpp"
 
 #include <optional>
 #include <string>

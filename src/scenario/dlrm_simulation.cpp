@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/dlrm_simulation.hpp"
+#include "scenario/dlrm_simulation.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,12 +9,12 @@
 #include "generators/dlrm/dlrm_rank_generator.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
-#include "mpi_sim/cli/generated_workload_sources.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/generated_workload_sources.hpp"
 #include "topology/node_resize.hpp"
 
 namespace perfsim::cli {
@@ -33,35 +33,6 @@ std::string describe_workload(const DlrmScenario& scenario) {
 }
 
 }  // namespace
-
-void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
-  sub.add_option("--dlrm", options.config_path,
-                 "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
-                 "rank, tables sharded by --sharder; needs --topology and --device; default: "
-                 "none");
-  sub.add_option("--sharder", options.sharder, "DLRM: embedding-table sharder (seed 001 Table III)")
-      ->check(CLI::IsMember({"naive", "random", "size_greedy", "lookup_greedy",
-                             "norm_lookup_greedy", "size_lookup_greedy"}));
-  sub.add_option("--dlrm-batch", options.batch_per_gpu, "DLRM: batch per GPU (default: config)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--dlrm-tables", options.tables,
-                 "DLRM: number of tables (sampled configs resample, listed ones cut or repeat)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--dlrm-ranks", options.ranks, "DLRM: GPUs (default: config)")
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--dlrm-seed", options.seed,
-                 "DLRM: seed of the table sampler and the random sharder (default: config)");
-  sub.add_option("--dlrm-pooling", options.pooling,
-                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data "
-                 "(default: the config file's)")
-      ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
-  sub.add_flag("--dlrm-heavy", options.heavy_only,
-               "DLRM, sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");
-  sub.add_option("--memory-cap-GB", options.memory_cap_GB,
-                 "DLRM: embedding weights allowed per GPU, GB (default: config, else 80% of the "
-                 "device's memory; 0 = no cap)")
-      ->check(CLI::NonNegativeNumber);
-}
 
 dlrm::DlrmConfig read_dlrm_config(const DlrmSimulateOptions& options) {
   dlrm::DlrmOverrides overrides;

@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/generated_workload_sources.hpp"
+#include "scenario/generated_workload_sources.hpp"
 
 #include <memory>
 

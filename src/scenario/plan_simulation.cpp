@@ -1,4 +1,4 @@
-#include "mpi_sim/cli/plan_simulation.hpp"
+#include "scenario/plan_simulation.hpp"
 
 #include <algorithm>
 #include <map>

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mpi_sim/cli/plan_simulation.hpp"
 #include "report/html_report.hpp"
 #include "report/run_report.hpp"
+#include "scenario/plan_simulation.hpp"
 
 namespace perfsim::cli {
 

@@ -1,0 +1,171 @@
+#include "mpi_sim/cli/workload_options.hpp"
+
+#include "mpi_sim/cli/pipeline_split_options.hpp"
+#include "mpi_sim/cli/topology_size_options.hpp"
+
+namespace perfsim::cli {
+
+void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
+  sub.add_option("--model", options.model_path,
+                 "LLM workload: model file (configs/models/*.json); generates one trace per "
+                 "rank (TP x PP x DP ranks); default: none (the synthetic workload)");
+  sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
+  sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
+  sub.add_option("--virtual-stages", options.virtual_stages,
+                 "LLM: model chunks per pipeline rank (interleaved 1F1B when > 1)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dp", options.dp, "LLM: data-parallel degree")->check(CLI::PositiveNumber);
+  sub.add_option("--cp", options.cp,
+                 "LLM: context-parallel degree (Megatron CP: ring attention over CP ranks, "
+                 "placed between TP and DP)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--ep", options.ep,
+                 "LLM (MoE models): expert-parallel degree; the routed experts split over EP "
+                 "ranks of the DP x CP group (Megatron's expert mesh), tokens exchanged by "
+                 "all-to-all")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--etp", options.etp,
+                 "LLM (MoE models): expert tensor-parallel degree (Megatron-Core "
+                 "--expert-tensor-parallel-size; default: TP); the expert layers' grid is "
+                 "ETP x EP x expert-DP")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--order", options.order,
+                 "LLM: rank order of the parallel dimensions, fastest-varying first, as "
+                 "Megatron-Core's `order` (default tp-cp-ep-dp-pp; tp-cp-ep-pp-dp is Megatron's "
+                 "--use-tp-pp-dp-mapping: pipeline stages inside a node, DP across nodes)")
+      ->capture_default_str();
+  sub.add_option("--moe-imbalance", options.moe_imbalance,
+                 "LLM (MoE models): routing imbalance, tokens of the busiest expert over the mean "
+                 "(default 1.0: balanced); scales the busiest rank's expert GEMMs and all-to-all")
+      ->check(CLI::Range(1.0, 1e6));
+  sub.add_option("--pp-layers", options.pp_layers,
+                 "LLM: transformer layers of each pipeline stage when uneven, e.g. 7,9,9,7 "
+                 "(one per stage, summing to the model's layers; interleaved: one per stage "
+                 "divided evenly over its chunks, or one per virtual stage, chunk-major)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  add_pipeline_split_options(sub,
+                             {options.first_stage_layers, options.last_stage_layers,
+                              options.account_for_embedding, options.account_for_loss},
+                             "LLM: ");
+  sub.add_option("--micro-batch", options.micro_batch, "LLM: micro-batch (default: model file)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--global-batch", options.global_batch,
+                 "LLM: global batch in sequences (default: model file)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--sequence-parallel", options.sequence_parallel,
+               "LLM: sequence parallelism (TP all-reduces become reduce-scatter + all-gather)");
+  sub.add_option("--recompute", options.recompute, "LLM: activation recomputation")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  sub.add_option("--zero", options.zero_stage, "LLM: ZeRO stage 0..3")->check(CLI::Range(0, 3));
+  sub.add_option("--bucket-mb", options.bucket_mb,
+                 "LLM: gradient bucket size with --overlap-grad-reduce, MB (1e6 bytes); default "
+                 "Megatron's max(40e6, 1e6 x DP) parameters")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option_function<std::string>(
+         "--link-sharing",
+         [&options](const std::string& value) { options.link_sharing = value == "on"; },
+         "LLM: on (default): collectives in flight together on a rank's NIC or NVLink share "
+         "its bandwidth (processor sharing, mpi_sim/engine/link_occupancy.hpp); off: each "
+         "takes its time alone")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
+  sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
+               "LLM: reduce gradients in buckets under the last micro-batch's backward "
+               "(Megatron --overlap-grad-reduce; default: after the backward)");
+  sub.add_option(
+         "--grad-reduce-dtype", options.grad_reduce_dtype,
+         "LLM: dtype of the main gradients (accumulated, reduced over DP, counted "
+         "by the memory closed form): fp32 (Megatron --accumulate-allreduce-grads-in-"
+         "fp32), bf16, fp16 or auto (default; Megatron's: fp16 for fp16 training, else fp32)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}));
+  sub.add_flag("--distributed-optimizer", options.distributed_optimizer,
+               "LLM: Megatron's distributed optimizer: gradients reduce-scattered, optimizer "
+               "state sharded over DP, parameters all-gathered (ZeRO 1)");
+  sub.add_flag("--overlap-param-gather", options.overlap_param_gather,
+               "LLM: with the distributed optimizer (ZeRO 1/2), all-gather the parameters under "
+               "the next forward (Megatron --overlap-param-gather)");
+  sub.add_option("--make-vocab-size-divisible-by", options.vocab_divisible_by,
+                 "LLM: pad the vocabulary to a multiple of this x TP, as Megatron does (default "
+                 "128)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--tp-overlap", options.tp_overlap,
+               "LLM: overlap backward TP collectives with the GEMMs beside them, as Megatron "
+               "issues them; each overlapped GEMM runs on the SMs the NCCL kernel leaves "
+               "(--comm-sms). Default: each is waited for, which matches Korthikanti et al. "
+               "2022 on A100");
+  sub.add_flag("--tp-comm-overlap", options.tp_comm_overlap,
+               "LLM: Transformer Engine userbuffer TP overlap (Megatron --tp-comm-overlap; needs "
+               "--sequence-parallel): all-gathers ring-exchanged under the GEMM chunks, "
+               "reduce-scatters pipelined with them, backward bulk-overlapped, TE's default ub "
+               "config");
+  sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
+               "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
+               "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "
+               "receive just before its step; no effect without interleaving)");
+  sub.add_option("--comm-sms", options.comm_sms,
+                 "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
+                 "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--comm-hbm-sharing,!--no-comm-hbm-sharing", options.comm_hbm_sharing,
+               "LLM: a collective overlapped with compute also takes the HBM bandwidth it moves "
+               "(about 3 bytes per bus byte; default on; off: SM contention only)");
+  sub.add_option("--dtype", options.dtype,
+                 "LLM: training precision bf16, fp16 or fp8 (Transformer Engine recipe: "
+                 "linear-layer GEMMs in FP8, the rest bf16); default: the model file's")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
+               "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
+               "before their TP all-gather (Transformer Engine's FP8 all-gather)");
+  sub.add_flag("--get-batch-sync", options.get_batch_sync,
+               "LLM: get_batch copies the batch sizes to the host each micro-batch, so the host "
+               "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "
+               "broadcast_data); default: no wait (Megatron-Core's get_batch_on_this_tp_rank, "
+               "NeMo), the batch's CPU time runs beside the GPU");
+  sub.add_option("--topology", options.topology_path,
+                 "topology file (configs/topologies/*.json) for the collective model; required by "
+                 "--model, --dlrm and --comm model (no default)");
+  add_topology_size_options(sub, options.topology_size);
+  sub.add_option("--device", options.device_path,
+                 "GPU for the kernel models: a device file (configs/devices/*.json), or for "
+                 "trace inputs also a name (default there: the GPU the Kineto trace recorded)");
+  sub.add_option("--assets", options.assets_path,
+                 "model assets with fitted collective curves (`perfsim fit`); default: "
+                 "configs/assets/collective_curves.h5, for --model only where it holds every "
+                 "curve the topology names (else nominal curves from link bandwidths)");
+  sub.add_option("--calibration", options.calibration,
+                 "LLM: end-to-end calibration (host us per op, per collective, per micro-batch; "
+                 "GEMM time scale) as `perfsim validate runs --fit-calibration` writes it, or "
+                 "none; default: the shipped configs/assets/llm_calibration.json (compiled in)");
+}
+
+void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
+  sub.add_option("--dlrm", options.config_path,
+                 "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
+                 "rank, tables sharded by --sharder; needs --topology and --device; default: "
+                 "none");
+  sub.add_option("--sharder", options.sharder, "DLRM: embedding-table sharder (seed 001 Table III)")
+      ->check(CLI::IsMember({"naive", "random", "size_greedy", "lookup_greedy",
+                             "norm_lookup_greedy", "size_lookup_greedy"}));
+  sub.add_option("--dlrm-batch", options.batch_per_gpu, "DLRM: batch per GPU (default: config)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dlrm-tables", options.tables,
+                 "DLRM: number of tables (sampled configs resample, listed ones cut or repeat)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dlrm-ranks", options.ranks, "DLRM: GPUs (default: config)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--dlrm-seed", options.seed,
+                 "DLRM: seed of the table sampler and the random sharder (default: config)");
+  sub.add_option("--dlrm-pooling", options.pooling,
+                 "DLRM, sampled tables: pooling factors like seed 001 Fig. 3's 2021 or 2022 data "
+                 "(default: the config file's)")
+      ->check(CLI::IsMember({"dlrm-2021", "dlrm-2022"}));
+  sub.add_flag("--dlrm-heavy", options.heavy_only,
+               "DLRM, sampled tables: every table heavy (L >= 20), seed 001 Sec. V-B1");
+  sub.add_option("--memory-cap-GB", options.memory_cap_GB,
+                 "DLRM: embedding weights allowed per GPU, GB (default: config, else 80% of the "
+                 "device's memory; 0 = no cap)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace perfsim::cli

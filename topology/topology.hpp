@@ -69,6 +69,9 @@ struct NicSet {
   }
   std::vector<std::vector<int>> rails;  // per NIC: the local GPUs it serves
   std::string link_class;
+  // NICs per node of the nodes the curves were measured on (0 = count; nic_sharing.hpp).
+  int curves_nics_per_node = 0;
+  int measured_count() const { return curves_nics_per_node > 0 ? curves_nics_per_node : count; }
 };
 
 struct NodeSpec {

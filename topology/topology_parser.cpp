@@ -8,6 +8,7 @@
 
 #include "io/json_document.hpp"
 #include "perfsim/error.hpp"
+#include "topology/nic_sharing.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::topology {
@@ -98,6 +99,7 @@ class ObjectReader {
   }
   std::string at(const std::string& key) const { return pointer_ + "/" + key; }
   const std::string& pointer() const { return pointer_; }
+  const std::string& source() const { return source_; }
   [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
     throw InputError(source_, where, problem);
   }
@@ -242,7 +244,8 @@ void read_pcie(const ObjectReader& pcie, NodeSpec& node) {
 }
 
 void read_nics(const ObjectReader& nics, NodeSpec& node) {
-  nics.allow_only({"count", "rate_Gbps", "rails", "link_class", "transport"});
+  nics.allow_only(
+      {"count", "rate_Gbps", "rails", "link_class", "transport", "curves_nics_per_node"});
   NicSet set;
   set.count = nics.integer("count", 1);
   set.rate_Gbps = nics.number("rate_Gbps");
@@ -266,6 +269,12 @@ void read_nics(const ObjectReader& nics, NodeSpec& node) {
       transport.fail(transport.at("bandwidth_efficiency"), "expected a fraction in (0, 1]");
   }
   set.link_class = nics.text("link_class");
+  set.curves_nics_per_node = nics.integer("curves_nics_per_node", 1, 0);
+  if (!nics.has("rails")) {
+    set.rails = even_rails(set.count, node.gpus, nics.source(), nics.at("count"));
+    node.nics = std::move(set);
+    return;
+  }
   const std::size_t rails = nics.array_size("rails");
   if (static_cast<int>(rails) != set.count)
     nics.fail(nics.at("rails"), "expected one GPU list per NIC (" + std::to_string(set.count) +

@@ -1,6 +1,7 @@
 #include "collectives/collective_model.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
@@ -10,6 +11,34 @@
 #include "perfsim/error.hpp"
 
 namespace perfsim::collectives {
+namespace {
+
+// The box a PCIe-only node's curves were measured on (node/pcie/transport/curves_topology,
+// relative to the folder of the topology that names it).
+topology::Topology measured_box_topology(const topology::Topology& topology) {
+  const std::filesystem::path named(topology.node.pcie_transport.curves_topology);
+  const std::filesystem::path path =
+      named.is_absolute() ? named : std::filesystem::path(topology.source).parent_path() / named;
+  if (!std::filesystem::exists(path))
+    throw InputError(topology.source,
+                     topology.node.pcie_transport.json_pointer + "/curves_topology",
+                     "no topology file '" + path.string() + "'");
+  return topology::load_topology(path.string());
+}
+
+// The fabric of `box` under its first `gpus` GPUs (the GPUs a sweep on it ran on): the sockets
+// they span, their PCIe path and NCCL's transport on it.
+NcclFabric box_fabric(const topology::Topology& box, int gpus) {
+  std::vector<int> local(std::max(1, std::min(gpus, box.node.gpus)));
+  std::iota(local.begin(), local.end(), 0);
+  std::set<std::string> bridges;
+  for (int gpu : local)
+    bridges.insert(box.node.host_bridge_of(gpu));
+  return with_pcie_path(nominal_fabric(box, 0, static_cast<int>(bridges.size())), box,
+                        pcie_path(box, local));
+}
+
+}  // namespace
 
 CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
                                  std::vector<ProcessGroup> groups,
@@ -56,9 +85,18 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
     measured_gpus = std::max(measured_gpus, sweep.n_ranks / std::max(1, sweep.n_nodes));
   std::vector<int> measured_local(std::min(measured_gpus, node.gpus));
   std::iota(measured_local.begin(), measured_local.end(), 0);
-  calibration_ = calibrate_fabric(with_pcie_path(nominal_fabric(topology_, 0, sockets), topology_,
-                                                 pcie_path(topology_, measured_local)),
-                                  NcclSettings{}, sweeps);
+  if (node.fabric == topology::IntraNodeFabric::kPcie &&
+      !node.pcie_transport.curves_topology.empty()) {
+    // Measured on another box: calibrate that box's fabric; its PCIe efficiency carries here.
+    pcie_curves_topology_ = measured_box_topology(topology_);
+    pcie_curves_calibration_ =
+        calibrate_fabric(box_fabric(*pcie_curves_topology_, measured_gpus), NcclSettings{}, sweeps);
+    calibration_ = pcie_curves_calibration_;
+  } else {
+    calibration_ = calibrate_fabric(with_pcie_path(nominal_fabric(topology_, 0, sockets), topology_,
+                                                   pcie_path(topology_, measured_local)),
+                                    NcclSettings{}, sweeps);
+  }
   if (nic_curves_elsewhere) {
     topology::Topology measured = topology_;
     measured.node.gpu_model = node.nics->curves_gpu_model;
@@ -126,8 +164,11 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
     reference_local.push_back(gpu);
   }
   const bool carried_from_other_gpus = route.n_nodes > 1 && nic_curves_topology_.has_value();
+  const bool carried_from_other_box = route.n_nodes == 1 && pcie_curves_topology_.has_value();
   const NcclFabric reference_fabric =
-      carried_from_other_gpus
+      carried_from_other_box ? calibrated(box_fabric(*pcie_curves_topology_, reference_per_node),
+                                          pcie_curves_calibration_)
+      : carried_from_other_gpus
           ? calibrated(nominal_fabric(*nic_curves_topology_, 0,
                                       static_cast<int>(reference_bridges.size())),
                        nic_curves_calibration_)

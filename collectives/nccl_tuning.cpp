@@ -153,7 +153,10 @@ double latency_us(CollectiveKind kind, const CommShape& shape, const NcclFabric&
   const int hw = shape.n_nodes == 1 ? intra_hw : kHwNet;
   const int ppn = shape.ranks_per_node();
   const int steps = ring_steps(kind, shape.n_ranks);
-  double intra = kHopLatency_us[intra_hw][algorithm][protocol];
+  // SHM hops (PCIe-only nodes without P2P on the path) also round-trip through host memory.
+  const double shm_extra_us =
+      fabric.shm_gpus_per_uplink > 0 ? fabric.shm_hop_extra_latency_us : 0.0;
+  double intra = kHopLatency_us[intra_hw][algorithm][protocol] + shm_extra_us;
   // With one rank per node every hop crosses the network: NCCL then uses the tree's net latency.
   const double inter =
       fabric.net_latency_scale * kHopLatency_us[kHwNet][ppn == 1 ? kTree : algorithm][protocol];
@@ -161,8 +164,10 @@ double latency_us(CollectiveKind kind, const CommShape& shape, const NcclFabric&
   switch (algorithm) {
     case kRing: {
       if (kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce)
-        return latency + (hw == kHwNet ? fabric.net_latency_scale : 1.0) *
-                             kHopLatency_us[hw][kRing][protocol];
+        return latency +
+               (hw == kHwNet ? fabric.net_latency_scale : 1.0) *
+                   kHopLatency_us[hw][kRing][protocol] +
+               (hw == kHwNet ? 0.0 : shm_extra_us);
       if (shape.n_nodes > 1) {  // every step still posts a network operation
         const double net_overhead_us =
             (fabric.amd_cpu ? 2.0 : 1.0) * (protocol == kSimple ? 3.0 : 1.0);
@@ -198,8 +203,10 @@ NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& sh
   const bool crosses_nodes = shape.n_nodes > 1;
   estimate.latency_us =
       kBaseLatency_us[kRing][kSimple] +
-      (crosses_nodes ? fabric.net_latency_scale * kHopLatency_us[kHwNet][kRing][kSimple]
-                     : kHopLatency_us[intra_hw][kRing][kSimple]);
+      (crosses_nodes
+           ? fabric.net_latency_scale * kHopLatency_us[kHwNet][kRing][kSimple]
+           : kHopLatency_us[intra_hw][kRing][kSimple] +
+                 (fabric.shm_gpus_per_uplink > 0 ? fabric.shm_hop_extra_latency_us : 0.0));
   const double ppn = shape.ranks_per_node();
   const double net_per_gpu_GBps = fabric.net_busbw_GBps / ppn;
   double intra_bytes = 0.0;

@@ -60,6 +60,7 @@ struct NcclFabric {
   // rate a GPU keeps while it both writes to and reads from host memory.
   int shm_gpus_per_uplink = 0;
   double shm_duplex_efficiency = 1.0;
+  double shm_hop_extra_latency_us = 0.0;  // added to NCCL's PCIe hop latency under SHM
 };
 
 // NCCL_ALGO / NCCL_PROTO-like restrictions. Parsed from "ring,tree", "^nvls" (all but),

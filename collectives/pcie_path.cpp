@@ -58,6 +58,7 @@ NcclFabric with_pcie_path(NcclFabric fabric, const topology::Topology& topology,
     return fabric;
   fabric.shm_gpus_per_uplink = path.gpus_per_uplink;
   fabric.shm_duplex_efficiency = topology.node.pcie_transport.shm_duplex_efficiency;
+  fabric.shm_hop_extra_latency_us = topology.node.pcie_transport.shm_hop_extra_latency_us;
   return fabric;
 }
 

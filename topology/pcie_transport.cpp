@@ -25,6 +25,17 @@ PcieTransport parse_pcie_transport(const nlohmann::json& object, const std::stri
       if (!(efficiency > 0.0 && efficiency <= 1.0))
         throw InputError(source, at, "must be in (0, 1], got " + value.dump());
       transport.shm_duplex_efficiency = efficiency;
+    } else if (key == "shm_hop_extra_latency_us") {
+      if (!value.is_number())
+        throw InputError(source, at, "expected a number");
+      const double latency_us = value.get<double>();
+      if (!(latency_us >= 0.0 && latency_us <= 1000.0))
+        throw InputError(source, at, "must be in [0, 1000] us, got " + value.dump());
+      transport.shm_hop_extra_latency_us = latency_us;
+    } else if (key == "curves_topology") {
+      if (!value.is_string() || value.get<std::string>().empty())
+        throw InputError(source, at, "expected a topology file name");
+      transport.curves_topology = value.get<std::string>();
     } else {
       throw InputError(source, at, "unknown field '" + key + "'");
     }

@@ -20,10 +20,18 @@ struct PcieTransport {
   // memory at once (ring all-reduce, all-gather, all-to-all) rather than only one of the two
   // (a two-GPU broadcast). Fitted per fabric from measured sweeps; 1 = nominal (no data).
   double shm_duplex_efficiency = 1.0;
+  // Latency SHM adds to each of NCCL's PCIe hops (the flag and data round trip through host
+  // memory that P2P does not make). Fitted per fabric; 0 = NCCL's PCIe hop (no data).
+  double shm_hop_extra_latency_us = 0.0;
+  // The topology file of the box the PCIe class's curves were measured on, when not this one
+  // (relative to this file's folder): the model calibrates that box's fabric on them and
+  // carries them to this one (its PCIe generation, switches, sockets and transport).
+  std::string curves_topology;
   std::string json_pointer;  // where the topology gives it, for errors
 };
 
-// Parses node/pcie/transport: {"p2p_supported": bool, "shm_duplex_efficiency": (0, 1]}.
+// Parses node/pcie/transport: {"p2p_supported": bool, "shm_duplex_efficiency": (0, 1],
+// "shm_hop_extra_latency_us": [0, 1000], "curves_topology": "file.json"}.
 // Throws InputError(source, pointer/..., ...) for unknown fields, wrong types and values out of
 // range.
 PcieTransport parse_pcie_transport(const nlohmann::json& object, const std::string& source,

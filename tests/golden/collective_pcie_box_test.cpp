@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "collectives/collective_model.hpp"
 #include "collectives/error_metrics.hpp"
@@ -113,6 +116,46 @@ TEST(PcieBox, HeldOutBoxFromTheOtherBoxCurve) {
             << "% (without the path model: " << without_path << "%)\n";
   EXPECT_LE(held, 9.5);
   EXPECT_GE(without_path, 50.0);
+}
+
+// The other way round: the 2080 Ti box predicted from the A100 box's all-reduce alone. The A100
+// box has one collective, so its only fitted term is the SHM hop latency (its four smallest
+// sizes: (22.90 - (6.6 + 6 x 1.0)) / 6 hops = 1.7 us); the duplex efficiency stays nominal (1).
+TEST(PcieBox, FitBoxFromTheOtherBoxCurve) {
+  const auto a100_sweep = sweep_from("sm02-a100pcie-4gpu-allreduce.txt");
+  std::vector<double> smallest;
+  for (Bytes bytes = 8; bytes <= 64; bytes *= 2)
+    smallest.push_back(fastest_us(a100_sweep, bytes));
+  std::sort(smallest.begin(), smallest.end());
+  EXPECT_NEAR((smallest[2] - (6.6 + 6 * 1.0)) / 6.0, 1.7, 0.05);
+  CurveSet curves;
+  const auto curve = fit_sweep(a100_sweep);
+  curves.emplace(curve.name, curve);
+  // The A100 box as the measured box: its own terms from its own sweep.
+  nlohmann::json a100_json = nlohmann::json::parse(
+      std::ifstream((kSource / "configs/topologies/sm02-a100pcie-4gpu.json").string()));
+  auto& a100_transport = a100_json["node"]["pcie"]["transport"];
+  a100_transport.erase("curves_topology");
+  a100_transport["shm_duplex_efficiency"] = 1.0;
+  a100_transport["shm_hop_extra_latency_us"] = 1.7;
+  const auto measured_box = std::filesystem::temp_directory_path() / "perfsim-sm02-own-terms.json";
+  std::ofstream(measured_box.string()) << a100_json.dump();
+  topology::Topology target = topology_of("autodl-2080ti-2gpu-pcie.json");
+  target.node.pcie_transport.curves_topology = measured_box.string();
+  target.node.pcie_transport.shm_duplex_efficiency = 1.0;
+  target.node.pcie_transport.shm_hop_extra_latency_us = 1.7;
+  target.link_classes.at(target.node.pcie_link_class).curves.at(CollectiveKind::kAllReduce).asset =
+      curve.name;
+  const CollectiveModel model(target, curves);
+  const char* files[] = {"allreduce", "allgather", "broadcast", "reduce", "alltoall"};
+  const double bounds[] = {10.0, 5.5, 29.5, 19.5, 18.0};
+  for (int i = 0; i < 5; ++i) {
+    const double held =
+        gmae_percent(model, sweep_from(std::string("autodl-2080ti-2gpu-") + files[i] + ".txt"));
+    std::cout << "2080 Ti " << files[i] << " from the A100 box: " << held << "%\n";
+    EXPECT_LE(held, bounds[i]) << files[i];
+  }
+  std::filesystem::remove(measured_box);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // set, all-gather, reduce and all-to-all are held out, and so is the whole 4x A100 PCIe box
 // (sm02), predicted from the 2080 Ti box's curve and terms alone. Each figure asserted is an
 // out-of-sample GMAE that collectives/README.md reports, at the tolerance it claims; the same
-// sweeps without the path model (P2P assumed, curves taken as measured on the box itself) stay
+// sweeps without the transport terms (node/pcie/transport removed: P2P on the 2080 Ti box's
+// switch; nominal SHM and the curve taken as measured on the box itself on the A100 box) stay
 // far off, so the agreement comes from the PCIe path terms.
 #include <gtest/gtest.h>
 
@@ -106,7 +107,8 @@ TEST(PcieBox, HeldOutCollectivesOnTheFitBox) {
 TEST(PcieBox, HeldOutBoxFromTheOtherBoxCurve) {
   const auto sweep = sweep_from("sm02-a100pcie-4gpu-allreduce.txt");
   const CollectiveModel model(topology_of("sm02-a100pcie-4gpu.json"), fit_curves());
-  // Without the path model: the 2080 Ti curve calibrated as if measured on this box, P2P.
+  // Without the transport terms: the 2080 Ti curve calibrated as if measured on this box, SHM
+  // (its SYS path) at nominal duplex efficiency and hop latency.
   topology::Topology plain = topology_of("sm02-a100pcie-4gpu.json");
   plain.node.pcie_transport = {};
   const CollectiveModel plain_model(plain, fit_curves());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "perfsim/comm.hpp"
+#include "topology/pcie_transport.hpp"
 
 namespace perfsim::topology {
 
@@ -85,6 +86,7 @@ struct NodeSpec {
   std::string pcie_link_class;
   int pcie_generation = 0;
   std::vector<PcieSwitch> pcie_switches;
+  PcieTransport pcie_transport;  // node/pcie/transport (pcie_transport.hpp)
   // CPU family ("intel-skylake", "intel-sapphire-rapids", "amd-zen3", "arm", ...; "" unknown):
   // sets the socket interconnect PCIe-only GPUs on different sockets talk through, and NCCL's
   // LL caps across nodes.

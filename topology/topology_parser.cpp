@@ -98,6 +98,7 @@ class ObjectReader {
     return value.get<double>();
   }
   std::string at(const std::string& key) const { return pointer_ + "/" + key; }
+  const std::string& source() const { return source_; }
   const std::string& pointer() const { return pointer_; }
   const std::string& source() const { return source_; }
   [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
@@ -220,9 +221,12 @@ void read_fabric(const ObjectReader& fabric, NodeSpec& node) {
 }
 
 void read_pcie(const ObjectReader& pcie, NodeSpec& node) {
-  pcie.allow_only({"generation", "link_class", "switches"});
+  pcie.allow_only({"generation", "link_class", "switches", "transport"});
   node.pcie_generation = pcie.integer("generation", 1, 0);
   node.pcie_link_class = pcie.text("link_class");
+  if (pcie.has("transport"))
+    node.pcie_transport =
+        parse_pcie_transport(pcie.get("transport"), pcie.source(), pcie.at("transport"));
   if (!pcie.has("switches"))
     return;
   std::set<int> seen;

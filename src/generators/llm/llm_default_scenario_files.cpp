@@ -217,6 +217,11 @@ constexpr const char* kDefaultDeviceJson = R"json({
     "provenance": "vendor-spec",
     "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
   },
+  "hbm_streaming_bandwidth_GBps": {
+    "value": 2900,
+    "provenance": "measured",
+    "source": "STREAM copy on Azure ND H100 v5 (H100 80GB HBM3 SXM), samuel-bohman/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md @ 26d18e94: copy 2.90, mul 2.90, add 2.97, triad 2.97 TB/s; copy reads one stream and writes one, as a cast, norm or activation kernel does"
+  },
   "l2_size_bytes": {
     "value": 52428800,
     "provenance": "vendor-spec",
@@ -285,6 +290,20 @@ constexpr const char* kDefaultDeviceJson = R"json({
         "value": 133.8,
         "provenance": "vendor-spec",
         "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01) (non-tensor BF16 = 2x FP32, whitepaper Table 2)"
+      }
+    }
+  },
+  "sustained_tflops": {
+    "tensor_core": {
+      "bf16": {
+        "value": 794.5,
+        "provenance": "measured",
+        "source": "stas00/ml-engineering compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS comparison table' (mamf-finder.py: brute-force shape sweep, mean of 100 iterations after 50 warm-up per shape, torch matmul): NVIDIA H100 SXM row, 794.5 TFLOP/s at 2048x2048x13312 (torch 2.7.0+cu126), 80.3% of 989 TFLOP/s; the best of the sweep, so no GEMM of a training run sustains more"
+      },
+      "fp8": {
+        "value": 1402.6,
+        "provenance": "measured",
+        "source": "stas00/ml-engineering compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS comparison table' (mamf-finder.py: brute-force shape sweep, mean of 100 iterations after 50 warm-up per shape, torch matmul, float8_e4m3fn): NVIDIA H100 SXM row, 1402.6 TFLOP/s at 1024x9216x14336 (torch 2.7.0+cu126), 70.9% of 1979; Azure's cuBLASLt sweep after 10,000 warm-up iterations with random data saturates at 1377-1382 TFLOP/s (16384^3, 32768^3; samuel-bohman/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md)"
       }
     }
   },

@@ -296,14 +296,14 @@ constexpr const char* kDefaultDeviceJson = R"json({
   "sustained_tflops": {
     "tensor_core": {
       "bf16": {
-        "value": 794.5,
+        "value": 727.0,
         "provenance": "measured",
-        "source": "stas00/ml-engineering compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS comparison table' (mamf-finder.py: brute-force shape sweep, mean of 100 iterations after 50 warm-up per shape, torch matmul): NVIDIA H100 SXM row, 794.5 TFLOP/s at 2048x2048x13312 (torch 2.7.0+cu126), 80.3% of 989 TFLOP/s; the best of the sweep, so no GEMM of a training run sustains more"
+        "source": "stas00/ml-engineering compute/accelerator/benchmarks/README.md (mamf-finder.py, 'How close it gets' and 'Measure while the other GPUs compute'): MSMF, the Maximum Sustainable Matmul FLOPS of a GPU soaked to its saturated clock: measured on H200 (the same GH100 compute, 132 SMs, 700 W, as H100 SXM): 'On 8 H200s the default --search auto ... gave a node MSMF of 727 TFLOPS against a median of 752' with every other GPU of the node running a matmul, the way training loads it; the node figure is the slowest GPU, 'since synchronous training runs at its pace'. Single-GPU runs with idle siblings gave 743-746 (MSMF) and 843-850 (MAMF, the boost burst); the older MAMF table's 794.5 for H100 SXM is a burst figure. Carried to H100 SXM: same die, clocks and power limit; only the HBM differs, which a compute-bound GEMM does not use."
       },
       "fp8": {
-        "value": 1402.6,
+        "value": 1330.0,
         "provenance": "measured",
-        "source": "stas00/ml-engineering compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS comparison table' (mamf-finder.py: brute-force shape sweep, mean of 100 iterations after 50 warm-up per shape, torch matmul, float8_e4m3fn): NVIDIA H100 SXM row, 1402.6 TFLOP/s at 1024x9216x14336 (torch 2.7.0+cu126), 70.9% of 1979; Azure's cuBLASLt sweep after 10,000 warm-up iterations with random data saturates at 1377-1382 TFLOP/s (16384^3, 32768^3; samuel-bohman/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md)"
+        "source": "stas00/ml-engineering compute/accelerator/benchmarks/README.md (mamf-finder.py, 'How close it gets' and 'Measure while the other GPUs compute'): MSMF, the Maximum Sustainable Matmul FLOPS of a GPU soaked to its saturated clock: measured on H200: single-GPU FP8 MSMF 'about 1330' to 'about 1337' TFLOPS (the same README, on the K walk), through torch._scaled_mm, read as its default split accumulator; no node figure published for FP8. Carried to H100 SXM: same die, clocks and power limit; only the HBM differs, which a compute-bound GEMM does not use."
       }
     }
   },

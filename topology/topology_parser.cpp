@@ -100,7 +100,6 @@ class ObjectReader {
   std::string at(const std::string& key) const { return pointer_ + "/" + key; }
   const std::string& source() const { return source_; }
   const std::string& pointer() const { return pointer_; }
-  const std::string& source() const { return source_; }
   [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
     throw InputError(source_, where, problem);
   }

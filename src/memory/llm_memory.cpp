@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/megatron_fused_softmax.hpp"
 #include "perfsim/dtype.hpp"
 
 namespace perfsim::memory {
@@ -139,7 +140,20 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       break;
   }
   constexpr double kTableDtypeBytes = 2;
-  return bytes * element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+  bytes *= element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+  // Without Megatron's fused kernel the softmax runs in fp32 (megatron_fused_softmax.hpp):
+  // its saved output is fp32 instead of the activation dtype; without dropout the bmm keeps
+  // the cast copy too. Per score: + 4 - e bytes with dropout, + 4 without (e: activation bytes).
+  const double heads_local = a / t;
+  if (parallel.recompute == llm::Recompute::kNone &&
+      model.attention == llm::AttentionKernel::kUnfused &&
+      !llm::megatron_fused_causal_softmax_available(static_cast<std::int64_t>(b * heads_local),
+                                                    static_cast<std::int64_t>(s))) {
+    const double extra_per_score = element_bytes(DType::kFloat32) -
+                                   (model.dropout ? element_bytes(model.activation_dtype()) : 0);
+    bytes += extra_per_score * b * heads_local * s * s;
+  }
+  return bytes;
 }
 
 double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,

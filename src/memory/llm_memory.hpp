@@ -38,6 +38,12 @@
 // attention; flash attention keeps them on chip,
 // so with AttentionKernel::kFlash it is left out (the selective-recompute rows). Other
 // activation dtypes scale the whole term by dtype_bytes / 2, masks included: an approximation.
+// When Megatron's fused scale-mask-softmax kernel is unavailable for the shape
+// (generators/llm/megatron_fused_softmax.hpp: micro-batch x heads / t not a multiple of 4, keys
+// beyond 4096, ...) PyTorch's softmax runs in fp32 and keeps its fp32 output for the backward:
+// without recomputation that adds 4 - e bytes per score with dropout (the fp32 output replaces
+// the e-byte one) and 4 without (the bmm then also keeps the e-byte cast), e the activation
+// bytes, i.e. 5as/h -> 7as/h and 2as/h -> 6as/h in bf16.
 // Pipeline (Sec. 4.2.3): under 1F1B stage i holds the activations of min(p - i, micro-batches)
 // micro-batches, so the first stage holds p; the interleaved schedule with m virtual stages
 // multiplies that by (1 + (p - 1)/(p m)) (the paper derives it for the first stage; it is

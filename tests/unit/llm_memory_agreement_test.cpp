@@ -19,7 +19,8 @@
 //   FFN-wide gradients (FC2's data gradient and the GeLU's) of one backward, plus the FP8 E5M2
 //   cast and transpose of a gradient, plus the recomputed forward of one layer (full recompute)
 //   or its s x s softmax output (selective), plus ZeRO-3's two gathered layers (one in use, one
-//   prefetched). The bound is derived from those shapes, not from the replay.
+//   prefetched), plus two fp32 s x s score gradients when the fp32 softmax fallback runs. The
+//   bound is derived from those shapes, not from the replay.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/megatron_fused_softmax.hpp"
 #include "memory/llm_memory.hpp"
 #include "memory/trace_memory.hpp"
 
@@ -136,6 +138,13 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
         static_cast<double>(shapes.heads_local) * shapes.seq * shapes.seq * shapes.batch * bytes;
   if (parallel.zero_stage == 3)
     bound += 2 * static_cast<double>(shapes.layer_parameters()) * bytes;
+  // PyTorch's fp32 softmax backward (no fused kernel): each of its ops reads one fp32 gradient
+  // of the scores and writes another.
+  const std::int64_t attention_batches = shapes.batch * shapes.heads_local;
+  if (model.attention == llm::AttentionKernel::kUnfused &&
+      !llm::megatron_fused_causal_softmax_available(attention_batches, shapes.seq))
+    bound += 2.0 * static_cast<double>(attention_batches * shapes.seq * shapes.seq) *
+             element_bytes(DType::kFloat32);
   return bound;
 }
 
@@ -378,6 +387,28 @@ TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {
   expect_agreement(unfused, pp2_dp2());
   parallel.recompute = llm::Recompute::kSelective;
   expect_agreement(unfused, parallel);
+}
+
+TEST(LlmMemoryAgreement, Fp32SoftmaxFallbackKeepsItsFp32Output) {
+  // TP 2: micro-batch 1 x 4 heads / 2 = 2 attention batches, not a multiple of 4, so Megatron's
+  // fused kernel is unavailable and PyTorch's fp32 softmax runs (megatron_fused_softmax.hpp).
+  llm::TransformerConfig unfused = small_gpt();
+  unfused.attention = llm::AttentionKernel::kUnfused;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  ASSERT_FALSE(llm::megatron_fused_causal_softmax_available(2, unfused.seq_len));
+  for (bool dropout : {false, true}) {
+    unfused.dropout = dropout;
+    if (!dropout)  // the generated trace has no mask tensors to replay (src/memory/README.md)
+      expect_agreement(unfused, parallel);
+    // Hand count per layer and micro-batch (s 512, b 1, h 256, a 4, t 2, bf16): Table 2's
+    // sbh (10 + 24/t + 5as/(ht)) with dropout, sbh (8 + 24/t + 2as/(ht)) without, plus 2 or 4
+    // bytes per score for b a / t = 2 attention batches of s x s.
+    const double sbh = 512.0 * 256, scores = 2 * 512.0 * 512;
+    const double expected =
+        dropout ? sbh * (10 + 12 + 20) + 2 * scores : sbh * (8 + 12 + 8) + 4 * scores;
+    EXPECT_DOUBLE_EQ(activation_bytes_per_layer(unfused, parallel), expected);
+  }
 }
 
 TEST(LlmMemoryAgreement, UnevenSplitFirstStageHoldsItsOwnLayers) {

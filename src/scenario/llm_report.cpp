@@ -38,11 +38,16 @@ std::string gradient_reduction_text(const llm::ParallelConfig& parallel) {
 std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
   if (parallel.pp == 1)
     return "";
+  const std::string scattered =
+      parallel.p2p_scatter_gather && parallel.tp > 1 && !parallel.sequence_parallel
+          ? ", 1/TP per rank all-gathered by the receiver (scatter/gather)"
+          : "";
   if (parallel.virtual_stages == 1)
-    return "; pipeline p2p batched and synchronized";
-  return parallel.overlap_p2p_comm
-             ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
-             : "; pipeline p2p not overlapped (each receive just before its step)";
+    return "; pipeline p2p batched and synchronized" + scattered;
+  return (parallel.overlap_p2p_comm
+              ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
+              : "; pipeline p2p not overlapped (each receive just before its step)") +
+         scattered;
 }
 
 std::string overlaps_line(const llm::ParallelConfig& parallel) {

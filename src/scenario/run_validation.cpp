@@ -100,6 +100,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.overlap_param_gather = row.overlap_param_gather.value_or(parallel.overlap_param_gather);
   parallel.tp_comm_overlap = row.tp_comm_overlap.value_or(parallel.tp_comm_overlap);
   parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
+  parallel.p2p_scatter_gather = row.p2p_scatter_gather.value_or(parallel.p2p_scatter_gather);
   parallel.batch_load_sync = row.get_batch_sync;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
   const int per_node = scenario.topology.node.gpus;

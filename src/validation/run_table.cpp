@@ -43,6 +43,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "overlap_param_gather",
                                            "tp_comm_overlap",
                                            "overlap_p2p_comm",
+                                           "p2p_scatter_gather",
                                            "get_batch_sync",
                                            "device",
                                            "topology",
@@ -152,6 +153,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("overlap_param_gather", row.overlap_param_gather);
   read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
+  read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
   read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");

@@ -37,6 +37,7 @@ struct RunRow {
   std::optional<bool> overlap_param_gather;
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> overlap_p2p_comm;
+  std::optional<bool> p2p_scatter_gather;  // Megatron-LM's stage-boundary scatter/gather
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;

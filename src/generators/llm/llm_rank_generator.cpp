@@ -141,8 +141,37 @@ class StageGenerator {
   // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
   int previous_rank() const { return roles_.pipeline_previous; }
   int next_rank() const { return roles_.pipeline_next; }
+  // What crosses a stage boundary: the [seq_local, b, h] activation (its gradient backward),
+  // or with Megatron-LM's scatter/gather (ParallelConfig::p2p_scatter_gather) this TP rank's
+  // 1/TP slice of it, all-gathered over the TP group by the receiver before use.
+  std::int64_t boundary_elements() const {
+    return shapes_.seq_local * shapes_.batch * shapes_.hidden;
+  }
+  bool scatters_boundary() const {
+    return parallel_.p2p_scatter_gather && parallel_.tp > 1 && !shapes_.sequence_parallel &&
+           boundary_elements() % parallel_.tp == 0;
+  }
   TensorRef stage_boundary_tensor() {
+    if (scatters_boundary())
+      return builder_.tensor({boundary_elements() / parallel_.tp});
     return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
+  }
+  // The part of `full` this rank sends (split_tensor_into_1d_equal_chunks: a view, no copy).
+  TensorRef boundary_to_send(const TensorRef& full) const {
+    if (!scatters_boundary())
+      return full;
+    return RankTraceBuilder::view(full, {boundary_elements() / parallel_.tp});
+  }
+  // The received tensor as the step reads it (gather_split_1d_tensor: an all-gather into a
+  // new [seq_local, b, h] tensor).
+  TensorRef gather_boundary(const TensorRef& received) {
+    if (!scatters_boundary())
+      return received;
+    TensorRef full = builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
+    builder_.communicate(
+        {CollectiveKind::kAllGather, roles_.tp_group, parallel_.tp, -1, kTensorParallelStream},
+        received, full);
+    return full;
   }
 
   TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
@@ -679,14 +708,15 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
       case PipelineAction::kForward: {
         std::optional<TensorRef> input;
         if (auto it = received_activations.find(mb); it != received_activations.end())
-          input = it->second;
+          input = stage.gather_boundary(it->second);
         outputs[mb] = stage.forward(step.chunk, step.micro_batch, input);
         received_activations.erase(mb);
         break;
       }
       case PipelineAction::kSendForward:
         builder.communicate({CollectiveKind::kSend, "", 2, stage.next_rank(), kSendNextStream},
-                            outputs.at(mb), outputs.at(mb));
+                            stage.boundary_to_send(outputs.at(mb)),
+                            stage.boundary_to_send(outputs.at(mb)));
         outputs.erase(mb);
         break;
       case PipelineAction::kRecvBackward: {
@@ -699,14 +729,15 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
       case PipelineAction::kBackward: {
         std::optional<TensorRef> grad;
         if (auto it = received_gradients.find(mb); it != received_gradients.end())
-          grad = it->second;
+          grad = stage.gather_boundary(it->second);
         input_gradients[mb] = stage.backward(step.chunk, step.micro_batch, grad);
         received_gradients.erase(mb);
         break;
       }
       case PipelineAction::kSendBackward:
         builder.communicate({CollectiveKind::kSend, "", 2, stage.previous_rank(), kSendPrevStream},
-                            input_gradients.at(mb), input_gradients.at(mb));
+                            stage.boundary_to_send(input_gradients.at(mb)),
+                            stage.boundary_to_send(input_gradients.at(mb)));
         input_gradients.erase(mb);
         break;
     }

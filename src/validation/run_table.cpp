@@ -31,6 +31,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "dp",
                                            "cp",
                                            "ep",
+                                           "etp",
                                            "order",
                                            "virtual_stages",
                                            "micro_batch",
@@ -141,6 +142,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.integer("dp", row.dp, 1);
   read.integer("cp", row.cp, 1);
   read.integer("ep", row.ep, 1);
+  read.integer("etp", row.etp, 1);
   row.order = read.text("order");
   read.integer("virtual_stages", row.virtual_stages, 1);
   read.integer("micro_batch", row.micro_batch, 1);

@@ -25,6 +25,7 @@ struct RunRow {
   std::optional<bool> gated_ffn;
   int gpus = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, virtual_stages = 1;
+  int etp = 0;        // expert tensor parallel size (MoE); 0 (empty cell): TP, Megatron's default
   std::string order;  // Megatron-Core's rank order (tp-cp-ep-pp-dp, ...); empty: the default
   int micro_batch = 0, global_batch = 0;
   std::string recompute = "none";

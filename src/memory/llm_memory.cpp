@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/megatron_fused_softmax.hpp"
 #include "perfsim/dtype.hpp"
 
@@ -336,10 +337,13 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       const double all_gather_bytes = model.fp8() ? 1.0 : bytes;
       memory.userbuffer_bytes = to_bytes(sbh * (6 * all_gather_bytes + 4 * bytes));
     }
+    for (const Bytes workspace : llm::te_cublas_workspaces(
+             model, parallel, llm::te_cublas_workspace_bytes(device.architecture)))
+      memory.workspace_bytes += workspace;
     memory.context_bytes = device.context_bytes;
     memory.total_bytes = memory.parameter_bytes + memory.fp8_weight_bytes + memory.gradient_bytes +
                          memory.optimizer_bytes + memory.activation_bytes +
-                         memory.userbuffer_bytes + memory.context_bytes;
+                         memory.userbuffer_bytes + memory.workspace_bytes + memory.context_bytes;
     estimate.stages.push_back(memory);
   }
   for (std::size_t i = 1; i < estimate.stages.size(); ++i) {
@@ -385,6 +389,8 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
     out << "    activations " << format_bytes(stage.activation_bytes)
         << (stage.userbuffer_bytes > 0 ? ", TE userbuffers " + format_bytes(stage.userbuffer_bytes)
                                        : "")
+        << (stage.workspace_bytes > 0 ? ", cuBLAS workspace " + format_bytes(stage.workspace_bytes)
+                                      : "")
         << ", context " << format_bytes(stage.context_bytes) << ", total "
         << format_bytes(stage.total_bytes) << "\n";
   }

@@ -66,7 +66,9 @@
 // state and activations as with bf16, plus an FP8 copy of every linear-layer weight and its
 // transpose (2 bytes per linear parameter). The FP8 inputs Transformer Engine saves for the
 // backward instead of bf16 ones are not credited (activations are counted in bf16).
-// Not modelled: temporary buffers (communication buckets, workspace), fragmentation; the
+// Transformer Engine's cuBLAS workspaces of the device's architecture (DeviceMemory::architecture;
+// none without a device) are counted as the generator declares them (llm_te_workspace.hpp).
+// Not modelled: temporary buffers (communication buckets), fragmentation; the
 // context constant is added (device_memory.hpp).
 #include <string>
 #include <vector>
@@ -128,6 +130,9 @@ struct StageMemory {
   // Transformer Engine's userbuffers under --tp-comm-overlap: ten of s b / CP x h elements
   // (TE's default ub config), FP8 for the six all-gather overlaps under the FP8 recipe.
   Bytes userbuffer_bytes = 0;
+  // Transformer Engine's cuBLAS workspaces (generators/llm/llm_te_workspace.hpp): 32 MiB on
+  // Hopper, 4 MiB before, x 3 with userbuffers, + 4 for MoE grouped GEMMs; 0 without a device.
+  Bytes workspace_bytes = 0;
   Bytes context_bytes = 0;
   Bytes total_bytes = 0;
 };

@@ -89,10 +89,10 @@ report::MemoryFigures memory_figures(const LlmReportContext& context) {
   figures.device = context.device_name;
   figures.capacity_bytes = context.device_memory.capacity_bytes;
   for (const memory::StageMemory& stage : estimate.stages)
-    figures.stages.push_back(
-        {stage.stage, stage.total_bytes, stage.parameter_bytes, stage.gradient_bytes,
-         stage.optimizer_bytes, stage.activation_bytes,
-         stage.fp8_weight_bytes + stage.userbuffer_bytes + stage.context_bytes});
+    figures.stages.push_back({stage.stage, stage.total_bytes, stage.parameter_bytes,
+                              stage.gradient_bytes, stage.optimizer_bytes, stage.activation_bytes,
+                              stage.fp8_weight_bytes + stage.userbuffer_bytes +
+                                  stage.workspace_bytes + stage.context_bytes});
   figures.worst_stage = estimate.worst().stage;
   figures.fits = !estimate.verdict.known || estimate.verdict.fits;
   figures.margin_bytes = static_cast<double>(estimate.verdict.margin_bytes);

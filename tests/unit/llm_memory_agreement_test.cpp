@@ -29,6 +29,7 @@
 
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/megatron_fused_softmax.hpp"
 #include "memory/llm_memory.hpp"
 #include "memory/trace_memory.hpp"
@@ -92,8 +93,8 @@ struct Measured {
   StageMemory closed;
 };
 
-Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
-  const DeviceMemory device;
+Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
+                 const DeviceMemory& device = {}) {
   const Trace trace = llm::generate_llm_stage_template(model, parallel, 0).trace;
   Measured measured;
   measured.report = trace_memory_report(trace, device);
@@ -408,6 +409,48 @@ TEST(LlmMemoryAgreement, Fp32SoftmaxFallbackKeepsItsFp32Output) {
     const double expected =
         dropout ? sbh * (10 + 12 + 20) + 2 * scores : sbh * (8 + 12 + 8) + 4 * scores;
     EXPECT_DOUBLE_EQ(activation_bytes_per_layer(unfused, parallel), expected);
+  }
+}
+
+TEST(LlmMemoryAgreement, TransformerEngineCublasWorkspaces) {
+  // The generator declares TE's workspaces for the per-stream size it is given; the closed form
+  // sizes them from the device's architecture. Each side against the run without them.
+  struct Case {
+    const char* architecture;
+    llm::TransformerConfig model;
+    bool userbuffers;
+    Bytes expected;  // TE's get_workspace (x 3 with userbuffers) + 4 grouped-GEMM workspaces
+  };
+  constexpr Bytes kMiB = 1024 * 1024;
+  const Case cases[] = {{"hopper", small_gpt(), false, 32 * kMiB},
+                        {"ampere", small_gpt(), false, 4 * kMiB},
+                        {"hopper", small_gpt(), true, 3 * 32 * kMiB},
+                        {"hopper", small_moe(), false, 32 * kMiB + 4 * 32 * kMiB}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.architecture) + (c.userbuffers ? " userbuffers" : "") +
+                 (c.model.is_moe() ? " moe" : ""));
+    llm::ParallelConfig parallel = pp2_dp2();
+    if (c.userbuffers) {
+      parallel.tp = 2;
+      parallel.sequence_parallel = true;
+      parallel.tp_comm_overlap = true;
+    }
+    if (c.model.is_moe())
+      parallel.ep = 2;
+    const Measured without = measure(c.model, parallel);
+    DeviceMemory device;
+    device.architecture = c.architecture;
+    parallel.cublas_workspace_bytes = llm::te_cublas_workspace_bytes(c.architecture);
+    const Measured with = measure(c.model, parallel, device);
+    EXPECT_EQ(with.closed.workspace_bytes, c.expected);
+    EXPECT_EQ(without.closed.workspace_bytes, 0);
+    EXPECT_EQ(with.closed.total_bytes - without.closed.total_bytes, c.expected);
+    EXPECT_EQ(with.report.live_at_peak[MemoryCategory::kWorkspace] -
+                  without.report.live_at_peak[MemoryCategory::kWorkspace],
+              c.expected);
+    // Everything else the replay holds at its peak is unchanged.
+    EXPECT_EQ(with.report.live_at_peak[MemoryCategory::kActivations],
+              without.report.live_at_peak[MemoryCategory::kActivations]);
   }
 }
 

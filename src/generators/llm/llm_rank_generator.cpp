@@ -8,6 +8,7 @@
 #include "generators/llm/llm_pipeline_schedule.hpp"
 #include "generators/llm/llm_pipeline_split.hpp"
 #include "generators/llm/llm_rank_roles.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "generators/llm/llm_userbuffers.hpp"
 #include "kernels/comm_hbm_traffic.hpp"
@@ -129,6 +130,13 @@ class StageGenerator {
     for (const Userbuffer& buffer : userbuffers(model_, parallel_))
       buffers.push_back(builder_.tensor({buffer.rows, buffer.hidden}, buffer.dtype));
     builder_.declare_persistent("communication buffers", std::move(buffers));
+    // Transformer Engine's cuBLAS workspaces, allocated once per process (llm_te_workspace.hpp).
+    std::vector<TensorRef> workspaces;
+    for (const Bytes bytes :
+         te_cublas_workspaces(model_, parallel_, parallel_.cublas_workspace_bytes))
+      workspaces.push_back(builder_.tensor({bytes}, DType::kUInt8));
+    if (!workspaces.empty())
+      builder_.declare_persistent("workspace", std::move(workspaces));
   }
 
   bool first_stage() const { return roles_.stage == 0; }

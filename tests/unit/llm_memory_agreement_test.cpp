@@ -266,6 +266,15 @@ TEST(LlmMemoryAgreement, ContextParallelHalvesActivations) {
   EXPECT_EQ(2 * with.activations_entering_backward, without.activations_entering_backward);
 }
 
+TEST(LlmMemoryAgreement, P2pScatterGatherKeepsTheGatheredTensorOnly) {
+  // Megatron-LM's scatter/gather: stage 0 receives 1/TP of each gradient and all-gathers it;
+  // the received slice dies in the all-gather, so the closed form's terms hold unchanged.
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  parallel.p2p_scatter_gather = true;
+  expect_agreement(small_gpt(), parallel);
+}
+
 TEST(LlmMemoryAgreement, TensorAndSequenceParallel) {
   llm::ParallelConfig parallel = pp2_dp2();
   parallel.tp = 2;

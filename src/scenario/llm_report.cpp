@@ -46,7 +46,7 @@ std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
     return "; pipeline p2p batched and synchronized" + scattered;
   return (parallel.overlap_p2p_comm
               ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
-              : "; pipeline p2p not overlapped (each receive just before its step)") +
+              : "; pipeline p2p batched and synchronized after each step (no overlap_p2p_comm)") +
          scattered;
 }
 

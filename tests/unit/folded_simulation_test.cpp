@@ -176,6 +176,9 @@ TEST(FoldedSimulation, PipelineScatterGather) {
   interleaved.virtual_stages = 2;
   interleaved.p2p_scatter_gather = true;
   expect_fold_exact(interleaved);
+  // Without overlap_p2p_comm: Megatron's batched exchanges, each followed by a synchronize.
+  interleaved.overlap_p2p_comm = false;
+  expect_fold_exact(interleaved);
 }
 
 TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrderRepresentatives) {

@@ -156,8 +156,9 @@ struct ParallelConfig {
   bool account_for_loss = false;
   // Megatron-LM's 1F1B schedule batches each stage-boundary exchange (batch_p2p_comm) and then
   // calls torch.cuda.synchronize() (batch_p2p_sync, on by default): the host cannot run ahead
-  // of the GPU across a pipeline transfer. The interleaved schedule overlaps its transfers
-  // instead (overlap_p2p_comm) and does not synchronize.
+  // of the GPU across a pipeline transfer. The interleaved schedule does the same without
+  // overlap_p2p_comm (batched_interleaved_schedule); with it, it overlaps its transfers
+  // instead and does not synchronize.
   bool pipeline_p2p_sync = true;
   // get_batch on the first and last stages. Megatron-LM before 2024 and Megatron-DeepSpeed
   // (tensor_parallel.broadcast_data) copy the batch's sizes to the host before broadcasting the

@@ -689,18 +689,21 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   const int micro_batches = micro_batches_per_iteration(model, parallel);
   std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
   // Megatron turns overlap_p2p_comm off for the non-interleaved schedule. Without it the
-  // interleaved schedule's receives stay just before the step that reads them; Megatron's
-  // batched exchange of both directions and its synchronize are not modelled there (this step
-  // order would deadlock on them).
+  // interleaved schedule exchanges in Megatron's batches, each followed by a synchronize
+  // (batched_interleaved_schedule).
   const bool overlap_p2p = parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
+  const bool batched_interleaved = !parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
   std::vector<PipelineStep> steps =
-      parallel.virtual_stages > 1
-          ? interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches)
-          : one_f_one_b_schedule(stage_index, parallel.pp, micro_batches);
+      parallel.virtual_stages == 1 ? one_f_one_b_schedule(stage_index, parallel.pp, micro_batches)
+      : batched_interleaved
+          ? batched_interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages,
+                                         micro_batches)
+          : interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches);
   if (overlap_p2p)
     steps = receives_one_step_ahead(steps);
   stage.gather_parameters_for_forward();
-  const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
+  const bool synchronize_p2p =
+      parallel.pipeline_p2p_sync && (parallel.virtual_stages == 1 || batched_interleaved);
   for (std::size_t position = 0; position < steps.size(); ++position) {
     const PipelineStep& step = steps[position];
     const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch

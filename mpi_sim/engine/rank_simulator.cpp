@@ -51,6 +51,10 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
                  std::none_of(program.ops.begin(), program.ops.end(),
                               [](const SimOp& op) { return op.recorded_host != nullptr; });
   share_links_ = program.link_sharing != nullptr;
+  // Every kernel adds a busy interval and the sweep keeps fewer than 2 x kMinSweep: sized once
+  // rather than doubled past what a short program (40 synthetic ops) ever holds.
+  if (sweep_early_)
+    busy_intervals_.reserve(std::min(program.coverage.kernels, 2 * kMinSweep));
 }
 
 DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,

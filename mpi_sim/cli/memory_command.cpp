@@ -74,18 +74,8 @@ memory::DeviceMemory device_memory(const MemoryOptions& options) {
   return device;
 }
 
+// Without --model every shape flag is needed: llm::validate names the one left at 0.
 llm::TransformerConfig model_from_flags(const LlmShapeFlags& shape, const llm::ParallelConfig& p) {
-  // Without --model every shape is needed: a zero would divide by zero in the closed form.
-  const std::pair<const char*, int> required[] = {{"--layers", shape.layers},
-                                                  {"--hidden", shape.hidden},
-                                                  {"--heads", shape.heads},
-                                                  {"--seq", shape.seq_len},
-                                                  {"--vocab", shape.vocab}};
-  for (const auto& [flag, value] : required) {
-    if (value <= 0)
-      throw InputError("<command line>", flag,
-                       "must be positive without --model, got " + std::to_string(value));
-  }
   llm::TransformerConfig model;
   model.name = "command-line model";
   model.source = "perfsim memory flags";

@@ -26,7 +26,7 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
                            const std::function<void(const RankResult&)>& timeline_sink) {
   if (options.fold == "none")
     return false;
-  const bool root = context.mpi_rank == 0;
+  const bool root = context.processes.is_root();
   const bool status_lines = root && !options.quiet;
   if (const std::string reason = not_foldable(options); !reason.empty()) {
     if (status_lines && options.fold == "auto")

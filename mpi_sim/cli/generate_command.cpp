@@ -101,9 +101,10 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
   }
   std::filesystem::create_directories(options.output_dir);
   // A block of ranks per process, in rank order.
-  const std::size_t per_process = (ranks.size() + static_cast<std::size_t>(context.mpi_size) - 1) /
-                                  static_cast<std::size_t>(context.mpi_size);
-  const std::size_t first = std::min(ranks.size(), per_process * context.mpi_rank);
+  const auto processes = static_cast<std::size_t>(context.processes.size());
+  const std::size_t per_process = (ranks.size() + processes - 1) / processes;
+  const std::size_t first =
+      std::min(ranks.size(), per_process * static_cast<std::size_t>(context.processes.rank()));
   const std::size_t last = std::min(ranks.size(), first + per_process);
   long long bytes = 0;
   for (std::size_t i = first; i < last; ++i) {
@@ -116,13 +117,13 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
     else
       write_execution_trace_file(trace, path);
     bytes += static_cast<long long>(std::filesystem::file_size(path));
-    if (context.mpi_rank == 0 && (i - first + 1) % 16 == 0) {
+    if (context.processes.is_root() && (i - first + 1) % 16 == 0) {
       std::cerr << "perfsim generate: process 0 wrote " << (i - first + 1) << " of "
                 << (last - first) << " traces\n";
     }
   }
   const long long total_bytes = context.processes.sum_on_root(bytes);
-  if (context.mpi_rank == 0) {
+  if (context.processes.is_root()) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string form = chakra ? std::string("Chakra protobuf ") + kChakraEtVersion

@@ -81,11 +81,11 @@ void check_outputs_writable(const SimulateOptions& options) {
 }
 
 int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
-  if (context.mpi_rank != 0)
+  if (!context.processes.is_root())
     return 0;
   check_outputs_writable(options);
   const auto start = Clock::now();
-  const int world_size = simulated_world_size(options, context.mpi_size);
+  const int world_size = simulated_world_size(options, context.processes.size());
   SimulationInputs inputs = load_simulation_inputs(options, world_size, {options.single_rank});
   inputs.warnings.push_back(
       "note: single-rank run: communication is NOT synchronized across ranks; each collective "
@@ -117,7 +117,7 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
     const mpi::ProcessPacking packing =
         mpi::choose_packing(context.processes.communicator(), world_size);
     ranks_per_process = packing.ranks_per_process;
-    if (packing.packed && context.mpi_rank == 0 && !options.quiet) {
+    if (packing.packed && context.processes.is_root() && !options.quiet) {
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
                 << packing.cores_per_node << " cores: packing " << ranks_per_process
                 << " simulated ranks per process onto " << packing.active_processes
@@ -125,9 +125,9 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
                    "forces one rank each)\n";
     }
   }
-  if (static_cast<long>(ranks_per_process) * context.mpi_size < world_size) {
+  if (static_cast<long>(ranks_per_process) * context.processes.size() < world_size) {
     throw mpi::AllRanksError("", "--ranks-per-process",
-                             std::to_string(context.mpi_size) + " processes x " +
+                             std::to_string(context.processes.size()) + " processes x " +
                                  std::to_string(ranks_per_process) +
                                  " ranks per process cannot "
                                  "hold " +
@@ -136,16 +136,16 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
   std::vector<int> local_ranks;
   for (int rank = 0; rank < world_size; ++rank) {
-    if (placement[rank] == context.mpi_rank)
+    if (placement[rank] == context.processes.rank())
       local_ranks.push_back(rank);
   }
-  if (context.mpi_rank == 0 && !options.quiet) {
-    std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.mpi_size
+  if (context.processes.is_root() && !options.quiet) {
+    std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.processes.size()
               << " MPI processes (" << ranks_per_process << " per process)\n";
   }
   inputs = load_simulation_inputs(options, world_size, local_ranks);
   mpi::check_collectives(context.processes.communicator(), inputs.programs, world_size);
-  if (context.mpi_rank == 0 && !options.quiet)
+  if (context.processes.is_root() && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
@@ -156,7 +156,8 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
   distributed.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
-  const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
+  const bool show_progress =
+      context.processes.is_root() && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
     distributed.progress = [start](const engine::RunProgress& progress) {
       std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",
@@ -173,10 +174,10 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
 
 int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
   const auto start = Clock::now();
-  const bool root = context.mpi_rank == 0;
+  const bool root = context.processes.is_root();
   if (root)
     check_outputs_writable(options);
-  const int world_size = simulated_world_size(options, context.mpi_size);
+  const int world_size = simulated_world_size(options, context.processes.size());
   std::vector<int> timeline_ranks;
   if (!options.timeline_path.empty()) {
     try {
@@ -336,7 +337,7 @@ void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
     return run_simulate(*options, context);
   });
   registry.set_default([](const CommandContext& context) {
-    if (context.mpi_rank == 0) {
+    if (context.processes.is_root()) {
       std::cout << "perfsim: no subcommand given; running the embedded default scenario "
                    "(`perfsim --help` lists the commands)\n";
     }

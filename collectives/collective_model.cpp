@@ -1,13 +1,44 @@
 #include "collectives/collective_model.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
 #include "collectives/bus_factor.hpp"
 #include "collectives/curve_transfer.hpp"
+#include "collectives/pcie_path.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::collectives {
+namespace {
+
+// The box a PCIe-only node's curves were measured on (node/pcie/transport/curves_topology,
+// relative to the folder of the topology that names it).
+topology::Topology measured_box_topology(const topology::Topology& topology) {
+  const std::filesystem::path named(topology.node.pcie_transport.curves_topology);
+  const std::filesystem::path path =
+      named.is_absolute() ? named : std::filesystem::path(topology.source).parent_path() / named;
+  if (!std::filesystem::exists(path))
+    throw InputError(topology.source,
+                     topology.node.pcie_transport.json_pointer + "/curves_topology",
+                     "no topology file '" + path.string() + "'");
+  return topology::load_topology(path.string());
+}
+
+// The fabric of `box` under its first `gpus` GPUs (the GPUs a sweep on it ran on): the sockets
+// they span, their PCIe path and NCCL's transport on it.
+NcclFabric box_fabric(const topology::Topology& box, int gpus) {
+  std::vector<int> local(std::max(1, std::min(gpus, box.node.gpus)));
+  std::iota(local.begin(), local.end(), 0);
+  std::set<std::string> bridges;
+  for (int gpu : local)
+    bridges.insert(box.node.host_bridge_of(gpu));
+  return with_pcie_path(nominal_fabric(box, 0, static_cast<int>(bridges.size())), box,
+                        pcie_path(box, local));
+}
+
+}  // namespace
 
 CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
                                  std::vector<ProcessGroup> groups,
@@ -48,7 +79,24 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
   for (int gpu = 0; gpu < node.gpus; ++gpu)
     bridges.insert(node.host_bridge_of(gpu));
   const int sockets = static_cast<int>(bridges.size());
-  calibration_ = calibrate_fabric(nominal_fabric(topology_, 0, sockets), NcclSettings{}, sweeps);
+  // The PCIe path (and NCCL's transport on it) of the GPUs the in-node curves ran on.
+  int measured_gpus = 1;
+  for (const auto& sweep : sweeps)
+    measured_gpus = std::max(measured_gpus, sweep.n_ranks / std::max(1, sweep.n_nodes));
+  std::vector<int> measured_local(std::min(measured_gpus, node.gpus));
+  std::iota(measured_local.begin(), measured_local.end(), 0);
+  if (node.fabric == topology::IntraNodeFabric::kPcie &&
+      !node.pcie_transport.curves_topology.empty()) {
+    // Measured on another box: calibrate that box's fabric; its PCIe efficiency carries here.
+    pcie_curves_topology_ = measured_box_topology(topology_);
+    pcie_curves_calibration_ =
+        calibrate_fabric(box_fabric(*pcie_curves_topology_, measured_gpus), NcclSettings{}, sweeps);
+    calibration_ = pcie_curves_calibration_;
+  } else {
+    calibration_ = calibrate_fabric(with_pcie_path(nominal_fabric(topology_, 0, sockets), topology_,
+                                                   pcie_path(topology_, measured_local)),
+                                    NcclSettings{}, sweeps);
+  }
   if (nic_curves_elsewhere) {
     topology::Topology measured = topology_;
     measured.node.gpu_model = node.nics->curves_gpu_model;
@@ -109,22 +157,36 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
   const ReferenceBracket bracket = bracket_references(references, shape);
   // The reference ran on GPUs 0..g-1 of its nodes: the sockets those span.
   std::set<std::string> reference_bridges;
+  std::vector<int> reference_local;
   const int reference_per_node = bracket.lower->n_ranks / std::max(1, bracket.lower->n_nodes);
-  for (int gpu = 0; gpu < std::min(reference_per_node, topology_.node.gpus); ++gpu)
+  for (int gpu = 0; gpu < std::min(reference_per_node, topology_.node.gpus); ++gpu) {
     reference_bridges.insert(topology_.node.host_bridge_of(gpu));
+    reference_local.push_back(gpu);
+  }
   const bool carried_from_other_gpus = route.n_nodes > 1 && nic_curves_topology_.has_value();
+  const bool carried_from_other_box = route.n_nodes == 1 && pcie_curves_topology_.has_value();
   const NcclFabric reference_fabric =
-      carried_from_other_gpus
+      carried_from_other_box ? calibrated(box_fabric(*pcie_curves_topology_, reference_per_node),
+                                          pcie_curves_calibration_)
+      : carried_from_other_gpus
           ? calibrated(nominal_fabric(*nic_curves_topology_, 0,
                                       static_cast<int>(reference_bridges.size())),
                        nic_curves_calibration_)
-          : calibrated(nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())),
+          : calibrated(with_pcie_path(
+                           nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())),
+                           topology_, pcie_path(topology_, reference_local)),
                        calibration_);
   std::set<std::string> host_bridges;
-  for (int rank : global_ranks)
+  std::set<int> local_gpus;
+  for (int rank : global_ranks) {
     host_bridges.insert(topology_.node.host_bridge_of(topology_.local_gpu_of(rank)));
+    local_gpus.insert(topology_.local_gpu_of(rank));
+  }
+  const std::vector<int> group_local(local_gpus.begin(), local_gpus.end());
   NcclFabric fabric = calibrated(
-      nominal_fabric(topology_, route.nics_per_node, static_cast<int>(host_bridges.size())),
+      with_pcie_path(
+          nominal_fabric(topology_, route.nics_per_node, static_cast<int>(host_bridges.size())),
+          topology_, pcie_path(topology_, group_local)),
       calibration_);
   if (route.n_nodes > 1)
     fabric = with_nic_transport(fabric, topology_);

@@ -76,6 +76,11 @@ class CollectiveModel final : public CommDurationSource {
   // intra-node curves) and the measured network terms.
   std::optional<topology::Topology> nic_curves_topology_;
   FabricCalibration nic_curves_calibration_;
+  // When a PCIe-only node's curves were measured on another box (node/pcie/transport/
+  // curves_topology): that box, and the calibration of its fabric to them. In-node groups carry
+  // the curves from it; calibration_ then holds its PCIe efficiency (intra_scale).
+  std::optional<topology::Topology> pcie_curves_topology_;
+  FabricCalibration pcie_curves_calibration_;
   std::map<std::string, std::vector<int>> groups_;
   // Durations already computed, by (group, group size, kind, bytes): every member of a group
   // asks for the same collectives, and resolving a group's route costs O(members). Shared so

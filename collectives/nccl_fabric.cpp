@@ -90,7 +90,7 @@ NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node,
   }
   if (node.nics) {
     const int nics =
-        nics_per_node > 0 ? std::min(nics_per_node, node.nics->count) : node.nics->count;
+        nics_per_node > 0 ? std::min(nics_per_node, node.nics->count) : node.nics->measured_count();
     fabric.net_busbw_GBps = nics * node.nics->measured_rate_Gbps() / 8.0;
   }
   fabric.amd_cpu = contains(node.cpu, "amd") || contains(node.cpu, "zen");

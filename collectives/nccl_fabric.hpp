@@ -31,7 +31,8 @@ struct FabricCalibration {
 
 GpuGeneration gpu_generation(const std::string& gpu_model);
 
-// The fabric under a group of `nics_per_node` NICs per node (all of them when 0) whose GPUs span
+// The fabric under a group of `nics_per_node` NICs per node (0: the fabric the curves were
+// measured on, NicSet::measured_count NICs) whose GPUs span
 // `host_bridges` CPU sockets on a node (matters on PCIe-only nodes).
 NcclFabric nominal_fabric(const topology::Topology& topology, int nics_per_node = 0,
                           int host_bridges = 1);

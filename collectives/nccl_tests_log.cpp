@@ -284,6 +284,13 @@ NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& sour
                            " fields where the header (line " + std::to_string(layout->header_line) +
                            ") has " + std::to_string(layout->field_count) + ": truncated table");
     const auto bytes = to_integer(words[layout->size]);
+    // nccl-tests prints size 0 when -b is below one element per rank (all_gather_perf -b 8 on
+    // 2 GPUs): nothing was moved, so the row carries no measurement.
+    if (bytes && *bytes == 0 && rows.empty()) {
+      log.warnings.push_back(source + ": " + line_at(line_number) +
+                             ": size 0 row (count rounded down to 0 per rank) ignored");
+      continue;
+    }
     if (!bytes || *bytes <= 0 || *bytes > io::kMaxBytes)
       throw InputError(source, line_at(line_number),
                        "size '" + words[layout->size] + "' is not a byte count in [1, " +

@@ -86,6 +86,23 @@ bool algorithm_supported(CollectiveKind kind, int algorithm, const CommShape& sh
   return true;
 }
 
+// The per-GPU rate inside a PCIe-only node under SHM (pcie_path.hpp): GPUs sending at once
+// through one switch uplink share it, and a GPU that also receives keeps the duplex
+// efficiency. Broadcast and reduce chains have n - 1 senders, and on two GPUs one only sends.
+double shm_intra_GBps(CollectiveKind kind, int n_ranks, const NcclFabric& fabric) {
+  if (fabric.shm_gpus_per_uplink <= 0)
+    return fabric.intra_busbw_GBps;
+  const bool chain = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce ||
+                     kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv;
+  if (kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv)
+    n_ranks = 2;  // one sender, one receiver
+  const int senders =
+      chain ? std::min(fabric.shm_gpus_per_uplink, n_ranks - 1) : fabric.shm_gpus_per_uplink;
+  const bool duplex = !(chain && n_ranks == 2);
+  return fabric.intra_busbw_GBps / std::max(1, senders) *
+         (duplex ? fabric.shm_duplex_efficiency : 1.0);
+}
+
 double bus_bandwidth_GBps(CollectiveKind kind, const CommShape& shape, const NcclFabric& fabric,
                           int algorithm, int protocol) {
   const int generation = static_cast<int>(fabric.generation);
@@ -97,9 +114,9 @@ double bus_bandwidth_GBps(CollectiveKind kind, const CommShape& shape, const Ncc
   // twice the per-node net rate (NCCL's own advice: two-node all-reduce busbw exceeds the NICs
   // unless NCCL_ALGO=Ring; not from three nodes on).
   const double tree_net_factor = algorithm == kTree && shape.n_nodes <= 2 ? 2.0 : 1.0;
-  double bw = shape.n_nodes == 1
-                  ? fabric.intra_busbw_GBps
-                  : std::min(fabric.intra_busbw_GBps, fabric.net_busbw_GBps * tree_net_factor);
+  const double intra_GBps = shm_intra_GBps(kind, shape.n_ranks, fabric);
+  double bw = shape.n_nodes == 1 ? intra_GBps
+                                 : std::min(intra_GBps, fabric.net_busbw_GBps * tree_net_factor);
   if (algorithm == kNvls || algorithm == kNvlsTree) {
     if (protocol != kSimple)
       return 0.0;
@@ -136,7 +153,10 @@ double latency_us(CollectiveKind kind, const CommShape& shape, const NcclFabric&
   const int hw = shape.n_nodes == 1 ? intra_hw : kHwNet;
   const int ppn = shape.ranks_per_node();
   const int steps = ring_steps(kind, shape.n_ranks);
-  double intra = kHopLatency_us[intra_hw][algorithm][protocol];
+  // SHM hops (PCIe-only nodes without P2P on the path) also round-trip through host memory.
+  const double shm_extra_us =
+      fabric.shm_gpus_per_uplink > 0 ? fabric.shm_hop_extra_latency_us : 0.0;
+  double intra = kHopLatency_us[intra_hw][algorithm][protocol] + shm_extra_us;
   // With one rank per node every hop crosses the network: NCCL then uses the tree's net latency.
   const double inter =
       fabric.net_latency_scale * kHopLatency_us[kHwNet][ppn == 1 ? kTree : algorithm][protocol];
@@ -144,8 +164,10 @@ double latency_us(CollectiveKind kind, const CommShape& shape, const NcclFabric&
   switch (algorithm) {
     case kRing: {
       if (kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce)
-        return latency + (hw == kHwNet ? fabric.net_latency_scale : 1.0) *
-                             kHopLatency_us[hw][kRing][protocol];
+        return latency +
+               (hw == kHwNet ? fabric.net_latency_scale : 1.0) *
+                   kHopLatency_us[hw][kRing][protocol] +
+               (hw == kHwNet ? 0.0 : shm_extra_us);
       if (shape.n_nodes > 1) {  // every step still posts a network operation
         const double net_overhead_us =
             (fabric.amd_cpu ? 2.0 : 1.0) * (protocol == kSimple ? 3.0 : 1.0);
@@ -181,8 +203,10 @@ NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& sh
   const bool crosses_nodes = shape.n_nodes > 1;
   estimate.latency_us =
       kBaseLatency_us[kRing][kSimple] +
-      (crosses_nodes ? fabric.net_latency_scale * kHopLatency_us[kHwNet][kRing][kSimple]
-                     : kHopLatency_us[intra_hw][kRing][kSimple]);
+      (crosses_nodes
+           ? fabric.net_latency_scale * kHopLatency_us[kHwNet][kRing][kSimple]
+           : kHopLatency_us[intra_hw][kRing][kSimple] +
+                 (fabric.shm_gpus_per_uplink > 0 ? fabric.shm_hop_extra_latency_us : 0.0));
   const double ppn = shape.ranks_per_node();
   const double net_per_gpu_GBps = fabric.net_busbw_GBps / ppn;
   double intra_bytes = 0.0;
@@ -195,9 +219,9 @@ NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& sh
     inter_bytes = bytes * (n - ppn) / n;
     estimate.latency_us += (n - ppn) * fabric.peer_latency_us;
   }
-  const DurationUs transfer_us =
-      std::max(intra_bytes > 0.0 ? intra_bytes / (1e3 * fabric.intra_busbw_GBps) : 0.0,
-               inter_bytes > 0.0 ? inter_bytes / (1e3 * net_per_gpu_GBps) : 0.0);
+  const DurationUs transfer_us = std::max(
+      intra_bytes > 0.0 ? intra_bytes / (1e3 * shm_intra_GBps(kind, shape.n_ranks, fabric)) : 0.0,
+      inter_bytes > 0.0 ? inter_bytes / (1e3 * net_per_gpu_GBps) : 0.0);
   estimate.time_us = estimate.latency_us + transfer_us;
   estimate.algbw_GBps = transfer_us > 0.0 ? bytes / (1e3 * transfer_us) : 0.0;
   return estimate;

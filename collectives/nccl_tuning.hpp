@@ -55,6 +55,12 @@ struct NcclFabric {
   double net_latency_scale = 1.0;  // multiplies NCCL's network hop latencies (fitted)
   double peer_latency_us = 0.0;    // all-to-all: added per peer on another node (transport)
   int channels = 16;               // caps that NCCL gives per channel
+  // PCIe-only node under NCCL's SHM transport (pcie_path.hpp): the most of the group's GPUs
+  // sharing one switch uplink (0 = P2P or NVLink: no sharing), and the fraction of the one-way
+  // rate a GPU keeps while it both writes to and reads from host memory.
+  int shm_gpus_per_uplink = 0;
+  double shm_duplex_efficiency = 1.0;
+  double shm_hop_extra_latency_us = 0.0;  // added to NCCL's PCIe hop latency under SHM
 };
 
 // NCCL_ALGO / NCCL_PROTO-like restrictions. Parsed from "ring,tree", "^nvls" (all but),

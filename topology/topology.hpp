@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "perfsim/comm.hpp"
+#include "topology/pcie_transport.hpp"
 
 namespace perfsim::topology {
 
@@ -69,6 +70,9 @@ struct NicSet {
   }
   std::vector<std::vector<int>> rails;  // per NIC: the local GPUs it serves
   std::string link_class;
+  // NICs per node of the nodes the curves were measured on (0 = count; nic_sharing.hpp).
+  int curves_nics_per_node = 0;
+  int measured_count() const { return curves_nics_per_node > 0 ? curves_nics_per_node : count; }
 };
 
 struct NodeSpec {
@@ -82,6 +86,7 @@ struct NodeSpec {
   std::string pcie_link_class;
   int pcie_generation = 0;
   std::vector<PcieSwitch> pcie_switches;
+  PcieTransport pcie_transport;  // node/pcie/transport (pcie_transport.hpp)
   // CPU family ("intel-skylake", "intel-sapphire-rapids", "amd-zen3", "arm", ...; "" unknown):
   // sets the socket interconnect PCIe-only GPUs on different sockets talk through, and NCCL's
   // LL caps across nodes.

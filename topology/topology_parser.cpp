@@ -8,6 +8,7 @@
 
 #include "io/json_document.hpp"
 #include "perfsim/error.hpp"
+#include "topology/nic_sharing.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::topology {
@@ -97,6 +98,7 @@ class ObjectReader {
     return value.get<double>();
   }
   std::string at(const std::string& key) const { return pointer_ + "/" + key; }
+  const std::string& source() const { return source_; }
   const std::string& pointer() const { return pointer_; }
   [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
     throw InputError(source_, where, problem);
@@ -218,9 +220,12 @@ void read_fabric(const ObjectReader& fabric, NodeSpec& node) {
 }
 
 void read_pcie(const ObjectReader& pcie, NodeSpec& node) {
-  pcie.allow_only({"generation", "link_class", "switches"});
+  pcie.allow_only({"generation", "link_class", "switches", "transport"});
   node.pcie_generation = pcie.integer("generation", 1, 0);
   node.pcie_link_class = pcie.text("link_class");
+  if (pcie.has("transport"))
+    node.pcie_transport =
+        parse_pcie_transport(pcie.get("transport"), pcie.source(), pcie.at("transport"));
   if (!pcie.has("switches"))
     return;
   std::set<int> seen;
@@ -242,7 +247,8 @@ void read_pcie(const ObjectReader& pcie, NodeSpec& node) {
 }
 
 void read_nics(const ObjectReader& nics, NodeSpec& node) {
-  nics.allow_only({"count", "rate_Gbps", "rails", "link_class", "transport"});
+  nics.allow_only(
+      {"count", "rate_Gbps", "rails", "link_class", "transport", "curves_nics_per_node"});
   NicSet set;
   set.count = nics.integer("count", 1);
   set.rate_Gbps = nics.number("rate_Gbps");
@@ -266,6 +272,12 @@ void read_nics(const ObjectReader& nics, NodeSpec& node) {
       transport.fail(transport.at("bandwidth_efficiency"), "expected a fraction in (0, 1]");
   }
   set.link_class = nics.text("link_class");
+  set.curves_nics_per_node = nics.integer("curves_nics_per_node", 1, 0);
+  if (!nics.has("rails")) {
+    set.rails = even_rails(set.count, node.gpus, nics.source(), nics.at("count"));
+    node.nics = std::move(set);
+    return;
+  }
   const std::size_t rails = nics.array_size("rails");
   if (static_cast<int>(rails) != set.count)
     nics.fail(nics.at("rails"), "expected one GPU list per NIC (" + std::to_string(set.count) +

@@ -65,7 +65,8 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
   sub.add_option_function<std::string>(
          "--link-sharing",
          [&options](const std::string& value) { options.link_sharing = value == "on"; },
-         "LLM: on (default): collectives in flight together on a rank's NIC or NVLink share "
+         "LLM, DLRM, and traces with --comm model: on (default): collectives in flight "
+         "together on a rank's NIC or NVLink, or on a NIC its GPU shares with others, share "
          "its bandwidth (processor sharing, mpi_sim/engine/link_occupancy.hpp); off: each "
          "takes its time alone")
       ->check(CLI::IsMember({"on", "off"}))

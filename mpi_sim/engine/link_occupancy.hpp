@@ -18,9 +18,14 @@
 //    still ends when its total work is done.
 //  - A transfer arrives when this member is ready, not when the last member is (the start the
 //    clock sync decides later); the last member to arrive sees its exact start.
-//  - Only the rank's own transfers share its ports: other GPUs behind the same NIC run the
-//    same program in the symmetric layouts simulated, and the fitted curves were measured with
-//    every GPU of the node communicating at once, so their share is already in each duration.
+//  - Only the rank's own transfers share its fabric port, and its own plus their copies share
+//    its NIC: other GPUs behind the same NIC run the same program in the symmetric layouts
+//    simulated, so when the rank's group leaves some of them out, each of those moves a copy of
+//    the transfer through the NIC at the same moment (LinkDemand::nic_copies: a DP group of one
+//    GPU per node on nodes of 2 GPUs per NIC moves 2 copies, its transfer takes 2x). Copies of
+//    GPUs inside the group are one collective, priced by the model over the NICs it crosses.
+//    The fitted curves were measured with every GPU of the node communicating at once, each on
+//    its NIC, so that share is already in each duration.
 //  - Transfers posted later never slow an earlier one down (they are unknown when it posts).
 //
 // State: per link, the transfers not finished by the horizon the caller gives (the rank's

@@ -7,7 +7,8 @@
 // topology's rails give its GPU). Each is full duplex: what the rank sends and what it receives
 // use different directions. A collective whose group spans nodes is bound by the NIC (400 Gb/s
 // against 450 GB/s of NVLink on an HGX H100: its NVLink legs use a ninth of the port, ignored);
-// a group inside one node by the fabric; a one-rank group uses neither.
+// a group inside one node by the fabric; a one-rank group uses neither. Where GPUs share a NIC
+// the NIC also carries the other GPUs' copies of a group's traffic (LinkDemand::nic_copies).
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -32,6 +33,11 @@ struct LinkDemand {
   // The share of the collective's duration that is latency (synchronization, protocol
   // overhead): not stretched when the link is shared.
   double latency_fraction = 0;
+  // On the NIC: how many copies of this transfer cross it at once, this rank's and those of the
+  // other GPUs behind the same NIC running the same collective in their own groups
+  // (topology/nic_sharing.hpp); each copy moves at the NIC's shared rate, so the transfer's
+  // work there is `nic_copies` times its time alone. 1 when every GPU has its own NIC.
+  double nic_copies = 1;
   bool uses_links() const { return sends || receives; }
 };
 

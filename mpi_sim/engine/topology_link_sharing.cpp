@@ -1,9 +1,11 @@
 #include "mpi_sim/engine/topology_link_sharing.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "collectives/bus_factor.hpp"
+#include "topology/nic_sharing.hpp"
 
 namespace perfsim::engine {
 
@@ -20,6 +22,10 @@ LinkDemand TopologyLinkSharing::demand(const CommInfo& comm, std::span<const int
   if (members.size() > 1 && comm.kind != CollectiveKind::kBarrier) {
     const collectives::CollectivePrediction prediction = model_.predict(comm.kind, bytes, members);
     demand.nic = prediction.route.n_nodes > 1;
+    if (demand.nic)
+      demand.nic_copies =
+          topology::nic_copies(model_.topology(), members,
+                               world_size_ > 0 ? world_size_ : model_.topology().world_size());
     demand.sends = comm.kind != CollectiveKind::kRecv;
     demand.receives = comm.kind != CollectiveKind::kSend;
     demand.latency_fraction =
@@ -34,9 +40,13 @@ LinkDemand TopologyLinkSharing::demand(const CommInfo& comm, std::span<const int
 
 void share_links_by_topology(std::span<RankProgram> programs,
                              const collectives::CollectiveModel& model) {
-  const auto rule = std::make_shared<const TopologyLinkSharing>(model);
-  for (RankProgram& program : programs)
+  std::map<int, std::shared_ptr<const TopologyLinkSharing>> rules;
+  for (RankProgram& program : programs) {
+    auto& rule = rules[program.world_size];
+    if (!rule)
+      rule = std::make_shared<const TopologyLinkSharing>(model, program.world_size);
     program.link_sharing = rule;
+  }
 }
 
 }  // namespace perfsim::engine

@@ -3,7 +3,8 @@
 // NIC of every member (the NIC the topology's rails give its GPU), a group inside one node the
 // node's fabric (NVLink/NVSwitch, or PCIe), one rank nothing. A send loads the sending
 // direction, a receive the receiving one, every other collective both. The latency share is
-// the NCCL algorithm model's (latency / time of the chosen algorithm and protocol).
+// the NCCL algorithm model's (latency / time of the chosen algorithm and protocol). Where GPUs
+// share a NIC, its copies (topology/nic_sharing.hpp).
 #include <map>
 #include <mutex>
 #include <span>
@@ -17,11 +18,15 @@ namespace perfsim::engine {
 
 class TopologyLinkSharing final : public LinkSharingRule {
  public:
-  explicit TopologyLinkSharing(collectives::CollectiveModel model) : model_(std::move(model)) {}
+  // `world_size`: the job's ranks (global ranks 0..world_size-1 run it; GPUs beyond are idle);
+  // 0: every GPU of the topology.
+  explicit TopologyLinkSharing(collectives::CollectiveModel model, int world_size = 0)
+      : model_(std::move(model)), world_size_(world_size) {}
   LinkDemand demand(const CommInfo& comm, std::span<const int> members) const override;
 
  private:
   collectives::CollectiveModel model_;
+  int world_size_ = 0;
   // By (member list storage, size, kind, bytes): the ranks of a process ask for the same few
   // collectives millions of times. Locked: the planner prices layouts on several threads.
   using Key = std::tuple<const int*, std::size_t, CollectiveKind, Bytes>;
@@ -29,7 +34,7 @@ class TopologyLinkSharing final : public LinkSharingRule {
   mutable std::map<Key, LinkDemand> demands_;
 };
 
-// Sets one TopologyLinkSharing on every program.
+// Sets one TopologyLinkSharing on every program (one per world size the programs name).
 void share_links_by_topology(std::span<RankProgram> programs,
                              const collectives::CollectiveModel& model);
 

@@ -33,7 +33,7 @@ class DeviceReader {
                {"schema", "name", "aliases", "architecture", "sm_count", "hbm_capacity_bytes",
                 "hbm_bandwidth_GBps", "l2_size_bytes", "l2_bandwidth_GBps", "pcie_bandwidth_GBps",
                 "min_kernel_duration_us", "peak_tflops", "gemm_efficiency", "conv_efficiency",
-                "attention_tflops"});
+                "attention_tflops", "sustained_tflops", "hbm_streaming_bandwidth_GBps"});
     DeviceSpec spec;
     spec.file = file_;
     if (string_field(root_, "", "schema") != kSchema)
@@ -96,6 +96,27 @@ class DeviceReader {
           });
     if (root_.contains("attention_tflops"))
       spec.attention = read_attention();
+    if (root_.contains("sustained_tflops")) {
+      const json& sustained = root_.at("sustained_tflops");
+      require_object(sustained, "/sustained_tflops");
+      check_keys(sustained, "/sustained_tflops", {"tensor_core"});
+      spec.sustained_tensor_core_tflops =
+          dtype_figures(sustained, "/sustained_tflops", "tensor_core");
+      for (const auto& [dtype, sustained_figure] : spec.sustained_tensor_core_tflops) {
+        const auto peak = spec.tensor_core_tflops.find(dtype);
+        if (peak == spec.tensor_core_tflops.end())
+          fail("/sustained_tflops/tensor_core/" + std::string(dtype_name(dtype)),
+               "no tensor-core peak for this dtype in /peak_tflops");
+        if (sustained_figure.value > peak->second.value)
+          fail("/sustained_tflops/tensor_core/" + std::string(dtype_name(dtype)) + "/value",
+               "exceeds the tensor-core peak");
+      }
+    }
+    if (root_.contains("hbm_streaming_bandwidth_GBps")) {
+      spec.hbm_streaming_bandwidth_GBps = figure(root_, "", "hbm_streaming_bandwidth_GBps");
+      if (spec.hbm_streaming_bandwidth_GBps->value > spec.hbm_bandwidth_GBps.value)
+        fail("/hbm_streaming_bandwidth_GBps/value", "exceeds hbm_bandwidth_GBps");
+    }
     return spec;
   }
 
@@ -336,6 +357,13 @@ MathUnit DeviceSpec::gemm_unit(DType dtype) const {
   if (dtype != DType::kFloat32 && peak_flops_per_s(dtype, MathUnit::kTensorCore))
     return MathUnit::kTensorCore;
   return MathUnit::kCudaCore;
+}
+
+std::optional<double> DeviceSpec::sustained_gemm_flops_per_s(DType dtype) const {
+  const auto it = sustained_tensor_core_tflops.find(dtype);
+  if (it == sustained_tensor_core_tflops.end())
+    return std::nullopt;
+  return it->second.value * kFlopsPerTflop;
 }
 
 double DeviceSpec::elementwise_peak_flops_per_s(DType dtype) const {

@@ -100,6 +100,22 @@ struct DeviceSpec {
   // Optional "conv_efficiency", same layout; a unit without an entry is "nominal".
   std::map<MathUnit, ConvEfficiency> conv_efficiency;
   std::optional<AttentionThroughput> attention;
+  // Optional "sustained_tflops": {"tensor_core": {dtype: figure}}: the most a matrix multiply
+  // sustains in dtype when the GPU runs one GEMM after another at its power limit, measured
+  // (e.g. the best of a shape sweep after warm-up). Short benchmarks at boost clock exceed it;
+  // training runs GEMMs back to back for seconds, so no GEMM is priced faster than this.
+  std::map<DType, Figure> sustained_tensor_core_tflops;
+  // Optional "hbm_streaming_bandwidth_GBps": what a kernel that reads and writes one stream
+  // each (STREAM copy) measures; absent: the datasheet hbm_bandwidth_GBps.
+  std::optional<Figure> hbm_streaming_bandwidth_GBps;
+
+  // Bandwidth element-wise kernels stream at: the measured figure when the file has one.
+  double streaming_bandwidth_GBps() const {
+    return hbm_streaming_bandwidth_GBps ? hbm_streaming_bandwidth_GBps->value
+                                        : hbm_bandwidth_GBps.value;
+  }
+  // The sustained tensor-core FLOP/s for dtype, or nullopt when the file gives none.
+  std::optional<double> sustained_gemm_flops_per_s(DType dtype) const;
 
   // Peak in FLOP/s for dtype on unit, or nullopt when the unit does not support the dtype.
   std::optional<double> peak_flops_per_s(DType dtype, MathUnit unit) const;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace perfsim::kernels {
@@ -116,6 +117,21 @@ GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::Devic
   best.achieved_fraction_of_peak =
       2.0 * m * n * k * batch / (best.duration_us / kUsPerSecond) / peak;
   return best;
+}
+
+DurationUs sustained_gemm_floor_us(const GemmWork& work, const devices::DeviceSpec& device) {
+  const std::optional<double> sustained = device.sustained_gemm_flops_per_s(work.dtype);
+  if (!sustained || work.m <= 0 || work.n <= 0 || work.k <= 0 || work.batch <= 0)
+    return 0;
+  const GemmEfficiencyParameters efficiency = gemm_efficiency_for(device, work.dtype);
+  // The FP8 figure was measured through torch._scaled_mm, whose default is the split (FP32-
+  // promoted) accumulator; a fast-accumulation GEMM sustains the split factor more.
+  const double accumulator_factor = work.dtype == DType::kFloat8 && !work.split_accumulator
+                                        ? 1.0 / efficiency.split_accumulator_time_factor
+                                        : 1.0;
+  const double flops = 2.0 * static_cast<double>(work.m) * static_cast<double>(work.n) *
+                       static_cast<double>(work.k) * static_cast<double>(work.batch);
+  return flops / *sustained * kUsPerSecond * accumulator_factor + efficiency.fixed_latency_us;
 }
 
 std::string analytical_gemm_parameters() {

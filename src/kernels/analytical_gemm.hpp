@@ -51,6 +51,14 @@ inline DurationUs analytical_gemm_duration_us(const GemmWork& work,
   return analytical_gemm_estimate(work, device).duration_us;
 }
 
+// The shortest time the GEMM can take at the device's sustained tensor-core throughput
+// (DeviceSpec::sustained_tensor_core_tflops): its flops at that rate (FP8: the rate of the
+// split accumulator, torch._scaled_mm's default; fast accumulation sustains the device's
+// split_accumulator_time_factor more), plus the fixed latency; 0 when the device file
+// gives no sustained figure for the dtype. The analytical model's efficiencies were fitted on
+// short benchmarks; this floor is what a GPU held at its power limit sustains.
+DurationUs sustained_gemm_floor_us(const GemmWork& work, const devices::DeviceSpec& device);
+
 // The model's fixed parameters, for `perfsim models`.
 std::string analytical_gemm_parameters();
 

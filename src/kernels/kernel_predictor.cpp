@@ -41,9 +41,16 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
       return {asset->predict_us(sizes, gemm->dtype), "mlp:" + asset->name};
     }
     // "(fitted)": the device file's efficiency for this dtype was fitted on measured GEMMs.
-    return {analytical_gemm_duration_us(*gemm, device_),
-            gemm_efficiency_for(device_, gemm->dtype).measured ? "analytical-gemm(fitted)"
-                                                               : "analytical-gemm"};
+    KernelPrediction prediction{analytical_gemm_duration_us(*gemm, device_),
+                                gemm_efficiency_for(device_, gemm->dtype).measured
+                                    ? "analytical-gemm(fitted)"
+                                    : "analytical-gemm"};
+    if (const DurationUs sustained_us = sustained_gemm_floor_us(*gemm, device_);
+        sustained_us > prediction.duration_us) {
+      prediction.duration_us = sustained_us;
+      prediction.model += "+sustained";
+    }
+    return prediction;
   }
   if (const auto* attention = std::get_if<AttentionWork>(&kernel.work)) {
     if (const double tflops = measured_attention_tflops(*attention, device_); tflops > 0)

@@ -8,7 +8,7 @@ DurationUs roofline_duration_us(const ElementwiseWork& work, const devices::Devi
   const DurationUs compute_us =
       work.flops / device.elementwise_peak_flops_per_s(work.dtype) * kUsPerSecond;
   const DurationUs memory_us =
-      transfer_time_us(work.bytes_read + work.bytes_written, device.hbm_bandwidth_GBps.value);
+      transfer_time_us(work.bytes_read + work.bytes_written, device.streaming_bandwidth_GBps());
   return std::max(compute_us, memory_us);
 }
 

@@ -12,6 +12,7 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
+#include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/generated_workload_sources.hpp"
@@ -73,7 +74,8 @@ DlrmScenario read_dlrm_scenario(const DlrmSimulateOptions& options,
                             shared.topology_size.nodes, shared.topology_size.gpus_per_node),
           std::move(device_json),
           shared.device_path,
-          shared.assets_path};
+          shared.assets_path,
+          shared.link_sharing};
 }
 
 SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vector<int>& local_ranks,
@@ -99,6 +101,12 @@ SimulationInputs load_dlrm_inputs(const DlrmScenario& scenario, const std::vecto
   for (int rank : local_ranks) {
     const Trace trace = dlrm::generate_dlrm_rank(config, scenario.plan, rank);
     inputs.programs.push_back(engine::build_rank_program(trace, rank, config.ranks, sources));
+  }
+  if (scenario.link_sharing) {
+    engine::share_links_by_topology(
+        inputs.programs, dynamic_cast<const collectives::CollectiveModel&>(*inputs.comm_source));
+    inputs.notes.push_back(
+        "collectives: concurrent ones share NIC/NVLink bandwidth (--link-sharing off: each alone)");
   }
   // Generated traces have no profile to take host overheads from: none, unless an asset
   // extracted from a profiled run is given.

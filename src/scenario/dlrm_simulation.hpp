@@ -22,6 +22,9 @@ struct DlrmScenario {
   std::string device_json;
   std::string device_source;
   std::string assets_path;  // "" = shipped fitted curves where they cover, else nominal
+  // Concurrent collectives share the links they use (mpi_sim/engine/link_occupancy.hpp): the
+  // all-to-alls of the embeddings beside the DDP all-reduces, as in LLM runs.
+  bool link_sharing = true;
 };
 
 // The config with the command line's overrides applied (no topology or device needed).

@@ -17,6 +17,7 @@
 #include "kernels/model_vs_measured.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/program_sharing.hpp"
+#include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "overheads/overhead_asset.hpp"
 #include "overheads/overhead_extractor.hpp"
 #include "perfsim/error.hpp"
@@ -364,6 +365,13 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
       program.start_us = trace.measured_step->start_us - earliest_start;
     }
     inputs.programs.push_back(std::move(program));
+  }
+  // Measured durations already hold the sharing the profiled run saw (the engine leaves them).
+  if (comm_durations == "model" && options.llm.link_sharing) {
+    engine::share_links_by_topology(
+        inputs.programs, dynamic_cast<const collectives::CollectiveModel&>(*inputs.comm_source));
+    inputs.notes.push_back(
+        "collectives: concurrent ones share NIC/NVLink bandwidth (--link-sharing off: each alone)");
   }
   // GPU work launched in earlier iterations (the CPU ran ahead) runs first in the simulated
   // window and is part of every predicted end: say how much there is.

@@ -131,5 +131,29 @@ TEST(NcclTestsLog, RawLogWithRankLines) {
   EXPECT_NE(log.warnings.front().find("2 out-of-bounds values"), std::string::npos);
 }
 
+// all_gather_perf -b 8 on 2 GPUs prints size 0 twice before 32 B (the count per rank rounds
+// down to 0): skipped with a warning; a size 0 after a real row stays non-monotone.
+TEST(NcclTestsLog, LeadingSizeZeroRowsAreSkipped) {
+  const std::string header =
+      "#  Rank  0 Group  0 Pid  11 on   hostA device  0 [0x1b] NVIDIA GeForce RTX 2080 Ti\n"
+      "#  Rank  1 Group  0 Pid  11 on   hostA device  1 [0x1c] NVIDIA GeForce RTX 2080 Ti\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n";
+  const std::string zero =
+      "           0             0     float    none      -1     0.33    0.00    0.00      0     "
+      "0.36    0.00    0.00      0\n";
+  const std::string row =
+      "          32             4     float    none      -1    10.52    0.00    0.00      0    "
+      "10.01    0.00    0.00      0\n";
+  const auto log = parse_nccl_tests_log(header + zero + zero + row + "# Avg bus bandwidth : 0\n",
+                                        "all_gather_perf.log");
+  EXPECT_EQ(log.sweep.kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(log.sweep.samples.size(), 2u);
+  EXPECT_EQ(log.sweep.samples.front().bytes, 32);
+  ASSERT_EQ(log.warnings.size(), 2u);
+  EXPECT_NE(log.warnings.front().find("size 0 row"), std::string::npos);
+  EXPECT_THROW(parse_nccl_tests_log(header + row + zero, "all_gather_perf.log"), InputError);
+}
+
 }  // namespace
 }  // namespace perfsim::collectives

@@ -217,6 +217,11 @@ constexpr const char* kDefaultDeviceJson = R"json({
     "provenance": "vendor-spec",
     "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
   },
+  "hbm_streaming_bandwidth_GBps": {
+    "value": 2900,
+    "provenance": "measured",
+    "source": "STREAM copy on Azure ND H100 v5 (H100 80GB HBM3 SXM), samuel-bohman/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md @ 26d18e94: copy 2.90, mul 2.90, add 2.97, triad 2.97 TB/s; copy reads one stream and writes one, as a cast, norm or activation kernel does"
+  },
   "l2_size_bytes": {
     "value": 52428800,
     "provenance": "vendor-spec",
@@ -285,6 +290,20 @@ constexpr const char* kDefaultDeviceJson = R"json({
         "value": 133.8,
         "provenance": "vendor-spec",
         "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01) (non-tensor BF16 = 2x FP32, whitepaper Table 2)"
+      }
+    }
+  },
+  "sustained_tflops": {
+    "tensor_core": {
+      "bf16": {
+        "value": 727.0,
+        "provenance": "measured",
+        "source": "stas00/ml-engineering compute/accelerator/benchmarks/README.md (mamf-finder.py, 'How close it gets' and 'Measure while the other GPUs compute'): MSMF, the Maximum Sustainable Matmul FLOPS of a GPU soaked to its saturated clock: measured on H200 (the same GH100 compute, 132 SMs, 700 W, as H100 SXM): 'On 8 H200s the default --search auto ... gave a node MSMF of 727 TFLOPS against a median of 752' with every other GPU of the node running a matmul, the way training loads it; the node figure is the slowest GPU, 'since synchronous training runs at its pace'. Single-GPU runs with idle siblings gave 743-746 (MSMF) and 843-850 (MAMF, the boost burst); the older MAMF table's 794.5 for H100 SXM is a burst figure. Carried to H100 SXM: same die, clocks and power limit; only the HBM differs, which a compute-bound GEMM does not use."
+      },
+      "fp8": {
+        "value": 1330.0,
+        "provenance": "measured",
+        "source": "stas00/ml-engineering compute/accelerator/benchmarks/README.md (mamf-finder.py, 'How close it gets' and 'Measure while the other GPUs compute'): MSMF, the Maximum Sustainable Matmul FLOPS of a GPU soaked to its saturated clock: measured on H200: single-GPU FP8 MSMF 'about 1330' to 'about 1337' TFLOPS (the same README, on the K walk), through torch._scaled_mm, read as its default split accumulator; no node figure published for FP8. Carried to H100 SXM: same die, clocks and power limit; only the HBM differs, which a compute-bound GEMM does not use."
       }
     }
   },

@@ -24,13 +24,14 @@ collectives::CurveSet nominal_collective_curves(const topology::Topology& topolo
       const bool network = topology.node.nics && topology.node.nics->link_class == class_name;
       const int n_nodes = network ? 2 : 1;
       const int reference_ranks = n_nodes * topology.node.gpus;
-      // The curve as measured on the link that names it at scale 1 (or undo the scale). A
+      // The curve as measured on the link that names it at scale 1 (or undo the scale), on the
+      // NICs per node the curves stand for (NicSet::measured_count). A
       // two-node all-reduce sweep moves 2(N-1)/N / r of the message through each of a node's
       // r NICs (collectives/hierarchical.hpp), while its bus bytes are 2(n-1)/n of it: its bus
       // bandwidth is r x 2(n-1)/n / (2(N-1)/N) times one NIC's.
       const double link_GBps = link_class.bandwidth_GBps * kNominalBusEfficiency /
                                (reference.bandwidth_scale > 0 ? reference.bandwidth_scale : 1);
-      const int nics = network ? topology.node.nics->count : 1;
+      const int nics = network ? topology.node.nics->measured_count() : 1;
       const double bus_over_nic = network ? nics * (2.0 * (reference_ranks - 1) / reference_ranks) /
                                                 (2.0 * (n_nodes - 1) / n_nodes)
                                           : 1.0;

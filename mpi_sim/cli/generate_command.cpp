@@ -14,9 +14,11 @@
 #include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/workload_options.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/device_argument.hpp"
 #include "scenario/dlrm_simulation.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "trace_io/chakra_et.hpp"
@@ -65,6 +67,11 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
   auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
   parallel->gradient_dtype =
       llm::main_gradient_dtype(options.llm.grad_reduce_dtype, *model, "--grad-reduce-dtype");
+  // With a device the traces declare Transformer Engine's cuBLAS workspaces for its
+  // architecture, so `perfsim memory` on them agrees with `memory --llm --device`.
+  if (!options.llm.device_path.empty())
+    parallel->cublas_workspace_bytes =
+        llm::te_cublas_workspace_bytes(read_device_argument(options.llm.device_path).architecture);
   llm::validate(*model, *parallel);
   return {model->name + ", " + describe_layout(*parallel), parallel->world_size(),
           [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
@@ -148,7 +155,8 @@ void add_generate_command(CLI::App& app, CommandRegistry& registry) {
       "Write the per-rank traces of a generated training iteration (--model LLM or --dlrm DLRM) "
       "as PyTorch execution traces (JSON, schema 1.1.0-chakra.0.0.4) or Chakra protobuf traces "
       "(--format chakra). --topology and --device "
-      "are needed only by --dlrm (the sharders' memory cap)");
+      "are needed only by --dlrm (the sharders' memory cap); with --model, --device adds "
+      "Transformer Engine's cuBLAS workspaces for its architecture");
   add_llm_simulate_options(*sub, options->llm);
   add_dlrm_simulate_options(*sub, options->dlrm);
   sub->add_option("-o,--output", options->output_dir,

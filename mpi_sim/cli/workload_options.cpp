@@ -104,6 +104,11 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
                "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "
                "receive just before its step; no effect without interleaving)");
+  sub.add_flag("--p2p-scatter-gather,!--no-p2p-scatter-gather", options.p2p_scatter_gather,
+               "LLM: with TP > 1 and no sequence parallelism each TP rank sends 1/TP of the "
+               "stage-boundary tensor and the receiving stage all-gathers it over TP "
+               "(Megatron-LM 2021-2022's scatter/gather, its default there; Megatron-Core "
+               "dropped it: default off)");
   sub.add_option("--comm-sms", options.comm_sms,
                  "LLM: SMs a NCCL collective holds beside an overlapped GEMM (NCCL channels; "
                  "24 on 8-GPU NVSwitch nodes; 0 = overlap free of contention)")

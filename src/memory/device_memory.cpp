@@ -16,6 +16,7 @@ DeviceMemory device_memory_of(const devices::DeviceSpec& spec, double capacity_o
   if (capacity_bytes > 0)
     device.capacity_bytes = static_cast<Bytes>(std::llround(capacity_bytes));
   device.context_bytes = context_bytes;
+  device.architecture = spec.architecture;
   return device;
 }
 

@@ -27,6 +27,9 @@ struct DeviceMemory {
   std::string name;                     // for reports only
   std::optional<Bytes> capacity_bytes;  // no verdict without it
   Bytes context_bytes = kDefaultContextBytes;
+  // The device file's "architecture" (hopper, ampere, ...): sizes Transformer Engine's cuBLAS
+  // workspaces (generators/llm/llm_te_workspace.hpp); empty: unknown, none counted.
+  std::string architecture;
 };
 
 struct MemoryVerdict {

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
+#include "generators/llm/megatron_fused_softmax.hpp"
 #include "perfsim/dtype.hpp"
 
 namespace perfsim::memory {
@@ -139,7 +141,20 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       break;
   }
   constexpr double kTableDtypeBytes = 2;
-  return bytes * element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+  bytes *= element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+  // Without Megatron's fused kernel the softmax runs in fp32 (megatron_fused_softmax.hpp):
+  // its saved output is fp32 instead of the activation dtype; without dropout the bmm keeps
+  // the cast copy too. Per score: + 4 - e bytes with dropout, + 4 without (e: activation bytes).
+  const double heads_local = a / t;
+  if (parallel.recompute == llm::Recompute::kNone &&
+      model.attention == llm::AttentionKernel::kUnfused &&
+      !llm::megatron_fused_causal_softmax_available(static_cast<std::int64_t>(b * heads_local),
+                                                    static_cast<std::int64_t>(s))) {
+    const double extra_per_score = element_bytes(DType::kFloat32) -
+                                   (model.dropout ? element_bytes(model.activation_dtype()) : 0);
+    bytes += extra_per_score * b * heads_local * s * s;
+  }
+  return bytes;
 }
 
 double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
@@ -322,10 +337,13 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       const double all_gather_bytes = model.fp8() ? 1.0 : bytes;
       memory.userbuffer_bytes = to_bytes(sbh * (6 * all_gather_bytes + 4 * bytes));
     }
+    for (const Bytes workspace : llm::te_cublas_workspaces(
+             model, parallel, llm::te_cublas_workspace_bytes(device.architecture)))
+      memory.workspace_bytes += workspace;
     memory.context_bytes = device.context_bytes;
     memory.total_bytes = memory.parameter_bytes + memory.fp8_weight_bytes + memory.gradient_bytes +
                          memory.optimizer_bytes + memory.activation_bytes +
-                         memory.userbuffer_bytes + memory.context_bytes;
+                         memory.userbuffer_bytes + memory.workspace_bytes + memory.context_bytes;
     estimate.stages.push_back(memory);
   }
   for (std::size_t i = 1; i < estimate.stages.size(); ++i) {
@@ -371,6 +389,8 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
     out << "    activations " << format_bytes(stage.activation_bytes)
         << (stage.userbuffer_bytes > 0 ? ", TE userbuffers " + format_bytes(stage.userbuffer_bytes)
                                        : "")
+        << (stage.workspace_bytes > 0 ? ", cuBLAS workspace " + format_bytes(stage.workspace_bytes)
+                                      : "")
         << ", context " << format_bytes(stage.context_bytes) << ", total "
         << format_bytes(stage.total_bytes) << "\n";
   }

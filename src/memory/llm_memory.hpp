@@ -38,6 +38,12 @@
 // attention; flash attention keeps them on chip,
 // so with AttentionKernel::kFlash it is left out (the selective-recompute rows). Other
 // activation dtypes scale the whole term by dtype_bytes / 2, masks included: an approximation.
+// When Megatron's fused scale-mask-softmax kernel is unavailable for the shape
+// (generators/llm/megatron_fused_softmax.hpp: micro-batch x heads / t not a multiple of 4, keys
+// beyond 4096, ...) PyTorch's softmax runs in fp32 and keeps its fp32 output for the backward:
+// without recomputation that adds 4 - e bytes per score with dropout (the fp32 output replaces
+// the e-byte one) and 4 without (the bmm then also keeps the e-byte cast), e the activation
+// bytes, i.e. 5as/h -> 7as/h and 2as/h -> 6as/h in bf16.
 // Pipeline (Sec. 4.2.3): under 1F1B stage i holds the activations of min(p - i, micro-batches)
 // micro-batches, so the first stage holds p; the interleaved schedule with m virtual stages
 // multiplies that by (1 + (p - 1)/(p m)) (the paper derives it for the first stage; it is
@@ -60,7 +66,9 @@
 // state and activations as with bf16, plus an FP8 copy of every linear-layer weight and its
 // transpose (2 bytes per linear parameter). The FP8 inputs Transformer Engine saves for the
 // backward instead of bf16 ones are not credited (activations are counted in bf16).
-// Not modelled: temporary buffers (communication buckets, workspace), fragmentation; the
+// Transformer Engine's cuBLAS workspaces of the device's architecture (DeviceMemory::architecture;
+// none without a device) are counted as the generator declares them (llm_te_workspace.hpp).
+// Not modelled: temporary buffers (communication buckets), fragmentation; the
 // context constant is added (device_memory.hpp).
 #include <string>
 #include <vector>
@@ -122,6 +130,9 @@ struct StageMemory {
   // Transformer Engine's userbuffers under --tp-comm-overlap: ten of s b / CP x h elements
   // (TE's default ub config), FP8 for the six all-gather overlaps under the FP8 recipe.
   Bytes userbuffer_bytes = 0;
+  // Transformer Engine's cuBLAS workspaces (generators/llm/llm_te_workspace.hpp): 32 MiB on
+  // Hopper, 4 MiB before, x 3 with userbuffers, + 4 for MoE grouped GEMMs; 0 without a device.
+  Bytes workspace_bytes = 0;
   Bytes context_bytes = 0;
   Bytes total_bytes = 0;
 };

@@ -50,6 +50,7 @@ nlohmann::ordered_json llm_memory_json(const generators::llm::TransformerConfig&
                              {"optimizer_bytes", stage.optimizer_bytes},
                              {"activation_bytes", stage.activation_bytes},
                              {"userbuffer_bytes", stage.userbuffer_bytes},
+                             {"workspace_bytes", stage.workspace_bytes},
                              {"context_bytes", stage.context_bytes},
                              {"total_bytes", stage.total_bytes}});
   return doc;
@@ -58,12 +59,13 @@ nlohmann::ordered_json llm_memory_json(const generators::llm::TransformerConfig&
 std::string llm_memory_csv(const LlmMemoryEstimate& estimate, const DeviceMemory& device) {
   std::ostringstream out;
   out << "stage,layers,parameter_bytes,fp8_weight_bytes,gradient_bytes,optimizer_bytes,"
-         "activation_bytes,userbuffer_bytes,context_bytes,total_bytes,capacity_bytes\n";
+         "activation_bytes,userbuffer_bytes,workspace_bytes,context_bytes,total_bytes,capacity_"
+         "bytes\n";
   for (const StageMemory& stage : estimate.stages)
     out << stage.stage << ',' << stage.layers << ',' << stage.parameter_bytes << ','
         << stage.fp8_weight_bytes << ',' << stage.gradient_bytes << ',' << stage.optimizer_bytes
         << ',' << stage.activation_bytes << ',' << stage.userbuffer_bytes << ','
-        << stage.context_bytes << ',' << stage.total_bytes << ','
+        << stage.workspace_bytes << ',' << stage.context_bytes << ',' << stage.total_bytes << ','
         << (device.capacity_bytes ? std::to_string(*device.capacity_bytes) : std::string()) << '\n';
   return out.str();
 }

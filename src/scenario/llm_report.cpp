@@ -38,11 +38,16 @@ std::string gradient_reduction_text(const llm::ParallelConfig& parallel) {
 std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
   if (parallel.pp == 1)
     return "";
+  const std::string scattered =
+      parallel.p2p_scatter_gather && parallel.tp > 1 && !parallel.sequence_parallel
+          ? ", 1/TP per rank all-gathered by the receiver (scatter/gather)"
+          : "";
   if (parallel.virtual_stages == 1)
-    return "; pipeline p2p batched and synchronized";
-  return parallel.overlap_p2p_comm
-             ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
-             : "; pipeline p2p not overlapped (each receive just before its step)";
+    return "; pipeline p2p batched and synchronized" + scattered;
+  return (parallel.overlap_p2p_comm
+              ? "; pipeline p2p overlapped (overlap_p2p_comm: receives posted one step ahead)"
+              : "; pipeline p2p batched and synchronized after each step (no overlap_p2p_comm)") +
+         scattered;
 }
 
 std::string overlaps_line(const llm::ParallelConfig& parallel) {
@@ -84,10 +89,10 @@ report::MemoryFigures memory_figures(const LlmReportContext& context) {
   figures.device = context.device_name;
   figures.capacity_bytes = context.device_memory.capacity_bytes;
   for (const memory::StageMemory& stage : estimate.stages)
-    figures.stages.push_back(
-        {stage.stage, stage.total_bytes, stage.parameter_bytes, stage.gradient_bytes,
-         stage.optimizer_bytes, stage.activation_bytes,
-         stage.fp8_weight_bytes + stage.userbuffer_bytes + stage.context_bytes});
+    figures.stages.push_back({stage.stage, stage.total_bytes, stage.parameter_bytes,
+                              stage.gradient_bytes, stage.optimizer_bytes, stage.activation_bytes,
+                              stage.fp8_weight_bytes + stage.userbuffer_bytes +
+                                  stage.workspace_bytes + stage.context_bytes});
   figures.worst_stage = estimate.worst().stage;
   figures.fits = !estimate.verdict.known || estimate.verdict.fits;
   figures.margin_bytes = static_cast<double>(estimate.verdict.margin_bytes);

@@ -173,6 +173,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.comm_sms = options.comm_sms;
   parallel.tp_comm_overlap = options.tp_comm_overlap;
   parallel.overlap_p2p_comm = options.overlap_p2p_comm;
+  parallel.p2p_scatter_gather = options.p2p_scatter_gather;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
   parallel.batch_load_sync = options.get_batch_sync;

@@ -81,6 +81,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.dp = row.dp;
   parallel.cp = row.cp;
   parallel.ep = row.ep;
+  parallel.etp = row.etp;
   if (!row.order.empty())
     parallel.order = llm::parse_rank_order(row.order, table + " line " + std::to_string(row.line));
   parallel.virtual_stages = row.virtual_stages;
@@ -100,6 +101,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.overlap_param_gather = row.overlap_param_gather.value_or(parallel.overlap_param_gather);
   parallel.tp_comm_overlap = row.tp_comm_overlap.value_or(parallel.tp_comm_overlap);
   parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
+  parallel.p2p_scatter_gather = row.p2p_scatter_gather.value_or(parallel.p2p_scatter_gather);
   parallel.batch_load_sync = row.get_batch_sync;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
   const int per_node = scenario.topology.node.gpus;
@@ -114,6 +116,9 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   scenario.device_json = io::read_file_decompressed(device.file);
   scenario.device_source = device.file;
   scenario.assets_path = assets_path;
+  // Before anything derives groups from the layout (an ETP x EP that does not tile the ranks
+  // would divide by zero there).
+  llm::validate(scenario.model, scenario.parallel);
   scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;
 }
@@ -302,6 +307,11 @@ void finish(RunValidationReport& report) {
 }
 
 }  // namespace
+
+LlmScenario scenario_of_run(const RunRow& row, const std::string& table,
+                            const std::string& assets_path) {
+  return scenario_of(row, table, assets_path);
+}
 
 double narayanan_model_flops(const llm::TransformerConfig& model, int global_batch) {
   return 4.0 * model.layers * llm::layer_forward_flops(model, global_batch) +

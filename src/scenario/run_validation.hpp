@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
+#include "scenario/llm_simulation.hpp"
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_statistics.hpp"
 #include "validation/run_table.hpp"
@@ -56,6 +57,11 @@ struct RunValidationReport {
 
 RunValidationReport validate_runs(const validation::RunTable& table,
                                   const RunValidationRequest& request);
+
+// The generated-LLM scenario a row describes (model, layout with the row's switches, topology
+// resized to its nodes, device); throws InputError naming `table` and the row's line.
+LlmScenario scenario_of_run(const validation::RunRow& row, const std::string& table,
+                            const std::string& assets_path = "");
 
 // Fits the calibration on every simulated row of the table (in-sample by definition).
 validation::EndToEndCalibration fit_calibration_on(const validation::RunTable& table,

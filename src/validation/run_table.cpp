@@ -31,6 +31,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "dp",
                                            "cp",
                                            "ep",
+                                           "etp",
                                            "order",
                                            "virtual_stages",
                                            "micro_batch",
@@ -43,6 +44,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "overlap_param_gather",
                                            "tp_comm_overlap",
                                            "overlap_p2p_comm",
+                                           "p2p_scatter_gather",
                                            "get_batch_sync",
                                            "device",
                                            "topology",
@@ -140,6 +142,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.integer("dp", row.dp, 1);
   read.integer("cp", row.cp, 1);
   read.integer("ep", row.ep, 1);
+  read.integer("etp", row.etp, 1);
   row.order = read.text("order");
   read.integer("virtual_stages", row.virtual_stages, 1);
   read.integer("micro_batch", row.micro_batch, 1);
@@ -152,6 +155,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("overlap_param_gather", row.overlap_param_gather);
   read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
+  read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
   read.flag("get_batch_sync", row.get_batch_sync);
   row.device = read.text("device");
   row.topology = read.text("topology");

@@ -25,6 +25,7 @@ struct RunRow {
   std::optional<bool> gated_ffn;
   int gpus = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, virtual_stages = 1;
+  int etp = 0;        // expert tensor parallel size (MoE); 0 (empty cell): TP, Megatron's default
   std::string order;  // Megatron-Core's rank order (tp-cp-ep-pp-dp, ...); empty: the default
   int micro_batch = 0, global_batch = 0;
   std::string recompute = "none";
@@ -37,6 +38,7 @@ struct RunRow {
   std::optional<bool> overlap_param_gather;
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> overlap_p2p_comm;
+  std::optional<bool> p2p_scatter_gather;  // Megatron-LM's stage-boundary scatter/gather
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;

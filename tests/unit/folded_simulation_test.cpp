@@ -106,6 +106,21 @@ TEST(FoldedSimulation, ExpertTensorParallelAndRouterOverTensorTimesContext) {
   expect_fold_exact(scenario);
 }
 
+TEST(FoldedSimulation, PipelineScatterGather) {
+  // Megatron-LM's p2p scatter/gather: the stage boundary's TP all-gather is a role of the
+  // stage template too. 1F1B, and interleaved over 3 stages (the last feeds stage 0).
+  llm::ParallelConfig parallel = tp_pp_dp(2, 2, 2);
+  parallel.p2p_scatter_gather = true;
+  expect_fold_exact(parallel);
+  llm::ParallelConfig interleaved = tp_pp_dp(2, 3, 1);
+  interleaved.virtual_stages = 2;
+  interleaved.p2p_scatter_gather = true;
+  expect_fold_exact(interleaved);
+  // Without overlap_p2p_comm: Megatron's batched exchanges, each followed by a synchronize.
+  interleaved.overlap_p2p_comm = false;
+  expect_fold_exact(interleaved);
+}
+
 TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrderRepresentatives) {
   // Order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping): rank = tp + 2 (pp + 2 dp), so node 0
   // holds both stages of replicas 0 and 1 and every DP group {r, r + 4, r + 8, r + 12}

@@ -19,7 +19,8 @@
 //   FFN-wide gradients (FC2's data gradient and the GeLU's) of one backward, plus the FP8 E5M2
 //   cast and transpose of a gradient, plus the recomputed forward of one layer (full recompute)
 //   or its s x s softmax output (selective), plus ZeRO-3's two gathered layers (one in use, one
-//   prefetched). The bound is derived from those shapes, not from the replay.
+//   prefetched), plus two fp32 s x s score gradients when the fp32 softmax fallback runs. The
+//   bound is derived from those shapes, not from the replay.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,8 @@
 
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
+#include "generators/llm/megatron_fused_softmax.hpp"
 #include "memory/llm_memory.hpp"
 #include "memory/trace_memory.hpp"
 
@@ -90,8 +93,8 @@ struct Measured {
   StageMemory closed;
 };
 
-Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
-  const DeviceMemory device;
+Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
+                 const DeviceMemory& device = {}) {
   const Trace trace = llm::generate_llm_stage_template(model, parallel, 0).trace;
   Measured measured;
   measured.report = trace_memory_report(trace, device);
@@ -136,6 +139,13 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
         static_cast<double>(shapes.heads_local) * shapes.seq * shapes.seq * shapes.batch * bytes;
   if (parallel.zero_stage == 3)
     bound += 2 * static_cast<double>(shapes.layer_parameters()) * bytes;
+  // PyTorch's fp32 softmax backward (no fused kernel): each of its ops reads one fp32 gradient
+  // of the scores and writes another.
+  const std::int64_t attention_batches = shapes.batch * shapes.heads_local;
+  if (model.attention == llm::AttentionKernel::kUnfused &&
+      !llm::megatron_fused_causal_softmax_available(attention_batches, shapes.seq))
+    bound += 2.0 * static_cast<double>(attention_batches * shapes.seq * shapes.seq) *
+             element_bytes(DType::kFloat32);
   return bound;
 }
 
@@ -254,6 +264,15 @@ TEST(LlmMemoryAgreement, ContextParallelHalvesActivations) {
   const Measured without = measure(small_gpt(), pp2_dp2());
   const Measured with = measure(small_gpt(), parallel);
   EXPECT_EQ(2 * with.activations_entering_backward, without.activations_entering_backward);
+}
+
+TEST(LlmMemoryAgreement, P2pScatterGatherKeepsTheGatheredTensorOnly) {
+  // Megatron-LM's scatter/gather: stage 0 receives 1/TP of each gradient and all-gathers it;
+  // the received slice dies in the all-gather, so the closed form's terms hold unchanged.
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  parallel.p2p_scatter_gather = true;
+  expect_agreement(small_gpt(), parallel);
 }
 
 TEST(LlmMemoryAgreement, TensorAndSequenceParallel) {
@@ -378,6 +397,70 @@ TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {
   expect_agreement(unfused, pp2_dp2());
   parallel.recompute = llm::Recompute::kSelective;
   expect_agreement(unfused, parallel);
+}
+
+TEST(LlmMemoryAgreement, Fp32SoftmaxFallbackKeepsItsFp32Output) {
+  // TP 2: micro-batch 1 x 4 heads / 2 = 2 attention batches, not a multiple of 4, so Megatron's
+  // fused kernel is unavailable and PyTorch's fp32 softmax runs (megatron_fused_softmax.hpp).
+  llm::TransformerConfig unfused = small_gpt();
+  unfused.attention = llm::AttentionKernel::kUnfused;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.tp = 2;
+  ASSERT_FALSE(llm::megatron_fused_causal_softmax_available(2, unfused.seq_len));
+  for (bool dropout : {false, true}) {
+    unfused.dropout = dropout;
+    if (!dropout)  // the generated trace has no mask tensors to replay (src/memory/README.md)
+      expect_agreement(unfused, parallel);
+    // Hand count per layer and micro-batch (s 512, b 1, h 256, a 4, t 2, bf16): Table 2's
+    // sbh (10 + 24/t + 5as/(ht)) with dropout, sbh (8 + 24/t + 2as/(ht)) without, plus 2 or 4
+    // bytes per score for b a / t = 2 attention batches of s x s.
+    const double sbh = 512.0 * 256, scores = 2 * 512.0 * 512;
+    const double expected =
+        dropout ? sbh * (10 + 12 + 20) + 2 * scores : sbh * (8 + 12 + 8) + 4 * scores;
+    EXPECT_DOUBLE_EQ(activation_bytes_per_layer(unfused, parallel), expected);
+  }
+}
+
+TEST(LlmMemoryAgreement, TransformerEngineCublasWorkspaces) {
+  // The generator declares TE's workspaces for the per-stream size it is given; the closed form
+  // sizes them from the device's architecture. Each side against the run without them.
+  struct Case {
+    const char* architecture;
+    llm::TransformerConfig model;
+    bool userbuffers;
+    Bytes expected;  // TE's get_workspace (x 3 with userbuffers) + 4 grouped-GEMM workspaces
+  };
+  constexpr Bytes kMiB = 1024 * 1024;
+  const Case cases[] = {{"hopper", small_gpt(), false, 32 * kMiB},
+                        {"ampere", small_gpt(), false, 4 * kMiB},
+                        {"hopper", small_gpt(), true, 3 * 32 * kMiB},
+                        {"hopper", small_moe(), false, 32 * kMiB + 4 * 32 * kMiB}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.architecture) + (c.userbuffers ? " userbuffers" : "") +
+                 (c.model.is_moe() ? " moe" : ""));
+    llm::ParallelConfig parallel = pp2_dp2();
+    if (c.userbuffers) {
+      parallel.tp = 2;
+      parallel.sequence_parallel = true;
+      parallel.tp_comm_overlap = true;
+    }
+    if (c.model.is_moe())
+      parallel.ep = 2;
+    const Measured without = measure(c.model, parallel);
+    DeviceMemory device;
+    device.architecture = c.architecture;
+    parallel.cublas_workspace_bytes = llm::te_cublas_workspace_bytes(c.architecture);
+    const Measured with = measure(c.model, parallel, device);
+    EXPECT_EQ(with.closed.workspace_bytes, c.expected);
+    EXPECT_EQ(without.closed.workspace_bytes, 0);
+    EXPECT_EQ(with.closed.total_bytes - without.closed.total_bytes, c.expected);
+    EXPECT_EQ(with.report.live_at_peak[MemoryCategory::kWorkspace] -
+                  without.report.live_at_peak[MemoryCategory::kWorkspace],
+              c.expected);
+    // Everything else the replay holds at its peak is unchanged.
+    EXPECT_EQ(with.report.live_at_peak[MemoryCategory::kActivations],
+              without.report.live_at_peak[MemoryCategory::kActivations]);
+  }
 }
 
 TEST(LlmMemoryAgreement, UnevenSplitFirstStageHoldsItsOwnLayers) {

@@ -265,7 +265,7 @@ TEST(TpCommOverlapSimulation, ExposedTensorParallelTimeDropsWithinBounds) {
   EXPECT_GE(ub.compute_busy_us, plain.compute_busy_us);
 }
 
-TEST(OverlapP2pSimulation, InterleavedExposedPipelineTransferDrops) {
+TEST(OverlapP2pSimulation, InterleavedOverlapBeatsBatchedExchanges) {
   // PP 4 x 2 virtual stages on one DGX A100, 8 micro-batches.
   TransformerConfig model = test_support::small_gpt(8, 2048, 8);
   ParallelConfig parallel{.tp = 1, .pp = 4, .dp = 1, .virtual_stages = 2};
@@ -276,8 +276,10 @@ TEST(OverlapP2pSimulation, InterleavedExposedPipelineTransferDrops) {
   std::printf("PP 4 x 2 chunks: iteration %.1f -> %.1f us, exposed p2p %.1f -> %.1f us\n",
               blocking.iteration_us, overlapped.iteration_us, blocking.exposed_p2p_us,
               overlapped.exposed_p2p_us);
-  EXPECT_LT(overlapped.exposed_p2p_us, blocking.exposed_p2p_us);
-  EXPECT_LE(overlapped.iteration_us, blocking.iteration_us);
+  // Without overlap_p2p_comm Megatron batches each exchange and synchronizes after it
+  // (batched_interleaved_schedule): the receives are posted after the step, so the wait shows
+  // as the host's synchronize (bubble), not as exposed transfer; the iteration is longer.
+  EXPECT_LT(overlapped.iteration_us, blocking.iteration_us);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ TEST(MemoryReportJson, LlmStagesCarryTheEstimate) {
   DeviceMemory device;
   device.name = "test GPU";
   device.capacity_bytes = 40'000'000'000;
+  device.architecture = "hopper";  // 32 MiB of cuBLAS workspace
   const LlmMemoryEstimate estimate = estimate_llm_memory(c.model, c.parallel, device);
   const auto doc = llm_memory_json(c.model, c.parallel, estimate, device);
   EXPECT_EQ(doc["schema"], "perfsim-memory/1");
@@ -47,9 +48,11 @@ TEST(MemoryReportJson, LlmStagesCarryTheEstimate) {
     EXPECT_EQ(stage["parameter_bytes"].get<Bytes>() + stage["fp8_weight_bytes"].get<Bytes>() +
                   stage["gradient_bytes"].get<Bytes>() + stage["optimizer_bytes"].get<Bytes>() +
                   stage["activation_bytes"].get<Bytes>() + stage["userbuffer_bytes"].get<Bytes>() +
-                  stage["context_bytes"].get<Bytes>(),
+                  stage["workspace_bytes"].get<Bytes>() + stage["context_bytes"].get<Bytes>(),
               stage["total_bytes"].get<Bytes>())
         << "stage " << i << ": the components must add up to the total";
+    // Transformer Engine's one cuBLAS workspace on Hopper (no userbuffers, no experts).
+    EXPECT_EQ(stage["workspace_bytes"].get<Bytes>(), 33'554'432);
   }
   EXPECT_EQ(doc["worst_stage"].get<std::size_t>(), estimate.worst_stage);
   EXPECT_EQ(doc["device"]["fits"].get<bool>(), estimate.verdict.fits);

@@ -119,6 +119,19 @@ struct ParallelConfig {
   // Megatron-LM's default (--no-overlap-p2p-communication turns it off); it applies only with
   // virtual_stages > 1, as Megatron turns it off for the non-interleaved schedule.
   bool overlap_p2p_comm = true;
+  // Megatron-LM's scatter/gather optimization of the stage-boundary tensor (Narayanan et al.
+  // 2021, Sec. 4.1; megatron/p2p_communication.py, on by default there,
+  // --no-scatter-gather-tensors-in-pipeline turns it off): with TP > 1 and without sequence
+  // parallelism every TP rank holds the whole [s, b, h] tensor, so each sends only its 1/TP
+  // slice and the receiving stage all-gathers the slices over its TP group, forward and
+  // backward. Megatron-LM skips it with sequence parallelism (the tensor is already split) and
+  // when TP does not divide the tensor; Megatron-Core's p2p_communication (2023 on) dropped
+  // it, hence off here (Megatron-Core's default).
+  bool p2p_scatter_gather = false;
+  // Transformer Engine's cuBLAS workspace per GEMM stream the generated trace declares
+  // (llm_te_workspace.hpp: 32 MiB on Hopper, 4 MiB before; te_cublas_workspace_bytes of the
+  // device); 0: not declared. Memory only (declarations are not simulated).
+  Bytes cublas_workspace_bytes = 0;
   // FP8 with SP: the inputs of the column-parallel linear layers are cast to FP8 before their
   // all-gather (half the bytes), forward and for the weight gradient (Transformer Engine's FP8
   // all-gather). Off: gathered in bf16 and cast after.
@@ -143,8 +156,9 @@ struct ParallelConfig {
   bool account_for_loss = false;
   // Megatron-LM's 1F1B schedule batches each stage-boundary exchange (batch_p2p_comm) and then
   // calls torch.cuda.synchronize() (batch_p2p_sync, on by default): the host cannot run ahead
-  // of the GPU across a pipeline transfer. The interleaved schedule overlaps its transfers
-  // instead (overlap_p2p_comm) and does not synchronize.
+  // of the GPU across a pipeline transfer. The interleaved schedule does the same without
+  // overlap_p2p_comm (batched_interleaved_schedule); with it, it overlaps its transfers
+  // instead and does not synchronize.
   bool pipeline_p2p_sync = true;
   // get_batch on the first and last stages. Megatron-LM before 2024 and Megatron-DeepSpeed
   // (tensor_parallel.broadcast_data) copy the batch's sizes to the host before broadcasting the

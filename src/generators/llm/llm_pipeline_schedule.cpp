@@ -100,6 +100,99 @@ std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks
   return steps;
 }
 
+std::vector<PipelineStep> batched_interleaved_schedule(int stage, int stages, int chunks,
+                                                       int micro_batches) {
+  const int total = micro_batches * chunks;
+  const int group = stages * chunks;
+  const bool first_stage = stage == 0, last_stage = stage == stages - 1;
+  auto micro_batch_of = [&](int k) { return (k / group) * stages + k % stages; };
+  // Megatron's get_model_chunk_id, also for the negative steps its last stage asks about
+  // (Python's modulo).
+  auto forward_chunk = [&](int k) { return (((k % group) + group) % group) / stages; };
+  auto backward_chunk = [&](int k) { return chunks - 1 - forward_chunk(k); };
+  // The micro-batches of each chunk's forwards (backwards) in the order the rank runs them, and
+  // how many received tensors each chunk's queue has handed out.
+  std::vector<std::vector<int>> forwards_of(static_cast<std::size_t>(chunks)),
+      backwards_of(static_cast<std::size_t>(chunks));
+  for (int k = 0; k < total; ++k) {
+    forwards_of[static_cast<std::size_t>(forward_chunk(k))].push_back(micro_batch_of(k));
+    backwards_of[static_cast<std::size_t>(backward_chunk(k))].push_back(micro_batch_of(k));
+  }
+  std::vector<std::size_t> forward_received(static_cast<std::size_t>(chunks), 0),
+      backward_received(static_cast<std::size_t>(chunks), 0);
+  std::vector<PipelineStep> steps;
+  auto receive_forward = [&](int chunk) {
+    const auto c = static_cast<std::size_t>(chunk);
+    steps.push_back(
+        {PipelineAction::kRecvForward, forwards_of[c].at(forward_received[c]++), chunk});
+  };
+  auto receive_backward = [&](int chunk) {
+    const auto c = static_cast<std::size_t>(chunk);
+    steps.push_back(
+        {PipelineAction::kRecvBackward, backwards_of[c].at(backward_received[c]++), chunk});
+  };
+  auto forward = [&](int k) {
+    steps.push_back({PipelineAction::kForward, micro_batch_of(k), forward_chunk(k)});
+  };
+  auto backward = [&](int k) {
+    steps.push_back({PipelineAction::kBackward, micro_batch_of(k), backward_chunk(k)});
+  };
+  auto send_forward = [&](int k) {  // not from the last virtual stage
+    if (!(last_stage && forward_chunk(k) == chunks - 1))
+      steps.push_back({PipelineAction::kSendForward, micro_batch_of(k), forward_chunk(k)});
+  };
+  auto send_backward = [&](int k) {  // not from the first virtual stage
+    if (!(first_stage && backward_chunk(k) == 0))
+      steps.push_back({PipelineAction::kSendBackward, micro_batch_of(k), backward_chunk(k)});
+  };
+  const int warmup = std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
+  const int remaining = total - warmup;
+  if (!first_stage)
+    receive_forward(0);
+  for (int k = 0; k < warmup; ++k) {
+    forward(k);
+    send_forward(k);
+    const int next_chunk = forward_chunk(k + 1);
+    if (k + 1 < total && !(first_stage && next_chunk == 0))
+      receive_forward(next_chunk);
+    if (k == warmup - 1 && remaining > 0 && !last_stage)
+      receive_backward(backward_chunk(0));
+  }
+  for (int i = 0; i < remaining; ++i) {
+    const int forward_k = warmup + i;
+    forward(forward_k);
+    backward(i);
+    send_forward(forward_k);
+    send_backward(i);
+    if (i + 1 < remaining) {
+      if (first_stage) {  // what the last stage sends in this exchange, P - 1 steps behind
+        const int chunk = forward_chunk(forward_k - (stages - 1));
+        if (chunk != chunks - 1)
+          receive_forward(chunk + 1);
+      } else {
+        receive_forward(forward_chunk(forward_k + 1));
+      }
+    }
+    if (last_stage) {  // what the first stage sends, P - 1 steps behind
+      const int chunk = backward_chunk(i - (stages - 1));
+      if (chunk != 0)
+        receive_backward(chunk - 1);
+    } else {
+      receive_backward(backward_chunk(i + 1));
+    }
+  }
+  if (remaining == 0 && !last_stage)
+    receive_backward(backward_chunk(0));
+  for (int k = remaining; k < total; ++k) {
+    backward(k);
+    send_backward(k);
+    const int next_chunk = backward_chunk(k + 1);
+    if (k + 1 < total && !(last_stage && next_chunk == chunks - 1))
+      receive_backward(next_chunk);
+  }
+  return steps;
+}
+
 std::vector<PipelineStep> receives_one_step_ahead(const std::vector<PipelineStep>& steps) {
   std::vector<PipelineStep> out;
   out.reserve(steps.size());

@@ -38,6 +38,21 @@ std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_
 std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
                                                int micro_batches);
 
+// Megatron-LM's interleaved schedule without overlap_p2p_comm (batch_p2p_comm; Megatron-LM 2021
+// always): after each compute step one batched exchange (batch_isend_irecv, then
+// torch.cuda.synchronize) sends what the step produced and receives what the next steps read.
+// Warm-up: forward k, then {send forward k, receive the next forward's input}; the last warm-up
+// exchange also receives the first backward's gradient. Steady: forward, backward, then
+// {send both, receive the next forward's input and the next backward's gradient}. Cool-down:
+// backward k, then {send it, receive the next backward's gradient}. Which receives a batch
+// holds follows Megatron's recv_prev / recv_next (the first stage is P - 1 steps ahead of the
+// last, so the wrap-around pair exchanges in the same batch); each received tensor is labelled
+// with the step that reads it (Megatron's per-chunk queues: the n-th tensor received for chunk
+// c feeds chunk c's n-th forward or backward). The transfers of one exchange are consecutive
+// steps, the compute steps separate exchanges. Same warm-up as interleaved_schedule.
+std::vector<PipelineStep> batched_interleaved_schedule(int stage, int stages, int chunks,
+                                                       int micro_batches);
+
 // Megatron-LM's overlap_p2p_comm (interleaved schedule): the receive for the next forward is
 // posted right after the previous forward (with its send), the receive for the next backward
 // right after the previous backward, so each runs beside the compute step between them instead

@@ -8,6 +8,7 @@
 #include "generators/llm/llm_pipeline_schedule.hpp"
 #include "generators/llm/llm_pipeline_split.hpp"
 #include "generators/llm/llm_rank_roles.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "generators/llm/llm_userbuffers.hpp"
 #include "kernels/comm_hbm_traffic.hpp"
@@ -129,6 +130,13 @@ class StageGenerator {
     for (const Userbuffer& buffer : userbuffers(model_, parallel_))
       buffers.push_back(builder_.tensor({buffer.rows, buffer.hidden}, buffer.dtype));
     builder_.declare_persistent("communication buffers", std::move(buffers));
+    // Transformer Engine's cuBLAS workspaces, allocated once per process (llm_te_workspace.hpp).
+    std::vector<TensorRef> workspaces;
+    for (const Bytes bytes :
+         te_cublas_workspaces(model_, parallel_, parallel_.cublas_workspace_bytes))
+      workspaces.push_back(builder_.tensor({bytes}, DType::kUInt8));
+    if (!workspaces.empty())
+      builder_.declare_persistent("workspace", std::move(workspaces));
   }
 
   bool first_stage() const { return roles_.stage == 0; }
@@ -141,8 +149,37 @@ class StageGenerator {
   // Neighbours in the pipeline ring: the last stage's chunk c feeds stage 0's chunk c + 1.
   int previous_rank() const { return roles_.pipeline_previous; }
   int next_rank() const { return roles_.pipeline_next; }
+  // What crosses a stage boundary: the [seq_local, b, h] activation (its gradient backward),
+  // or with Megatron-LM's scatter/gather (ParallelConfig::p2p_scatter_gather) this TP rank's
+  // 1/TP slice of it, all-gathered over the TP group by the receiver before use.
+  std::int64_t boundary_elements() const {
+    return shapes_.seq_local * shapes_.batch * shapes_.hidden;
+  }
+  bool scatters_boundary() const {
+    return parallel_.p2p_scatter_gather && parallel_.tp > 1 && !shapes_.sequence_parallel &&
+           boundary_elements() % parallel_.tp == 0;
+  }
   TensorRef stage_boundary_tensor() {
+    if (scatters_boundary())
+      return builder_.tensor({boundary_elements() / parallel_.tp});
     return builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
+  }
+  // The part of `full` this rank sends (split_tensor_into_1d_equal_chunks: a view, no copy).
+  TensorRef boundary_to_send(const TensorRef& full) const {
+    if (!scatters_boundary())
+      return full;
+    return RankTraceBuilder::view(full, {boundary_elements() / parallel_.tp});
+  }
+  // The received tensor as the step reads it (gather_split_1d_tensor: an all-gather into a
+  // new [seq_local, b, h] tensor).
+  TensorRef gather_boundary(const TensorRef& received) {
+    if (!scatters_boundary())
+      return received;
+    TensorRef full = builder_.tensor({shapes_.seq_local, shapes_.batch, shapes_.hidden});
+    builder_.communicate(
+        {CollectiveKind::kAllGather, roles_.tp_group, parallel_.tp, -1, kTensorParallelStream},
+        received, full);
+    return full;
   }
 
   TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
@@ -652,18 +689,21 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   const int micro_batches = micro_batches_per_iteration(model, parallel);
   std::map<int, TensorRef> received_activations, received_gradients, outputs, input_gradients;
   // Megatron turns overlap_p2p_comm off for the non-interleaved schedule. Without it the
-  // interleaved schedule's receives stay just before the step that reads them; Megatron's
-  // batched exchange of both directions and its synchronize are not modelled there (this step
-  // order would deadlock on them).
+  // interleaved schedule exchanges in Megatron's batches, each followed by a synchronize
+  // (batched_interleaved_schedule).
   const bool overlap_p2p = parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
+  const bool batched_interleaved = !parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
   std::vector<PipelineStep> steps =
-      parallel.virtual_stages > 1
-          ? interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches)
-          : one_f_one_b_schedule(stage_index, parallel.pp, micro_batches);
+      parallel.virtual_stages == 1 ? one_f_one_b_schedule(stage_index, parallel.pp, micro_batches)
+      : batched_interleaved
+          ? batched_interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages,
+                                         micro_batches)
+          : interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches);
   if (overlap_p2p)
     steps = receives_one_step_ahead(steps);
   stage.gather_parameters_for_forward();
-  const bool synchronize_p2p = parallel.pipeline_p2p_sync && parallel.virtual_stages == 1;
+  const bool synchronize_p2p =
+      parallel.pipeline_p2p_sync && (parallel.virtual_stages == 1 || batched_interleaved);
   for (std::size_t position = 0; position < steps.size(); ++position) {
     const PipelineStep& step = steps[position];
     const int mb = step.chunk * micro_batches + step.micro_batch;  // key per chunk and batch
@@ -679,14 +719,15 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
       case PipelineAction::kForward: {
         std::optional<TensorRef> input;
         if (auto it = received_activations.find(mb); it != received_activations.end())
-          input = it->second;
+          input = stage.gather_boundary(it->second);
         outputs[mb] = stage.forward(step.chunk, step.micro_batch, input);
         received_activations.erase(mb);
         break;
       }
       case PipelineAction::kSendForward:
         builder.communicate({CollectiveKind::kSend, "", 2, stage.next_rank(), kSendNextStream},
-                            outputs.at(mb), outputs.at(mb));
+                            stage.boundary_to_send(outputs.at(mb)),
+                            stage.boundary_to_send(outputs.at(mb)));
         outputs.erase(mb);
         break;
       case PipelineAction::kRecvBackward: {
@@ -699,14 +740,15 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
       case PipelineAction::kBackward: {
         std::optional<TensorRef> grad;
         if (auto it = received_gradients.find(mb); it != received_gradients.end())
-          grad = it->second;
+          grad = stage.gather_boundary(it->second);
         input_gradients[mb] = stage.backward(step.chunk, step.micro_batch, grad);
         received_gradients.erase(mb);
         break;
       }
       case PipelineAction::kSendBackward:
         builder.communicate({CollectiveKind::kSend, "", 2, stage.previous_rank(), kSendPrevStream},
-                            input_gradients.at(mb), input_gradients.at(mb));
+                            stage.boundary_to_send(input_gradients.at(mb)),
+                            stage.boundary_to_send(input_gradients.at(mb)));
         input_gradients.erase(mb);
         break;
     }

@@ -30,8 +30,8 @@ namespace {
 namespace llm = generators::llm;
 
 struct GenerateOptions {
-  LlmSimulateOptions llm;
-  DlrmSimulateOptions dlrm;
+  scenario::LlmSimulateOptions llm;
+  scenario::DlrmSimulateOptions dlrm;
   std::string output_dir = "perfsim-traces";
   std::string format = "json";  // json (PyTorch ET) or chakra (protobuf .et)
   std::vector<int> ranks;       // empty: all
@@ -53,7 +53,8 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
                      "give exactly one workload: --model (LLM) or --dlrm (DLRM)");
   }
   if (options.dlrm.requested()) {
-    auto scenario = std::make_shared<DlrmScenario>(read_dlrm_scenario(options.dlrm, options.llm));
+    auto scenario = std::make_shared<scenario::DlrmScenario>(
+        scenario::read_dlrm_scenario(options.dlrm, options.llm));
     return {"DLRM " + scenario->config.name + ", " + std::to_string(scenario->config.ranks) +
                 " ranks, sharder " + options.dlrm.sharder,
             scenario->config.ranks, [scenario](int rank) {
@@ -64,16 +65,17 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
       llm::load_transformer_config(options.llm.model_path));
   if (!options.llm.dtype.empty())
     model->dtype = llm::parse_training_dtype(options.llm.dtype, "--dtype", "");
-  auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
+  auto parallel =
+      std::make_shared<llm::ParallelConfig>(scenario::parallel_config_from(options.llm));
   parallel->gradient_dtype =
       llm::main_gradient_dtype(options.llm.grad_reduce_dtype, *model, "--grad-reduce-dtype");
   // With a device the traces declare Transformer Engine's cuBLAS workspaces for its
   // architecture, so `perfsim memory` on them agrees with `memory --llm --device`.
   if (!options.llm.device_path.empty())
-    parallel->cublas_workspace_bytes =
-        llm::te_cublas_workspace_bytes(read_device_argument(options.llm.device_path).architecture);
+    parallel->cublas_workspace_bytes = llm::te_cublas_workspace_bytes(
+        scenario::read_device_argument(options.llm.device_path).architecture);
   llm::validate(*model, *parallel);
-  return {model->name + ", " + describe_layout(*parallel), parallel->world_size(),
+  return {model->name + ", " + scenario::describe_layout(*parallel), parallel->world_size(),
           [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
 }
 

@@ -64,8 +64,8 @@ memory::DeviceMemory device_memory(const MemoryOptions& options) {
   const Bytes context = static_cast<Bytes>(std::llround(options.context_MiB * 1024 * 1024));
   memory::DeviceMemory device;
   if (!options.device.empty())
-    device = memory::device_memory_of(read_device_argument(options.device), options.capacity_GB,
-                                      context);
+    device = memory::device_memory_of(scenario::read_device_argument(options.device),
+                                      options.capacity_GB, context);
   else if (options.capacity_GB > 0)
     device.capacity_bytes = static_cast<Bytes>(std::llround(options.capacity_GB * kBytesPerGB));
   device.context_bytes = context;

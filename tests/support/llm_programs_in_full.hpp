@@ -12,8 +12,8 @@
 namespace perfsim::test_support {
 
 // `priced` supplies the duration sources (load_llm_inputs of the same scenario).
-inline std::vector<engine::RankProgram> llm_programs_in_full(const cli::LlmScenario& scenario,
-                                                             const cli::SimulationInputs& priced) {
+inline std::vector<engine::RankProgram> llm_programs_in_full(
+    const scenario::LlmScenario& scenario, const scenario::SimulationInputs& priced) {
   const engine::ProgramSources sources{priced.kernel_source.get(), priced.comm_source.get(), {}};
   std::vector<engine::RankProgram> programs;
   for (int rank = 0; rank < scenario.parallel.world_size(); ++rank) {
@@ -21,11 +21,11 @@ inline std::vector<engine::RankProgram> llm_programs_in_full(const cli::LlmScena
     programs.push_back(
         engine::build_rank_program(trace, rank, scenario.parallel.world_size(), sources));
     // Labelled like load_llm_inputs' programs, so that results compare step for step.
-    cli::mark_pipeline_steps(trace, scenario.model, scenario.parallel,
-                             generators::llm::coordinates_of(scenario.parallel, rank).pp,
-                             programs.back());
+    scenario::mark_pipeline_steps(trace, scenario.model, scenario.parallel,
+                                  generators::llm::coordinates_of(scenario.parallel, rank).pp,
+                                  programs.back());
   }
-  cli::share_links_if_asked(scenario, priced, programs);
+  scenario::share_links_if_asked(scenario, priced, programs);
   return programs;
 }
 

@@ -21,7 +21,7 @@
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -259,4 +259,4 @@ TEST(FoldConsistency, RefusesAGroupWhoseMembersPlayOtherRoles) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

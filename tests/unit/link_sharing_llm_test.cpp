@@ -16,7 +16,7 @@
 #include "support/small_gpt.hpp"
 #include "topology/node_resize.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 LlmScenario dp_and_pp_on_the_nics(bool link_sharing) {
@@ -82,4 +82,4 @@ TEST(LinkSharingLlm, FoldedRunIsBitIdenticalWithSharing) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

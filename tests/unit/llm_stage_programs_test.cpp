@@ -19,7 +19,7 @@
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -146,4 +146,4 @@ TEST(LlmStagePrograms, LocalRanksInAnyOrderBindToTheirOwnRoles) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -18,7 +18,7 @@
 #include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 LlmScenario tp2_dp8(const std::string& topology_file, bool link_sharing) {
@@ -98,4 +98,4 @@ TEST(NicSharingLlm, FoldedRunIsBitIdenticalWithSharedNics) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -52,6 +52,8 @@ def convert_vtrain(source):
             "recompute": "full", "sequence_parallel": "0", "dtype": "fp16",
             "distributed_optimizer": "0", "device": "A100-80GB", "topology": "dgx-a100",
             # Megatron-DeepSpeed's get_batch (broadcast_data) copies the sizes to the host.
+            # p2p_scatter_gather stays unset: vTrain does not say which Megatron-DeepSpeed path
+            # and version ran (configs/validation/README.md, "vTrain runs: framework path").
             "get_batch_sync": "1",
             "nodes": "1", "measured_iteration_s": f"{float(time_ms) / 1000.0:.9g}",
         })

@@ -33,8 +33,8 @@ bool same_kernel(const SimKernel& a, const SimKernel& b) {
 }
 
 bool same_op(const SimOp& a, const SimOp& b) {
-  if (a.trace_position != b.trace_position || a.collective_index != b.collective_index ||
-      a.name != b.name || a.waits_for_communication != b.waits_for_communication ||
+  if (a.collective_index != b.collective_index || a.name != b.name ||
+      a.waits_for_communication != b.waits_for_communication ||
       a.waits_for_seq != b.waits_for_seq || a.host_sync != b.host_sync ||
       a.queued_before_trace != b.queued_before_trace ||
       a.continues_previous != b.continues_previous || a.continued_by_next != b.continued_by_next ||
@@ -102,7 +102,7 @@ bool same_ops_but_groups(const RankProgram& a, const RankProgram& b) {
   if (a.ops.shares_with(b.ops))
     return true;
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
-    if (!same_op(a.ops[i], b.ops[i]))
+    if (a.ops.trace_position(i) != b.ops.trace_position(i) || !same_op(a.ops[i], b.ops[i]))
       return false;
   }
   return true;

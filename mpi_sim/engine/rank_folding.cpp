@@ -90,7 +90,7 @@ std::string compare_collectives(const SimCollective& a, const SimCollective& b,
 
 std::string compare_ops(const SimOp& a, const SimOp& b, std::span<const int> representative_of,
                         RenamingBuilder& renaming) {
-  if (a.trace_position != b.trace_position || a.name != b.name)
+  if (a.name != b.name)
     return "op name";
   if (a.kernels.size() != b.kernels.size() ||
       !std::equal(a.kernels.begin(), a.kernels.end(), b.kernels.begin(), same_kernel))
@@ -131,7 +131,9 @@ ProgramComparison compare_with_representative(const RankProgram& representative,
   RenamingBuilder renaming;
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const std::string difference =
-        compare_ops(representative.ops[i], program.ops[i], representative_of, renaming);
+        representative.ops.trace_position(i) != program.ops.trace_position(i)
+            ? "op name"
+            : compare_ops(representative.ops[i], program.ops[i], representative_of, renaming);
     if (!difference.empty())
       return differs("op " + std::to_string(i) + " (" + std::string(program.ops[i].name) +
                      "): " + difference);

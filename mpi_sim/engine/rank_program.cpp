@@ -5,7 +5,10 @@
 #include <numeric>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "mpi_sim/engine/op_interner.hpp"
+#include "mpi_sim/engine/tensor_labels.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::engine {
@@ -391,8 +394,12 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       queued.kernels.push_back(std::move(sim_kernel));
     }
     program.coverage.kernels += queued.kernels.size();
-    program.ops.push_back(std::move(queued));
+    program.ops.push_back(std::move(queued), 0);
   }
+  OpInterner interner;
+  // Consumed and produced buffers as labels that repeat with the layers (tensor_labels.hpp).
+  TensorLabels tensor_labels;
+  SimOp scratch;  // each op is built here and copied into the program only when new
   const std::optional<MeasuredStep>& step = trace.measured_step;
   RecordedCursor cursor;
   bool have_origin = step.has_value();
@@ -428,8 +435,8 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
 
     for (std::size_t s = 0; s < segments.size(); ++s) {
       const OpSegment& segment = segments[s];
-      SimOp sim_op;
-      sim_op.trace_position = position;
+      SimOp& sim_op = scratch;
+      clear_keeping_capacity(sim_op);
       sim_op.name = program.names->intern(op.name);
       sim_op.measured_start_us = op.measured_start_us.value_or(0);
       sim_op.continues_previous = s > 0;
@@ -439,8 +446,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
         if (sim_op.waits_for_communication)
           sim_op.waits_for_seq = waited_seq(trace, position);
         for (const TensorRef& tensor : op.inputs) {
-          if (tensor.tensor_id >= 0)
-            sim_op.consumed_tensor_ids.push_back(tensor.tensor_id);
+          if (tensor.tensor_id < 0)
+            continue;
+          if (const auto label = tensor_labels.consume(tensor.tensor_id, program.ops.size()))
+            sim_op.consumed_tensor_ids.push_back(*label);
         }
       }
       if (s + 1 == segments.size())
@@ -512,7 +521,12 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       }
       if (collective) {
         sim_op.collective_index = static_cast<std::uint32_t>(program.coverage.collectives - 1);
-        sim_op.collective = std::make_shared<const SimCollective>(std::move(*collective));
+        const std::vector<std::int64_t> produced = std::move(collective->produced_tensor_ids);
+        auto shared = std::make_shared<SimCollective>(std::move(*collective));
+        shared->produced_tensor_ids.clear();
+        for (const std::int64_t tensor : produced)
+          tensor_labels.produce(tensor, program.ops.size(), shared->produced_tensor_ids);
+        sim_op.collective = std::move(shared);
       }
       if (recorded) {
         // Kernels and slots were pushed in segment order, skipping the extra kernels of a
@@ -538,9 +552,10 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
       program.coverage.kernels += sim_op.kernels.size();
       if (sim_op.kernels.empty())
         ++program.coverage.ops_without_kernels;
-      program.ops.push_back(std::move(sim_op));
+      interner.append(program.ops, sim_op, position);
     }
   }
+  program.ops.shrink_to_fit();
   return program;
 }
 
@@ -562,7 +577,7 @@ std::vector<CollectiveSignature> collective_signatures(const RankProgram& progra
         comm.kind == CollectiveKind::kReduce || comm.kind == CollectiveKind::kAllGather ||
         comm.kind == CollectiveKind::kReduceScatter;
     signature.bytes = size_must_match ? comm.bytes_in : 0;
-    signature.op_position = op.trace_position;
+    signature.op_position = program.ops.trace_position(i);
     signature.op_name = std::string(op.name);
     signatures.push_back(std::move(signature));
   }

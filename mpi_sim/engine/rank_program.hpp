@@ -4,9 +4,11 @@
 // collective (group, index in group, members), whether it waits on communication, and the
 // tensors it consumes. Building this once keeps the traversal loop free of lookups and lets
 // collectives be checked across ranks before anything is simulated.
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -92,8 +94,9 @@ struct SimCollective {
   std::optional<std::int64_t> seq;                // its work handle's sequence number
 };
 
+// Where it came from in the trace is its list's (SimOpList::trace_position): equal ops of a
+// program are stored once.
 struct SimOp {
-  std::size_t trace_position = 0;  // into Trace::ops
   // Its collective's place among the program's collectives (valid when `collective` is set):
   // where a rank that shares these ops finds its own group (RankProgram::collective_of).
   std::uint32_t collective_index = 0;
@@ -145,27 +148,101 @@ struct ProgramStep {
 // stage run one stage template's ops (generators/llm/llm_rank_roles.hpp) and differ only in
 // their collectives' groups, so they hold one list between them (RankProgram::bound) instead of
 // one each. Writing through mutable_ops() first copies a list that another program shares.
+//
+// Within a list, equal ops are stored once: a generated program repeats each layer's ops for
+// every layer and micro-batch, so a stage of tens of thousands of ops has a few hundred
+// distinct ones. The list keeps per op the index of its body and its trace position (8 bytes)
+// and each distinct body once (an op with a collective or a recorded host timing is its own).
 class SimOpList {
  public:
-  SimOpList() : ops_(std::make_shared<std::vector<SimOp>>()) {}
-  std::size_t size() const { return ops_->size(); }
-  bool empty() const { return ops_->empty(); }
-  const SimOp& operator[](std::size_t i) const { return (*ops_)[i]; }
-  const SimOp& front() const { return ops_->front(); }
-  const SimOp& back() const { return ops_->back(); }
-  std::vector<SimOp>::const_iterator begin() const { return ops_->begin(); }
-  std::vector<SimOp>::const_iterator end() const { return ops_->end(); }
-  void push_back(SimOp op) { mutable_ops().push_back(std::move(op)); }
-  std::vector<SimOp>& mutable_ops() {
-    if (ops_.use_count() > 1)
-      ops_ = std::make_shared<std::vector<SimOp>>(*ops_);
-    return *ops_;
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = SimOp;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const SimOp*;
+    using reference = const SimOp&;
+    const_iterator() = default;
+    const_iterator(const SimOpList* list, std::size_t index) : list_(list), index_(index) {}
+    reference operator*() const { return (*list_)[index_]; }
+    pointer operator->() const { return &(*list_)[index_]; }
+    reference operator[](difference_type n) const { return (*list_)[index_ + n]; }
+    const_iterator& operator++() { return ++index_, *this; }
+    const_iterator operator++(int) { return {list_, index_++}; }
+    const_iterator& operator--() { return --index_, *this; }
+    const_iterator operator--(int) { return {list_, index_--}; }
+    const_iterator& operator+=(difference_type n) { return index_ += n, *this; }
+    const_iterator& operator-=(difference_type n) { return index_ -= n, *this; }
+    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) {
+      return a.index_ == b.index_;
+    }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) {
+      return a.index_ <=> b.index_;
+    }
+
+   private:
+    const SimOpList* list_ = nullptr;
+    std::size_t index_ = 0;
+  };
+
+  SimOpList() : storage_(std::make_shared<Storage>()) {}
+  std::size_t size() const { return storage_->body_of.size(); }
+  bool empty() const { return storage_->body_of.empty(); }
+  const SimOp& operator[](std::size_t i) const { return storage_->bodies[storage_->body_of[i]]; }
+  const SimOp& front() const { return (*this)[0]; }
+  const SimOp& back() const { return (*this)[size() - 1]; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+  // Where op `i` came from in its trace (Trace::ops).
+  std::size_t trace_position(std::size_t i) const { return storage_->trace_positions[i]; }
+  // Appends an op with a body of its own.
+  void push_back(SimOp op, std::size_t trace_position) {
+    append(add_body(std::move(op)), trace_position);
   }
+  // Adds a distinct body (its index) and appends an op that uses a body already added.
+  std::uint32_t add_body(SimOp op) {
+    Storage& storage = mutable_storage();
+    storage.bodies.push_back(std::move(op));
+    return static_cast<std::uint32_t>(storage.bodies.size() - 1);
+  }
+  const SimOp& body(std::uint32_t index) const { return storage_->bodies[index]; }
+  void append(std::uint32_t body, std::size_t trace_position) {
+    Storage& storage = mutable_storage();
+    storage.body_of.push_back(body);
+    storage.trace_positions.push_back(static_cast<std::uint32_t>(trace_position));
+  }
+  // Gives back the capacity the appends left unused (once the list is complete).
+  void shrink_to_fit() {
+    Storage& storage = mutable_storage();
+    storage.bodies.shrink_to_fit();
+    storage.body_of.shrink_to_fit();
+    storage.trace_positions.shrink_to_fit();
+  }
+  // The distinct ops, each once: writing to one writes every op of the list that is equal to
+  // it (a change that applies to every op alike, such as scaling GEMM times, applies once).
+  std::vector<SimOp>& mutable_ops() { return mutable_storage().bodies; }
+  std::size_t distinct_ops() const { return storage_->bodies.size(); }
   // True when both lists are one shared list.
-  bool shares_with(const SimOpList& other) const { return ops_ == other.ops_; }
+  bool shares_with(const SimOpList& other) const { return storage_ == other.storage_; }
 
  private:
-  std::shared_ptr<std::vector<SimOp>> ops_;
+  struct Storage {
+    std::vector<SimOp> bodies;
+    std::vector<std::uint32_t> body_of;
+    std::vector<std::uint32_t> trace_positions;
+  };
+  Storage& mutable_storage() {
+    if (storage_.use_count() > 1)
+      storage_ = std::make_shared<Storage>(*storage_);
+    return *storage_;
+  }
+  std::shared_ptr<Storage> storage_;
 };
 
 // A rank's own collectives when it runs ops compiled for another rank of its stage

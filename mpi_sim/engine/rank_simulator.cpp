@@ -51,6 +51,12 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
                  std::none_of(program.ops.begin(), program.ops.end(),
                               [](const SimOp& op) { return op.recorded_host != nullptr; });
   share_links_ = program.link_sharing != nullptr;
+  if (share_links_)
+    link_occupancy_ = std::make_unique<LinkOccupancy>();
+  // Every kernel adds a busy interval and the sweep keeps fewer than 2 x kMinSweep: sized once
+  // rather than doubled past what a short program (40 synthetic ops) ever holds.
+  if (sweep_early_)
+    busy_intervals_.reserve(std::min(program.coverage.kernels, 2 * kMinSweep));
 }
 
 DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
@@ -71,7 +77,7 @@ DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
   const TimestampUs horizon_us =
       std::min(ready_us, std::max(cpu_us_, stream_state(compute_stream_).clock_us));
   return latency_us +
-         link_occupancy_.share(demand, ready_us, collective.duration_us - latency_us, horizon_us);
+         link_occupancy_->share(demand, ready_us, collective.duration_us - latency_us, horizon_us);
 }
 
 void RankSimulator::sweep_busy(TimestampUs bound) {

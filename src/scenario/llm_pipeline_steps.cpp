@@ -54,7 +54,7 @@ std::vector<Run> runs_of(const Trace& trace, const engine::RankProgram& program)
   std::vector<Run> runs;
   bool open = false;
   for (std::size_t position = 0; position < program.ops.size(); ++position) {
-    const OpLabel label = label_of(trace.ops.at(program.ops[position].trace_position));
+    const OpLabel label = label_of(trace.ops.at(program.ops.trace_position(position)));
     if (label.micro_batch < 0)
       continue;
     const StepKind kind = kind_of_phase(label.phase);

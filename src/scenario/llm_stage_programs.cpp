@@ -36,15 +36,17 @@ std::shared_ptr<const std::vector<std::uint32_t>> roles_of_collectives(
   auto role_of = std::make_shared<std::vector<std::uint32_t>>();
   role_of->reserve(template_collectives);
   std::optional<std::size_t> previous_position;
-  for (const engine::SimOp& op : program.ops) {
+  for (std::size_t i = 0; i < program.ops.size(); ++i) {
+    const engine::SimOp& op = program.ops[i];
     if (!op.collective)
       continue;
-    if (op.trace_position >= witness_of.size() || witness_of[op.trace_position] < 0 ||
-        (previous_position && *previous_position >= op.trace_position) ||
+    const std::size_t position = program.ops.trace_position(i);
+    if (position >= witness_of.size() || witness_of[position] < 0 ||
+        (previous_position && *previous_position >= position) ||
         op.collective_index != role_of->size())
       return nullptr;
-    previous_position = op.trace_position;
-    role_of->push_back(static_cast<std::uint32_t>(witness_of[op.trace_position]));
+    previous_position = position;
+    role_of->push_back(static_cast<std::uint32_t>(witness_of[position]));
   }
   return role_of;
 }

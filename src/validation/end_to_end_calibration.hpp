@@ -64,7 +64,8 @@ using RowSimulator = std::function<double(std::size_t row, const CalibrationPoin
 
 // Minimizes the mean absolute relative error over the rows: pattern search over the three
 // host costs on calibration_axes() (starting at zero) and, with fit_gemm_time_scale, the GEMM
-// time scale (starting at 1); the per-iteration term solved for each candidate in closed form
+// time scale (starting at 1), along each axis and, where no axis helps, along the diagonals of
+// each pair of axes; the per-iteration term solved for each candidate in closed form
 // (the weighted median of the residuals, kept non-negative).
 EndToEndCalibration fit_calibration(std::span<const double> measured_us,
                                     const RowSimulator& simulate, int jobs = 1,

@@ -75,6 +75,33 @@ TEST(EndToEndCalibration, RecoversGeneratingParameters) {
   EXPECT_EQ(fitted.fitted_rows, rows.size());
 }
 
+// Rows whose op count and micro-batch count rise together: time per op and time per
+// micro-batch trade against each other, so from zero cost the error falls along a valley no
+// single axis follows. The fit must still reach the generating costs.
+TEST(EndToEndCalibration, FollowsValleyBetweenCorrelatedCosts) {
+  const CalibrationAxes& axes = calibration_axes();
+  const CalibrationPoint truth{axes.per_op_us.at(10), 0.0, axes.per_micro_batch_us.at(8)};
+  struct Row {
+    double base, ops, batches;
+  };
+  std::vector<Row> rows;
+  for (int i = 0; i < 20; ++i) {
+    const double batches = 1 + i % 8;
+    rows.push_back({10'000.0 + 500.0 * i, 100.0 * batches + 3.0 * (i % 3), batches});
+  }
+  auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
+    const Row& row = rows[i];
+    return row.base + row.ops * point.host_us_per_op + row.batches * point.host_us_per_micro_batch;
+  };
+  std::vector<double> measured;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    measured.push_back(simulated(i, truth));
+  const EndToEndCalibration fitted = fit_calibration(measured, simulated, 2);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_op, truth.host_us_per_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_micro_batch, truth.host_us_per_micro_batch);
+  EXPECT_NEAR(fitted.fit_mean_abs_error, 0.0, 1e-12);
+}
+
 TEST(EndToEndCalibration, IterationTermNeverNegative) {
   const std::vector<double> measured{100.0};
   const EndToEndCalibration fitted =

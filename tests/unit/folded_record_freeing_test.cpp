@@ -16,7 +16,7 @@
 #include "support/parallelism_layouts.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 const std::string kSource = PERFSIM_SOURCE_DIR;
@@ -99,4 +99,4 @@ TEST(FoldedRecordFreeing, PollAfterEveryRepresentativeTookTheTimingIsAnError) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -128,6 +128,11 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "
                "broadcast_data); default: no wait (Megatron-Core's get_batch_on_this_tp_rank, "
                "NeMo), the batch's CPU time runs beside the GPU");
+  sub.add_flag("--timer-syncs", options.timer_syncs,
+               "LLM: torch.cuda.synchronize() at the start and stop of every micro-batch's "
+               "forward and backward step (Megatron-LM 2020-2022's forward-compute and "
+               "backward-compute timers); default: none (Megatron-Core's timers at the default "
+               "--timing-log-level 0)");
   sub.add_option("--topology", options.topology_path,
                  "topology file (configs/topologies/*.json) for the collective model; required by "
                  "--model, --dlrm and --comm model (no default)");

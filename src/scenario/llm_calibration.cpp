@@ -71,7 +71,8 @@ std::string describe_calibration(const validation::EndToEndCalibration& calibrat
          "; the host terms are CPU time of the framework and hosts that table ran on (the "
          "shipped one: Megatron-DeepSpeed, eager PyTorch, DGX A100), run beside the GPU: they "
          "cost time only where the GPU waits for the CPU (after a host synchronization such as "
-         "--get-batch-sync or the 1F1B batch_p2p_sync, or when the CPU is the bottleneck)";
+         "--get-batch-sync, --timer-syncs or the 1F1B batch_p2p_sync, or when the CPU is the "
+         "bottleneck)";
 }
 
 }  // namespace perfsim::scenario

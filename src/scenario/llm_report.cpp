@@ -68,6 +68,8 @@ std::string overlaps_line(const llm::ParallelConfig& parallel) {
   text += parallel.batch_load_sync
               ? "; get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed)"
               : "; get_batch without a host wait (Megatron-Core)";
+  if (parallel.timer_syncs)
+    text += "; device synchronized at each forward/backward start and stop (Megatron-LM timers)";
   return text;
 }
 

@@ -40,6 +40,7 @@ struct LlmSimulateOptions {
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
   bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)
+  bool timer_syncs = false;                // Megatron-LM 2020-22 timers sync each fwd/bwd step
   bool link_sharing = true;                // concurrent collectives share NIC/NVLink bandwidth
   std::string topology_path;               // required with --model
   TopologySize topology_size;              // --nodes, --gpus-per-node

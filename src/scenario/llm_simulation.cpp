@@ -177,6 +177,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
   parallel.batch_load_sync = options.get_batch_sync;
+  parallel.timer_syncs = options.timer_syncs;
   return parallel;
 }
 

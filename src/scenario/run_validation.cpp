@@ -103,6 +103,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
   parallel.p2p_scatter_gather = row.p2p_scatter_gather.value_or(parallel.p2p_scatter_gather);
   parallel.batch_load_sync = row.get_batch_sync;
+  parallel.timer_syncs = row.timer_syncs;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
   const int per_node = scenario.topology.node.gpus;
   const int nodes = row.nodes > 0 ? row.nodes : (row.gpus + per_node - 1) / per_node;

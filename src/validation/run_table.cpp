@@ -46,6 +46,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "overlap_p2p_comm",
                                            "p2p_scatter_gather",
                                            "get_batch_sync",
+                                           "timer_syncs",
                                            "device",
                                            "topology",
                                            "nodes",
@@ -157,6 +158,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
   read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
   read.flag("get_batch_sync", row.get_batch_sync);
+  read.flag("timer_syncs", row.timer_syncs);
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);

@@ -42,6 +42,9 @@ struct RunRow {
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;
+  // Megatron-LM 2020-2022's timers synchronize the device at the start and stop of every
+  // micro-batch's forward and backward; 0: Megatron-Core's dummy timers (no syncs).
+  bool timer_syncs = false;
   std::string device;
   std::string topology;
   int nodes = 0;  // 0: gpus / GPUs per node of the topology

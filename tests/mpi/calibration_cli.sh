@@ -20,7 +20,7 @@ simulated_s="$(echo "$row" | awk -F, '{ print $(NF-3) }')"
 
 simulate() {
   "$perfsim" simulate --model "$configs/models/korthikanti-22b.json" --tp 8 --micro-batch 4 \
-    --global-batch 4 --recompute selective --sequence-parallel --get-batch-sync \
+    --global-batch 4 --recompute selective --sequence-parallel --get-batch-sync --timer-syncs \
     --topology "$configs/topologies/dgx-a100.json" --device A100-80GB --results "" \
     --format json "$@" 2>/dev/null |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["iteration_us"] * 1e-6)'

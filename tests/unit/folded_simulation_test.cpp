@@ -121,6 +121,21 @@ TEST(FoldedSimulation, PipelineScatterGather) {
   expect_fold_exact(interleaved);
 }
 
+TEST(FoldedSimulation, TimerSyncs) {
+  // Megatron-LM 2020-2022's timers: a device synchronize at each forward/backward start and
+  // stop, part of the stage template. Without pipelining, 1F1B, and interleaved over 3 stages.
+  llm::ParallelConfig parallel = tp_pp_dp(2, 1, 4);
+  parallel.timer_syncs = true;
+  expect_fold_exact(parallel);
+  parallel = tp_pp_dp(2, 2, 2);
+  parallel.timer_syncs = true;
+  expect_fold_exact(parallel);
+  llm::ParallelConfig interleaved = tp_pp_dp(2, 3, 1);
+  interleaved.virtual_stages = 2;
+  interleaved.timer_syncs = true;
+  expect_fold_exact(interleaved);
+}
+
 TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrderRepresentatives) {
   // Order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping): rank = tp + 2 (pp + 2 dp), so node 0
   // holds both stages of replicas 0 and 1 and every DP group {r, r + 4, r + 8, r + 12}

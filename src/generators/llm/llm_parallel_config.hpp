@@ -167,6 +167,13 @@ struct ParallelConfig {
   // fixed-shape broadcasts) and NeMo do not wait: the same CPU time runs while the GPU works
   // through the kernels queued before it (--get-batch-sync turns the wait on).
   bool batch_load_sync = false;
+  // Megatron-LM 2020-2022 (and Megatron-DeepSpeed's Megatron path before its 2023 sync) wraps
+  // each micro-batch's forward and backward step in timers('forward-compute') and
+  // timers('backward-compute'), whose start() and stop() call torch.cuda.synchronize()
+  // unconditionally: the host waits for the GPU at both ends of every step, so it cannot queue
+  // the next step's kernels while the GPU works. Megatron-Core and Megatron-LM after its
+  // --timing-log-level rework return dummy timers at the default level 0 (no syncs).
+  bool timer_syncs = false;
   int micro_batch = 0;   // 0: the model file's
   int global_batch = 0;  // 0: the model file's
   // Which dimensions vary fastest over the ranks (Megatron-Core's `order`), and so which

@@ -185,6 +185,8 @@ class StageGenerator {
   TensorRef forward(int chunk, int micro_batch, const std::optional<TensorRef>& input) {
     const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("forward", micro_batch, -1);
+    if (parallel_.timer_syncs)  // timers('forward-compute').start()
+      builder_.synchronize_device();
     if (chunk == 0 && (first_stage() || last_stage()))
       builder_.load_batch(parallel_.batch_load_sync);
     TensorRef x = input ? *input : emitter_.embedding_forward(embedding_weight_);
@@ -219,12 +221,16 @@ class StageGenerator {
     builder_.set_layer(-1);
     if (last_virtual(chunk))
       head_saved_[micro_batch] = emitter_.head_forward(x, head_weight_);
+    if (parallel_.timer_syncs)  // timers('forward-compute').stop(), after the loss
+      builder_.synchronize_device();
     return x;
   }
 
   TensorRef backward(int chunk, int micro_batch, const std::optional<TensorRef>& grad_output) {
     const LayerRange layers = chunks_.at(static_cast<std::size_t>(chunk));
     builder_.set_context("backward", micro_batch, -1);
+    if (parallel_.timer_syncs)  // timers('backward-compute').start()
+      builder_.synchronize_device();
     // Each chunk's gradients are complete after its backward of the last micro-batch.
     const bool reduce_now = micro_batch == micro_batches_ - 1;
     TensorRef grad = grad_output
@@ -269,6 +275,9 @@ class StageGenerator {
         defer_expert_bucket();
       }
     }
+    // timers('backward-compute').stop(): also waits for the gradient buckets posted above.
+    if (parallel_.timer_syncs)
+      builder_.synchronize_device();
     return grad;
   }
 

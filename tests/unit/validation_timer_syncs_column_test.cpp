@@ -8,7 +8,7 @@
 #include "scenario/run_validation.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 TEST(RunTimerSyncsColumn, FollowsTheCell) {
@@ -35,4 +35,4 @@ TEST(RunTimerSyncsColumn, FollowsTheCell) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -41,7 +41,7 @@ int run_calibrate_gemm(const CalibrateGemmOptions& options) {
       (*dtype != DType::kFloat16 && *dtype != DType::kBFloat16 && *dtype != DType::kFloat32 &&
        *dtype != DType::kTFloat32 && *dtype != DType::kFloat8))
     throw InputError("--dtype", "", "must be fp16, bf16, tf32, fp32 or fp8, got " + options.dtype);
-  const devices::DeviceSpec device = read_device_argument(options.device);
+  const devices::DeviceSpec device = scenario::read_device_argument(options.device);
   std::vector<kernels::MeasuredGemm> table;
   std::string table_names;
   for (const std::string& path : options.tables) {

@@ -66,7 +66,7 @@ int run_calibrate_conv(const CalibrateConvOptions& options) {
   if (!dtype ||
       (*dtype != DType::kFloat16 && *dtype != DType::kBFloat16 && *dtype != DType::kFloat32))
     throw InputError("--dtype", "", "must be fp16, bf16 or fp32, got " + options.dtype);
-  const devices::DeviceSpec device = read_device_argument(options.device);
+  const devices::DeviceSpec device = scenario::read_device_argument(options.device);
   const auto table = kernels::read_deepbench_conv_table(options.table, *dtype);
   const bool tensor_core = device.gemm_unit(*dtype) == devices::MathUnit::kTensorCore;
   std::set<std::size_t> shapes;

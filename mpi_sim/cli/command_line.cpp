@@ -33,7 +33,7 @@ constexpr int kExitEnvironment = 3;
 // process meets (the same bad file) is printed by process 0, whose abort ends the others
 // before they print; a process that fails alone still prints after that grace period.
 void report_error(const CommandContext& context, const char* what) {
-  if (context.mpi_rank != 0 && context.mpi_size > 1)
+  if (!context.processes.is_root() && context.processes.size() > 1)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const std::string line = std::string("perfsim: error: ") + what + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
@@ -44,7 +44,7 @@ int run_action(const CommandRegistry::Entry& entry, const CommandContext& contex
     return entry.action(context);
   } catch (const mpi::AllRanksError& error) {
     // Raised identically on every process: one message, and a clean collective exit.
-    if (context.mpi_rank == 0)
+    if (context.processes.is_root())
       std::cerr << "perfsim: error: " << error.what() << "\n";
     return kExitInputError;
   } catch (const InputError& error) {
@@ -74,11 +74,11 @@ int run_action(const CommandRegistry::Entry& entry, const CommandContext& contex
 int exit_for_parse_error(const CLI::App& app, const CLI::ParseError& error,
                          const CommandContext& context) {
   if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
-    if (context.mpi_rank == 0)
+    if (context.processes.is_root())
       app.exit(error);
     return 0;
   }
-  if (context.mpi_rank == 0) {
+  if (context.processes.is_root()) {
     const std::string line = std::string("perfsim: error: command line: ") + error.what() +
                              " (`perfsim --help`, `perfsim COMMAND --help`)\n";
     std::fwrite(line.data(), 1, line.size(), stderr);
@@ -106,8 +106,6 @@ int run_perfsim(int argc, char** argv) {
   const mpi::MpiSession session(argc, argv);
   CommandContext context;
   context.processes = session.world();
-  context.mpi_rank = context.processes.rank();
-  context.mpi_size = context.processes.size();
 
   CLI::App app{
       "perfsim: predicts per-iteration training time and per-GPU memory of ML workloads on "
@@ -147,14 +145,14 @@ int run_perfsim(int argc, char** argv) {
     if (!entry.subcommand->parsed())
       continue;
     ran = true;
-    if (entry.scope == RankScope::kAllRanks || context.mpi_rank == 0) {
+    if (entry.scope == RankScope::kAllRanks || context.processes.is_root()) {
       exit_code = run_action(entry, context);
     }
   }
   if (!ran) {
     if (registry.default_action()) {
       exit_code = run_action({&app, RankScope::kAllRanks, registry.default_action()}, context);
-    } else if (context.mpi_rank == 0) {
+    } else if (context.processes.is_root()) {
       std::cout << app.help();
     }
   }

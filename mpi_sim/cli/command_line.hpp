@@ -15,10 +15,8 @@ namespace perfsim::cli {
 enum class RankScope { kRankZeroOnly, kAllRanks };
 
 struct CommandContext {
-  int mpi_rank = 0;
-  int mpi_size = 1;
-  // The run's MPI processes, for the commands that work together (simulate, generate); a
-  // process alone by default.
+  // The run's MPI processes (this process's rank and their count), for the commands that work
+  // together (simulate, generate); a process alone by default.
   mpi::ProcessGroup processes;
 };
 

@@ -9,7 +9,7 @@ namespace perfsim::cli {
 namespace {
 
 // Why this run cannot fold at all, before anything is generated; "" when it may.
-std::string not_foldable(const SimulateOptions& options) {
+std::string not_foldable(const scenario::SimulateOptions& options) {
   if (!options.kineto_specs.empty() || !options.et_specs.empty())
     return "trace-driven run: each rank's program comes from its own trace";
   if (options.dlrm.requested())
@@ -21,12 +21,12 @@ std::string not_foldable(const SimulateOptions& options) {
 
 }  // namespace
 
-bool run_folded_simulation(const SimulateOptions& options, const CommandContext& context,
+bool run_folded_simulation(const scenario::SimulateOptions& options, const CommandContext& context,
                            const FoldedReport& report,
                            const std::function<void(const RankResult&)>& timeline_sink) {
   if (options.fold == "none")
     return false;
-  const bool root = context.mpi_rank == 0;
+  const bool root = context.processes.is_root();
   const bool status_lines = root && !options.quiet;
   if (const std::string reason = not_foldable(options); !reason.empty()) {
     if (status_lines && options.fold == "auto")
@@ -36,16 +36,16 @@ bool run_folded_simulation(const SimulateOptions& options, const CommandContext&
   // Process 0 proves and simulates: the proof costs about one stage's generation per stage
   // (folded_simulation.hpp), so sharing it would only make every process hold the templates.
   std::string refusal;
-  FoldedRun run;
+  scenario::FoldedRun run;
   if (root) {
-    const LlmScenario scenario = read_llm_scenario(options.llm);
+    const scenario::LlmScenario scenario = scenario::read_llm_scenario(options.llm);
     if (status_lines)
       std::cerr << "perfsim: fold: proving " << scenario.parallel.world_size() << " ranks against "
                 << scenario.parallel.pp
                 << " pipeline-stage representatives (each stage's template generated once, every "
                    "rank's collectives priced and compared; --fold none simulates every rank "
                    "instead)\n";
-    run = fold_in_process(scenario, !options.timeline_path.empty(), timeline_sink);
+    run = scenario::fold_in_process(scenario, !options.timeline_path.empty(), timeline_sink);
     refusal = run.refusal.value_or("");
     if (refusal.empty()) {
       std::size_t held_ops = 0;

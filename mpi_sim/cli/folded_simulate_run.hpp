@@ -10,12 +10,13 @@
 
 namespace perfsim::cli {
 
-using FoldedReport = std::function<void(const SimulationInputs&, std::span<const RankResult>)>;
+using FoldedReport =
+    std::function<void(const scenario::SimulationInputs&, std::span<const RankResult>)>;
 
 // True when the run was folded (process 0 called `report` with every rank's result); false
 // when it must simulate every rank (process 0 has said why, unless folding was not asked for).
 // Process 0 hands each rank's timeline to `timeline_sink` (when set) before the report.
-bool run_folded_simulation(const SimulateOptions& options, const CommandContext& context,
+bool run_folded_simulation(const scenario::SimulateOptions& options, const CommandContext& context,
                            const FoldedReport& report,
                            const std::function<void(const RankResult&)>& timeline_sink = {});
 

@@ -30,8 +30,8 @@ namespace {
 namespace llm = generators::llm;
 
 struct GenerateOptions {
-  LlmSimulateOptions llm;
-  DlrmSimulateOptions dlrm;
+  scenario::LlmSimulateOptions llm;
+  scenario::DlrmSimulateOptions dlrm;
   std::string output_dir = "perfsim-traces";
   std::string format = "json";  // json (PyTorch ET) or chakra (protobuf .et)
   std::vector<int> ranks;       // empty: all
@@ -53,7 +53,8 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
                      "give exactly one workload: --model (LLM) or --dlrm (DLRM)");
   }
   if (options.dlrm.requested()) {
-    auto scenario = std::make_shared<DlrmScenario>(read_dlrm_scenario(options.dlrm, options.llm));
+    auto scenario = std::make_shared<scenario::DlrmScenario>(
+        scenario::read_dlrm_scenario(options.dlrm, options.llm));
     return {"DLRM " + scenario->config.name + ", " + std::to_string(scenario->config.ranks) +
                 " ranks, sharder " + options.dlrm.sharder,
             scenario->config.ranks, [scenario](int rank) {
@@ -64,16 +65,17 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
       llm::load_transformer_config(options.llm.model_path));
   if (!options.llm.dtype.empty())
     model->dtype = llm::parse_training_dtype(options.llm.dtype, "--dtype", "");
-  auto parallel = std::make_shared<llm::ParallelConfig>(parallel_config_from(options.llm));
+  auto parallel =
+      std::make_shared<llm::ParallelConfig>(scenario::parallel_config_from(options.llm));
   parallel->gradient_dtype =
       llm::main_gradient_dtype(options.llm.grad_reduce_dtype, *model, "--grad-reduce-dtype");
   // With a device the traces declare Transformer Engine's cuBLAS workspaces for its
   // architecture, so `perfsim memory` on them agrees with `memory --llm --device`.
   if (!options.llm.device_path.empty())
-    parallel->cublas_workspace_bytes =
-        llm::te_cublas_workspace_bytes(read_device_argument(options.llm.device_path).architecture);
+    parallel->cublas_workspace_bytes = llm::te_cublas_workspace_bytes(
+        scenario::read_device_argument(options.llm.device_path).architecture);
   llm::validate(*model, *parallel);
-  return {model->name + ", " + describe_layout(*parallel), parallel->world_size(),
+  return {model->name + ", " + scenario::describe_layout(*parallel), parallel->world_size(),
           [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
 }
 
@@ -108,9 +110,10 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
   }
   std::filesystem::create_directories(options.output_dir);
   // A block of ranks per process, in rank order.
-  const std::size_t per_process = (ranks.size() + static_cast<std::size_t>(context.mpi_size) - 1) /
-                                  static_cast<std::size_t>(context.mpi_size);
-  const std::size_t first = std::min(ranks.size(), per_process * context.mpi_rank);
+  const auto processes = static_cast<std::size_t>(context.processes.size());
+  const std::size_t per_process = (ranks.size() + processes - 1) / processes;
+  const std::size_t first =
+      std::min(ranks.size(), per_process * static_cast<std::size_t>(context.processes.rank()));
   const std::size_t last = std::min(ranks.size(), first + per_process);
   long long bytes = 0;
   for (std::size_t i = first; i < last; ++i) {
@@ -123,13 +126,13 @@ int run_generate(const GenerateOptions& options, const CommandContext& context) 
     else
       write_execution_trace_file(trace, path);
     bytes += static_cast<long long>(std::filesystem::file_size(path));
-    if (context.mpi_rank == 0 && (i - first + 1) % 16 == 0) {
+    if (context.processes.is_root() && (i - first + 1) % 16 == 0) {
       std::cerr << "perfsim generate: process 0 wrote " << (i - first + 1) << " of "
                 << (last - first) << " traces\n";
     }
   }
   const long long total_bytes = context.processes.sum_on_root(bytes);
-  if (context.mpi_rank == 0) {
+  if (context.processes.is_root()) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string form = chakra ? std::string("Chakra protobuf ") + kChakraEtVersion

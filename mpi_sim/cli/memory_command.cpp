@@ -64,8 +64,8 @@ memory::DeviceMemory device_memory(const MemoryOptions& options) {
   const Bytes context = static_cast<Bytes>(std::llround(options.context_MiB * 1024 * 1024));
   memory::DeviceMemory device;
   if (!options.device.empty())
-    device = memory::device_memory_of(read_device_argument(options.device), options.capacity_GB,
-                                      context);
+    device = memory::device_memory_of(scenario::read_device_argument(options.device),
+                                      options.capacity_GB, context);
   else if (options.capacity_GB > 0)
     device.capacity_bytes = static_cast<Bytes>(std::llround(options.capacity_GB * kBytesPerGB));
   device.context_bytes = context;
@@ -74,18 +74,8 @@ memory::DeviceMemory device_memory(const MemoryOptions& options) {
   return device;
 }
 
+// Without --model every shape flag is needed: llm::validate names the one left at 0.
 llm::TransformerConfig model_from_flags(const LlmShapeFlags& shape, const llm::ParallelConfig& p) {
-  // Without --model every shape is needed: a zero would divide by zero in the closed form.
-  const std::pair<const char*, int> required[] = {{"--layers", shape.layers},
-                                                  {"--hidden", shape.hidden},
-                                                  {"--heads", shape.heads},
-                                                  {"--seq", shape.seq_len},
-                                                  {"--vocab", shape.vocab}};
-  for (const auto& [flag, value] : required) {
-    if (value <= 0)
-      throw InputError("<command line>", flag,
-                       "must be positive without --model, got " + std::to_string(value));
-  }
   llm::TransformerConfig model;
   model.name = "command-line model";
   model.source = "perfsim memory flags";

@@ -63,7 +63,7 @@ struct PlanOptions {
   bool overlap_param_gather = false;
   std::vector<std::string> orders = {"tp-cp-ep-dp-pp"};  // rank orders tried per layout
   bool exhaustive = false;
-  TopologySize topology_size;  // --nodes, --gpus-per-node
+  scenario::TopologySize topology_size;  // --nodes, --gpus-per-node
   std::string format = "text";
   bool quiet = false;
   std::string report_path;  // --report: HTML, "" = none
@@ -71,14 +71,14 @@ struct PlanOptions {
   bool account_for_loss = false;
 };
 
-void write_plan_html(const PlanOptions& options, const PlanRequest& request,
-                     const PlanOutcome& outcome, const BestLayoutReport* best,
+void write_plan_html(const PlanOptions& options, const scenario::PlanRequest& request,
+                     const scenario::PlanOutcome& outcome, const scenario::BestLayoutReport* best,
                      const std::string& device_name) {
-  const report::PlanPage page = plan_page(request, outcome, device_name);
+  const report::PlanPage page = scenario::plan_page(request, outcome, device_name);
   std::string html;
   if (best) {
     const auto kind_of = [parallel = best->parallel](const std::string& group) {
-      return llm_group_kind(group, parallel);
+      return scenario::llm_group_kind(group, parallel);
     };
     html = report::render_plan_html(page, &best->report, best->results, kind_of);
   } else {
@@ -93,13 +93,14 @@ int run_plan(const PlanOptions& options) {
   const auto start = Clock::now();
   if (!options.report_path.empty())
     io::check_writable(options.report_path);
-  llm::TransformerConfig model = llm::load_transformer_config(config_path(options.model, "models"));
+  llm::TransformerConfig model =
+      llm::load_transformer_config(scenario::config_path(options.model, "models"));
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
-  const topology::Topology topology =
-      topology::resized(topology::load_topology(config_path(options.topology, "topologies")),
-                        options.topology_size.nodes, options.topology_size.gpus_per_node);
-  const devices::DeviceSpec device = read_device_argument(options.device);
+  const topology::Topology topology = topology::resized(
+      topology::load_topology(scenario::config_path(options.topology, "topologies")),
+      options.topology_size.nodes, options.topology_size.gpus_per_node);
+  const devices::DeviceSpec device = scenario::read_device_argument(options.device);
   const memory::DeviceMemory device_memory =
       memory::device_memory_of(device, options.capacity_GB,
                                static_cast<Bytes>(std::llround(options.context_MiB * 1024 * 1024)));
@@ -109,7 +110,7 @@ int run_plan(const PlanOptions& options) {
                      "--gpus " + std::to_string(gpus) + " but the topology has " +
                          std::to_string(topology.world_size()) + " GPUs");
 
-  PlanRequest request;
+  scenario::PlanRequest request;
   request.model = model;
   request.topology = topology;
   request.device_json = io::read_file_decompressed(device.file);
@@ -134,7 +135,7 @@ int run_plan(const PlanOptions& options) {
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
   request.assets_path = options.assets;
-  request.calibration = calibration_argument(options.calibration);
+  request.calibration = scenario::calibration_argument(options.calibration);
   if (!options.quiet)
     std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
               << topology.name << "), capacity "
@@ -159,14 +160,14 @@ int run_plan(const PlanOptions& options) {
       }
     };
   }
-  const PlanOutcome outcome = plan_layouts(request);
+  const scenario::PlanOutcome outcome = scenario::plan_layouts(request);
   if (request.progress)
     std::fprintf(stderr, "\r\033[K");
   const planner::SearchResult& result = outcome.search;
-  std::optional<BestLayoutReport> best;
+  std::optional<scenario::BestLayoutReport> best;
   if (!result.top.empty())
-    best = best_layout_report(request, result.top.front(), device.name,
-                              device.gemm_peak_flops_per_s(model.activation_dtype()));
+    best = scenario::best_layout_report(request, result.top.front(), device.name,
+                                        device.gemm_peak_flops_per_s(model.activation_dtype()));
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (best) {
     best->report.wall_s = wall_s;
@@ -174,11 +175,12 @@ int run_plan(const PlanOptions& options) {
   if (!options.report_path.empty())
     write_plan_html(options, request, outcome, best ? &*best : nullptr, device.name);
   if (options.format == "json") {
-    std::cout << plan_json(request, outcome, best ? &*best : nullptr, wall_s).dump(2) << "\n";
+    std::cout << scenario::plan_json(request, outcome, best ? &*best : nullptr, wall_s).dump(2)
+              << "\n";
     return 0;
   }
   if (options.format == "csv") {
-    std::cout << plan_csv(outcome);
+    std::cout << scenario::plan_csv(outcome);
     return 0;
   }
 

@@ -19,14 +19,14 @@ namespace dlrm = generators::dlrm;
 using Clock = std::chrono::steady_clock;
 
 struct ShardOptions {
-  DlrmSimulateOptions dlrm;
-  LlmSimulateOptions shared;  // --topology, --device, --assets
+  scenario::DlrmSimulateOptions dlrm;
+  scenario::LlmSimulateOptions shared;  // --topology, --device, --assets
 };
 
 struct Evaluation {
   dlrm::Sharder sharder;
   std::string failure;  // why the sharder could not place the tables ("" = it did)
-  DlrmScenario scenario;
+  scenario::DlrmScenario scenario;
   std::vector<RankResult> results;
   double iteration_us = 0;
   double wall_s = 0;
@@ -36,7 +36,7 @@ double category_us(const RankResult& result, KernelCategory category) {
   return result.by_category_us[static_cast<std::size_t>(category)];
 }
 
-std::string plan_text(const DlrmScenario& scenario) {
+std::string plan_text(const scenario::DlrmScenario& scenario) {
   std::string out;
   for (int rank = 0; rank < scenario.config.ranks; ++rank) {
     out += "  rank " + std::to_string(rank) + ":";
@@ -53,11 +53,11 @@ int run_shard(const ShardOptions& options) {
   std::optional<InputError> first_failure;
   for (dlrm::Sharder sharder : dlrm::all_sharders()) {
     const auto sharder_start = Clock::now();
-    DlrmSimulateOptions dlrm_options = options.dlrm;
+    scenario::DlrmSimulateOptions dlrm_options = options.dlrm;
     dlrm_options.sharder = std::string(dlrm::sharder_name(sharder));
     Evaluation evaluation{sharder, "", {}, {}, 0, 0};
     try {
-      evaluation.scenario = read_dlrm_scenario(dlrm_options, options.shared);
+      evaluation.scenario = scenario::read_dlrm_scenario(dlrm_options, options.shared);
     } catch (const InputError& error) {
       // A plan that does not fit the memory cap fails this sharder only.
       if (error.location().rfind("/tables/", 0) != 0)
@@ -68,7 +68,7 @@ int run_shard(const ShardOptions& options) {
       evaluations.push_back(std::move(evaluation));
       continue;
     }
-    evaluation.results = simulate_dlrm_in_process(evaluation.scenario);
+    evaluation.results = scenario::simulate_dlrm_in_process(evaluation.scenario);
     for (const RankResult& result : evaluation.results)
       evaluation.iteration_us = std::max(evaluation.iteration_us, result.iteration_us);
     evaluation.wall_s = std::chrono::duration<double>(Clock::now() - sharder_start).count();
@@ -124,7 +124,7 @@ int run_shard(const ShardOptions& options) {
   }
   std::cout << "\nchosen: " << dlrm::sharder_name(best.sharder) << " (predicted iteration "
             << best.iteration_us / 1000 << " ms)\nper-rank load of the chosen plan:\n"
-            << format_rank_load(best.scenario, best.results) << "plan:\n"
+            << scenario::format_rank_load(best.scenario, best.results) << "plan:\n"
             << plan_text(best.scenario);
   std::snprintf(line, sizeof(line),
                 "\nevaluated %zu sharders in %.3f s wall (generation + simulation)\n",

@@ -37,8 +37,9 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void report_results(const SimulateOptions& options, const SimulationInputs& inputs,
-                    std::span<const RankResult> results, double wall_s) {
+void report_results(const scenario::SimulateOptions& options,
+                    const scenario::SimulationInputs& inputs, std::span<const RankResult> results,
+                    double wall_s) {
   print_simulate_report(options, inputs, results, wall_s, std::cout);
   if (!options.results_path.empty()) {
     std::map<std::string, std::string> attributes = inputs.attributes;
@@ -50,7 +51,8 @@ void report_results(const SimulateOptions& options, const SimulationInputs& inpu
 }
 
 // Every rank by default; a single-rank run has only its own.
-results::TimelineRequest timeline_request(const SimulateOptions& options, int world_size) {
+results::TimelineRequest timeline_request(const scenario::SimulateOptions& options,
+                                          int world_size) {
   if (options.single_rank >= 0 && options.timeline_ranks == "all")
     return {options.timeline_path, options.timeline_format, {options.single_rank}};
   return {options.timeline_path, options.timeline_format,
@@ -59,7 +61,7 @@ results::TimelineRequest timeline_request(const SimulateOptions& options, int wo
 
 // Runs `simulate` with a sink that writes the requested timeline rank by rank on process 0;
 // without a timeline, or on the other processes, the sink is empty.
-void with_timeline(const SimulateOptions& options, int world_size, bool root,
+void with_timeline(const scenario::SimulateOptions& options, int world_size, bool root,
                    const std::function<void(const results::RankSink&)>& simulate) {
   if (options.timeline_path.empty() || !root) {
     simulate({});
@@ -69,7 +71,7 @@ void with_timeline(const SimulateOptions& options, int world_size, bool root,
 }
 
 // An output that cannot be written fails the run before it simulates, not after (exit 3).
-void check_outputs_writable(const SimulateOptions& options) {
+void check_outputs_writable(const scenario::SimulateOptions& options) {
   if (!options.results_path.empty()) {
     io::check_writable(options.results_path);
     h5::check_appendable(options.results_path);
@@ -80,13 +82,14 @@ void check_outputs_writable(const SimulateOptions& options) {
     io::check_writable(options.report_path);
 }
 
-int run_single_rank(const SimulateOptions& options, const CommandContext& context) {
-  if (context.mpi_rank != 0)
+int run_single_rank(const scenario::SimulateOptions& options, const CommandContext& context) {
+  if (!context.processes.is_root())
     return 0;
   check_outputs_writable(options);
   const auto start = Clock::now();
-  const int world_size = simulated_world_size(options, context.mpi_size);
-  SimulationInputs inputs = load_simulation_inputs(options, world_size, {options.single_rank});
+  const int world_size = scenario::simulated_world_size(options, context.processes.size());
+  scenario::SimulationInputs inputs =
+      scenario::load_simulation_inputs(options, world_size, {options.single_rank});
   inputs.warnings.push_back(
       "note: single-rank run: communication is NOT synchronized across ranks; each collective "
       "starts when this rank is ready and lasts its own measured/modelled time");
@@ -106,18 +109,18 @@ int run_single_rank(const SimulateOptions& options, const CommandContext& contex
 
 // Every rank simulated across the MPI processes; process 0 gets every result (the wanted ranks'
 // timelines went to `sink` on the way) and the inputs for the report.
-std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
+std::vector<RankResult> simulate_every_rank(const scenario::SimulateOptions& options,
                                             const CommandContext& context, int world_size,
                                             const std::vector<int>& timeline_ranks,
                                             const results::RankSink& sink,
-                                            SimulationInputs& inputs) {
+                                            scenario::SimulationInputs& inputs) {
   const auto start = Clock::now();
   int ranks_per_process = options.ranks_per_process;
   if (ranks_per_process <= 0) {
     const mpi::ProcessPacking packing =
         mpi::choose_packing(context.processes.communicator(), world_size);
     ranks_per_process = packing.ranks_per_process;
-    if (packing.packed && context.mpi_rank == 0 && !options.quiet) {
+    if (packing.packed && context.processes.is_root() && !options.quiet) {
       std::cerr << "perfsim: " << packing.processes_per_node << " MPI processes share "
                 << packing.cores_per_node << " cores: packing " << ranks_per_process
                 << " simulated ranks per process onto " << packing.active_processes
@@ -125,9 +128,9 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
                    "forces one rank each)\n";
     }
   }
-  if (static_cast<long>(ranks_per_process) * context.mpi_size < world_size) {
+  if (static_cast<long>(ranks_per_process) * context.processes.size() < world_size) {
     throw mpi::AllRanksError("", "--ranks-per-process",
-                             std::to_string(context.mpi_size) + " processes x " +
+                             std::to_string(context.processes.size()) + " processes x " +
                                  std::to_string(ranks_per_process) +
                                  " ranks per process cannot "
                                  "hold " +
@@ -136,16 +139,16 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
   std::vector<int> local_ranks;
   for (int rank = 0; rank < world_size; ++rank) {
-    if (placement[rank] == context.mpi_rank)
+    if (placement[rank] == context.processes.rank())
       local_ranks.push_back(rank);
   }
-  if (context.mpi_rank == 0 && !options.quiet) {
-    std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.mpi_size
+  if (context.processes.is_root() && !options.quiet) {
+    std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.processes.size()
               << " MPI processes (" << ranks_per_process << " per process)\n";
   }
-  inputs = load_simulation_inputs(options, world_size, local_ranks);
+  inputs = scenario::load_simulation_inputs(options, world_size, local_ranks);
   mpi::check_collectives(context.processes.communicator(), inputs.programs, world_size);
-  if (context.mpi_rank == 0 && !options.quiet)
+  if (context.processes.is_root() && !options.quiet)
     std::cerr << "perfsim: collectives match across ranks\n";
   mpi::DistributedOptions distributed;
   distributed.record_timeline = !options.timeline_path.empty();
@@ -156,7 +159,8 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   distributed.stall_timeout = std::chrono::seconds(options.stall_timeout_s);
   distributed.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   // Progress where someone watches: process 0's ranks, one line rewritten on a terminal.
-  const bool show_progress = context.mpi_rank == 0 && !options.quiet && stderr_reaches_terminal();
+  const bool show_progress =
+      context.processes.is_root() && !options.quiet && stderr_reaches_terminal();
   if (show_progress) {
     distributed.progress = [start](const engine::RunProgress& progress) {
       std::fprintf(stderr, "\r  process 0: %zu/%zu ranks done, %.2f/%.2f M ops (%.0f s)\033[K",
@@ -171,12 +175,12 @@ std::vector<RankResult> simulate_every_rank(const SimulateOptions& options,
   return results;
 }
 
-int run_all_ranks(const SimulateOptions& options, const CommandContext& context) {
+int run_all_ranks(const scenario::SimulateOptions& options, const CommandContext& context) {
   const auto start = Clock::now();
-  const bool root = context.mpi_rank == 0;
+  const bool root = context.processes.is_root();
   if (root)
     check_outputs_writable(options);
-  const int world_size = simulated_world_size(options, context.mpi_size);
+  const int world_size = scenario::simulated_world_size(options, context.processes.size());
   std::vector<int> timeline_ranks;
   if (!options.timeline_path.empty()) {
     try {
@@ -186,12 +190,13 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
     }
   }
   std::vector<RankResult> results;
-  SimulationInputs inputs;
+  scenario::SimulationInputs inputs;
   bool folded = false;
   with_timeline(options, world_size, root, [&](const results::RankSink& sink) {
     folded = run_folded_simulation(
         options, context,
-        [&](const SimulationInputs& folded_inputs, std::span<const RankResult> folded_results) {
+        [&](const scenario::SimulationInputs& folded_inputs,
+            std::span<const RankResult> folded_results) {
           report_results(options, folded_inputs, folded_results, seconds_since(start));
         },
         sink);
@@ -206,16 +211,16 @@ int run_all_ranks(const SimulateOptions& options, const CommandContext& context)
 // The embedded default scenario (generators/llm/llm_default_scenario.hpp): one iteration of
 // Llama 3 70B on 8 nodes x 8 H100 (400G InfiniBand), TP 8 within a node, PP 4, DP 2, with
 // sequence parallelism and ZeRO-1; model, topology and device are compiled into the binary.
-SimulateOptions default_scenario_options() {
-  SimulateOptions options;
-  options.llm = embedded_default_llm_options();
+scenario::SimulateOptions default_scenario_options() {
+  scenario::SimulateOptions options;
+  options.llm = scenario::embedded_default_llm_options();
   options.run_name = "default";
   return options;
 }
 
 }  // namespace
 
-void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
+void add_simulate_options(CLI::App& sub, scenario::SimulateOptions& options) {
   sub.add_option("--kineto", options.kineto_specs,
                  "Kineto traces, one per rank: files, archive members (a.tar.gz:member), or a "
                  "whole .tar.gz holding one trace per rank");
@@ -319,14 +324,14 @@ void add_simulate_options(CLI::App& sub, SimulateOptions& options) {
   add_dlrm_simulate_options(sub, options.dlrm);
 }
 
-int run_simulate(const SimulateOptions& options, const CommandContext& context) {
+int run_simulate(const scenario::SimulateOptions& options, const CommandContext& context) {
   if (options.single_rank >= 0)
     return run_single_rank(options, context);
   return run_all_ranks(options, context);
 }
 
 void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
-  auto options = std::make_shared<SimulateOptions>();
+  auto options = std::make_shared<scenario::SimulateOptions>();
   CLI::App* sub = app.add_subcommand(
       "simulate",
       "Simulate one training iteration: one trace per simulated rank (Kineto traces of a real "
@@ -336,7 +341,7 @@ void add_simulate_command(CLI::App& app, CommandRegistry& registry) {
     return run_simulate(*options, context);
   });
   registry.set_default([](const CommandContext& context) {
-    if (context.mpi_rank == 0) {
+    if (context.processes.is_root()) {
       std::cout << "perfsim: no subcommand given; running the embedded default scenario "
                    "(`perfsim --help` lists the commands)\n";
     }

@@ -15,7 +15,8 @@ namespace perfsim::cli {
 namespace {
 
 // Predicted against measured step ends (relative to the earliest measured step start).
-std::string format_validation(const SimulationInputs& inputs, std::span<const RankResult> results) {
+std::string format_validation(const scenario::SimulationInputs& inputs,
+                              std::span<const RankResult> results) {
   std::string out =
       "validation against the measured ProfilerStep (us from the earliest rank's step start):\n";
   char line[256];
@@ -52,7 +53,7 @@ std::string format_validation(const SimulationInputs& inputs, std::span<const Ra
 }
 
 // The same comparison for machines: per rank, measured and predicted step ends.
-nlohmann::ordered_json validation_json(const SimulationInputs& inputs,
+nlohmann::ordered_json validation_json(const scenario::SimulationInputs& inputs,
                                        std::span<const RankResult> results) {
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const auto& step : inputs.measured_steps) {
@@ -70,13 +71,13 @@ nlohmann::ordered_json validation_json(const SimulationInputs& inputs,
           {"ranks", ranks}};
 }
 
-bool wants(const SimulateOptions& options, const std::string& name) {
+bool wants(const scenario::SimulateOptions& options, const std::string& name) {
   return std::find(options.details.begin(), options.details.end(), name) != options.details.end() ||
          std::find(options.details.begin(), options.details.end(), "all") != options.details.end();
 }
 
-std::string details(const SimulateOptions& options, const SimulationInputs& inputs,
-                    std::span<const RankResult> results) {
+std::string details(const scenario::SimulateOptions& options,
+                    const scenario::SimulationInputs& inputs, std::span<const RankResult> results) {
   std::string out;
   auto section = [&](const std::string& text) { out += "\n" + text; };
   if (wants(options, "ranks"))
@@ -100,8 +101,8 @@ std::string details(const SimulateOptions& options, const SimulationInputs& inpu
 
 }  // namespace
 
-report::RunReport build_simulate_report(const SimulateOptions& options,
-                                        const SimulationInputs& inputs,
+report::RunReport build_simulate_report(const scenario::SimulateOptions& options,
+                                        const scenario::SimulationInputs& inputs,
                                         std::span<const RankResult> results, double wall_s) {
   report::RunReport report = report::build_run_report(results, inputs.group_kind);
   report.warnings = inputs.warnings;
@@ -130,7 +131,8 @@ report::RunReport build_simulate_report(const SimulateOptions& options,
   return report;
 }
 
-void write_simulate_html(const SimulateOptions& options, const SimulationInputs& inputs,
+void write_simulate_html(const scenario::SimulateOptions& options,
+                         const scenario::SimulationInputs& inputs,
                          std::span<const RankResult> results, double wall_s) {
   const report::RunReport report = build_simulate_report(options, inputs, results, wall_s);
   report::write_html_report(options.report_path,
@@ -139,7 +141,8 @@ void write_simulate_html(const SimulateOptions& options, const SimulationInputs&
     std::cerr << "perfsim: HTML report written to " << options.report_path << "\n";
 }
 
-void print_simulate_report(const SimulateOptions& options, const SimulationInputs& inputs,
+void print_simulate_report(const scenario::SimulateOptions& options,
+                           const scenario::SimulationInputs& inputs,
                            std::span<const RankResult> results, double wall_s, std::ostream& out) {
   const report::RunReport report = build_simulate_report(options, inputs, results, wall_s);
   if (options.format == "json") {

@@ -17,15 +17,17 @@ inline constexpr const char* kDetailNames[] = {"ranks",  "groups",   "streams",
 
 // The report's figures: generic, then the workload's (complete_report), then the run's
 // (simulator speed, output files).
-report::RunReport build_simulate_report(const SimulateOptions& options,
-                                        const SimulationInputs& inputs,
+report::RunReport build_simulate_report(const scenario::SimulateOptions& options,
+                                        const scenario::SimulationInputs& inputs,
                                         std::span<const RankResult> results, double wall_s);
 
-void print_simulate_report(const SimulateOptions& options, const SimulationInputs& inputs,
+void print_simulate_report(const scenario::SimulateOptions& options,
+                           const scenario::SimulationInputs& inputs,
                            std::span<const RankResult> results, double wall_s, std::ostream& out);
 
 // --report: the HTML form of the same report, written whole (process 0 only).
-void write_simulate_html(const SimulateOptions& options, const SimulationInputs& inputs,
+void write_simulate_html(const scenario::SimulateOptions& options,
+                         const scenario::SimulationInputs& inputs,
                          std::span<const RankResult> results, double wall_s);
 
 }  // namespace perfsim::cli

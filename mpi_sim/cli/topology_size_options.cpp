@@ -2,7 +2,7 @@
 
 namespace perfsim::cli {
 
-void add_topology_size_options(CLI::App& sub, TopologySize& size) {
+void add_topology_size_options(CLI::App& sub, scenario::TopologySize& size) {
   sub.add_option("--nodes", size.nodes,
                  "nodes of the cluster: the topology file's node description repeated (default: "
                  "the file's node count)")

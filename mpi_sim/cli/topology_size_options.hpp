@@ -7,6 +7,6 @@
 
 namespace perfsim::cli {
 
-void add_topology_size_options(CLI::App& sub, TopologySize& size);
+void add_topology_size_options(CLI::App& sub, scenario::TopologySize& size);
 
 }  // namespace perfsim::cli

@@ -53,24 +53,24 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
-void print_text(const RunValidationReport& report, std::ostream& out) {
+void print_text(const scenario::RunValidationReport& report, std::ostream& out) {
   out << "validate runs: " << report.source << "\n";
   if (report.cross_validated) {
     out << "calibration: " << report.fold_calibrations.size()
         << "-fold cross-validation; every prediction below is OUT OF SAMPLE (its row's fold was "
            "held out of the fit)\n";
     for (std::size_t fold = 0; fold < report.fold_calibrations.size(); ++fold)
-      out << "  fold " << fold + 1 << ": " << describe_calibration(report.fold_calibrations[fold])
-          << "\n";
+      out << "  fold " << fold + 1 << ": "
+          << scenario::describe_calibration(report.fold_calibrations[fold]) << "\n";
   } else {
-    out << "calibration: " << describe_calibration(report.calibration) << "\n";
+    out << "calibration: " << scenario::describe_calibration(report.calibration) << "\n";
   }
   out << "\n"
       << std::left << std::setw(34) << "run" << std::setw(30) << "group" << std::right
       << std::setw(11) << "measured_s" << std::setw(12) << "predicted_s" << std::setw(9) << "error"
       << "  layout\n";
   std::size_t skipped = 0;
-  for (const RunPrediction& prediction : report.predictions) {
+  for (const scenario::RunPrediction& prediction : report.predictions) {
     out << std::left << std::setw(34) << prediction.row->name << std::setw(30)
         << prediction.row->group << std::right;
     if (!prediction.skipped.empty()) {
@@ -95,14 +95,14 @@ void print_text(const RunValidationReport& report, std::ostream& out) {
         << std::left << std::setw(34) << "group" << std::right << std::setw(6) << "runs"
         << std::setw(10) << "spearman" << std::setw(10) << "regret"
         << "\n";
-    for (const GroupStatistics& group : report.groups)
+    for (const scenario::GroupStatistics& group : report.groups)
       out << std::left << std::setw(34) << group.group << std::right << std::setw(6) << group.runs
           << std::setw(10) << fixed(group.spearman, 3) << std::setw(10) << percent(group.regret)
           << "\n";
   }
 }
 
-void print_csv(const RunValidationReport& report, std::ostream& out) {
+void print_csv(const scenario::RunValidationReport& report, std::ostream& out) {
   out << "name,group,layout,measured_s,predicted_s,simulated_s,signed_error,fold,skipped\n";
   auto quoted = [](const std::string& text) {
     std::string escaped = "\"";
@@ -110,7 +110,7 @@ void print_csv(const RunValidationReport& report, std::ostream& out) {
       escaped += c == '"' ? std::string("\"\"") : std::string(1, c);
     return escaped + "\"";
   };
-  for (const RunPrediction& p : report.predictions) {
+  for (const scenario::RunPrediction& p : report.predictions) {
     out << quoted(p.row->name) << ',' << quoted(p.row->group) << ',' << quoted(p.layout) << ',';
     if (p.skipped.empty())
       out << std::setprecision(9) << p.measured_s << ',' << p.predicted_s << ',' << p.simulated_s
@@ -120,7 +120,7 @@ void print_csv(const RunValidationReport& report, std::ostream& out) {
   }
 }
 
-void print_json(const RunValidationReport& report, std::ostream& out) {
+void print_json(const scenario::RunValidationReport& report, std::ostream& out) {
   nlohmann::ordered_json doc;
   doc["schema"] = "perfsim-validate-runs/1";
   doc["source"] = report.source;
@@ -145,7 +145,7 @@ void print_json(const RunValidationReport& report, std::ostream& out) {
   auto number_or_null = [](double value) {
     return std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
   };
-  for (const RunPrediction& p : report.predictions) {
+  for (const scenario::RunPrediction& p : report.predictions) {
     nlohmann::ordered_json run{{"name", p.row->name}, {"group", p.row->group}};
     if (p.skipped.empty()) {
       run["layout"] = p.layout;
@@ -166,7 +166,7 @@ void print_json(const RunValidationReport& report, std::ostream& out) {
                    {"max_abs", report.errors.max_abs},
                    {"mean_signed", report.errors.mean_signed}};
   doc["groups"] = nlohmann::ordered_json::array();
-  for (const GroupStatistics& g : report.groups)
+  for (const scenario::GroupStatistics& g : report.groups)
     doc["groups"].push_back({{"group", g.group},
                              {"runs", g.runs},
                              {"spearman", number_or_null(g.spearman)},
@@ -176,7 +176,7 @@ void print_json(const RunValidationReport& report, std::ostream& out) {
 
 int run_validate_runs(const ValidateRunsOptions& options) {
   const validation::RunTable table = validation::load_run_table(options.table);
-  RunValidationRequest request;
+  scenario::RunValidationRequest request;
   request.assets_path = options.assets;
   request.folds = options.folds;
   request.jobs = options.jobs;
@@ -192,15 +192,16 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   if (!options.fit_output.empty()) {
     if (options.folds > 1)
       throw InputError("--fit-calibration", "", "cannot be combined with --cv");
-    const validation::EndToEndCalibration calibration = fit_calibration_on(table, request);
+    const validation::EndToEndCalibration calibration =
+        scenario::fit_calibration_on(table, request);
     io::write_file_atomically(options.fit_output, validation::calibration_json(calibration));
     std::cout << "calibration fitted on " << calibration.fitted_rows << " runs (IN SAMPLE: mean "
               << "absolute error " << fixed(100 * calibration.fit_mean_abs_error, 2)
-              << "%): " << describe_calibration(calibration) << "\nwritten to "
+              << "%): " << scenario::describe_calibration(calibration) << "\nwritten to "
               << options.fit_output << "\n";
     return 0;
   }
-  const RunValidationReport report = validate_runs(table, request);
+  const scenario::RunValidationReport report = scenario::validate_runs(table, request);
   if (options.format == "csv")
     print_csv(report, std::cout);
   else if (options.format == "json")

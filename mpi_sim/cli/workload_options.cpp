@@ -5,7 +5,7 @@
 
 namespace perfsim::cli {
 
-void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
+void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
                  "LLM workload: model file (configs/models/*.json); generates one trace per "
                  "rank (TP x PP x DP ranks); default: none (the synthetic workload)");
@@ -145,7 +145,7 @@ void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options) {
                  "none; default: the shipped configs/assets/llm_calibration.json (compiled in)");
 }
 
-void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options) {
+void add_dlrm_simulate_options(CLI::App& sub, scenario::DlrmSimulateOptions& options) {
   sub.add_option("--dlrm", options.config_path,
                  "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
                  "rank, tables sharded by --sharder; needs --topology and --device; default: "

@@ -9,7 +9,7 @@
 
 namespace perfsim::cli {
 
-void add_llm_simulate_options(CLI::App& sub, LlmSimulateOptions& options);
-void add_dlrm_simulate_options(CLI::App& sub, DlrmSimulateOptions& options);
+void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& options);
+void add_dlrm_simulate_options(CLI::App& sub, scenario::DlrmSimulateOptions& options);
 
 }  // namespace perfsim::cli

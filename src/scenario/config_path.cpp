@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 std::string config_path(const std::string& name_or_file, const char* folder) {
   if (name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file))
@@ -10,4 +10,4 @@ std::string config_path(const std::string& name_or_file, const char* folder) {
   return std::string(PERFSIM_SOURCE_DIR) + "/configs/" + folder + "/" + name_or_file + ".json";
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -3,8 +3,8 @@
 // source tree's configs/<folder>/<name>.json (`korthikanti-175b`, `dgx-a100-8node`).
 #include <string>
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 std::string config_path(const std::string& name_or_file, const char* folder);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -1,6 +1,6 @@
 #include "scenario/device_argument.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 devices::DeviceSpec read_device_argument(const std::string& name_or_file) {
   if (name_or_file.ends_with(".json"))
@@ -8,4 +8,4 @@ devices::DeviceSpec read_device_argument(const std::string& name_or_file) {
   return devices::find_device(std::string(PERFSIM_SOURCE_DIR) + "/configs/devices", name_or_file);
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -5,8 +5,8 @@
 
 #include "devices/device_spec.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 devices::DeviceSpec read_device_argument(const std::string& name_or_file);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

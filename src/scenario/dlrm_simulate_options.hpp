@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 struct DlrmSimulateOptions {
   std::string config_path;  // configs/dlrm/*.json; empty: no DLRM workload
@@ -22,4 +22,4 @@ struct DlrmSimulateOptions {
   bool requested() const { return !config_path.empty(); }
 };
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

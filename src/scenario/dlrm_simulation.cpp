@@ -18,7 +18,7 @@
 #include "scenario/generated_workload_sources.hpp"
 #include "topology/node_resize.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace dlrm = generators::dlrm;
@@ -176,4 +176,4 @@ std::string format_rank_load(const DlrmScenario& scenario, std::span<const RankR
   return out;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -12,7 +12,7 @@
 #include "scenario/simulation_inputs.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // Everything the DLRM branch needs, already read and sharded.
 struct DlrmScenario {
@@ -47,4 +47,4 @@ std::vector<RankResult> simulate_dlrm_in_process(const DlrmScenario& scenario);
 // when results are given: one line per rank.
 std::string format_rank_load(const DlrmScenario& scenario, std::span<const RankResult> results);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -11,7 +11,7 @@
 #include "scenario/llm_pipeline_steps.hpp"
 #include "scenario/plan_simulation.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 namespace llm = generators::llm;
 
@@ -205,4 +205,4 @@ std::string fold_note(std::size_t representatives, int world_size) {
          "simulates each)";
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

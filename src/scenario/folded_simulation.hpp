@@ -35,7 +35,7 @@
 #include "scenario/llm_simulation.hpp"
 #include "scenario/simulation_inputs.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // The class of every rank: the (tp 0, cp 0, dp 0) rank of its pipeline stage.
 std::vector<int> stage_representative_of(const generators::llm::ParallelConfig& parallel);
@@ -94,4 +94,4 @@ FoldedRun fold_in_process(const LlmScenario& scenario, bool record_timeline,
 // The "fold: ..." line of the notes.
 std::string fold_note(std::size_t representatives, int world_size);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -7,7 +7,7 @@
 #include "collectives/collective_model.hpp"
 #include "kernels/model_duration_source.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
                                                      GeneratedWorkloadModels models) {
@@ -33,4 +33,4 @@ devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
   return device;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

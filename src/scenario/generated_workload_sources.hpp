@@ -13,7 +13,7 @@
 #include "scenario/simulation_inputs.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 struct GeneratedWorkloadModels {
   const topology::Topology& topology;
@@ -30,4 +30,4 @@ struct GeneratedWorkloadModels {
 devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
                                                      GeneratedWorkloadModels models);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

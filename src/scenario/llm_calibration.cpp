@@ -7,7 +7,7 @@
 #include "perfsim/comm.hpp"
 #include "validation/shipped_calibration.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 bool gemm_scale_applies(const validation::EndToEndCalibration& calibration,
                         const CalibrationTarget& target) {
@@ -74,4 +74,4 @@ std::string describe_calibration(const validation::EndToEndCalibration& calibrat
          "--get-batch-sync or the 1F1B batch_p2p_sync, or when the CPU is the bottleneck)";
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -8,7 +8,7 @@
 #include "perfsim/host_overheads.hpp"
 #include "validation/end_to_end_calibration.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // The device a run's GEMMs execute on, as far as the calibration's GEMM scale cares.
 struct CalibrationTarget {
@@ -41,4 +41,4 @@ validation::EndToEndCalibration calibration_argument(const std::string& value);
 // One line for the output: what was applied and where it was fitted.
 std::string describe_calibration(const validation::EndToEndCalibration& calibration);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

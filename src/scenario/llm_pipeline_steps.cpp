@@ -7,7 +7,7 @@
 
 #include "generators/llm/llm_pipeline_schedule.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -108,4 +108,4 @@ void mark_pipeline_steps(const Trace& trace, const llm::TransformerConfig& model
     program.steps = std::move(steps);
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

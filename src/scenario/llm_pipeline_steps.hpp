@@ -9,7 +9,7 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/trace.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // Sets program.steps from `trace` (the trace the program was built from) of pipeline stage
 // `stage`. Leaves them empty when the ops do not follow the schedule (a generator change the
@@ -18,4 +18,4 @@ void mark_pipeline_steps(const Trace& trace, const generators::llm::TransformerC
                          const generators::llm::ParallelConfig& parallel, int stage,
                          engine::RankProgram& program);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -9,7 +9,7 @@
 #include "generators/llm/llm_trace_builder.hpp"
 #include "memory/llm_memory.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -249,4 +249,4 @@ std::string llm_workload_detail(const LlmReportContext& context,
   return out;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

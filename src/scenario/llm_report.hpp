@@ -11,7 +11,7 @@
 #include "report/run_report.hpp"
 #include "scenario/llm_simulation.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // "tp/3" -> "tp", "dp/0" -> "dp", "cp/1" -> "cp", "pp/2" -> "pp", "p2p:a->b" -> "p2p" between
 // pipeline stages and "cp_ring" between the ranks of one context-parallel ring.
@@ -41,4 +41,4 @@ std::string llm_memory_detail(const LlmReportContext& context);
 std::string llm_workload_detail(const LlmReportContext& context,
                                 const KernelDurationSource& kernels);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

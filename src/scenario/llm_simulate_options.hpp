@@ -5,7 +5,7 @@
 
 #include "scenario/topology_size.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 struct LlmSimulateOptions {
   std::string model_path;  // configs/models/*.json; empty: no LLM workload
@@ -60,4 +60,4 @@ struct LlmSimulateOptions {
   int world_size() const { return tp * cp * pp * dp; }
 };
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -27,7 +27,7 @@
 #include "scenario/llm_stage_programs.hpp"
 #include "topology/node_resize.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -317,4 +317,4 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
   return inputs;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

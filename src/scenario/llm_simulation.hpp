@@ -13,7 +13,7 @@
 #include "topology/topology.hpp"
 #include "validation/end_to_end_calibration.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // The options of the embedded default scenario (`perfsim` with no arguments): Llama 3 70B on
 // 8 x 8 H100, TP 8, PP 4, DP 2, SP, ZeRO-1; everything read from text in the binary.
@@ -70,4 +70,4 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
 void share_links_if_asked(const LlmScenario& scenario, const SimulationInputs& inputs,
                           std::span<engine::RankProgram> programs);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -9,7 +9,7 @@
 #include "scenario/folded_simulation.hpp"
 #include "scenario/llm_pipeline_steps.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -111,4 +111,4 @@ std::vector<engine::RankProgram> llm_rank_programs(const llm::TransformerConfig&
   return programs;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

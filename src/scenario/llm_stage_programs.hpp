@@ -13,7 +13,7 @@
 #include "generators/llm/llm_parallel_config.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // One program per rank of `local_ranks`, in that order. A stage whose template does not map
 // each collective of its compiled program to one template op (never the case for today's
@@ -23,4 +23,4 @@ std::vector<engine::RankProgram> llm_rank_programs(const generators::llm::Transf
                                                    const std::vector<int>& local_ranks,
                                                    const engine::ProgramSources& sources);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -10,7 +10,7 @@
 #include "scenario/llm_calibration.hpp"
 #include "scenario/llm_report.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -161,4 +161,4 @@ std::string plan_csv(const PlanOutcome& outcome) {
   return out;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -10,7 +10,7 @@
 #include "report/run_report.hpp"
 #include "scenario/plan_simulation.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 inline constexpr const char* kPlanSchema = "perfsim-plan/1";
 
@@ -37,4 +37,4 @@ report::PlanPage plan_page(const PlanRequest& request, const PlanOutcome& outcom
 // dominant_exposed_us".
 std::string plan_csv(const PlanOutcome& outcome);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

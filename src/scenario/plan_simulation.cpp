@@ -18,7 +18,7 @@
 #include "mpi_sim/engine/symmetric_clock_sync.hpp"
 #include "perfsim/error.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -222,4 +222,4 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
   return outcome;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

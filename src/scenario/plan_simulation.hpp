@@ -15,7 +15,7 @@
 #include "scenario/llm_simulation.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 // Global rank numbers of (tp 0, dp 0, stage s) for s = 0 .. PP-1.
 std::vector<int> pipeline_representatives(const generators::llm::ParallelConfig& parallel);
@@ -90,4 +90,4 @@ PlanOutcome plan_layouts(const PlanRequest& request);
 planner::LayoutScore score_layout(const LayoutSimulation& simulation,
                                   const planner::FittingLayout& layout);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -24,7 +24,7 @@
 #include "scenario/llm_simulation.hpp"
 #include "scenario/plan_simulation.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -381,4 +381,4 @@ EndToEndCalibration fit_calibration_on(const validation::RunTable& table,
   return calibration;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -14,7 +14,7 @@
 #include "validation/run_statistics.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 struct RunValidationRequest {
   std::string assets_path;  // fitted collective curves; "" = shipped where they cover, else nominal
@@ -72,4 +72,4 @@ validation::EndToEndCalibration fit_calibration_on(const validation::RunTable& t
 // For GPT shapes: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
 double narayanan_model_flops(const generators::llm::TransformerConfig& model, int global_batch);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

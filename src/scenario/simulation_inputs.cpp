@@ -31,7 +31,7 @@
 #include "trace_io/trace_format.hpp"
 #include "trace_io/trace_ranks.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 generators::SyntheticWorkload synthetic_workload(const SimulateOptions& options, int world_size) {
@@ -514,4 +514,4 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
   return inputs;
 }
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

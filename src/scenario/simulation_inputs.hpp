@@ -20,7 +20,7 @@
 #include "scenario/dlrm_simulate_options.hpp"
 #include "scenario/llm_simulate_options.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 
 struct SimulateOptions {
   std::vector<std::string> kineto_specs;
@@ -107,4 +107,4 @@ int simulated_world_size(const SimulateOptions& options, int mpi_size);
 SimulationInputs load_simulation_inputs(const SimulateOptions& options, int world_size,
                                         const std::vector<int>& local_ranks);
 
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

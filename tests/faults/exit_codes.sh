@@ -34,6 +34,20 @@ expect 2 "results file that is not HDF5" -- "$perfsim" simulate --ranks 2 --resu
 grep -q "^iteration time" out.txt && fail "simulated before failing on the output"
 expect 3 "results file that is a directory" -- "$perfsim" simulate --ranks 2 --results "$work"
 
+# A model whose size is not positive, from a file or from `memory --llm` flags: rejected before
+# generating, naming the field.
+sed 's/"hidden": [0-9]*/"hidden": 0/' "$source_dir/configs/models/llama2-7b.json" >"$work/hidden0.json"
+expect 2 "model file with hidden 0" -- "$perfsim" simulate --model "$work/hidden0.json" \
+  --topology "$source_dir/configs/topologies/hgx-h100.json" \
+  --device "$source_dir/configs/devices/H100-SXM.json" --results ""
+grep -q "hidden0.json: hidden: must be a positive integer, got 0" err.txt || fail "hidden 0 not named"
+expect 2 "generate from a model file with hidden 0" -- "$perfsim" generate --model "$work/hidden0.json" \
+  --output "$work/traces"
+grep -q "hidden: must be a positive integer, got 0" err.txt || fail "generate: hidden 0 not named"
+expect 2 "memory --llm with --hidden 0" -- "$perfsim" memory --llm --layers 2 --hidden 0 --heads 4 \
+  --seq 128 --vocab 1000
+grep -q "hidden: must be positive, got 0" err.txt || fail "memory: hidden 0 not named"
+
 expect 2 "unknown option under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --bogus
 expect 2 "missing input under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --kineto "$work/absent.json"
 expect 3 "missing output directory under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --ranks 2 --results "$work/no/r.h5"

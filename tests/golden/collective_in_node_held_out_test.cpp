@@ -12,18 +12,15 @@
 #include "collectives/collective_model.hpp"
 #include "collectives/error_table.hpp"
 #include "collectives/nccl_tests_log.hpp"
+#include "support/public_nccl_sweeps.hpp"
 
 namespace perfsim::collectives {
 namespace {
 
 const std::filesystem::path kSource(PERFSIM_SOURCE_DIR);
-const std::filesystem::path kData = kSource / "tests/data/nccl-tests-public/in-node";
 
 double held_out_gmae_percent(const std::string& file) {
-  const auto path = kData / file;
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error("missing fixture " + path.string());
-  const CollectiveSweep sweep = read_nccl_tests_log(path.string()).sweep;
+  const CollectiveSweep sweep = test_support::public_nccl_sweep("in-node/" + file);
   const CurveSet curves =
       assets::read_collective_curves((kSource / "configs/assets/collective_curves.h5").string());
   const auto topology = topology::with_node_count(

@@ -15,27 +15,21 @@
 #include "collectives/curve_transfer.hpp"
 #include "collectives/error_table.hpp"
 #include "collectives/nccl_tests_log.hpp"
+#include "support/public_nccl_sweeps.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::collectives {
 namespace {
 
 const std::filesystem::path kSource(PERFSIM_SOURCE_DIR);
-const std::filesystem::path kData = kSource / "tests/data/nccl-tests-public";
-
-CollectiveSweep sweep_from(const std::filesystem::path& path) {
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error("missing fixture " + path.string());
-  return read_nccl_tests_log(path.string()).sweep;
-}
 
 std::vector<CollectiveSweep> p5_sweeps(const std::string& collective) {
   std::vector<CollectiveSweep> sweeps = {
-      sweep_from(kData / "in-node/azure-ndh100v5-1node-allreduce-busbw.txt")};
+      test_support::public_nccl_sweep("in-node/azure-ndh100v5-1node-allreduce-busbw.txt")};
   for (int nodes : {2, 4, 8, 16, 32})
-    sweeps.push_back(
-        sweep_from(kData / "aws-p5-efa/tables" /
-                   ("aws-p5-efa-" + std::to_string(nodes) + "node-" + collective + "-busbw.txt")));
+    sweeps.push_back(test_support::public_nccl_sweep("aws-p5-efa/tables/aws-p5-efa-" +
+                                                     std::to_string(nodes) + "node-" + collective +
+                                                     "-busbw.txt"));
   return sweeps;
 }
 

@@ -20,18 +20,15 @@
 #include "collectives/collective_model.hpp"
 #include "collectives/error_metrics.hpp"
 #include "collectives/nccl_tests_log.hpp"
+#include "support/public_nccl_sweeps.hpp"
 
 namespace perfsim::collectives {
 namespace {
 
 const std::filesystem::path kSource(PERFSIM_SOURCE_DIR);
-const std::filesystem::path kData = kSource / "tests/data/nccl-tests-public/pcie";
 
 CollectiveSweep sweep_from(const std::string& file) {
-  const auto path = kData / file;
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error("missing fixture " + path.string());
-  return read_nccl_tests_log(path.string()).sweep;
+  return test_support::public_nccl_sweep("pcie/" + file);
 }
 
 // The only curve: fitted to the 2080 Ti box's all-reduce (a fit-set sweep).

@@ -12,18 +12,12 @@
 #include "collectives/collective_model.hpp"
 #include "collectives/error_metrics.hpp"
 #include "collectives/nccl_tests_log.hpp"
+#include "support/public_nccl_sweeps.hpp"
 
 namespace perfsim::collectives {
 namespace {
 
 const std::filesystem::path kSource(PERFSIM_SOURCE_DIR);
-const std::filesystem::path kData = kSource / "tests/data/nccl-tests-public";
-
-CollectiveSweep sweep_from(const std::filesystem::path& path) {
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error("missing fixture " + path.string());
-  return read_nccl_tests_log(path.string()).sweep;
-}
 
 const CurveSet& shipped_curves() {
   static const CurveSet curves =
@@ -56,7 +50,7 @@ double gmae_percent(const CollectiveModel& model, const CollectiveSweep& sweep, 
 
 TEST(PublicFabrics, GcpA3MegaHeldOutSizes) {
   // Transport fitted on sizes <= 4 KiB and >= 1 GiB; judged on 8 KiB - 512 MiB.
-  const auto sweep = sweep_from(kData / "gcp-a3mega-h100-2node-allreduce.txt");
+  const auto sweep = test_support::public_nccl_sweep("gcp-a3mega-h100-2node-allreduce.txt");
   const auto held = [](Bytes bytes) { return bytes > 4096 && bytes < (Bytes{1} << 30); };
   const double tcpxo = gmae_percent(model_for("gcp-a3mega-2node.json", 2), sweep, held);
   const double as_infiniband = gmae_percent(model_for("hgx-h100-2node.json", 2), sweep, held);
@@ -73,7 +67,8 @@ TEST(PublicFabrics, OciA100RoceHeldOutSizes) {
   // 8 KiB - 512 MiB. The curves are the 400G InfiniBand H100 ones, carried from an H100 fabric
   // (nics/transport/curves_gpu_model) to this A100 node. Baseline: the DGX A100 topology's HDR
   // stand-in (H100 curve at half bandwidth, InfiniBand latency).
-  const auto sweep = sweep_from(kData / "oci-a100-roce/oci-a100-roce-2node-allreduce.txt");
+  const auto sweep =
+      test_support::public_nccl_sweep("oci-a100-roce/oci-a100-roce-2node-allreduce.txt");
   const auto held = [](Bytes bytes) { return bytes > 4096 && bytes < (Bytes{1} << 30); };
   const double roce = gmae_percent(model_for("oci-bm-gpu4.8-roce-2node.json", 2), sweep, held);
   const double hdr_stand_in = gmae_percent(model_for("dgx-a100.json", 2), sweep, held);
@@ -93,9 +88,9 @@ TEST(PublicFabrics, AwsP5EfaHeldOutNodeCounts) {
   for (const Case& c :
        {Case{8, "allreduce", 7.5}, Case{8, "alltoall", 5.0}, Case{16, "allreduce", 13.5},
         Case{16, "alltoall", 9.5}, Case{32, "allreduce", 18.5}, Case{32, "alltoall", 11.0}}) {
-    const auto sweep = sweep_from(
-        kData / "aws-p5-efa/tables" /
-        ("aws-p5-efa-" + std::to_string(c.nodes) + "node-" + c.collective + "-busbw.txt"));
+    const auto sweep =
+        test_support::public_nccl_sweep("aws-p5-efa/tables/aws-p5-efa-" + std::to_string(c.nodes) +
+                                        "node-" + c.collective + "-busbw.txt");
     const auto all = [](Bytes) { return true; };
     const double efa = gmae_percent(model_for("aws-p5-efa.json", c.nodes), sweep, all);
     const double as_infiniband = gmae_percent(model_for("hgx-h100.json", c.nodes), sweep, all);

@@ -23,7 +23,7 @@ namespace {
 const std::string kKinetoArchive =
     std::string(PERFSIM_SHARED_DATA_DIR) + "/traces/param-dlrm-8xV100/dlrm_kineto.tar.gz";
 
-std::vector<RankResult> run(const cli::SimulationInputs& inputs, engine::ClockSync& sync) {
+std::vector<RankResult> run(const scenario::SimulationInputs& inputs, engine::ClockSync& sync) {
   std::vector<engine::RankSimulator> simulators;
   for (const auto& program : inputs.programs) {
     simulators.emplace_back(program, inputs.overheads, sync);
@@ -54,10 +54,10 @@ TEST(DlrmReplay, SingleRankActiveTimeMatchesMeasuredKernelSum) {
     measured_kernel_sum_us += *kernel.measured_duration_us;
   }
 
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kKinetoArchive};
   options.single_rank = 0;
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, 8, {0});
+  scenario::SimulationInputs inputs = scenario::load_simulation_inputs(options, 8, {0});
   engine::UnsynchronizedClockSync sync;
   const RankResult result = run(inputs, sync).front();
   std::cout << "rank 0: T1 mean " << inputs.overheads.all_ops.t1.mean_us
@@ -73,9 +73,10 @@ TEST(DlrmReplay, SingleRankActiveTimeMatchesMeasuredKernelSum) {
 // Issue acceptance: the 8-rank replay predicts each rank's measured step end, and the
 // synchronized iteration (last step end) within 5%.
 TEST(DlrmReplay, EightRanksPredictMeasuredStepEnds) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kKinetoArchive};
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, 8, {0, 1, 2, 3, 4, 5, 6, 7});
+  scenario::SimulationInputs inputs =
+      scenario::load_simulation_inputs(options, 8, {0, 1, 2, 3, 4, 5, 6, 7});
   ASSERT_EQ(inputs.measured_steps.size(), 8u);
   engine::InProcessClockSync sync;
   const std::vector<RankResult> results = run(inputs, sync);
@@ -123,12 +124,12 @@ TEST(DlrmReplay, OverheadsFittedOnHalfTheRanksPredictTheOtherHalf) {
                                   .string();
     overheads::save_host_overheads(overheads::merge_host_overheads(sets), asset);
 
-    cli::SimulateOptions options;
+    scenario::SimulateOptions options;
     options.kineto_specs = {kKinetoArchive};
     options.overheads_path = asset;
     options.host_timing = "overheads";
-    cli::SimulationInputs inputs =
-        cli::load_simulation_inputs(options, 8, {0, 1, 2, 3, 4, 5, 6, 7});
+    scenario::SimulationInputs inputs =
+        scenario::load_simulation_inputs(options, 8, {0, 1, 2, 3, 4, 5, 6, 7});
     std::remove(asset.c_str());
     engine::InProcessClockSync sync;
     const std::vector<RankResult> results = run(inputs, sync);

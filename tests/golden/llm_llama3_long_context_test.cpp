@@ -17,7 +17,7 @@
 #include "memory/llm_memory.hpp"
 #include "scenario/plan_simulation.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -70,4 +70,4 @@ TEST(LlmLongContext, Llama3_405BOn16kH100WithContextParallelism) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

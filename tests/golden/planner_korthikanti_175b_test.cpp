@@ -14,7 +14,7 @@
 #include "memory/device_memory.hpp"
 #include "scenario/plan_simulation.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -58,4 +58,4 @@ TEST(PlannerGolden, Korthikanti175BOn64A100ListsThePublishedLayoutInTopFive) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

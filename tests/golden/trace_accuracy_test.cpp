@@ -27,8 +27,9 @@ struct Errors {
   double worst_rank = 0;
 };
 
-Errors replay(const cli::SimulateOptions& options, const std::string& label) {
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, 8, {0, 1, 2, 3, 4, 5, 6, 7});
+Errors replay(const scenario::SimulateOptions& options, const std::string& label) {
+  scenario::SimulationInputs inputs =
+      scenario::load_simulation_inputs(options, 8, {0, 1, 2, 3, 4, 5, 6, 7});
   engine::InProcessClockSync sync;
   std::vector<engine::RankSimulator> simulators;
   for (const auto& program : inputs.programs)
@@ -53,7 +54,7 @@ Errors replay(const cli::SimulateOptions& options, const std::string& label) {
 }
 
 TEST(TraceAccuracy, MeasuredReplayWithinThreePercentOnEveryRank) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kKinetoArchive};
   const Errors errors = replay(options, "measured");
   EXPECT_LT(std::abs(errors.synchronized), 0.03);
@@ -61,7 +62,7 @@ TEST(TraceAccuracy, MeasuredReplayWithinThreePercentOnEveryRank) {
 }
 
 TEST(TraceAccuracy, ModelDurationsWithinTenPercentOnEveryRank) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kKinetoArchive};
   options.kernel_durations = "model";
   options.comm_durations = "model";
@@ -73,7 +74,7 @@ TEST(TraceAccuracy, ModelDurationsWithinTenPercentOnEveryRank) {
 }
 
 TEST(TraceAccuracy, OverheadMeansReplayKeepsItsReadmeFigure) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kKinetoArchive};
   options.host_timing = "overheads";
   const Errors errors = replay(options, "overhead means");

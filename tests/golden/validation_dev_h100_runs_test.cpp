@@ -14,7 +14,7 @@
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 TEST(ValidateRunsGolden, DevelopmentH100RunsInSample) {
@@ -35,4 +35,4 @@ TEST(ValidateRunsGolden, DevelopmentH100RunsInSample) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -12,7 +12,7 @@
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 constexpr double kClaimedMeanAbsError = 0.015;
@@ -38,4 +38,4 @@ TEST(ValidateRunsGolden, KorthikantiTable5WithVtrainCalibration) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -15,7 +15,7 @@
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 struct HeldOutTable {
@@ -73,4 +73,4 @@ TEST(ValidateRunsGolden, PublishedMegatronBridgeH100HeldOut) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -13,7 +13,7 @@
 #include "scenario/run_validation.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 constexpr double kClaimedMeanAbsError = 0.077;
@@ -53,4 +53,4 @@ TEST(ValidateRunsGolden, VtrainSingleNodeFiveFoldCrossValidation) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -29,7 +29,8 @@ std::string dlrm_member(int rank) {
   return kDlrm + ":dlrm_kineto/" + kMembers[rank];
 }
 
-RankResult run_single(const cli::SimulateOptions& options, cli::SimulationInputs& inputs) {
+RankResult run_single(const scenario::SimulateOptions& options,
+                      scenario::SimulationInputs& inputs) {
   engine::UnsynchronizedClockSync sync;
   std::vector<engine::RankSimulator> simulators;
   simulators.emplace_back(inputs.programs.front(), inputs.overheads, sync);
@@ -38,9 +39,9 @@ RankResult run_single(const cli::SimulateOptions& options, cli::SimulationInputs
   return simulators.front().result();
 }
 
-std::string error_of(const cli::SimulateOptions& options) {
+std::string error_of(const scenario::SimulateOptions& options) {
   try {
-    cli::simulated_world_size(options, 1);
+    scenario::simulated_world_size(options, 1);
   } catch (const InputError& error) {
     return error.what();
   }
@@ -48,11 +49,11 @@ std::string error_of(const cli::SimulateOptions& options) {
 }
 
 TEST(TraceRanks, SingleRankSelectsTheTraceWhoseMetadataRankMatches) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kData + "job2_rank1.json"};
   options.single_rank = 1;
-  cli::SimulationInputs inputs =
-      cli::load_simulation_inputs(options, cli::simulated_world_size(options, 1), {1});
+  scenario::SimulationInputs inputs =
+      scenario::load_simulation_inputs(options, scenario::simulated_world_size(options, 1), {1});
   ASSERT_EQ(inputs.programs.size(), 1u);
   EXPECT_EQ(inputs.programs.front().sim_rank, 1);
   EXPECT_EQ(inputs.programs.front().world_size, 2);
@@ -68,7 +69,7 @@ TEST(TraceRanks, SingleRankSelectsTheTraceWhoseMetadataRankMatches) {
 }
 
 TEST(TraceRanks, SingleRankAbsentFromTheTracesIsAnErrorNamingThePresentRanks) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kData + "job2_rank1.json"};
   options.single_rank = 0;  // the file's position, but not its rank
   const std::string error = error_of(options);
@@ -77,7 +78,7 @@ TEST(TraceRanks, SingleRankAbsentFromTheTracesIsAnErrorNamingThePresentRanks) {
 }
 
 TEST(TraceRanks, PartOfAJobIsAnErrorNamingTheMissingRanks) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kData + "job2_rank1.json"};
   const std::string error = error_of(options);
   EXPECT_NE(error.find("job of 2 ranks"), std::string::npos) << error;
@@ -86,23 +87,23 @@ TEST(TraceRanks, PartOfAJobIsAnErrorNamingTheMissingRanks) {
 }
 
 TEST(TraceRanks, FilesGivenOutOfOrderAreOrderedByMetadataRank) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kData + "job2_rank1.json", kData + "job2_rank0.json"};
-  EXPECT_EQ(cli::simulated_world_size(options, 1), 2);
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, 2, {0, 1});
+  EXPECT_EQ(scenario::simulated_world_size(options, 1), 2);
+  scenario::SimulationInputs inputs = scenario::load_simulation_inputs(options, 2, {0, 1});
   ASSERT_EQ(inputs.programs.size(), 2u);
   EXPECT_NE(inputs.programs[0].source.find("job2_rank0"), std::string::npos);
   EXPECT_NE(inputs.programs[1].source.find("job2_rank1"), std::string::npos);
 }
 
 TEST(TraceRanks, TwoTracesClaimingOneRankAreAnError) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {kData + "job2_rank1.json", kData + "job2_rank1.json"};
   EXPECT_NE(error_of(options).find("also claims"), std::string::npos);
 }
 
 TEST(TraceRanks, HalfOfTheDlrmFixtureIsAnError) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   for (int rank = 0; rank < 4; ++rank)
     options.kineto_specs.push_back(dlrm_member(rank));
   const std::string error = error_of(options);
@@ -113,11 +114,11 @@ TEST(TraceRanks, HalfOfTheDlrmFixtureIsAnError) {
 // The report: rank 3's file alone with --single-rank 3 must simulate rank 3 and report
 // its iteration from its own ProfilerStep start (19313 us measured), not an epoch timestamp.
 TEST(TraceRanks, DlrmRankThreeAloneReportsFromItsStepStart) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {dlrm_member(3)};
   options.single_rank = 3;
-  EXPECT_EQ(cli::simulated_world_size(options, 1), 8);
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, 8, {3});
+  EXPECT_EQ(scenario::simulated_world_size(options, 1), 8);
+  scenario::SimulationInputs inputs = scenario::load_simulation_inputs(options, 8, {3});
   ASSERT_EQ(inputs.measured_steps.size(), 1u);
   EXPECT_EQ(inputs.measured_steps.front().start_us, 0);
   EXPECT_EQ(inputs.measured_steps.front().end_us, 19313);

@@ -183,13 +183,13 @@ TEST(MpiEngine, MismatchIsReportedOnEveryProcess) {
 // The real DLRM fixture: MPI across processes gives the same numbers as in-process.
 TEST(MpiEngine, DlrmFixtureMatchesInProcess) {
   const int world = 8;
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {std::string(PERFSIM_SHARED_DATA_DIR) +
                           "/traces/param-dlrm-8xV100/dlrm_kineto.tar.gz"};
   std::vector<RankResult> expected;
   if (mpi_rank() == 0) {
-    cli::SimulationInputs all =
-        cli::load_simulation_inputs(options, world, {0, 1, 2, 3, 4, 5, 6, 7});
+    scenario::SimulationInputs all =
+        scenario::load_simulation_inputs(options, world, {0, 1, 2, 3, 4, 5, 6, 7});
     engine::InProcessClockSync sync;
     std::vector<engine::RankSimulator> simulators;
     for (const auto& program : all.programs)
@@ -205,7 +205,7 @@ TEST(MpiEngine, DlrmFixtureMatchesInProcess) {
     if (placement[rank] == mpi_rank())
       local.push_back(rank);
   }
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, world, local);
+  scenario::SimulationInputs inputs = scenario::load_simulation_inputs(options, world, local);
   mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world);
   auto actual =
       mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement, inputs.overheads, {});
@@ -224,7 +224,7 @@ TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
   parallel.zero_stage = 1;
   const std::string source = PERFSIM_SOURCE_DIR;
   const std::string device = source + "/configs/devices/H100-SXM.json";
-  const cli::LlmScenario scenario{
+  const scenario::LlmScenario scenario{
       test_support::small_gpt(4, 512, 8), parallel,
       // Two GPUs per node: data-parallel and pipeline groups both on the NICs.
       topology::resized(topology::load_topology(source + "/configs/topologies/hgx-h100.json"), 4,
@@ -234,7 +234,8 @@ TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
   const int world = parallel.world_size();
   std::vector<RankResult> expected;
   if (mpi_rank() == 0) {
-    const cli::SimulationInputs all = cli::load_llm_inputs(scenario, {0, 1, 2, 3, 4, 5, 6, 7});
+    const scenario::SimulationInputs all =
+        scenario::load_llm_inputs(scenario, {0, 1, 2, 3, 4, 5, 6, 7});
     engine::InProcessClockSync sync;
     expected = engine::simulate_programs(all.programs, all.overheads, sync);
   }
@@ -245,7 +246,7 @@ TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
     if (placement[rank] == mpi_rank())
       local.push_back(rank);
   }
-  const cli::SimulationInputs inputs = cli::load_llm_inputs(scenario, local);
+  const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, local);
   expect_identical(expected, mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
                                                   inputs.overheads, {}));
 }

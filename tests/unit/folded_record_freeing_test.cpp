@@ -14,9 +14,10 @@
 #include "perfsim/error.hpp"
 #include "scenario/folded_simulation.hpp"
 #include "support/parallelism_layouts.hpp"
+#include "support/same_rank_result.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 const std::string kSource = PERFSIM_SOURCE_DIR;
@@ -65,11 +66,8 @@ TEST_P(FoldedRecordFreeing, RunEndsHoldingNoRecordAndNoPost) {
       engine::simulate_programs(fold.inputs.programs, fold.inputs.overheads, keeping, false);
   EXPECT_GT(keeping.held_posts(), 0u);
   ASSERT_EQ(results.size(), kept.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    EXPECT_EQ(results[i].iteration_us, kept[i].iteration_us) << results[i].sim_rank;
-    EXPECT_EQ(results[i].kernel_time_us, kept[i].kernel_time_us) << results[i].sim_rank;
-    EXPECT_EQ(results[i].gpu_busy_us, kept[i].gpu_busy_us) << results[i].sim_rank;
-  }
+  for (std::size_t i = 0; i < results.size(); ++i)
+    test_support::expect_same_result(results[i], kept[i]);
 }
 
 INSTANTIATE_TEST_SUITE_P(FoldedRecordFreeing, FoldedRecordFreeing,
@@ -99,4 +97,4 @@ TEST(FoldedRecordFreeing, PollAfterEveryRepresentativeTookTheTimingIsAnError) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

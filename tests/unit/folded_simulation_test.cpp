@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 
 #include "generators/llm/llm_collective_bus_rates.hpp"
 #include "io/input_file.hpp"
@@ -18,10 +17,11 @@
 #include "scenario/folded_simulation.hpp"
 #include "support/llm_programs_in_full.hpp"
 #include "support/parallelism_layouts.hpp"
+#include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -58,66 +58,6 @@ std::vector<RankResult> unfolded(const LlmScenario& scenario) {
   return engine::simulate_programs(inputs.programs, inputs.overheads, sync, true);
 }
 
-std::vector<TimelineSlice> in_time_order(std::vector<TimelineSlice> slices) {
-  std::sort(slices.begin(), slices.end(), [](const TimelineSlice& a, const TimelineSlice& b) {
-    return std::tie(a.lane, a.start_us, a.duration_us, a.name, a.collective_key) <
-           std::tie(b.lane, b.start_us, b.duration_us, b.name, b.collective_key);
-  });
-  return slices;
-}
-
-void expect_identical(const RankResult& folded, const RankResult& full) {
-  const std::string rank = "rank " + std::to_string(full.sim_rank);
-  EXPECT_EQ(folded.sim_rank, full.sim_rank);
-  // Exact comparisons: the fold must give the very same doubles.
-  EXPECT_EQ(folded.iteration_us, full.iteration_us) << rank;
-  EXPECT_EQ(folded.cpu_us, full.cpu_us) << rank;
-  EXPECT_EQ(folded.kernel_time_us, full.kernel_time_us) << rank;
-  EXPECT_EQ(folded.gpu_busy_us, full.gpu_busy_us) << rank;
-  EXPECT_EQ(folded.gpu_idle_us, full.gpu_idle_us) << rank;
-  EXPECT_EQ(folded.by_category_us, full.by_category_us) << rank;
-  EXPECT_EQ(folded.ops, full.ops) << rank;
-  EXPECT_EQ(folded.kernels, full.kernels) << rank;
-  ASSERT_EQ(folded.streams.size(), full.streams.size()) << rank;
-  for (std::size_t i = 0; i < full.streams.size(); ++i) {
-    EXPECT_EQ(folded.streams[i].stream, full.streams[i].stream) << rank;
-    EXPECT_EQ(folded.streams[i].busy_us, full.streams[i].busy_us) << rank;
-    EXPECT_EQ(folded.streams[i].by_category_us, full.streams[i].by_category_us) << rank;
-  }
-  ASSERT_EQ(folded.steps.size(), full.steps.size()) << rank;
-  for (std::size_t i = 0; i < full.steps.size(); ++i) {
-    EXPECT_TRUE(folded.steps[i].phase == full.steps[i].phase &&
-                folded.steps[i].micro_batch == full.steps[i].micro_batch &&
-                folded.steps[i].chunk == full.steps[i].chunk &&
-                folded.steps[i].start_us == full.steps[i].start_us &&
-                folded.steps[i].end_us == full.steps[i].end_us)
-        << rank << " step " << i;
-  }
-  ASSERT_EQ(folded.groups.size(), full.groups.size()) << rank;
-  for (const auto& [group, traffic] : full.groups) {
-    ASSERT_TRUE(folded.groups.contains(group)) << rank << " " << group;
-    const GroupTraffic& other = folded.groups.at(group);
-    EXPECT_EQ(other.collectives, traffic.collectives) << rank << " " << group;
-    EXPECT_EQ(other.bytes, traffic.bytes) << rank << " " << group;
-    EXPECT_EQ(other.time_us, traffic.time_us) << rank << " " << group;
-    EXPECT_EQ(other.exposed_us, traffic.exposed_us) << rank << " " << group;
-  }
-  // Slices are recorded as collectives resolve, an order that depends on the traversal's
-  // interleaving of ranks (as it does between MPI layouts): compare them in time order.
-  const std::vector<TimelineSlice> folded_slices = in_time_order(folded.timeline);
-  const std::vector<TimelineSlice> full_slices = in_time_order(full.timeline);
-  ASSERT_EQ(folded_slices.size(), full_slices.size()) << rank;
-  for (std::size_t i = 0; i < full_slices.size(); ++i) {
-    const TimelineSlice& a = folded_slices[i];
-    const TimelineSlice& b = full_slices[i];
-    ASSERT_TRUE(a.name == b.name && a.lane == b.lane && a.start_us == b.start_us &&
-                a.duration_us == b.duration_us && a.category == b.category &&
-                a.collective_key == b.collective_key)
-        << rank << " slice " << i << ": " << a.name << " " << a.collective_key << " vs " << b.name
-        << " " << b.collective_key;
-  }
-}
-
 void expect_fold_exact(const LlmScenario& scenario) {
   const llm::ParallelConfig& parallel = scenario.parallel;
   const FoldedRun folded = fold_in_process(scenario, true);
@@ -126,7 +66,7 @@ void expect_fold_exact(const LlmScenario& scenario) {
   const std::vector<RankResult> full = unfolded(scenario);
   ASSERT_EQ(folded.results.size(), full.size());
   for (std::size_t rank = 0; rank < full.size(); ++rank)
-    expect_identical(folded.results[rank], full[rank]);
+    test_support::expect_same_result(folded.results[rank], full[rank]);
 }
 
 void expect_fold_exact(const llm::ParallelConfig& parallel) {
@@ -319,4 +259,4 @@ TEST(FoldConsistency, RefusesAGroupWhoseMembersPlayOtherRoles) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -25,7 +25,7 @@ RankResult simulate_one_rank(const Trace& trace, const validation::CalibrationPo
   const engine::RankProgram program =
       engine::build_rank_program(trace, 0, 1, {&kernels, &communication, {}});
   // Zero T2..T5, no kernel gap, launch at the call: only the calibration's per-op cost remains.
-  const HostOverheads overheads = cli::with_host_cost(testing::zero_overheads(), point);
+  const HostOverheads overheads = scenario::with_host_cost(testing::zero_overheads(), point);
   engine::InProcessClockSync sync;
   std::vector<engine::RankSimulator> simulators;
   simulators.emplace_back(program, overheads, sync, false);

@@ -64,9 +64,9 @@ TEST(HostModel, KernelsQueuedBeforeTheTraceFillTheQueue) {
 // CPU time, then aten::item blocking in cudaStreamSynchronize. The replay's CPU must wait for
 // the last kernel (ends 20 + 40 x 100 = 4020 us after the step start; measured step 4200).
 TEST(HostModel, HostBlockingCallWaitsForTheDeepQueueToDrain) {
-  cli::SimulateOptions options;
+  scenario::SimulateOptions options;
   options.kineto_specs = {std::string(PERFSIM_TEST_DATA_DIR) + "/kineto/deep_queue_rank0.json"};
-  cli::SimulationInputs inputs = cli::load_simulation_inputs(options, 1, {0});
+  scenario::SimulationInputs inputs = scenario::load_simulation_inputs(options, 1, {0});
   UnsynchronizedClockSync sync;
   std::vector<RankSimulator> simulators;
   simulators.emplace_back(inputs.programs.front(), inputs.overheads, sync);

@@ -20,16 +20,21 @@ LinkDemand nic_receive() {
   return {.sends = false, .receives = true, .nic = true};
 }
 
-// A alone: 100. B arrives with A at 0, both move at 1/2: each has moved 100 at 200.
-TEST(LinkOccupancy, TwoEqualTransfersOverlappingFullyTakeTwiceAsLong) {
+// Transfer A, ready at 0 on both directions of the NIC, 100 alone, posted first: the books the
+// tests below add their transfers to.
+class LinkOccupancyAfterA : public testing::Test {
+ protected:
+  void SetUp() override { EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 100); }
+
   LinkOccupancy links;
-  EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 100);
+};
+
+// B arrives with A at 0, both move at 1/2: each has moved 100 at 200.
+TEST_F(LinkOccupancyAfterA, TwoEqualTransfersOverlappingFullyTakeTwiceAsLong) {
   EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 200);
 }
 
-TEST(LinkOccupancy, DifferentLinkClassesDoNotSlowEachOtherDown) {
-  LinkOccupancy links;
-  EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 100);
+TEST_F(LinkOccupancyAfterA, DifferentLinkClassesDoNotSlowEachOtherDown) {
   EXPECT_DOUBLE_EQ(links.share(nvlink_both_ways(), 0, 100, 0), 100);
 }
 
@@ -43,18 +48,14 @@ TEST(LinkOccupancy, SendAndReceiveUseDifferentDirections) {
   EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 200);
 }
 
-// A [0, 100) alone; B (100) arrives at 50, when A has 50 left: both at 1/2 until A ends at
-// 150 (B has moved 50), then B alone moves its last 50 by 200: B takes 150.
-TEST(LinkOccupancy, PartialOverlapStretchesOnlyTheOverlappedWindow) {
-  LinkOccupancy links;
-  EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 100);
+// B (100) arrives at 50, when A has 50 left: both at 1/2 until A ends at 150 (B has moved 50),
+// then B alone moves its last 50 by 200: B takes 150.
+TEST_F(LinkOccupancyAfterA, PartialOverlapStretchesOnlyTheOverlappedWindow) {
   EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 50, 100, 50), 150);
 }
 
 // A transfer ready after the others have finished is not slowed down.
-TEST(LinkOccupancy, TransferAfterTheOthersFinishRunsAlone) {
-  LinkOccupancy links;
-  EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 0, 100, 0), 100);
+TEST_F(LinkOccupancyAfterA, TransferAfterTheOthersFinishRunsAlone) {
   EXPECT_DOUBLE_EQ(links.share(nic_both_ways(), 100, 40, 0), 40);
 }
 

@@ -12,10 +12,11 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "scenario/folded_simulation.hpp"
+#include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/node_resize.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 LlmScenario dp_and_pp_on_the_nics(bool link_sharing) {
@@ -76,13 +77,9 @@ TEST(LinkSharingLlm, FoldedRunIsBitIdenticalWithSharing) {
   ASSERT_FALSE(folded.refusal) << *folded.refusal;
   const std::vector<RankResult> full = unfolded(scenario);
   ASSERT_EQ(folded.results.size(), full.size());
-  for (std::size_t rank = 0; rank < full.size(); ++rank) {
-    EXPECT_EQ(folded.results[rank].iteration_us, full[rank].iteration_us) << rank;
-    EXPECT_EQ(folded.results[rank].gpu_busy_us, full[rank].gpu_busy_us) << rank;
-    for (const auto& [group, traffic] : full[rank].groups)
-      EXPECT_EQ(folded.results[rank].groups.at(group).time_us, traffic.time_us) << group;
-  }
+  for (std::size_t rank = 0; rank < full.size(); ++rank)
+    test_support::expect_same_result(folded.results[rank], full[rank]);
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -10,7 +10,7 @@
 #include "scenario/dlrm_simulation.hpp"
 #include "scenario/simulation_inputs.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 const std::string kSource = PERFSIM_SOURCE_DIR;
@@ -59,4 +59,4 @@ TEST(LinkSharingWorkloads, TracesShareOnlyWithModelledCollectives) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -11,7 +11,7 @@
 #include "scenario/plan_simulation.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -90,4 +90,4 @@ TEST(LlmMoeSimulation, Mixtral8x7bWithEp8On64Gpus) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -19,7 +19,7 @@
 #include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -82,4 +82,4 @@ TEST(RankOrderPricing, GroupsThatCrossNodesArePricedSlower) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -15,10 +15,11 @@
 #include "scenario/llm_simulation.hpp"
 #include "support/llm_programs_in_full.hpp"
 #include "support/parallelism_layouts.hpp"
+#include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -37,6 +38,7 @@ LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
       ""};
 }
 
+using test_support::expect_same_result;
 using test_support::tp_pp_dp;
 
 std::vector<int> all_ranks(const llm::ParallelConfig& parallel) {
@@ -77,28 +79,6 @@ void expect_same_program(const engine::RankProgram& bound, const engine::RankPro
     ASSERT_EQ(mine.shared.stream, expected.stream) << rank << " op " << i;
     ASSERT_EQ(mine.shared.produced_tensor_ids, expected.produced_tensor_ids) << rank;
     ASSERT_EQ(mine.shared.combine, expected.combine) << rank << " op " << i;
-  }
-}
-
-void expect_same_result(const RankResult& a, const RankResult& b) {
-  const std::string rank = "rank " + std::to_string(b.sim_rank);
-  EXPECT_EQ(a.sim_rank, b.sim_rank);
-  EXPECT_EQ(a.iteration_us, b.iteration_us) << rank;
-  EXPECT_EQ(a.cpu_us, b.cpu_us) << rank;
-  EXPECT_EQ(a.kernel_time_us, b.kernel_time_us) << rank;
-  EXPECT_EQ(a.gpu_busy_us, b.gpu_busy_us) << rank;
-  EXPECT_EQ(a.by_category_us, b.by_category_us) << rank;
-  EXPECT_EQ(a.ops, b.ops) << rank;
-  EXPECT_EQ(a.kernels, b.kernels) << rank;
-  ASSERT_EQ(a.groups.size(), b.groups.size()) << rank;
-  for (const auto& [group, traffic] : b.groups) {
-    ASSERT_TRUE(a.groups.count(group)) << rank << " " << group;
-    const GroupTraffic& mine = a.groups.at(group);
-    EXPECT_EQ(mine.collectives, traffic.collectives) << rank << " " << group;
-    EXPECT_EQ(mine.bytes, traffic.bytes) << rank << " " << group;
-    EXPECT_EQ(mine.time_us, traffic.time_us) << rank << " " << group;
-    EXPECT_EQ(mine.exposed_us, traffic.exposed_us) << rank << " " << group;
-    EXPECT_EQ(mine.exposed_before_start_us, traffic.exposed_before_start_us) << rank;
   }
 }
 
@@ -166,4 +146,4 @@ TEST(LlmStagePrograms, LocalRanksInAnyOrderBindToTheirOwnRoles) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

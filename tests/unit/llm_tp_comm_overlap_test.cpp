@@ -215,16 +215,16 @@ Outcome simulate(const TransformerConfig& model, const ParallelConfig& parallel,
   const topology::Topology loaded =
       topology::load_topology(kSource + "/configs/topologies/" + topology + ".json");
   const int nodes = (parallel.world_size() + loaded.node.gpus - 1) / loaded.node.gpus;
-  const cli::LlmScenario scenario{model,
-                                  parallel,
-                                  topology::with_node_count(loaded, nodes),
-                                  io::read_file_decompressed(device_file),
-                                  device_file,
-                                  ""};
+  const scenario::LlmScenario scenario{model,
+                                       parallel,
+                                       topology::with_node_count(loaded, nodes),
+                                       io::read_file_decompressed(device_file),
+                                       device_file,
+                                       ""};
   std::vector<int> ranks;
   for (int rank = 0; rank < parallel.world_size(); ++rank)
     ranks.push_back(rank);
-  const cli::SimulationInputs inputs = cli::load_llm_inputs(scenario, ranks);
+  const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, ranks);
   engine::InProcessClockSync sync;
   const std::vector<RankResult> results =
       engine::simulate_programs(inputs.programs, inputs.overheads, sync, false);
@@ -234,7 +234,7 @@ Outcome simulate(const TransformerConfig& model, const ParallelConfig& parallel,
   }
   const RankResult& first = results.front();
   for (const auto& [group, traffic] : first.groups) {
-    const std::string kind = cli::llm_group_kind(group, parallel);
+    const std::string kind = scenario::llm_group_kind(group, parallel);
     if (kind == "tp")
       outcome.exposed_tp_us += traffic.exposed_us;
     if (kind == "p2p")

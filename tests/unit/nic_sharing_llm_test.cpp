@@ -15,9 +15,10 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "scenario/folded_simulation.hpp"
+#include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 LlmScenario tp2_dp8(const std::string& topology_file, bool link_sharing) {
@@ -92,13 +93,9 @@ TEST(NicSharingLlm, FoldedRunIsBitIdenticalWithSharedNics) {
   ASSERT_FALSE(folded.refusal) << *folded.refusal;
   const std::vector<RankResult> full = unfolded(scenario);
   ASSERT_EQ(folded.results.size(), full.size());
-  for (std::size_t rank = 0; rank < full.size(); ++rank) {
-    EXPECT_EQ(folded.results[rank].iteration_us, full[rank].iteration_us) << rank;
-    EXPECT_EQ(folded.results[rank].gpu_busy_us, full[rank].gpu_busy_us) << rank;
-    for (const auto& [group, traffic] : full[rank].groups)
-      EXPECT_EQ(folded.results[rank].groups.at(group).time_us, traffic.time_us) << group;
-  }
+  for (std::size_t rank = 0; rank < full.size(); ++rank)
+    test_support::expect_same_result(folded.results[rank], full[rank]);
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

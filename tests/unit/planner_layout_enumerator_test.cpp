@@ -91,6 +91,7 @@ TEST(LayoutEnumerator, LayoutsKeepMegatronsMainGradientDtype) {
 TEST(LayoutEnumerator, EveryLayoutDividesTheModelAndTheGpus) {
   llm::TransformerConfig model = small_model();
   model.layers = 12;
+  model.hidden = 384;  // 6 heads of 64 (llm::validate rejects heads that do not divide hidden)
   model.heads = 6;
   model.kv_heads = 6;
   model.ffn_hidden = 1536;

@@ -104,17 +104,18 @@ TEST(PlanSearch, SmallModelOnOneNodePrunedSearchEqualsExhaustive) {
   EXPECT_EQ(filter.out_of_memory, 0u);  // a 0.1e9-parameter model fits everywhere
 
   auto scenario_of = [&](const llm::ParallelConfig& parallel) {
-    return cli::LlmScenario{model, parallel, topology, device_json, device_file, ""};
+    return scenario::LlmScenario{model, parallel, topology, device_json, device_file, ""};
   };
   SearchCallbacks callbacks;
   callbacks.simulate = [&](const FittingLayout& layout) {
-    return cli::score_layout(cli::simulate_layout(scenario_of(layout.parallel),
-                                                  cli::SimulatedRanks::kPipelineRepresentatives),
-                             layout);
+    return scenario::score_layout(
+        scenario::simulate_layout(scenario_of(layout.parallel),
+                                  scenario::SimulatedRanks::kPipelineRepresentatives),
+        layout);
   };
   const SearchResult exhaustive = search_top_layouts(filter.fitting, 3, callbacks);
   callbacks.lower_bound_us = [&](const FittingLayout& layout) {
-    return cli::iteration_lower_bound_us(scenario_of(layout.parallel));
+    return scenario::iteration_lower_bound_us(scenario_of(layout.parallel));
   };
   const SearchResult pruned = search_top_layouts(filter.fitting, 3, callbacks, 2);
   EXPECT_GT(pruned.pruned, 0u);

@@ -14,12 +14,14 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/program_sharing.hpp"
+#include "support/same_rank_result.hpp"
 
 namespace perfsim::engine {
 namespace {
 
 using generators::GroupLayout;
 using generators::SyntheticWorkload;
+using test_support::expect_same_result;
 
 // Prices a collective by its group's name (the sum of its characters: groups that differ in
 // one digit differ by a few us), so that ranks of different groups get different durations
@@ -54,31 +56,6 @@ std::vector<RankProgram> build_all(const SyntheticWorkload& workload, const Prog
     programs.push_back(sharing != nullptr ? sharing->share(std::move(own)) : std::move(own));
   }
   return programs;
-}
-
-void expect_same_result(const RankResult& a, const RankResult& b) {
-  const std::string rank = "rank " + std::to_string(b.sim_rank);
-  EXPECT_EQ(a.sim_rank, b.sim_rank);
-  EXPECT_EQ(a.iteration_us, b.iteration_us) << rank;
-  EXPECT_EQ(a.cpu_us, b.cpu_us) << rank;
-  EXPECT_EQ(a.kernel_time_us, b.kernel_time_us) << rank;
-  EXPECT_EQ(a.gpu_busy_us, b.gpu_busy_us) << rank;
-  EXPECT_EQ(a.by_category_us, b.by_category_us) << rank;
-  EXPECT_EQ(a.kernels, b.kernels) << rank;
-  ASSERT_EQ(a.groups.size(), b.groups.size()) << rank;
-  for (const auto& [group, traffic] : b.groups) {
-    ASSERT_TRUE(a.groups.count(group)) << rank << " " << group;
-    const GroupTraffic& mine = a.groups.at(group);
-    EXPECT_EQ(mine.collectives, traffic.collectives) << rank << " " << group;
-    EXPECT_EQ(mine.bytes, traffic.bytes) << rank << " " << group;
-    EXPECT_EQ(mine.time_us, traffic.time_us) << rank << " " << group;
-    EXPECT_EQ(mine.exposed_us, traffic.exposed_us) << rank << " " << group;
-  }
-  ASSERT_EQ(a.timeline.size(), b.timeline.size()) << rank;
-  for (std::size_t i = 0; i < b.timeline.size(); ++i) {
-    EXPECT_EQ(a.timeline[i].start_us, b.timeline[i].start_us) << rank << " slice " << i;
-    EXPECT_EQ(a.timeline[i].name, b.timeline[i].name) << rank << " slice " << i;
-  }
 }
 
 void expect_shared_like_full(const SyntheticWorkload& workload, const CommDurationSource& comm) {

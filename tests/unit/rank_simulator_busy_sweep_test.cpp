@@ -17,7 +17,7 @@
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -85,4 +85,4 @@ TEST(RankSimulatorBusySweep, InterleavedPipelineWithOverlappedTensorParallelBack
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

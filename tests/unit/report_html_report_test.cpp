@@ -27,7 +27,7 @@ llm::TransformerConfig small_gpt() {
 }
 
 // PP 2 x TP 2, micro-batch 1, global batch 4: 4 micro-batches per pipeline (by default).
-cli::FoldedRun pipeline_run(int stages = 2, int virtual_stages = 1, int global_batch = 4) {
+scenario::FoldedRun pipeline_run(int stages = 2, int virtual_stages = 1, int global_batch = 4) {
   llm::TransformerConfig model = small_gpt();
   model.layers = 2 * stages * virtual_stages;
   model.global_batch = global_batch;
@@ -37,19 +37,19 @@ cli::FoldedRun pipeline_run(int stages = 2, int virtual_stages = 1, int global_b
   parallel.dp = 1;
   parallel.virtual_stages = virtual_stages;
   const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  const cli::LlmScenario scenario{
+  const scenario::LlmScenario scenario{
       model,
       parallel,
       topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"),
       io::read_file_decompressed(device_file),
       device_file,
       ""};
-  cli::FoldedRun run = cli::fold_in_process(scenario, false);
+  scenario::FoldedRun run = scenario::fold_in_process(scenario, false);
   EXPECT_FALSE(run.refusal) << run.refusal.value_or("");
   return run;
 }
 
-report::RunReport report_of(const cli::FoldedRun& run) {
+report::RunReport report_of(const scenario::FoldedRun& run) {
   report::RunReport report = report::build_run_report(run.results, run.inputs.group_kind);
   run.inputs.complete_report(run.results, report);
   return report;
@@ -118,7 +118,7 @@ std::vector<std::string> gantt_tooltips(const std::string& html) {
 }
 
 TEST(HtmlReport, PipelineStepsFollowOneFOneBAndWaitForTheOtherStage) {
-  const cli::FoldedRun run = pipeline_run();
+  const scenario::FoldedRun run = pipeline_run();
   const report::RunReport report = report_of(run);
   ASSERT_EQ(report.pipeline.size(), 2u);
   // Warm-up forwards (P - 1 - stage), then one forward and one backward, then the backwards.
@@ -169,7 +169,7 @@ TEST(HtmlReport, PipelineStepsFollowOneFOneBAndWaitForTheOtherStage) {
 }
 
 TEST(HtmlReport, WellFormedSelfContainedOneChartPerSection) {
-  const cli::FoldedRun run = pipeline_run();
+  const scenario::FoldedRun run = pipeline_run();
   const report::RunReport report = report_of(run);
   const std::string html = report::render_run_html(report, run.results, run.inputs.group_kind);
   EXPECT_EQ(unbalanced_tags(html), "");
@@ -196,7 +196,7 @@ TEST(HtmlReport, WellFormedSelfContainedOneChartPerSection) {
 }
 
 TEST(HtmlReport, InterleavedScheduleLabelsChunks) {
-  const cli::FoldedRun run = pipeline_run(3, 2, 6);  // interleaving needs 3 stages or more
+  const scenario::FoldedRun run = pipeline_run(3, 2, 6);  // interleaving needs 3 stages or more
   const report::RunReport report = report_of(run);
   ASSERT_EQ(report.pipeline.size(), 3u);
   for (const report::PipelineStageSteps& stage : report.pipeline) {
@@ -216,7 +216,7 @@ TEST(HtmlReport, InterleavedScheduleLabelsChunks) {
 }
 
 TEST(HtmlReport, EscapesEveryString) {
-  const cli::FoldedRun run = pipeline_run();
+  const scenario::FoldedRun run = pipeline_run();
   report::RunReport report = report_of(run);
   report.workload = "<script>alert('x')</script> & \"more\"";
   report.warnings.push_back("<b>not bold</b>");

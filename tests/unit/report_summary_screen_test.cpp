@@ -22,7 +22,7 @@
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -231,4 +231,4 @@ TEST(ReportSummaryScreen, ManyWarningsDoNotPushTheAnswerOff) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

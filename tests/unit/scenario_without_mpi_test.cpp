@@ -11,7 +11,7 @@
 #include "support/small_gpt.hpp"
 #include "topology/topology.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
@@ -47,4 +47,4 @@ TEST(ScenarioWithoutMpi, FoldsAnLlmRunInOneProcess) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

@@ -17,13 +17,13 @@ TEST(ShippedCalibration, EmbeddedTextEqualsTheRepositoryFile) {
 }
 
 TEST(ShippedCalibration, DefaultArgumentIsTheShippedFileAndNoneIsNothing) {
-  const validation::EndToEndCalibration shipped = cli::calibration_argument("");
+  const validation::EndToEndCalibration shipped = scenario::calibration_argument("");
   const validation::EndToEndCalibration file = validation::load_calibration(
       std::string(PERFSIM_SOURCE_DIR) + "/" + validation::kShippedCalibrationPath);
   EXPECT_EQ(shipped.host, file.host);
   EXPECT_EQ(shipped.device, file.device);
   EXPECT_FALSE(shipped.fitted_on.empty());
-  EXPECT_TRUE(cli::calibration_argument("none").fitted_on.empty());
+  EXPECT_TRUE(scenario::calibration_argument("none").fitted_on.empty());
 }
 
 TEST(ShippedCalibration, GemmScaleOnlyWhereNothingBetterIsKnown) {
@@ -31,13 +31,13 @@ TEST(ShippedCalibration, GemmScaleOnlyWhereNothingBetterIsKnown) {
   calibration.device = "A100-80GB";
   calibration.host.gemm_time_scale = 1.1;
   // The fitted device, and a device without a GEMM fit of its own: the scale.
-  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"A100-80GB", true, false}), 1.1);
-  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"V100", false, false}), 1.1);
+  EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"A100-80GB", true, false}), 1.1);
+  EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"V100", false, false}), 1.1);
   // A device with its own measured fit, or an FP8 run: the models alone.
-  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"H100-SXM", true, false}), 1.0);
-  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"V100", false, true}), 1.0);
+  EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"H100-SXM", true, false}), 1.0);
+  EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"V100", false, true}), 1.0);
   calibration.device.clear();
-  EXPECT_DOUBLE_EQ(cli::gemm_time_scale_for(calibration, {"A100-80GB", false, false}), 1.0);
+  EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"A100-80GB", false, false}), 1.0);
 }
 
 TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {
@@ -45,7 +45,7 @@ TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {
   point.host_us_per_op = 50;
   point.host_us_per_collective = 7;
   point.host_us_per_micro_batch = 4000;
-  const HostOverheads overheads = cli::with_host_cost({}, point);
+  const HostOverheads overheads = scenario::with_host_cost({}, point);
   EXPECT_DOUBLE_EQ(overheads.all_ops.t1.mean_us, 50);
   EXPECT_DOUBLE_EQ(overheads.per_op.at("nccl:all_reduce").t1.mean_us, 57);
   EXPECT_DOUBLE_EQ(overheads.per_op.at("megatron.get_batch").t5.mean_us, 4000);

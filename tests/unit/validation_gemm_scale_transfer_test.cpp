@@ -10,7 +10,7 @@
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 constexpr const char* kTable =
@@ -48,4 +48,4 @@ TEST(ValidationGemmScale, ReachesFittedAndUnmeasuredDevicesButNotFp8) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

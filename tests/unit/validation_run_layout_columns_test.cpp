@@ -9,7 +9,7 @@
 #include "scenario/run_validation.hpp"
 #include "validation/run_table.hpp"
 
-namespace perfsim::cli {
+namespace perfsim::scenario {
 namespace {
 
 const std::string kHeader =
@@ -65,4 +65,4 @@ TEST(RunLayoutColumns, P2pScatterGatherFollowsTheCell) {
 }
 
 }  // namespace
-}  // namespace perfsim::cli
+}  // namespace perfsim::scenario

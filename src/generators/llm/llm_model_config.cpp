@@ -149,6 +149,25 @@ TransformerConfig load_transformer_config(const std::string& path) {
 }
 
 void validate(const TransformerConfig& model, const std::string& file) {
+  // Every size must be positive before anything divides by one: a model built in code or from a
+  // table row (not parsed from a file) can carry a zero.
+  auto positive = [&](const char* field, int value) {
+    if (value <= 0)
+      throw InputError(file, field, "must be positive, got " + std::to_string(value));
+  };
+  positive("layers", model.layers);
+  positive("hidden", model.hidden);
+  positive("heads", model.heads);
+  positive("kv_heads", model.kv_heads);
+  positive("ffn_hidden", model.ffn_hidden);
+  positive("vocab", model.vocab);
+  positive("seq_len", model.seq_len);
+  positive("micro_batch", model.micro_batch);
+  positive("global_batch", model.global_batch);
+  if (model.moe.num_experts < 0)
+    throw InputError(
+        file, "num_experts",
+        "must be positive (0: a dense model), got " + std::to_string(model.moe.num_experts));
   // Far beyond any trained model, and small enough that sizes multiply without overflow: a
   // typo such as 2147483647 layers is an error, not hours of generation.
   auto at_most = [&](const char* field, long value, long limit) {
@@ -180,6 +199,15 @@ void validate(const TransformerConfig& model, const std::string& file) {
   if (!model.is_moe())
     return;
   const MixtureOfExperts& moe = model.moe;
+  positive("moe_ffn_hidden", moe.expert_ffn_hidden);
+  positive("moe_layer_freq", moe.layer_freq);
+  if (moe.shared_expert_ffn_hidden < 0)
+    throw InputError(file, "shared_expert_ffn_hidden",
+                     "must be positive (0: no shared experts), got " +
+                         std::to_string(moe.shared_expert_ffn_hidden));
+  if (moe.first_dense_layers < 0)
+    throw InputError(file, "first_k_dense",
+                     "must not be negative, got " + std::to_string(moe.first_dense_layers));
   at_most("num_experts", moe.num_experts, 1L << 16);
   at_most("moe_ffn_hidden", moe.expert_ffn_hidden, 1L << 24);
   at_most("shared_expert_ffn_hidden", moe.shared_expert_ffn_hidden, 1L << 24);

@@ -84,6 +84,9 @@ DType parse_training_dtype(std::string_view text, const std::string& where,
 // Throws InputError naming the file, the field and the problem.
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);
 TransformerConfig load_transformer_config(const std::string& path);
+// Throws InputError(file, field, problem) for a size that is not positive (layers, hidden,
+// heads, kv_heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch; the MoE sizes of a
+// MoE model), too large, or inconsistent (heads that do not divide hidden, ...).
 void validate(const TransformerConfig& model, const std::string& file);
 
 }  // namespace perfsim::generators::llm

@@ -168,6 +168,12 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 }
 
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
+  // The model first: a model built in code or from a table row reaches the generator without
+  // the checks its file would have had, and a zero size would divide by zero below.
+  validate(model, "<model " + model.name + ">");
+  if (parallel.micro_batch < 0 || parallel.global_batch < 0)
+    throw InputError(kParallel, parallel.micro_batch < 0 ? "micro_batch" : "global_batch",
+                     "must be positive (0: the model's)");
   if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0 ||
       parallel.ep <= 0)
     throw InputError(kParallel, "tp/cp/ep/pp/dp", "every degree must be positive");

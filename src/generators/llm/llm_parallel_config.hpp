@@ -229,7 +229,9 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
 // TP groups); nothing when the order is fine.
 std::optional<std::string> order_problem(const ParallelConfig& parallel);
 
-// Throws InputError("<parallel>", field, problem) when the model cannot be split this way.
+// Throws InputError("<parallel>", field, problem) when the model cannot be split this way, and
+// first InputError("<model NAME>", field, problem) when the model itself is invalid
+// (validate(model, file): a size that is not positive, or too large).
 void validate(const TransformerConfig& model, const ParallelConfig& parallel);
 
 // Group names: "tp/<i>", "dp/<i>", "pp/<i>", "cp/<i>" with i the group's index among groups of

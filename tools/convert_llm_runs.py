@@ -22,7 +22,11 @@ COLUMNS = [
 # Korthikanti's table also says that Megatron-LM's timers synchronized the device around each
 # forward and backward step (configs/validation/README.md, "Timer syncs"); vTrain's path is
 # unknown, so its table keeps the default and has no such column.
-KORTHIKANTI_COLUMNS = (COLUMNS[:COLUMNS.index("get_batch_sync") + 1] + ["timer_syncs"] +
+# It also says what Megatron-LM 2022 did at stage boundaries: no overlap_p2p_comm (batched
+# exchanges, then a synchronize, as in Narayanan 2021) and the scatter/gather of the boundary
+# tensor over TP when sequence parallelism is off (on by default in megatron/p2p_communication.py).
+KORTHIKANTI_COLUMNS = (COLUMNS[:COLUMNS.index("get_batch_sync") + 1] +
+                       ["timer_syncs", "overlap_p2p_comm", "p2p_scatter_gather"] +
                        COLUMNS[COLUMNS.index("get_batch_sync") + 1:])
 
 
@@ -101,6 +105,8 @@ def convert_korthikanti(source):
                 # Megatron-LM of May 2022 (the sequence-parallel release) still had the timers
                 # whose start() and stop() call torch.cuda.synchronize() unconditionally.
                 "timer_syncs": "1",
+                "overlap_p2p_comm": "0",
+                "p2p_scatter_gather": "1",
                 "topology": topology, "nodes": str(nodes),
                 "measured_iteration_s": record[column],
             })

@@ -15,7 +15,7 @@
 namespace perfsim::scenario {
 namespace {
 
-constexpr double kClaimedMeanAbsError = 0.015;
+constexpr double kClaimedMeanAbsError = 0.019;
 constexpr double kClaimedMaxAbsError = 0.03;
 
 TEST(ValidateRunsGolden, KorthikantiTable5WithVtrainCalibration) {

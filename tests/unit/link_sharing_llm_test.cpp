@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "io/input_file.hpp"
 #include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "support/every_rank_in_process.hpp"
+#include "support/h100_sxm_scenario.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/node_resize.hpp"
 
@@ -22,18 +22,12 @@ LlmScenario dp_and_pp_on_the_nics(bool link_sharing) {
   parallel.dp = 2;
   parallel.zero_stage = 1;
   parallel.overlap_grad_reduce = true;
-  const std::string source = PERFSIM_SOURCE_DIR;
-  const std::string device = source + "/configs/devices/H100-SXM.json";
-  LlmScenario scenario{
-      test_support::small_gpt(4, 1024, 8),
-      parallel,
-      topology::resized(topology::load_topology(source + "/configs/topologies/hgx-h100.json"), 4,
-                        2),
-      io::read_file_decompressed(device),
-      device,
-      ""};
-  scenario.link_sharing = link_sharing;
-  return scenario;
+  return test_support::h100_sxm_scenario(
+      test_support::small_gpt(4, 1024, 8), parallel,
+      topology::resized(topology::load_topology(std::string(PERFSIM_SOURCE_DIR) +
+                                                "/configs/topologies/hgx-h100.json"),
+                        4, 2),
+      link_sharing);
 }
 
 using test_support::simulate_every_rank;

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "io/input_file.hpp"
 #include "support/every_rank_in_process.hpp"
+#include "support/h100_sxm_scenario.hpp"
 #include "support/small_gpt.hpp"
 
 namespace perfsim::scenario {
@@ -22,16 +22,11 @@ LlmScenario tp2_dp8(const std::string& topology_file, bool link_sharing) {
   parallel.pp = 1;
   parallel.dp = 8;
   parallel.zero_stage = 1;
-  const std::string source = PERFSIM_SOURCE_DIR;
-  const std::string device = source + "/configs/devices/H100-SXM.json";
-  LlmScenario scenario{test_support::small_gpt(4, 1024, 8),
-                       parallel,
-                       topology::load_topology(source + "/configs/topologies/" + topology_file),
-                       io::read_file_decompressed(device),
-                       device,
-                       ""};
-  scenario.link_sharing = link_sharing;
-  return scenario;
+  return test_support::h100_sxm_scenario(
+      test_support::small_gpt(4, 1024, 8), parallel,
+      topology::load_topology(std::string(PERFSIM_SOURCE_DIR) + "/configs/topologies/" +
+                              topology_file),
+      link_sharing);
 }
 
 using test_support::simulate_every_rank;

@@ -12,16 +12,17 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/folded_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/parallelism_layouts.hpp"
 #include "support/same_rank_result.hpp"
-#include "support/two_dgx_a100_scenario.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 LlmScenario scenario_of(const generators::llm::ParallelConfig& parallel) {
-  return test_support::two_dgx_a100_scenario(
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel);
+  return test_support::dgx_a100_scenario(
+      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
+      2);
 }
 
 class FoldedRecordFreeing : public testing::TestWithParam<test_support::ParallelismLayout> {};

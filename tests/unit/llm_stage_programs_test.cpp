@@ -12,11 +12,11 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "scenario/llm_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/llm_programs_in_full.hpp"
 #include "support/parallelism_layouts.hpp"
 #include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
-#include "support/two_dgx_a100_scenario.hpp"
 
 namespace perfsim::scenario {
 namespace {
@@ -24,8 +24,9 @@ namespace {
 namespace llm = generators::llm;
 
 LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
-  return test_support::two_dgx_a100_scenario(
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel);
+  return test_support::dgx_a100_scenario(
+      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
+      2);
 }
 
 using test_support::expect_same_result;

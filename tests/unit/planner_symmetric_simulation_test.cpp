@@ -7,8 +7,8 @@
 #include <string>
 
 #include "scenario/plan_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/small_gpt.hpp"
-#include "support/two_dgx_a100_scenario.hpp"
 
 namespace perfsim::scenario {
 namespace {
@@ -23,7 +23,7 @@ llm::TransformerConfig small_gpt() {
 }
 
 LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
-  return test_support::two_dgx_a100_scenario(small_gpt(), parallel);
+  return test_support::dgx_a100_scenario(small_gpt(), parallel, 2);
 }
 
 void expect_symmetric_matches_full(const llm::ParallelConfig& parallel) {

@@ -18,8 +18,8 @@
 #include "report/summary_screen.hpp"
 #include "scenario/llm_report.hpp"
 #include "scenario/plan_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/small_gpt.hpp"
-#include "support/two_dgx_a100_scenario.hpp"
 
 namespace perfsim::scenario {
 namespace {
@@ -42,7 +42,7 @@ Reported simulate_and_report(int pp) {
   parallel.tp = 2;
   parallel.pp = pp;
   parallel.dp = 8 / pp;
-  const LlmScenario scenario = test_support::two_dgx_a100_scenario(small_gpt(), parallel);
+  const LlmScenario scenario = test_support::dgx_a100_scenario(small_gpt(), parallel, 2);
   Reported out;
   out.results = simulate_layout(scenario, SimulatedRanks::kAll).results;
   out.kind_of = [parallel](const std::string& group) { return llm_group_kind(group, parallel); };

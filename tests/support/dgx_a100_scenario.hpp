@@ -1,6 +1,7 @@
 #pragma once
-// The cluster most simulation tests run on: two DGX-A100 nodes (16 A100-80GB GPUs) with the
-// shipped device file and no fitted assets, so a test states only the model and the layout.
+// The cluster most simulation tests run on: DGX-A100 nodes (8 A100-80GB GPUs each) with the
+// shipped device file and no fitted assets, so a test states only the model, the layout and
+// the node count.
 #include <string>
 #include <utility>
 
@@ -11,15 +12,16 @@
 
 namespace perfsim::test_support {
 
-inline scenario::LlmScenario two_dgx_a100_scenario(
-    generators::llm::TransformerConfig model, const generators::llm::ParallelConfig& parallel) {
+inline scenario::LlmScenario dgx_a100_scenario(generators::llm::TransformerConfig model,
+                                               const generators::llm::ParallelConfig& parallel,
+                                               int nodes) {
   const std::string source = PERFSIM_SOURCE_DIR;
   const std::string device_file = source + "/configs/devices/A100-80GB.json";
   return scenario::LlmScenario{
       std::move(model),
       parallel,
       topology::with_node_count(
-          topology::load_topology(source + "/configs/topologies/dgx-a100.json"), 2),
+          topology::load_topology(source + "/configs/topologies/dgx-a100.json"), nodes),
       io::read_file_decompressed(device_file),
       device_file,
       ""};

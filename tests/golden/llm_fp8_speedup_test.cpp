@@ -15,9 +15,7 @@
 #include "generators/llm/nominal_collective_curves.hpp"
 #include "kernels/model_duration_source.hpp"
 #include "memory/llm_memory.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
-#include "mpi_sim/engine/rank_simulator.hpp"
+#include "support/generated_llm_iteration.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -32,23 +30,10 @@ double iteration_us(const TransformerConfig& model, const ParallelConfig& parall
     groups.push_back(std::move(group));
   const collectives::CollectiveModel comm_source(topology, nominal_collective_curves(topology),
                                                  groups);
-  std::vector<engine::RankProgram> programs;
-  for (int rank = 0; rank < parallel.world_size(); ++rank) {
-    programs.push_back(engine::build_rank_program(generate_llm_rank(model, parallel, rank), rank,
-                                                  parallel.world_size(),
-                                                  {&kernel_source, &comm_source, {}}));
-  }
   HostOverheads overheads;
   overheads.launch.kernel_gap_us = 1;
-  engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, overheads, sync, false);
-  engine::run_to_completion(simulators, sync);
-  double slowest = 0;
-  for (const auto& simulator : simulators)
-    slowest = std::max(slowest, simulator.result().iteration_us);
-  return slowest;
+  return test_support::slowest_generated_iteration_us(
+      model, parallel, {&kernel_source, &comm_source, {}}, overheads);
 }
 
 TEST(LlmFp8, Gpt3OnH100SpeedupAndMemory) {

@@ -8,30 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "io/input_file.hpp"
 #include "mpi_sim/engine/folded_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/folded_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/parallelism_layouts.hpp"
 #include "support/same_rank_result.hpp"
-#include "topology/topology.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
-const std::string kSource = PERFSIM_SOURCE_DIR;
-
 LlmScenario scenario_of(const generators::llm::ParallelConfig& parallel) {
-  const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  return LlmScenario{
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
-      io::read_file_decompressed(device_file),
-      device_file,
-      ""};
+  return test_support::dgx_a100_scenario(
+      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
+      2);
 }
 
 class FoldedRecordFreeing : public testing::TestWithParam<test_support::ParallelismLayout> {};

@@ -75,6 +75,19 @@ void expect_fold_exact(const llm::ParallelConfig& parallel) {
 
 using test_support::tp_pp_dp;
 
+// A stage-template option set on 1F1B over 2 stages and on interleaved over 3 (the last stage
+// feeds stage 0) folds exactly on both; gives the interleaved layout for further variants.
+llm::ParallelConfig expect_pipelines_fold_exact(bool llm::ParallelConfig::*option) {
+  llm::ParallelConfig one_f_one_b = tp_pp_dp(2, 2, 2);
+  one_f_one_b.*option = true;
+  expect_fold_exact(one_f_one_b);
+  llm::ParallelConfig interleaved = tp_pp_dp(2, 3, 1);
+  interleaved.virtual_stages = 2;
+  interleaved.*option = true;
+  expect_fold_exact(interleaved);
+  return interleaved;
+}
+
 class FoldedSimulationOfEveryKind : public testing::TestWithParam<test_support::ParallelismLayout> {
 };
 
@@ -109,13 +122,8 @@ TEST(FoldedSimulation, ExpertTensorParallelAndRouterOverTensorTimesContext) {
 TEST(FoldedSimulation, PipelineScatterGather) {
   // Megatron-LM's p2p scatter/gather: the stage boundary's TP all-gather is a role of the
   // stage template too. 1F1B, and interleaved over 3 stages (the last feeds stage 0).
-  llm::ParallelConfig parallel = tp_pp_dp(2, 2, 2);
-  parallel.p2p_scatter_gather = true;
-  expect_fold_exact(parallel);
-  llm::ParallelConfig interleaved = tp_pp_dp(2, 3, 1);
-  interleaved.virtual_stages = 2;
-  interleaved.p2p_scatter_gather = true;
-  expect_fold_exact(interleaved);
+  llm::ParallelConfig interleaved =
+      expect_pipelines_fold_exact(&llm::ParallelConfig::p2p_scatter_gather);
   // Without overlap_p2p_comm: Megatron's batched exchanges, each followed by a synchronize.
   interleaved.overlap_p2p_comm = false;
   expect_fold_exact(interleaved);
@@ -127,13 +135,7 @@ TEST(FoldedSimulation, TimerSyncs) {
   llm::ParallelConfig parallel = tp_pp_dp(2, 1, 4);
   parallel.timer_syncs = true;
   expect_fold_exact(parallel);
-  parallel = tp_pp_dp(2, 2, 2);
-  parallel.timer_syncs = true;
-  expect_fold_exact(parallel);
-  llm::ParallelConfig interleaved = tp_pp_dp(2, 3, 1);
-  interleaved.virtual_stages = 2;
-  interleaved.timer_syncs = true;
-  expect_fold_exact(interleaved);
+  expect_pipelines_fold_exact(&llm::ParallelConfig::timer_syncs);
 }
 
 TEST(FoldedSimulation, PipelineStagesInsideTheNodeOrderRepresentatives) {

@@ -4,15 +4,11 @@
 // and the folded simulation stays bit for bit the full one.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 
-#include "io/input_file.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/topology_link_sharing.hpp"
-#include "scenario/folded_simulation.hpp"
-#include "support/same_rank_result.hpp"
+#include "support/every_rank_in_process.hpp"
+#include "support/h100_sxm_scenario.hpp"
 #include "support/small_gpt.hpp"
 #include "topology/node_resize.hpp"
 
@@ -26,37 +22,21 @@ LlmScenario dp_and_pp_on_the_nics(bool link_sharing) {
   parallel.dp = 2;
   parallel.zero_stage = 1;
   parallel.overlap_grad_reduce = true;
-  const std::string source = PERFSIM_SOURCE_DIR;
-  const std::string device = source + "/configs/devices/H100-SXM.json";
-  LlmScenario scenario{
-      test_support::small_gpt(4, 1024, 8),
-      parallel,
-      topology::resized(topology::load_topology(source + "/configs/topologies/hgx-h100.json"), 4,
-                        2),
-      io::read_file_decompressed(device),
-      device,
-      ""};
-  scenario.link_sharing = link_sharing;
-  return scenario;
+  return test_support::h100_sxm_scenario(
+      test_support::small_gpt(4, 1024, 8), parallel,
+      topology::resized(topology::load_topology(std::string(PERFSIM_SOURCE_DIR) +
+                                                "/configs/topologies/hgx-h100.json"),
+                        4, 2),
+      link_sharing);
 }
 
-std::vector<RankResult> unfolded(const LlmScenario& scenario) {
-  const SimulationInputs inputs = load_llm_inputs(scenario, {0, 1, 2, 3, 4, 5, 6, 7});
-  engine::InProcessClockSync sync;
-  return engine::simulate_programs(inputs.programs, inputs.overheads, sync);
-}
-
-double slowest_us(const std::vector<RankResult>& results) {
-  double slowest = 0;
-  for (const RankResult& result : results)
-    slowest = std::max(slowest, result.iteration_us);
-  return slowest;
-}
+using test_support::simulate_every_rank;
+using test_support::slowest_iteration_us;
 
 TEST(LinkSharingLlm, OverlappedGradientReductionSlowsThePipelineTransfersSharingItsNic) {
-  const std::vector<RankResult> shared = unfolded(dp_and_pp_on_the_nics(true));
-  const std::vector<RankResult> alone = unfolded(dp_and_pp_on_the_nics(false));
-  EXPECT_GT(slowest_us(shared), slowest_us(alone));
+  const std::vector<RankResult> shared = simulate_every_rank(dp_and_pp_on_the_nics(true));
+  const std::vector<RankResult> alone = simulate_every_rank(dp_and_pp_on_the_nics(false));
+  EXPECT_GT(slowest_iteration_us(shared), slowest_iteration_us(alone));
   // Pipeline transfers last longer in all, summed over every rank's p2p groups.
   double shared_p2p_us = 0;
   double alone_p2p_us = 0;
@@ -72,13 +52,7 @@ TEST(LinkSharingLlm, OverlappedGradientReductionSlowsThePipelineTransfersSharing
 }
 
 TEST(LinkSharingLlm, FoldedRunIsBitIdenticalWithSharing) {
-  const LlmScenario scenario = dp_and_pp_on_the_nics(true);
-  const FoldedRun folded = fold_in_process(scenario, false);
-  ASSERT_FALSE(folded.refusal) << *folded.refusal;
-  const std::vector<RankResult> full = unfolded(scenario);
-  ASSERT_EQ(folded.results.size(), full.size());
-  for (std::size_t rank = 0; rank < full.size(); ++rank)
-    test_support::expect_same_result(folded.results[rank], full[rank]);
+  test_support::expect_fold_matches_every_rank(dp_and_pp_on_the_nics(true));
 }
 
 }  // namespace

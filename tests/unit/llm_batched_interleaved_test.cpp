@@ -13,10 +13,8 @@
 
 #include "generators/llm/llm_pipeline_schedule.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
-#include "mpi_sim/engine/rank_simulator.hpp"
+#include "support/generated_llm_iteration.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
@@ -124,20 +122,8 @@ class UnitCollectives final : public CommDurationSource {
 TimestampUs iteration_us(const TransformerConfig& model, const ParallelConfig& parallel) {
   UnitKernels kernels;
   UnitCollectives collectives;
-  std::vector<engine::RankProgram> programs;
-  for (int rank = 0; rank < parallel.world_size(); ++rank)
-    programs.push_back(engine::build_rank_program(generate_llm_rank(model, parallel, rank), rank,
-                                                  parallel.world_size(),
-                                                  {&kernels, &collectives, {}}));
-  engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, HostOverheads{}, sync, false);
-  engine::run_to_completion(simulators, sync);
-  TimestampUs slowest = 0;
-  for (const auto& simulator : simulators)
-    slowest = std::max(slowest, simulator.result().iteration_us);
-  return slowest;
+  return test_support::slowest_generated_iteration_us(model, parallel, {&kernels, &collectives, {}},
+                                                      HostOverheads{});
 }
 
 TEST(BatchedInterleavedSchedule, GeneratedRanksRunToTheEndAndWaitOnTheirExchanges) {

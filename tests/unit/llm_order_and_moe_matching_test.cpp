@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/engine/collective_matching.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
-#include "mpi_sim/engine/rank_program.hpp"
 #include "support/tiny_llm.hpp"
+#include "support/unit_duration_run.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -26,41 +23,11 @@ TransformerConfig tiny_moe() {
   return model;
 }
 
-// Every kernel and collective takes 1 us: only the matching and the ordering matter here.
-class UnitKernels final : public KernelDurationSource {
- public:
-  DurationUs kernel_duration_us(const Op&, const Kernel&) const override { return 1; }
-  std::string_view name() const override { return "unit"; }
-};
-
-class UnitCollectives final : public CommDurationSource {
- public:
-  DurationUs collective_duration_us(const CollectiveCall&) const override { return 1; }
-  std::string_view name() const override { return "unit"; }
-};
-
 void expect_runs_to_completion(const TransformerConfig& model, const ParallelConfig& parallel) {
   SCOPED_TRACE("order " + rank_order_name(parallel.order) + ", ZeRO " +
                std::to_string(parallel.zero_stage));
   validate(model, parallel);
-  UnitKernels kernels;
-  UnitCollectives collectives;
-  std::vector<engine::RankProgram> programs;
-  std::vector<engine::RankSignatures> signatures;
-  for (int rank = 0; rank < parallel.world_size(); ++rank) {
-    programs.push_back(engine::build_rank_program(generate_llm_rank(model, parallel, rank), rank,
-                                                  parallel.world_size(),
-                                                  {&kernels, &collectives, {}}));
-    signatures.push_back(engine::rank_signatures(programs.back()));
-  }
-  const auto mismatch = engine::find_collective_mismatch(signatures, parallel.world_size());
-  ASSERT_FALSE(mismatch.has_value()) << *mismatch;
-  engine::InProcessClockSync sync;
-  const std::vector<RankResult> results =
-      engine::simulate_programs(programs, HostOverheads{}, sync);
-  ASSERT_EQ(results.size(), static_cast<std::size_t>(parallel.world_size()));
-  for (const RankResult& result : results)
-    EXPECT_GT(result.iteration_us, 0) << "rank " << result.sim_rank;
+  test_support::expect_runs_to_completion(test_support::generate_every_rank(model, parallel));
 }
 
 TEST(LlmLayoutMatching, PipelineInsideTheNodeWithContextAndExperts) {

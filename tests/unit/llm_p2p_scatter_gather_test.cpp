@@ -9,12 +9,8 @@
 #include <string>
 
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/engine/collective_matching.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
-#include "mpi_sim/engine/rank_program.hpp"
-#include "mpi_sim/engine/rank_simulator.hpp"
 #include "support/tiny_llm.hpp"
+#include "support/unit_duration_run.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -40,47 +36,7 @@ CommTotals comm_totals(const Trace& trace) {
   return totals;
 }
 
-std::vector<Trace> all_ranks(const TransformerConfig& model, const ParallelConfig& parallel) {
-  std::vector<Trace> traces;
-  for (int rank = 0; rank < parallel.world_size(); ++rank)
-    traces.push_back(generate_llm_rank(model, parallel, rank));
-  return traces;
-}
-
-class UnitKernels final : public KernelDurationSource {
- public:
-  DurationUs kernel_duration_us(const Op&, const Kernel&) const override { return 1; }
-  std::string_view name() const override { return "unit"; }
-};
-
-class UnitCollectives final : public CommDurationSource {
- public:
-  DurationUs collective_duration_us(const CollectiveCall&) const override { return 1; }
-  std::string_view name() const override { return "unit"; }
-};
-
-// The traces' collectives match over every group and the engine runs them to the end.
-void expect_runs_to_completion(const std::vector<Trace>& traces) {
-  UnitKernels kernels;
-  UnitCollectives collectives;
-  std::vector<engine::RankProgram> programs;
-  for (const Trace& trace : traces)
-    programs.push_back(engine::build_rank_program(
-        trace, trace.rank, static_cast<int>(traces.size()), {&kernels, &collectives, {}}));
-  std::vector<engine::RankSignatures> signatures;
-  for (const auto& program : programs)
-    signatures.push_back(engine::rank_signatures(program));
-  const auto mismatch =
-      engine::find_collective_mismatch(signatures, static_cast<int>(traces.size()));
-  ASSERT_FALSE(mismatch.has_value()) << *mismatch;
-  engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, HostOverheads{}, sync, false);
-  engine::run_to_completion(simulators, sync);
-  for (const auto& simulator : simulators)
-    EXPECT_GT(simulator.result().iteration_us, 0);
-}
+using test_support::expect_runs_to_completion;
 
 ParallelConfig tp2_pp2(bool scatter_gather) {
   ParallelConfig parallel{.tp = 2, .pp = 2, .dp = 1};
@@ -95,7 +51,7 @@ TEST(LlmP2pScatterGather, EachTpRankSendsItsSliceAndTheReceiverAllGathers) {
   ASSERT_EQ(m, 16);
   const Bytes boundary_bytes = 128 * 2 * 256 * 2;  // s b h in bf16
   const Bytes slice_bytes = boundary_bytes / 2;    // one TP rank's half
-  const std::vector<Trace> traces = all_ranks(model, parallel);
+  const std::vector<Trace> traces = test_support::generate_every_rank(model, parallel);
   for (const Trace& trace : traces) {
     const CommTotals with = comm_totals(trace);
     const CommTotals without = comm_totals(generate_llm_rank(model, tp2_pp2(false), trace.rank));
@@ -124,7 +80,7 @@ TEST(LlmP2pScatterGather, InterleavedStagesGatherEveryReceivedTensor) {
   parallel.p2p_scatter_gather = true;
   const int m = micro_batches_per_iteration(model, parallel);  // 16
   const Bytes slice_bytes = 128 * 2 * 256 * 2 / 4;
-  const std::vector<Trace> traces = all_ranks(model, parallel);
+  const std::vector<Trace> traces = test_support::generate_every_rank(model, parallel);
   for (const Trace& trace : traces) {
     const int stage = coordinates_of(parallel, trace.rank).pp;
     // Every chunk but the first virtual stage's receives activations, every chunk but the last

@@ -14,12 +14,10 @@
 #include "generators/llm/llm_rank_generator.hpp"
 #include "memory/llm_memory.hpp"
 #include "mpi_sim/engine/collective_matching.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
-#include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
+#include "support/generated_llm_iteration.hpp"
 #include "support/tiny_llm.hpp"
 #include "validation/run_table.hpp"
 
@@ -189,22 +187,10 @@ double iteration_us(const TransformerConfig& model, const ParallelConfig& parall
                     bool heavy_ends) {
   LayerPricedKernels kernels(10, heavy_ends);
   FreeCollectives collectives;
-  std::vector<engine::RankProgram> programs;
-  for (int rank = 0; rank < parallel.world_size(); ++rank)
-    programs.push_back(engine::build_rank_program(generate_llm_rank(model, parallel, rank), rank,
-                                                  parallel.world_size(),
-                                                  {&kernels, &collectives, {}}));
   HostOverheads overheads;
   overheads.launch.kernel_gap_us = 0;
-  engine::InProcessClockSync sync;
-  std::vector<engine::RankSimulator> simulators;
-  for (const auto& program : programs)
-    simulators.emplace_back(program, overheads, sync, false);
-  engine::run_to_completion(simulators, sync);
-  double iteration = 0;
-  for (const auto& simulator : simulators)
-    iteration = std::max(iteration, simulator.result().iteration_us);
-  return iteration;
+  return test_support::slowest_generated_iteration_us(model, parallel, {&kernels, &collectives, {}},
+                                                      overheads);
 }
 
 TEST(PipelineSplit, LighterEndStagesShortenTheIterationWhenEmbeddingAndLossAreHeavy) {

@@ -9,33 +9,24 @@
 #include <set>
 #include <string>
 
-#include "io/input_file.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "scenario/llm_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/llm_programs_in_full.hpp"
 #include "support/parallelism_layouts.hpp"
 #include "support/same_rank_result.hpp"
 #include "support/small_gpt.hpp"
-#include "topology/topology.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
 
-const std::string kSource = PERFSIM_SOURCE_DIR;
-
 LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
-  const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  return LlmScenario{
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
-      io::read_file_decompressed(device_file),
-      device_file,
-      ""};
+  return test_support::dgx_a100_scenario(
+      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
+      2);
 }
 
 using test_support::expect_same_result;

@@ -6,16 +6,11 @@
 // the full one.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <string>
 
-#include "io/input_file.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
-#include "scenario/folded_simulation.hpp"
-#include "support/same_rank_result.hpp"
+#include "support/every_rank_in_process.hpp"
+#include "support/h100_sxm_scenario.hpp"
 #include "support/small_gpt.hpp"
 
 namespace perfsim::scenario {
@@ -27,32 +22,15 @@ LlmScenario tp2_dp8(const std::string& topology_file, bool link_sharing) {
   parallel.pp = 1;
   parallel.dp = 8;
   parallel.zero_stage = 1;
-  const std::string source = PERFSIM_SOURCE_DIR;
-  const std::string device = source + "/configs/devices/H100-SXM.json";
-  LlmScenario scenario{test_support::small_gpt(4, 1024, 8),
-                       parallel,
-                       topology::load_topology(source + "/configs/topologies/" + topology_file),
-                       io::read_file_decompressed(device),
-                       device,
-                       ""};
-  scenario.link_sharing = link_sharing;
-  return scenario;
+  return test_support::h100_sxm_scenario(
+      test_support::small_gpt(4, 1024, 8), parallel,
+      topology::load_topology(std::string(PERFSIM_SOURCE_DIR) + "/configs/topologies/" +
+                              topology_file),
+      link_sharing);
 }
 
-std::vector<RankResult> unfolded(const LlmScenario& scenario) {
-  std::vector<int> ranks(16);
-  std::iota(ranks.begin(), ranks.end(), 0);
-  const SimulationInputs inputs = load_llm_inputs(scenario, ranks);
-  engine::InProcessClockSync sync;
-  return engine::simulate_programs(inputs.programs, inputs.overheads, sync);
-}
-
-double slowest_us(const std::vector<RankResult>& results) {
-  double slowest = 0;
-  for (const RankResult& result : results)
-    slowest = std::max(slowest, result.iteration_us);
-  return slowest;
-}
+using test_support::simulate_every_rank;
+using test_support::slowest_iteration_us;
 
 double dp_time_us(const std::vector<RankResult>& results) {
   double total_us = 0;
@@ -66,35 +44,30 @@ double dp_time_us(const std::vector<RankResult>& results) {
 }
 
 TEST(NicSharingLlm, DataParallelGroupsBehindSharedNicsReduceSlower) {
-  const auto four_alone = unfolded(tp2_dp8("hgx-h100-4nic-2node.json", false));
-  const auto eight_alone = unfolded(tp2_dp8("hgx-h100-2node.json", false));
-  const auto four_shared = unfolded(tp2_dp8("hgx-h100-4nic-2node.json", true));
-  const auto eight_shared = unfolded(tp2_dp8("hgx-h100-2node.json", true));
+  const auto four_alone = simulate_every_rank(tp2_dp8("hgx-h100-4nic-2node.json", false));
+  const auto eight_alone = simulate_every_rank(tp2_dp8("hgx-h100-2node.json", false));
+  const auto four_shared = simulate_every_rank(tp2_dp8("hgx-h100-4nic-2node.json", true));
+  const auto eight_shared = simulate_every_rank(tp2_dp8("hgx-h100-2node.json", true));
   ASSERT_GT(dp_time_us(eight_alone), 0.0);
   // Alone, each DP group crosses 4 NICs per node on both: the same cost.
-  EXPECT_EQ(slowest_us(four_alone), slowest_us(eight_alone));
+  EXPECT_EQ(slowest_iteration_us(four_alone), slowest_iteration_us(eight_alone));
   EXPECT_EQ(dp_time_us(four_alone), dp_time_us(eight_alone));
   // One NIC per GPU: no copies, and this layout keeps one collective per link at a time (the
   // same but for rounding: latency + shared transfer is summed again).
-  EXPECT_DOUBLE_EQ(slowest_us(eight_shared), slowest_us(eight_alone));
+  EXPECT_DOUBLE_EQ(slowest_iteration_us(eight_shared), slowest_iteration_us(eight_alone));
   // Two GPUs per NIC: the TP mate's copy doubles the bandwidth term of every DP collective.
   EXPECT_GT(dp_time_us(four_shared), dp_time_us(four_alone));
-  EXPECT_GT(slowest_us(four_shared), slowest_us(four_alone));
+  EXPECT_GT(slowest_iteration_us(four_shared), slowest_iteration_us(four_alone));
   std::printf(
       "TP 2 x DP 8 iteration: 8 NICs %.2f us (sharing off) %.2f us (on); 4 NICs %.2f us "
       "(off) %.2f us (on); DP time summed over ranks, 4 NICs: %.1f -> %.1f us\n",
-      slowest_us(eight_alone), slowest_us(eight_shared), slowest_us(four_alone),
-      slowest_us(four_shared), dp_time_us(four_alone), dp_time_us(four_shared));
+      slowest_iteration_us(eight_alone), slowest_iteration_us(eight_shared),
+      slowest_iteration_us(four_alone), slowest_iteration_us(four_shared), dp_time_us(four_alone),
+      dp_time_us(four_shared));
 }
 
 TEST(NicSharingLlm, FoldedRunIsBitIdenticalWithSharedNics) {
-  const LlmScenario scenario = tp2_dp8("hgx-h100-4nic-2node.json", true);
-  const FoldedRun folded = fold_in_process(scenario, false);
-  ASSERT_FALSE(folded.refusal) << *folded.refusal;
-  const std::vector<RankResult> full = unfolded(scenario);
-  ASSERT_EQ(folded.results.size(), full.size());
-  for (std::size_t rank = 0; rank < full.size(); ++rank)
-    test_support::expect_same_result(folded.results[rank], full[rank]);
+  test_support::expect_fold_matches_every_rank(tp2_dp8("hgx-h100-4nic-2node.json", true));
 }
 
 }  // namespace

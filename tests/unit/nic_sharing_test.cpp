@@ -43,13 +43,15 @@ std::string with_nics(const std::string& nics_json) {
                      "ib": {"medium": "ib", "curves": {"all_reduce": {"asset": "b"}}}}})";
 }
 
-std::string error_of(const std::string& json) {
+// A topology whose node has these NICs is refused with an error that says `message`.
+void expect_nics_refused(const std::string& nics_json, const std::string& message) {
+  std::string error;
   try {
-    topology::parse_topology(json, "t.json");
-  } catch (const InputError& error) {
-    return error.what();
+    topology::parse_topology(with_nics(nics_json), "t.json");
+  } catch (const InputError& refused) {
+    error = refused.what();
   }
-  return "";
+  EXPECT_NE(error.find(message), std::string::npos) << error;
 }
 
 TEST(NicSharingSchema, RailsLeftOutSplitTheGpusEvenlyInOrder) {
@@ -66,21 +68,15 @@ TEST(NicSharingSchema, RailsLeftOutSplitTheGpusEvenlyInOrder) {
 }
 
 TEST(NicSharingSchema, ClearErrors) {
-  EXPECT_NE(error_of(with_nics(R"({"count": 3, "rate_Gbps": 400, "link_class": "ib"})"))
-                .find("t.json: /node/nics/count: 8 GPUs do not split evenly over 3 NICs"),
-            std::string::npos);
-  EXPECT_NE(error_of(with_nics(R"({"count": 4, "rate_Gbps": 400, "link_class": "ib",
-                                   "curves_nics_per_node": 0})"))
-                .find("/node/nics/curves_nics_per_node: must be at least 1"),
-            std::string::npos);
-  EXPECT_NE(error_of(with_nics(R"({"count": 4, "rate_Gbps": 400, "link_class": "ib",
-                                   "curves_nics_per_node": "8"})"))
-                .find("/node/nics/curves_nics_per_node: expected an integer"),
-            std::string::npos);
-  EXPECT_NE(error_of(with_nics(R"({"count": 4, "rate_Gbps": 400, "link_class": "ib",
-                                   "nics_per_gpu": 2})"))
-                .find("unknown field 'nics_per_gpu'"),
-            std::string::npos);
+  const std::string four_nics_json = R"("count": 4, "rate_Gbps": 400, "link_class": "ib")";
+  expect_nics_refused(R"({"count": 3, "rate_Gbps": 400, "link_class": "ib"})",
+                      "t.json: /node/nics/count: 8 GPUs do not split evenly over 3 NICs");
+  expect_nics_refused("{" + four_nics_json + R"(, "curves_nics_per_node": 0})",
+                      "/node/nics/curves_nics_per_node: must be at least 1");
+  expect_nics_refused("{" + four_nics_json + R"(, "curves_nics_per_node": "8"})",
+                      "/node/nics/curves_nics_per_node: expected an integer");
+  expect_nics_refused("{" + four_nics_json + R"(, "nics_per_gpu": 2})",
+                      "unknown field 'nics_per_gpu'");
 }
 
 // NCCL's network bandwidth per node is NICs x rate / 8: 4 x 400 / 8 = 200 GB/s against the

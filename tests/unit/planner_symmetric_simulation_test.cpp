@@ -6,17 +6,14 @@
 
 #include <string>
 
-#include "io/input_file.hpp"
 #include "scenario/plan_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/small_gpt.hpp"
-#include "topology/topology.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
-
-const std::string kSource = PERFSIM_SOURCE_DIR;
 
 llm::TransformerConfig small_gpt() {
   llm::TransformerConfig model = test_support::small_gpt(6, 1024, 24);
@@ -26,14 +23,7 @@ llm::TransformerConfig small_gpt() {
 }
 
 LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
-  const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  return LlmScenario{small_gpt(),
-                     parallel,
-                     topology::with_node_count(
-                         topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
-                     io::read_file_decompressed(device_file),
-                     device_file,
-                     ""};
+  return test_support::dgx_a100_scenario(small_gpt(), parallel, 2);
 }
 
 void expect_symmetric_matches_full(const llm::ParallelConfig& parallel) {

@@ -10,12 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "io/input_file.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "scenario/llm_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/small_gpt.hpp"
-#include "topology/topology.hpp"
 
 namespace perfsim::scenario {
 namespace {
@@ -41,16 +40,8 @@ DurationUs busy_sorting_everything(const RankResult& result) {
 }
 
 void expect_busy_as_sorted(llm::ParallelConfig parallel) {
-  const std::string source = PERFSIM_SOURCE_DIR;
-  const std::string device_file = source + "/configs/devices/A100-80GB.json";
-  const LlmScenario scenario{
-      test_support::small_gpt(8, 512, 256),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(source + "/configs/topologies/dgx-a100.json"), 1),
-      io::read_file_decompressed(device_file),
-      device_file,
-      ""};
+  const LlmScenario scenario =
+      test_support::dgx_a100_scenario(test_support::small_gpt(8, 512, 256), parallel, 1);
   std::vector<int> ranks(static_cast<std::size_t>(parallel.world_size()));
   for (std::size_t rank = 0; rank < ranks.size(); ++rank)
     ranks[rank] = static_cast<int>(rank);

@@ -13,21 +13,18 @@
 #include <vector>
 
 #include "devices/device_spec.hpp"
-#include "io/input_file.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
 #include "report/summary_screen.hpp"
 #include "scenario/llm_report.hpp"
 #include "scenario/plan_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/small_gpt.hpp"
-#include "topology/topology.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
-
-const std::string kSource = PERFSIM_SOURCE_DIR;
 
 llm::TransformerConfig small_gpt() {
   return test_support::small_gpt(8, 1024, 16);
@@ -45,20 +42,13 @@ Reported simulate_and_report(int pp) {
   parallel.tp = 2;
   parallel.pp = pp;
   parallel.dp = 8 / pp;
-  const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  const LlmScenario scenario{
-      small_gpt(),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 2),
-      io::read_file_decompressed(device_file),
-      device_file,
-      ""};
+  const LlmScenario scenario = test_support::dgx_a100_scenario(small_gpt(), parallel, 2);
   Reported out;
   out.results = simulate_layout(scenario, SimulatedRanks::kAll).results;
   out.kind_of = [parallel](const std::string& group) { return llm_group_kind(group, parallel); };
   out.report = report::build_run_report(out.results, out.kind_of);
-  const devices::DeviceSpec device = devices::parse_device_json(scenario.device_json, device_file);
+  const devices::DeviceSpec device =
+      devices::parse_device_json(scenario.device_json, scenario.device_source);
   const LlmReportContext context{scenario,
                                  device.gemm_peak_flops_per_s(scenario.model.activation_dtype()),
                                  memory::device_memory_of(device), device.name};

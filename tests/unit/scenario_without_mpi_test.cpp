@@ -6,17 +6,14 @@
 
 #include <string>
 
-#include "io/input_file.hpp"
 #include "scenario/folded_simulation.hpp"
+#include "support/dgx_a100_scenario.hpp"
 #include "support/small_gpt.hpp"
-#include "topology/topology.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
-
-const std::string kSource = PERFSIM_SOURCE_DIR;
 
 TEST(ScenarioWithoutMpi, FoldsAnLlmRunInOneProcess) {
   llm::ParallelConfig parallel;
@@ -25,15 +22,8 @@ TEST(ScenarioWithoutMpi, FoldsAnLlmRunInOneProcess) {
   parallel.dp = 2;
   parallel.micro_batch = 1;
   parallel.global_batch = 8;
-  const std::string device_file = kSource + "/configs/devices/A100-80GB.json";
-  const LlmScenario scenario{
-      test_support::small_gpt(4, 512, 8),
-      parallel,
-      topology::with_node_count(
-          topology::load_topology(kSource + "/configs/topologies/dgx-a100.json"), 1),
-      io::read_file_decompressed(device_file),
-      device_file,
-      ""};
+  const LlmScenario scenario =
+      test_support::dgx_a100_scenario(test_support::small_gpt(4, 512, 8), parallel, 1);
 
   const FoldedRun run = fold_in_process(scenario, false);
 

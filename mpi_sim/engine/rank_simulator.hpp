@@ -31,6 +31,9 @@ class RankSimulator {
  public:
   RankSimulator(const RankProgram& program, const HostOverheads& overheads, ClockSync& sync,
                 bool record_timeline = false);
+  // The simulator keeps references to its program and overheads: temporaries would dangle.
+  RankSimulator(RankProgram&&, const HostOverheads&, ClockSync&, bool = false) = delete;
+  RankSimulator(const RankProgram&, HostOverheads&&, ClockSync&, bool = false) = delete;
 
   enum class Progress { kBlocked, kFinished };
   // Runs until finished or blocked on an unresolved collective.

@@ -66,6 +66,17 @@ TEST(OtherCollectivesPublic, GcpA3MegaAllGatherOnTwoClusters) {
   }
 }
 
+TEST(OtherCollectivesPublic, GcpA3UltraRoceAllGatherAsInfiniBand) {
+  // 8x H200 + 8x 400G RoCE (GPUDirect RDMA), 2 nodes, through the H100 + 400G InfiniBand
+  // topology: no RoCE term, the NVLink4 node is the same.
+  const auto sweep =
+      test_support::public_nccl_sweep("gcp-a3ultra-roce/gcp-a3ultra-h200-2node-allgather.txt");
+  ASSERT_EQ(sweep.kind, CollectiveKind::kAllGather);
+  const double as_infiniband = gmae_percent(model_for("hgx-h100-2node.json", 2), sweep);
+  std::cout << "A3 Ultra RoCE all-gather as InfiniBand: " << as_infiniband << "%\n";
+  EXPECT_LE(as_infiniband, 10.0);
+}
+
 TEST(OtherCollectivesPublic, H100RingReduceScatterInOneNode) {
   // NVIDIA/nccl#1047: 8x H100 reduce-scatter with the ring forced, 128 MiB - 8 GiB.
   const auto sweep =

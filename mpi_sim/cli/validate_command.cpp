@@ -5,6 +5,7 @@
 // by --hold-out (default: every multi-node table) is predicted from curves fitted to, and a
 // fabric calibrated on, the other tables only (collectives/curve_transfer.hpp).
 #include <array>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@ struct ValidateOptions {
   std::string nccl_algo;
   std::string nccl_proto;
   std::string format = "text";  // text, csv or json (schema perfsim-validate-collectives/1)
+  std::string points_csv;       // per-size measured and predicted times, when named
 };
 
 constexpr const char* kValidateCollectivesSchema = "perfsim-validate-collectives/1";
@@ -83,6 +85,33 @@ std::string rows_json(const std::vector<collectives::ErrorTableRow>& rows, const
   }
   return doc.dump(2) + "\n";
 }
+
+// Per-size rows behind the summaries, so a reader sees where a sweep and its prediction part.
+class PointsCsv {
+ public:
+  explicit PointsCsv(const std::string& path) : path_(path) {
+    if (path_.empty())
+      return;
+    out_.open(path_);
+    if (!out_)
+      throw InputError(path_, "", "cannot write the --points file");
+    out_ << "table,bytes,placement,region,measured_us,predicted_us,relative_error\n"
+         << std::setprecision(9);
+  }
+  void add(const std::string& table, const std::vector<collectives::PredictionPoint>& points) {
+    if (path_.empty())
+      return;
+    for (const auto& point : points)
+      out_ << table << ',' << point.bytes << ',' << (point.in_place ? "in" : "out") << ','
+           << static_cast<int>(point.region) << ',' << point.measured_us << ','
+           << point.predicted_us << ','
+           << (point.predicted_us - point.measured_us) / point.measured_us << '\n';
+  }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
 
 // Text keeps its headline; csv and json carry the table alone.
 void print_rows(const ValidateOptions& options, const std::vector<collectives::ErrorTableRow>& rows,
@@ -141,6 +170,7 @@ int run_leave_one_out(const ValidateOptions& options) {
   if (held.empty())
     throw InputError("--hold-out", "", "no table to hold out (none spans nodes; name some)");
   const auto nominal = collectives::nominal_fabric(topology);
+  PointsCsv points_csv(options.points_csv);
   for (const auto& name : held) {
     std::vector<collectives::CollectiveSweep> training;
     for (const auto& sweep : sweeps) {
@@ -149,6 +179,7 @@ int run_leave_one_out(const ValidateOptions& options) {
     }
     const auto target = benchmark_data::read_collective_sweep(options.bench, name);
     results.push_back(collectives::predict_held_out(nominal, settings, training, target));
+    points_csv.add(name, results.back().points);
   }
   std::vector<collectives::ErrorTableRow> rows;
   std::ostringstream headline;
@@ -185,6 +216,7 @@ int run_validate(const ValidateOptions& options) {
   if (names.empty())
     names = benchmark_data::list_collective_sweeps(options.bench);
   std::vector<collectives::ErrorTableRow> rows;
+  PointsCsv points_csv(options.points_csv);
   for (const auto& name : names) {
     const auto sweep = benchmark_data::read_collective_sweep(options.bench, name);
     std::vector<collectives::PredictionPoint> points;
@@ -198,6 +230,7 @@ int run_validate(const ValidateOptions& options) {
             "no curve named '" + name + "' (use --topology to predict with the model)");
       points = collectives::predict_with_curve(it->second, sweep);
     }
+    points_csv.add(name, points);
     rows.push_back({name, collectives::summarize_by_region(points)});
   }
   print_rows(options, rows, model ? "model" : "curves",
@@ -262,6 +295,10 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
                    "max; errors as fractions) or json (schema perfsim-validate-collectives/1, "
                    "docs/output-formats.md)")
       ->check(CLI::IsMember({"text", "csv", "json"}));
+  collectives_command->add_option(
+      "--points", options->points_csv,
+      "also write every size's measured and predicted time to this CSV file "
+      "(table,bytes,placement,region,measured_us,predicted_us,relative_error)");
   collectives_command->add_option("--max-gmae", options->max_gmae_percent,
                                   "exit 1 when a table's GMAE exceeds this many percent");
   registry.add(collectives_command, RankScope::kRankZeroOnly,

@@ -43,4 +43,17 @@ PY
   fail "leave-one-out json"
 python3 -c 'import json; d = json.load(open("loo.json")); assert d["mode"] == "leave_one_out" and d["tables"], d' ||
   fail "leave-one-out json: $(head -c 400 loo.json)"
+# --points: one row per measured point (the points the summaries count), each with its own
+# relative error.
+"$perfsim" "${validate[@]}" --format json --points points.csv >points.json || fail "--points"
+python3 - <<'PY' || fail "--points rows disagree with the summary"
+import csv, json
+rows = list(csv.DictReader(open("points.csv")))
+(table,) = json.load(open("points.json"))["tables"]
+assert len(rows) == table["all"]["points"], (len(rows), table["all"]["points"])
+assert {r["table"] for r in rows} == {"h100-ib400-2node-allreduce"}
+for r in rows:
+    measured, predicted = float(r["measured_us"]), float(r["predicted_us"])
+    assert abs(float(r["relative_error"]) - (predicted - measured) / measured) < 1e-6, r
+PY
 echo "PASS"

@@ -5,7 +5,6 @@
 // by --hold-out (default: every multi-node table) is predicted from curves fitted to, and a
 // fabric calibrated on, the other tables only (collectives/curve_transfer.hpp).
 #include <array>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,6 +15,7 @@
 #include "collectives/collective_model.hpp"
 #include "collectives/curve_transfer.hpp"
 #include "collectives/error_table.hpp"
+#include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
 #include "topology/node_resize.hpp"
@@ -87,30 +87,34 @@ std::string rows_json(const std::vector<collectives::ErrorTableRow>& rows, const
 }
 
 // Per-size rows behind the summaries, so a reader sees where a sweep and its prediction part.
+// Checked writable before any prediction and written whole at the end (io/atomic_file.hpp), as
+// every other output: an unwritable path is an I/O failure (exit 3), never half a file.
 class PointsCsv {
  public:
-  explicit PointsCsv(const std::string& path) : path_(path) {
+  explicit PointsCsv(std::string path) : path_(std::move(path)) {
     if (path_.empty())
       return;
-    out_.open(path_);
-    if (!out_)
-      throw InputError(path_, "", "cannot write the --points file");
-    out_ << "table,bytes,placement,region,measured_us,predicted_us,relative_error\n"
-         << std::setprecision(9);
+    io::check_writable(path_);
+    rows_ << "table,bytes,placement,region,measured_us,predicted_us,relative_error\n"
+          << std::setprecision(9);
   }
   void add(const std::string& table, const std::vector<collectives::PredictionPoint>& points) {
     if (path_.empty())
       return;
     for (const auto& point : points)
-      out_ << table << ',' << point.bytes << ',' << (point.in_place ? "in" : "out") << ','
-           << static_cast<int>(point.region) << ',' << point.measured_us << ','
-           << point.predicted_us << ','
-           << (point.predicted_us - point.measured_us) / point.measured_us << '\n';
+      rows_ << table << ',' << point.bytes << ',' << (point.in_place ? "in" : "out") << ','
+            << static_cast<int>(point.region) << ',' << point.measured_us << ','
+            << point.predicted_us << ','
+            << (point.predicted_us - point.measured_us) / point.measured_us << '\n';
+  }
+  void write() const {
+    if (!path_.empty())
+      io::write_file_atomically(path_, rows_.str());
   }
 
  private:
   std::string path_;
-  std::ofstream out_;
+  std::ostringstream rows_;
 };
 
 // Text keeps its headline; csv and json carry the table alone.
@@ -181,6 +185,7 @@ int run_leave_one_out(const ValidateOptions& options) {
     results.push_back(collectives::predict_held_out(nominal, settings, training, target));
     points_csv.add(name, results.back().points);
   }
+  points_csv.write();
   std::vector<collectives::ErrorTableRow> rows;
   std::ostringstream headline;
   headline << "leave one out on " << options.topology
@@ -233,6 +238,7 @@ int run_validate(const ValidateOptions& options) {
     points_csv.add(name, points);
     rows.push_back({name, collectives::summarize_by_region(points)});
   }
+  points_csv.write();
   print_rows(options, rows, model ? "model" : "curves",
              (model ? "collective model on " + options.topology : std::string("own curves")) +
                  ": relative error of predicted time\n");

@@ -56,4 +56,9 @@ for r in rows:
     measured, predicted = float(r["measured_us"]), float(r["predicted_us"])
     assert abs(float(r["relative_error"]) - (predicted - measured) / measured) < 1e-6, r
 PY
+# An unwritable --points path is an I/O failure (exit 3) named before anything is predicted.
+status=0
+"$perfsim" "${validate[@]}" --points /nonexistent-dir/points.csv >/dev/null 2>err.txt || status=$?
+[ "$status" = 3 ] || fail "--points into a missing directory: exit $status, want 3"
+grep -q "nonexistent-dir" err.txt || fail "--points error does not name the file: $(cat err.txt)"
 echo "PASS"

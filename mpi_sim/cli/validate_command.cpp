@@ -18,6 +18,7 @@
 #include "collectives/error_table.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
+#include "topology/leaf_spine.hpp"
 #include "topology/node_resize.hpp"
 
 namespace perfsim::cli {
@@ -234,7 +235,11 @@ int run_validate(const ValidateOptions& options) {
     rows.push_back({name, collectives::summarize_by_region(points)});
   }
   print_rows(options, rows, model ? "model" : "curves",
-             (model ? "collective model on " + options.topology : std::string("own curves")) +
+             (model ? "collective model on " + options.topology +
+                          (topology::spine_can_bind(model->topology())
+                               ? " (" + topology::leaf_spine_provenance(model->topology()) + ")"
+                               : "")
+                    : std::string("own curves")) +
                  ": relative error of predicted time\n");
   return report(rows, options.max_gmae_percent);
 }

@@ -74,20 +74,12 @@ int dtree1_parent(int n, int i) {
   return parent < 0 ? -1 : n - 1 - parent;
 }
 
-}  // namespace
-
-std::vector<topology::NicFlow> collective_flows(const topology::Topology& topology,
-                                                CollectiveKind kind, NcclAlgorithm algorithm,
-                                                std::span<const int> global_ranks,
-                                                bool with_siblings, int world_size) {
+// The flows of the group itself (n >= 2 nodes).
+std::vector<topology::NicFlow> group_flows(const GroupNodes& nodes, CollectiveKind kind,
+                                           NcclAlgorithm algorithm) {
   std::vector<topology::NicFlow> flows;
-  if (!topology.node.nics)
-    return flows;
-  const GroupNodes nodes = group_nodes(topology, global_ranks, with_siblings, world_size);
-  const int n = static_cast<int>(nodes.order.size());
-  if (n < 2)
-    return flows;
   const auto& order = nodes.order;
+  const int n = static_cast<int>(order.size());
   switch (algorithm) {
     case NcclAlgorithm::kNvls:  // inside one node
       return flows;
@@ -129,6 +121,39 @@ std::vector<topology::NicFlow> collective_flows(const topology::Topology& topolo
         }
       }
       return flows;
+    }
+  }
+  return flows;
+}
+
+}  // namespace
+
+std::vector<topology::NicFlow> collective_flows(const topology::Topology& topology,
+                                                CollectiveKind kind, NcclAlgorithm algorithm,
+                                                std::span<const int> global_ranks,
+                                                bool with_siblings, int world_size) {
+  std::vector<topology::NicFlow> flows;
+  if (!topology.node.nics)
+    return flows;
+  const GroupNodes nodes = group_nodes(topology, global_ranks, with_siblings, world_size);
+  const int n = static_cast<int>(nodes.order.size());
+  if (n < 2)
+    return flows;
+  const auto& order = nodes.order;
+  flows = group_flows(nodes, kind, algorithm);
+  if (with_siblings && topology.leaf_spine) {
+    // The job's other nodes under the same leaves run sibling groups shaped like this one:
+    // scale each node's flows by job nodes / group nodes of its leaf group.
+    const int per_leaf = topology.leaf_spine->nodes_per_leaf;
+    const int job = world_size > 0 ? world_size : topology.world_size();
+    const int job_nodes = (job + topology.node.gpus - 1) / topology.node.gpus;
+    std::map<int, int> group_nodes_in;
+    for (int node : order)
+      ++group_nodes_in[node / per_leaf];
+    for (topology::NicFlow& flow : flows) {
+      const int leaf_group = flow.source_node / per_leaf;
+      const int job_in = std::min(per_leaf, job_nodes - leaf_group * per_leaf);
+      flow.rate *= static_cast<double>(std::max(job_in, 1)) / group_nodes_in.at(leaf_group);
     }
   }
   return flows;

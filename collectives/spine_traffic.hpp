@@ -20,9 +20,12 @@
 //    the rate, so each edge runs at 1 / (that node's edges) of line rate.
 //  - All-to-all(v): every node sends the same bytes to each of the other N - 1 nodes, at
 //    1 / (N - 1) of line rate per rail to each. Send/recv: one flow, line rate.
-// The flows of one group alone use the group's NICs; `with_siblings` also adds the other GPUs
-// of the job on the group's nodes: in the symmetric layouts simulated they run the same
-// collective in their own groups at the same moment (topology/nic_sharing.hpp), on their rails.
+// The flows of one group alone use the group's NICs. `with_siblings` adds the sibling groups
+// of the symmetric layouts simulated, which run the same collective at the same moment
+// (topology/nic_sharing.hpp): the job's other GPUs on the group's nodes, on their own rails,
+// and the job's other nodes under the same leaves, whose groups are shaped like this one (each
+// node's flows scaled by the job's nodes / the group's nodes in its leaf group). A DP pair of
+// GPU 0 on nodes 0 and 8 under leaves of 4 nodes thus loads leaf 0 with 4 nodes x 8 rails.
 #include <span>
 #include <vector>
 

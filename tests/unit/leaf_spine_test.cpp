@@ -299,6 +299,15 @@ TEST(LeafSpineContention, EngineCountsSiblingGroupsOnTheSameLeaf) {
   const engine::TopologyLinkSharing rail(
       model_of(cluster(section(R"("nodes_per_leaf": 1)", true, 2.0)), "ring"), 128);
   EXPECT_DOUBLE_EQ(rail.demand(comm, dp).nic_work(), 1.0);
+  // A pair of GPU 0 on nodes 0 and 8 (an expert-DP group), leaves of 4 nodes at 2:1: alone it
+  // sends 1 line rate up leaf 0 against 32 / 2 (top-of-rack) or 4 / 2 (rail leaf (0, 0)); the
+  // job's 4 nodes x 8 GPUs under leaf 0 all run such pairs: 32 against 16, or 4 against 2.
+  const auto pair = ranks(0, 2, 64);
+  for (const bool rail_optimized : {false, true}) {
+    const engine::TopologyLinkSharing rule(
+        model_of(cluster(section(R"("nodes_per_leaf": 4)", rail_optimized, 2.0)), "ring"), 128);
+    EXPECT_DOUBLE_EQ(rule.demand(comm, pair).nic_work(), 2.0) << rail_optimized;
+  }
   // No leaf/spine: the NIC copies alone, 1 with one NIC per GPU.
   const engine::TopologyLinkSharing none(model_of(cluster(""), "ring"), 128);
   EXPECT_DOUBLE_EQ(none.demand(comm, dp).network_stretch, 0.0);

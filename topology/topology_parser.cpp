@@ -385,6 +385,8 @@ std::string NodeSpec::host_bridge_of(int local_gpu) const {
   return "";
 }
 
+namespace {
+
 // /leaf_spine (leaf_spine.hpp). Needs the node's NICs (read before it).
 LeafSpine read_leaf_spine(const ObjectReader& reader, const NodeSpec& node) {
   reader.allow_only(
@@ -428,6 +430,8 @@ LeafSpine read_leaf_spine(const ObjectReader& reader, const NodeSpec& node) {
                     reader.get("oversubscription").dump());
   return fabric;
 }
+
+}  // namespace
 
 Topology parse_topology(std::string_view json_text, const std::string& source) {
   const json document = io::parse_json_document(json_text, source);

@@ -18,6 +18,7 @@
 #include "generators/llm/nominal_collective_curves.hpp"
 #include "mpi_sim/engine/topology_link_sharing.hpp"
 #include "perfsim/error.hpp"
+#include "scenario/generated_workload_sources.hpp"
 #include "topology/leaf_spine.hpp"
 #include "topology/topology.hpp"
 
@@ -312,6 +313,33 @@ TEST(LeafSpineContention, EngineCountsSiblingGroupsOnTheSameLeaf) {
   const engine::TopologyLinkSharing none(model_of(cluster(""), "ring"), 128);
   EXPECT_DOUBLE_EQ(none.demand(comm, dp).network_stretch, 0.0);
   EXPECT_DOUBLE_EQ(none.demand(comm, dp).nic_work(), 1.0);
+}
+
+// A generated run's collectives note says the spine term is nominal on the shipped 2:1
+// topologies, and nothing about a spine on a non-blocking one.
+TEST(LeafSpineOutput, RunNotesSayTheSpineTermIsNominal) {
+  const std::filesystem::path configs = std::filesystem::path(PERFSIM_SOURCE_DIR) / "configs";
+  const std::string device_path = (configs / "devices/H100-SXM.json").string();
+  std::ifstream in(device_path);
+  std::stringstream device;
+  device << in.rdbuf();
+  const std::string device_json = device.str();
+  const std::string no_assets;
+  for (const auto& [file, nominal] : {std::pair{"hgx-h100-16node-tor-2to1.json", true},
+                                      std::pair{"hgx-h100-16node-rail-2to1.json", true},
+                                      std::pair{"hgx-h100-8node.json", false}}) {
+    const auto topology = topology::load_topology((configs / "topologies" / file).string());
+    scenario::SimulationInputs inputs;
+    scenario::attach_generated_workload_models(
+        inputs, {topology, device_json, device_path, no_assets, {}, "none", {}});
+    std::string collectives_note;
+    for (const auto& note : inputs.notes) {
+      if (note.rfind("collectives:", 0) == 0)
+        collectives_note = note;
+    }
+    EXPECT_EQ(collectives_note.find("spine term NOMINAL") != std::string::npos, nominal)
+        << file << ": " << collectives_note;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "collectives/bus_factor.hpp"
 #include "collectives/curve_transfer.hpp"
 #include "collectives/pcie_path.hpp"
+#include "collectives/spine_traffic.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::collectives {
@@ -190,6 +191,12 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
       calibration_);
   if (route.n_nodes > 1)
     fabric = with_nic_transport(fabric, topology_);
+  if (route.n_nodes > 1 && topology::spine_can_bind(topology_)) {
+    for (const NcclAlgorithm algorithm : {NcclAlgorithm::kRing, NcclAlgorithm::kTree,
+                                          NcclAlgorithm::kNvlsTree, NcclAlgorithm::kPointToPoint})
+      fabric.spine_slowdown[static_cast<std::size_t>(algorithm)] =
+          spine_slowdown(topology_, kind, algorithm, global_ranks);
+  }
   prediction.curve = bracket.lower->name;
   if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
     prediction.curve += " + " + bracket.upper->name;
@@ -197,6 +204,8 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
   prediction.duration_us = bracketed_duration_us(
       bracket, reference_fabric, kind, static_cast<double>(bytes), shape, fabric, settings_);
   prediction.region = model_region(prediction.nccl);
+  prediction.spine_slowdown =
+      fabric.spine_slowdown[static_cast<std::size_t>(prediction.nccl.algorithm)];
   return prediction;
 }
 

@@ -32,6 +32,9 @@ struct CollectivePrediction {
   std::string curve;  // asset the duration was carried from ("" for one rank)
   NcclEstimate nccl;  // the algorithm model on the group: NCCL's algorithm and protocol
   CurveRegion region = CurveRegion::kLatency;  // by the model's latency / transfer split
+  // How much an oversubscribed leaf/spine slows the chosen algorithm's network bandwidth, the
+  // group alone (spine_traffic.hpp); 1 when the spine keeps up or the topology has none.
+  double spine_slowdown = 1.0;
 };
 
 class CollectiveModel final : public CommDurationSource {

@@ -11,6 +11,10 @@
 // k over the links it uses; its latency is not. Equal shares assume equal demands, as NCCL's
 // channels on one NIC or port are served round-robin; a collective that finishes early would
 // hand its share back, which this one-shot rule ignores (it overestimates the longer ones).
+// Leaf uplinks of an oversubscribed leaf/spine (topology/leaf_spine.hpp) are shared by load,
+// not by count: the spine traffic of all collectives in flight adds up per leaf, and a
+// collective crossing a leaf whose total exceeds its uplinks is stretched by total / capacity
+// (divided by the slowdown its own traffic already put in its duration), when that exceeds k.
 #include <set>
 #include <span>
 #include <string>

@@ -115,8 +115,8 @@ double bus_bandwidth_GBps(CollectiveKind kind, const CommShape& shape, const Ncc
   // unless NCCL_ALGO=Ring; not from three nodes on).
   const double tree_net_factor = algorithm == kTree && shape.n_nodes <= 2 ? 2.0 : 1.0;
   const double intra_GBps = shm_intra_GBps(kind, shape.n_ranks, fabric);
-  double bw = shape.n_nodes == 1 ? intra_GBps
-                                 : std::min(intra_GBps, fabric.net_busbw_GBps * tree_net_factor);
+  const double net_GBps = fabric.net_busbw_GBps / fabric.spine_slowdown[algorithm];
+  double bw = shape.n_nodes == 1 ? intra_GBps : std::min(intra_GBps, net_GBps * tree_net_factor);
   if (algorithm == kNvls || algorithm == kNvlsTree) {
     if (protocol != kSimple)
       return 0.0;
@@ -126,7 +126,7 @@ double bus_bandwidth_GBps(CollectiveKind kind, const CommShape& shape, const Ncc
     bw = nvls;
     if (algorithm == kNvlsTree) {
       // With two nodes each node exchanges with one peer only: twice the per-node net rate.
-      const double net = fabric.net_busbw_GBps * (shape.n_nodes <= 2 ? 2.0 : 1.0);
+      const double net = net_GBps * (shape.n_nodes <= 2 ? 2.0 : 1.0);
       bw = std::min({nvls, net, channels * kNvlsTreePerChannel_GBps[generation][node_index]});
     }
   }
@@ -208,7 +208,8 @@ NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& sh
            : kHopLatency_us[intra_hw][kRing][kSimple] +
                  (fabric.shm_gpus_per_uplink > 0 ? fabric.shm_hop_extra_latency_us : 0.0));
   const double ppn = shape.ranks_per_node();
-  const double net_per_gpu_GBps = fabric.net_busbw_GBps / ppn;
+  const double net_per_gpu_GBps =
+      fabric.net_busbw_GBps / fabric.spine_slowdown[static_cast<int>(estimate.algorithm)] / ppn;
   double intra_bytes = 0.0;
   double inter_bytes = 0.0;
   if (kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv) {
@@ -347,6 +348,13 @@ NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& s
     return {};
   if (!is_tuned_collective(kind))
     return p2p_estimate(kind, bytes, shape, fabric);
+  if (fabric.spine_binds()) {
+    // NCCL chooses on its own view of the fabric (no spine), the spine then slows the choice.
+    NcclFabric unaware = fabric;
+    unaware.spine_slowdown.fill(1.0);
+    const NcclEstimate chosen = nccl_estimate(kind, bytes, shape, unaware, settings);
+    return nccl_pair_estimate(kind, bytes, shape, fabric, chosen.algorithm, chosen.protocol);
+  }
   NcclEstimate best;
   best.time_us = std::numeric_limits<double>::infinity();
   for (int a = 0; a < 4; ++a) {

@@ -23,6 +23,7 @@
 // nccl-tests bus factors (bus_factor.hpp) undo it, so busbw is comparable across algorithms.
 // All-to-all(v) and send/recv do not go through NCCL's tuner: they are modeled as point-to-point
 // transfers (see p2p_estimate in the .cpp).
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -61,6 +62,15 @@ struct NcclFabric {
   int shm_gpus_per_uplink = 0;
   double shm_duplex_efficiency = 1.0;
   double shm_hop_extra_latency_us = 0.0;  // added to NCCL's PCIe hop latency under SHM
+  // Oversubscribed leaf/spine (collectives/spine_traffic.hpp): per algorithm, how much slower
+  // than net_busbw_GBps the group's network traffic runs (1 = the spine keeps up). NCCL's tuner
+  // does not know the spine: nccl_estimate chooses as if all were 1 and prices the choice
+  // with them.
+  std::array<double, kNcclAlgorithms> spine_slowdown{1.0, 1.0, 1.0, 1.0, 1.0};
+  bool spine_binds() const {
+    return std::any_of(spine_slowdown.begin(), spine_slowdown.end(),
+                       [](double slowdown) { return slowdown != 1.0; });
+  }
 };
 
 // NCCL_ALGO / NCCL_PROTO-like restrictions. Parsed from "ring,tree", "^nvls" (all but),

@@ -105,6 +105,18 @@ struct NcclTopologySettings {
   int channels = 0;  // 0 = the model's default
 };
 
+// The inter-node fabric's two switch tiers (leaf_spine.hpp: schema, rules). Absent: a
+// non-blocking fabric, as before.
+struct LeafSpine {
+  // Nodes one leaf switch serves: rail-optimized, NIC r of nodes g*n .. g*n+n-1 goes to leaf
+  // (g, r); otherwise every NIC of those nodes goes to leaf g.
+  int nodes_per_leaf = 0;
+  bool rail_optimized = true;
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth (1 = non-blocking)
+  std::string note;
+  std::string json_pointer;
+};
+
 struct Topology {
   std::string source;  // file path, named in errors
   std::string name;
@@ -112,6 +124,7 @@ struct Topology {
   int nodes = 1;
   NodeSpec node;
   std::string network;  // inter-node fabric, e.g. "infiniband rail-optimized fat tree"
+  std::optional<LeafSpine> leaf_spine;
   std::map<std::string, LinkClass> link_classes;
   NcclTopologySettings nccl;
 

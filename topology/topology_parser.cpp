@@ -385,10 +385,59 @@ std::string NodeSpec::host_bridge_of(int local_gpu) const {
   return "";
 }
 
+namespace {
+
+// /leaf_spine (leaf_spine.hpp). Needs the node's NICs (read before it).
+LeafSpine read_leaf_spine(const ObjectReader& reader, const NodeSpec& node) {
+  reader.allow_only(
+      {"nodes_per_leaf", "nics_per_leaf", "rail_optimized", "oversubscription", "note"});
+  if (!node.nics)
+    reader.fail(reader.pointer(), "a leaf/spine fabric needs NICs: /node/nics is missing");
+  LeafSpine fabric;
+  fabric.json_pointer = reader.pointer();
+  fabric.note = reader.text("note", "");
+  if (!reader.has("rail_optimized"))
+    reader.fail(reader.at("rail_optimized"),
+                "missing required field (true: NIC r of every node in a leaf group goes to leaf "
+                "r; false: all NICs of a node go to one leaf)");
+  if (!reader.get("rail_optimized").is_boolean())
+    reader.fail(
+        reader.at("rail_optimized"),
+        "expected true or false, got " + std::string(reader.get("rail_optimized").type_name()));
+  fabric.rail_optimized = reader.get("rail_optimized").get<bool>();
+  const bool by_nodes = reader.has("nodes_per_leaf");
+  if (by_nodes == reader.has("nics_per_leaf"))
+    reader.fail(reader.at(by_nodes ? "nics_per_leaf" : "nodes_per_leaf"),
+                "give exactly one of nodes_per_leaf and nics_per_leaf");
+  if (by_nodes) {
+    fabric.nodes_per_leaf = reader.integer("nodes_per_leaf", 1);
+  } else {
+    // A leaf's down ports: one NIC of each node when rail-optimized, all of a node's otherwise.
+    const int ports = reader.integer("nics_per_leaf", 1);
+    const int per_node = fabric.rail_optimized ? 1 : node.nics->count;
+    if (ports % per_node != 0)
+      reader.fail(reader.at("nics_per_leaf"), std::to_string(ports) +
+                                                  " leaf ports do not hold whole nodes of " +
+                                                  std::to_string(per_node) +
+                                                  " NICs (not rail-optimized: all NICs of a node "
+                                                  "go to one leaf)");
+    fabric.nodes_per_leaf = ports / per_node;
+  }
+  fabric.oversubscription = reader.number("oversubscription");
+  if (!(fabric.oversubscription >= 1.0))
+    reader.fail(reader.at("oversubscription"),
+                "must be at least 1 (leaf downlink : uplink bandwidth; 1 = non-blocking), got " +
+                    reader.get("oversubscription").dump());
+  return fabric;
+}
+
+}  // namespace
+
 Topology parse_topology(std::string_view json_text, const std::string& source) {
   const json document = io::parse_json_document(json_text, source);
   const ObjectReader root(document, "", source);
-  root.allow_only({"name", "description", "nodes", "node", "network", "link_classes", "nccl"});
+  root.allow_only(
+      {"name", "description", "nodes", "node", "network", "leaf_spine", "link_classes", "nccl"});
   Topology topology;
   topology.source = source;
   topology.name = root.text("name");
@@ -416,6 +465,9 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
       read_nics(node.child("nics"), spec);
     return spec;
   }();
+
+  if (root.has("leaf_spine"))
+    topology.leaf_spine = read_leaf_spine(root.child("leaf_spine"), topology.node);
 
   const ObjectReader classes = root.child("link_classes");
   for (const auto& [name, value] : classes.object().items())

@@ -18,6 +18,7 @@
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "perfsim/error.hpp"
+#include "topology/leaf_spine.hpp"
 #include "topology/node_resize.hpp"
 
 namespace perfsim::cli {
@@ -240,7 +241,11 @@ int run_validate(const ValidateOptions& options) {
   }
   points_csv.write();
   print_rows(options, rows, model ? "model" : "curves",
-             (model ? "collective model on " + options.topology : std::string("own curves")) +
+             (model ? "collective model on " + options.topology +
+                          (topology::spine_can_bind(model->topology())
+                               ? " (" + topology::leaf_spine_provenance(model->topology()) + ")"
+                               : "")
+                    : std::string("own curves")) +
                  ": relative error of predicted time\n");
   return report(rows, options.max_gmae_percent);
 }

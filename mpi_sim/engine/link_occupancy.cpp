@@ -89,7 +89,7 @@ DurationUs LinkOccupancy::share(const LinkDemand& demand, TimestampUs ready_us,
     advance(link, horizon_us);
     // The copies of other GPUs behind the NIC arrive with this one and are as large: processor
     // sharing over k equal transfers arriving together is one transfer of k times the work.
-    const DurationUs work_us = demand.nic ? transfer_us * demand.nic_copies : transfer_us;
+    const DurationUs work_us = demand.nic ? transfer_us * demand.nic_work() : transfer_us;
     const TimestampUs finished_us = add(link, Transfer{ready_us, work_us});
     done_us = first ? finished_us : std::max(done_us, finished_us);
     first = false;

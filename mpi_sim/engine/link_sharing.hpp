@@ -38,6 +38,13 @@ struct LinkDemand {
   // (topology/nic_sharing.hpp); each copy moves at the NIC's shared rate, so the transfer's
   // work there is `nic_copies` times its time alone. 1 when every GPU has its own NIC.
   double nic_copies = 1;
+  // Behind an oversubscribed leaf/spine (topology/leaf_spine.hpp), the copies of the other GPUs
+  // of the group's nodes (on their own rails, in their own groups) also load the leaf uplinks.
+  // Then the transfer's work on the NIC is `network_stretch` times its time alone instead of
+  // nic_copies: max(nic_copies, spine slowdown with those copies) / the slowdown of the group
+  // alone (already in its duration). 0 when the topology has no such spine.
+  double network_stretch = 0;
+  double nic_work() const { return network_stretch > 0 ? network_stretch : nic_copies; }
   bool uses_links() const { return sends || receives; }
 };
 

@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "collectives/bus_factor.hpp"
+#include "collectives/spine_traffic.hpp"
+#include "topology/leaf_spine.hpp"
 #include "topology/nic_sharing.hpp"
 
 namespace perfsim::engine {
@@ -22,10 +24,15 @@ LinkDemand TopologyLinkSharing::demand(const CommInfo& comm, std::span<const int
   if (members.size() > 1 && comm.kind != CollectiveKind::kBarrier) {
     const collectives::CollectivePrediction prediction = model_.predict(comm.kind, bytes, members);
     demand.nic = prediction.route.n_nodes > 1;
+    const int world_size = world_size_ > 0 ? world_size_ : model_.topology().world_size();
     if (demand.nic)
-      demand.nic_copies =
-          topology::nic_copies(model_.topology(), members,
-                               world_size_ > 0 ? world_size_ : model_.topology().world_size());
+      demand.nic_copies = topology::nic_copies(model_.topology(), members, world_size);
+    if (demand.nic && topology::spine_can_bind(model_.topology())) {
+      const auto flows = collectives::collective_flows(
+          model_.topology(), comm.kind, prediction.nccl.algorithm, members, true, world_size);
+      const double with_copies = topology::spine_load(model_.topology(), flows).slowdown();
+      demand.network_stretch = std::max(demand.nic_copies, with_copies) / prediction.spine_slowdown;
+    }
     demand.sends = comm.kind != CollectiveKind::kRecv;
     demand.receives = comm.kind != CollectiveKind::kSend;
     demand.latency_fraction =

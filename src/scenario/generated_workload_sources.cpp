@@ -6,8 +6,18 @@
 #include "assets/default_collective_curves.hpp"
 #include "collectives/collective_model.hpp"
 #include "kernels/model_duration_source.hpp"
+#include "topology/leaf_spine.hpp"
 
 namespace perfsim::scenario {
+namespace {
+
+// The leaf/spine term's provenance (topology/leaf_spine.hpp), appended to the collectives' own.
+std::string spine_note(const topology::Topology& topology) {
+  const std::string note = topology::leaf_spine_provenance(topology);
+  return note.empty() ? note : "; " + note;
+}
+
+}  // namespace
 
 devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
                                                      GeneratedWorkloadModels models) {
@@ -27,9 +37,9 @@ devices::DeviceSpec attach_generated_workload_models(SimulationInputs& inputs,
       models.topology, std::move(curves.curves), std::move(models.groups));
   inputs.notes.push_back("kernels: analytical models on " + device.name + " (" +
                          models.device_source + "); host overheads: " + models.host_overheads);
-  inputs.notes.push_back("collectives: " + models.topology.name + ", NCCL algorithm model with " +
-                         curves.provenance +
-                         (curves.fitted ? "" : " (pass --assets from `perfsim fit`)"));
+  inputs.notes.push_back(
+      "collectives: " + models.topology.name + ", NCCL algorithm model with " + curves.provenance +
+      (curves.fitted ? "" : " (pass --assets from `perfsim fit`)") + spine_note(models.topology));
   return device;
 }
 

@@ -23,6 +23,7 @@
 #include "perfsim/error.hpp"
 #include "scenario/dlrm_simulation.hpp"
 #include "scenario/llm_simulation.hpp"
+#include "topology/leaf_spine.hpp"
 #include "topology/node_resize.hpp"
 #include "topology/topology.hpp"
 #include "trace_io/content_hash.hpp"
@@ -282,12 +283,15 @@ SimulationInputs load_recorded_inputs(const SimulateOptions& options, int world_
     const std::string assets = options.llm.assets_path.empty()
                                    ? source_path("configs/assets/collective_curves.h5")
                                    : options.llm.assets_path;
-    inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
+    topology::Topology topology =
         topology::resized(topology::load_topology(options.llm.topology_path),
-                          options.llm.topology_size.nodes, options.llm.topology_size.gpus_per_node),
-        assets::read_collective_curves(assets), groups_with_point_to_point_channels(traces));
+                          options.llm.topology_size.nodes, options.llm.topology_size.gpus_per_node);
+    const std::string spine = topology::leaf_spine_provenance(topology);
+    inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
+        std::move(topology), assets::read_collective_curves(assets),
+        groups_with_point_to_point_channels(traces));
     inputs.notes.push_back("communication: collective model on " + options.llm.topology_path +
-                           " with curves " + assets);
+                           " with curves " + assets + (spine.empty() ? "" : "; " + spine));
   } else {
     inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
   }
@@ -481,10 +485,12 @@ SimulationInputs load_simulation_inputs(const SimulateOptions& options, int worl
                                             "fitted curves from " + options.llm.assets_path, true};
     inputs.comm_source = std::make_unique<collectives::CollectiveModel>(
         *topology, std::move(curves.curves), std::move(groups));
-    inputs.notes.push_back("communication: collective model on " + topology->name + " (" +
-                           std::to_string(topology->nodes) + " x " +
-                           std::to_string(topology->node.gpus) + " GPUs) with " +
-                           curves.provenance);
+    inputs.notes.push_back(
+        "communication: collective model on " + topology->name + " (" +
+        std::to_string(topology->nodes) + " x " + std::to_string(topology->node.gpus) +
+        " GPUs) with " + curves.provenance +
+        (topology::spine_can_bind(*topology) ? "; " + topology::leaf_spine_provenance(*topology)
+                                             : ""));
   } else {
     inputs.comm_source = std::make_unique<engine::MeasuredCommDurations>();
   }

@@ -309,7 +309,7 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
   collectives_command->add_option(
       "--points", options->points_csv,
       "also write every size's measured and predicted time to this CSV file "
-      "(table,bytes,placement,region,measured_us,predicted_us,relative_error)");
+      "(table,bytes,placement,region,measured_us,predicted_us,relative_error; default: none)");
   collectives_command->add_option("--max-gmae", options->max_gmae_percent,
                                   "exit 1 when a table's GMAE exceeds this many percent");
   registry.add(collectives_command, RankScope::kRankZeroOnly,

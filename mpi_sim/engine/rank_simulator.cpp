@@ -177,9 +177,10 @@ bool RankSimulator::drop_resolved_posts() {
   if (2 * (new_base - posted_base_) < posted_.size() || new_base == posted_base_)
     return false;  // dropping less than half the window would make the moves quadratic
   // What may name a resolved collective: the last collective (for a wait op), a buffer's
-  // producer and, in principle, the blocked wait. Streams and pending busy entries name only
-  // unresolved collectives or ones posted after one (rank_simulator.hpp), so at or after
-  // new_base, which stays.
+  // producer and, in principle, the blocked wait. A stream's pending collective is unresolved
+  // (reset when it resolves), and pending busy entries are flushed from the front as soon as it
+  // resolves, so each names the first unresolved one or a later one: all at or after new_base,
+  // which stays.
   std::vector<std::size_t> named;
   named.reserve(tensor_producer_.size() + 2);
   for (const auto& entry : tensor_producer_)

@@ -134,7 +134,7 @@ class RankSimulator {
   std::unique_ptr<RecordedReplay> recorded_;
   StreamId compute_stream_ = kDefaultComputeStream;
   // Ascending by id. A rank uses two or three streams: a vector searched in order holds them in
-  // 80 bytes each, a map in a 128-byte node each.
+  // 72 bytes each, a map in a 128-byte node each.
   std::vector<std::pair<StreamId, StreamState>> streams_;
   const StreamState* find_stream(StreamId id) const;
   // The posted collectives by index in posting order: [posted_base_, posted_end()) in posted_,

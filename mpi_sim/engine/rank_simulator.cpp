@@ -43,20 +43,41 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
     : program_(program), overheads_(overheads), sync_(sync), record_timeline_(record_timeline) {
   result_.sim_rank = program.sim_rank;
   cpu_us_ = program.start_us;
-  recorded_previous_start_us_ = program.start_us;
   result_.steps.reserve(program.steps.size());
   for (const ProgramStep& step : program.steps)
     result_.steps.push_back(step.label);
-  sweep_early_ = cpu_clock_monotonic(overheads) &&
-                 std::none_of(program.ops.begin(), program.ops.end(),
-                              [](const SimOp& op) { return op.recorded_host != nullptr; });
+  bool replays_host = false;
+  std::size_t kernels = 0;
+  // Every stream the program can use (the compute stream starts as the default one).
+  std::vector<StreamId> streams{kDefaultComputeStream};
+  bool durations_non_negative = true;
+  for (const SimOp& op : program.ops) {
+    replays_host = replays_host || op.recorded_host != nullptr;
+    kernels += op.kernels.size();
+    for (const SimKernel& kernel : op.kernels) {
+      if (std::find(streams.begin(), streams.end(), kernel.stream) == streams.end())
+        streams.push_back(kernel.stream);
+      durations_non_negative = durations_non_negative && kernel.duration_us >= 0;
+    }
+  }
+  program_streams_ = streams.size();
+  streams_bound_starts_ = durations_non_negative;
+  if (replays_host) {
+    recorded_ = std::make_unique<RecordedReplay>();
+    recorded_->previous_start_us = program.start_us;
+  }
+  // The launch queue blocks a launch only when `depth` launched kernels are still queued: a
+  // program with no more kernels than that never fills it, and keeps no end times.
+  const int depth = overheads.launch.launch_queue_depth;
+  track_launch_queue_ = depth > 0 && kernels > static_cast<std::size_t>(depth);
+  sweep_early_ = cpu_clock_monotonic(overheads) && !replays_host;
   share_links_ = program.link_sharing != nullptr;
   if (share_links_)
     link_occupancy_ = std::make_unique<LinkOccupancy>();
-  // Every kernel adds a busy interval and the sweep keeps fewer than 2 x kMinSweep: sized once
+  // Every kernel adds a busy interval and a sweep usually leaves few: sized once for a sweep
   // rather than doubled past what a short program (40 synthetic ops) ever holds.
   if (sweep_early_)
-    busy_intervals_.reserve(std::min(program.coverage.kernels, 2 * kMinSweep));
+    busy_intervals_.reserve(std::min(program.coverage.kernels, kMinSweep));
 }
 
 DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
@@ -74,8 +95,8 @@ DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
   // 1024 kernels, and would keep every transfer of that stretch on the books). Should the
   // compute stream change to one that is behind, LinkOccupancy clamps the arrival: the result
   // stays deterministic.
-  const TimestampUs horizon_us =
-      std::min(ready_us, std::max(cpu_us_, stream_state(compute_stream_).clock_us));
+  const TimestampUs compute_clock_us = stream_state(compute_stream_).clock_us;
+  const TimestampUs horizon_us = std::min(ready_us, std::max(cpu_us_, compute_clock_us));
   return latency_us +
          link_occupancy_->share(demand, ready_us, collective.duration_us - latency_us, horizon_us);
 }
@@ -110,10 +131,91 @@ void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
 }
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
-  auto [it, inserted] = streams_.try_emplace(id);
-  if (inserted)
+  auto it = std::lower_bound(streams_.begin(), streams_.end(), id,
+                             [](const auto& stream, StreamId key) { return stream.first < key; });
+  if (it == streams_.end() || it->first != id) {
+    it = streams_.insert(it, {id, StreamState{}});
     it->second.clock_us = program_.start_us;
+  }
   return it->second;
+}
+
+const RankSimulator::StreamState* RankSimulator::find_stream(StreamId id) const {
+  for (const auto& [stream_id, stream] : streams_) {
+    if (stream_id == id)
+      return &stream;
+  }
+  return nullptr;
+}
+
+RankSimulator::TensorProducers::iterator RankSimulator::find_producer(std::int64_t tensor) {
+  return std::find_if(tensor_producer_.begin(), tensor_producer_.end(),
+                      [tensor](const auto& entry) { return entry.first == tensor; });
+}
+
+const RankSimulator::Posted& RankSimulator::posted(std::size_t index) const {
+  if (index >= posted_base_)
+    return posted_[index - posted_base_];
+  const auto kept = std::lower_bound(kept_posted_.begin(), kept_posted_.end(), index,
+                                     [](const std::pair<std::size_t, Posted>& entry,
+                                        std::size_t key) { return entry.first < key; });
+  if (kept == kept_posted_.end() || kept->first != index)
+    throw RuntimeFailure("rank simulator: posted collective " + std::to_string(index) +
+                         " was dropped while still named");
+  return kept->second;
+}
+
+RankSimulator::Posted& RankSimulator::posted(std::size_t index) {
+  return const_cast<Posted&>(std::as_const(*this).posted(index));
+}
+
+bool RankSimulator::drop_resolved_posts() {
+  // A wait may name any work handle of the run.
+  if (posted_by_seq_ != nullptr && !posted_by_seq_->empty())
+    return false;
+  const std::size_t new_base = first_unresolved();
+  if (2 * (new_base - posted_base_) < posted_.size() || new_base == posted_base_)
+    return false;  // dropping less than half the window would make the moves quadratic
+  // What may name a resolved collective: the last collective (for a wait op), a buffer's
+  // producer and, in principle, the blocked wait. A stream's pending collective is unresolved
+  // (reset when it resolves), and pending busy entries are flushed from the front as soon as it
+  // resolves, so each names the first unresolved one or a later one: all at or after new_base,
+  // which stays.
+  std::vector<std::size_t> named;
+  named.reserve(tensor_producer_.size() + 2);
+  for (const auto& entry : tensor_producer_)
+    named.push_back(entry.second);
+  if (last_collective_)
+    named.push_back(*last_collective_);
+  if (blocked_posted_)
+    named.push_back(*blocked_posted_);
+  std::sort(named.begin(), named.end());
+  auto is_named = [&named](std::size_t index) {
+    return std::binary_search(named.begin(), named.end(), index);
+  };
+  std::erase_if(kept_posted_, [&](const auto& entry) { return !is_named(entry.first); });
+  for (std::size_t index = posted_base_; index < new_base; ++index) {
+    if (is_named(index))
+      kept_posted_.emplace_back(index, posted_[index - posted_base_]);
+  }
+  posted_.erase(posted_.begin(),
+                posted_.begin() + static_cast<std::ptrdiff_t>(new_base - posted_base_));
+  posted_base_ = new_base;
+  return true;
+}
+
+std::size_t RankSimulator::add_posted(const Posted& entry) {
+  if (posted_.size() == posted_.capacity() && !drop_resolved_posts()) {
+    // Doubled, but never past what the rest of the program can post (each collective op posts
+    // once): a rank that needs every record ends no larger than an exact reservation.
+    std::size_t capacity = std::max<std::size_t>(4, 2 * posted_.capacity());
+    const std::size_t collectives = program_.coverage.collectives;
+    if (collectives > posted_end())
+      capacity = std::min(capacity, collectives - posted_base_);
+    posted_.reserve(std::max(capacity, posted_.size() + 1));
+  }
+  posted_.push_back(entry);
+  return posted_end() - 1;
 }
 
 const SimKernel& RankSimulator::slot_of(const Posted& posted) {
@@ -125,29 +227,47 @@ const SimKernel& RankSimulator::slot_of(const Posted& posted) {
 }
 
 bool RankSimulator::resolved(std::size_t posted_index) {
-  Posted& posted = posted_[posted_index];
-  if (posted.has_timing())
+  Posted& entry = posted(posted_index);
+  if (entry.has_timing())
     return true;
-  const std::optional<CollectiveTiming> polled = sync_.poll(posted.handle);
+  const std::optional<CollectiveTiming> polled = sync_.poll(entry.handle);
   if (!polled)
     return false;
-  posted.timing = *polled;
+  entry.timing = *polled;
   ++resolved_count_;
   const CollectiveTiming timing = *polled;
-  StreamState& stream = stream_state(slot_of(posted).stream);
+  StreamState& stream = stream_state(slot_of(entry).stream);
   if (stream.pending == posted_index) {
     stream.clock_us = std::max(stream.clock_us, timing.end_us);
-    stream.pending.reset();
+    stream.pending = kNotPosted;
   }
   flush_busy();
   return true;
 }
 
 void RankSimulator::add_kernel_busy(const SimKernel& kernel, TimestampUs start_us) {
-  if (pending_busy_.empty())
+  if (pending_busy_.empty()) {
     add_busy(kernel.stream, start_us, kernel.duration_us, kernel.category, kernel.name, "");
-  else
+  } else {
     pending_busy_.push_back({&kernel, start_us, kNotPosted});
+    pending_from_us_ = std::min(pending_from_us_, start_us);
+  }
+}
+
+TimestampUs RankSimulator::later_launches_start_from() const {
+  // A kernel starts no earlier than its launch call (the CPU clock, which never goes back under
+  // sweep_early_) nor than its stream's clock plus the kernel gap; a collective no earlier than
+  // its own ready time, which is as late. Stream clocks never go back while durations are not
+  // negative; a stream not used yet starts at the program's start.
+  TimestampUs bound = cpu_us_;
+  if (!streams_bound_starts_)
+    return bound;
+  TimestampUs earliest_stream_us = streams_.size() < program_streams_
+                                       ? program_.start_us
+                                       : std::numeric_limits<TimestampUs>::infinity();
+  for (const auto& [id, stream] : streams_)
+    earliest_stream_us = std::min(earliest_stream_us, stream.clock_us);
+  return std::max(bound, earliest_stream_us + std::min(0.0, overheads_.launch.kernel_gap_us));
 }
 
 void RankSimulator::flush_busy() {
@@ -157,12 +277,12 @@ void RankSimulator::flush_busy() {
       const SimKernel& kernel = *front.kernel;
       add_busy(kernel.stream, front.start_us, kernel.duration_us, kernel.category, kernel.name, "");
     } else {
-      const Posted& posted = posted_[front.posted];
-      if (!posted.has_timing())
+      const Posted& entry = posted(front.posted);
+      if (!entry.has_timing())
         return;
-      const CollectiveTiming timing = posted.timing;
-      const RankCollective collective = program_.collective_of(*posted.op);
-      const SimKernel& slot = slot_of(posted);
+      const CollectiveTiming timing = entry.timing;
+      const RankCollective collective = program_.collective_of(*entry.op);
+      const SimKernel& slot = slot_of(entry);
       add_busy(slot.stream, timing.start_us, timing.end_us - timing.start_us,
                KernelCategory::kCommunication, slot.name,
                record_timeline_ ? collective_key(collective.group, collective.index_in_group) : "");
@@ -175,15 +295,15 @@ void RankSimulator::flush_busy() {
 std::optional<std::size_t> RankSimulator::waited_collective(const SimOp& op) const {
   if (!op.waits_for_communication)
     return std::nullopt;
-  if (op.waits_for_seq) {
-    if (auto it = posted_by_seq_.find(*op.waits_for_seq); it != posted_by_seq_.end())
+  if (op.waits_for_seq && posted_by_seq_ != nullptr) {
+    if (auto it = posted_by_seq_->find(*op.waits_for_seq); it != posted_by_seq_->end())
       return it->second;
   }
   return last_collective_;
 }
 
 std::size_t RankSimulator::first_unresolved() const {
-  while (first_unresolved_ < posted_.size() && posted_[first_unresolved_].has_timing())
+  while (first_unresolved_ < posted_end() && posted(first_unresolved_).has_timing())
     ++first_unresolved_;
   return first_unresolved_;
 }
@@ -193,35 +313,38 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
   if (std::optional<std::size_t> waited = waited_collective(op))
     needed.push_back(*waited);
   for (std::int64_t tensor : op.consumed_tensor_ids) {
-    if (auto producer = tensor_producer_.find(tensor); producer != tensor_producer_.end()) {
-      needed.push_back(producer->second);
+    for (const auto& [label, posted_index] : tensor_producer_) {
+      if (label == tensor) {
+        needed.push_back(posted_index);
+        break;
+      }
     }
   }
   if (op.host_sync == HostSync::kDevice) {
     // The host waits for every stream, communication included.
-    for (std::size_t index = first_unresolved(); index < posted_.size(); ++index) {
-      if (!posted_[index].has_timing())
+    for (std::size_t index = first_unresolved(); index < posted_end(); ++index) {
+      if (!posted(index).has_timing())
         needed.push_back(index);
     }
   }
   for (const SimKernel& kernel : op.kernels) {
-    if (auto stream = streams_.find(kernel.stream);
-        stream != streams_.end() && stream->second.pending) {
-      needed.push_back(*stream->second.pending);
+    if (const StreamState* stream = find_stream(kernel.stream);
+        stream != nullptr && stream->pending != kNotPosted) {
+      needed.push_back(stream->pending);
     }
   }
   return needed;
 }
 
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
-  const Posted& posted = posted_[posted_index];
+  const Posted& entry = posted(posted_index);
   StreamState& stream = stream_state(stream_id);
-  const TimestampUs end = posted.timing.end_us;
+  const TimestampUs end = entry.timing.end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[program_.collective_of(*posted.op).group];
+    GroupTraffic& traffic = result_.groups[program_.collective_of(*entry.op).group];
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
-        std::clamp(posted.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
+        std::clamp(entry.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
     stream.clock_us = end;
   }
 }
@@ -235,8 +358,10 @@ void RankSimulator::add_busy(StreamId stream_id, TimestampUs start_us, DurationU
   result_.by_category_us[category_index(category)] += duration_us;
   result_.kernel_time_us += duration_us;
   busy_intervals_.emplace_back(start_us, start_us + duration_us);
-  if (sweep_early_ && busy_intervals_.size() >= next_sweep_size_)
-    sweep_busy(pending_busy_.empty() ? cpu_us_ : std::min(cpu_us_, pending_since_cpu_us_));
+  if (sweep_early_ && busy_intervals_.size() >= next_sweep_size_) {
+    const TimestampUs bound = later_launches_start_from();
+    sweep_busy(pending_busy_.empty() ? bound : std::min(bound, pending_from_us_));
+  }
   if (record_timeline_) {
     result_.timeline.push_back(
         {std::string(name), stream_id, start_us, duration_us, category, key});
@@ -273,7 +398,8 @@ void RankSimulator::run_op(const SimOp& op) {
       StreamState& stream = stream_state(kernel.stream);
       const TimestampUs start = stream.clock_us;
       stream.clock_us = start + kernel.duration_us;
-      queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
+      if (track_launch_queue_)
+        queued_ends_.push(stream.clock_us);  // they fill the launch queue the trace begins with
       add_kernel_busy(kernel, start);
       ++result_.kernels;
     }
@@ -327,14 +453,15 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       t4 = std::max<DurationUs>(0, t4 - (cpu_us_ - call_start));
   }
   const TimestampUs launch_ready = cpu_us_ + t4 * launch.launch_fraction_of_t4;
-  StreamState& stream = stream_state(kernel.stream);
   if (kernel.is_collective) {
     const RankCollective rank_collective = program_.collective_of(op);
     const SimCollective& collective = rank_collective.shared;
     // The communication stream waits for the work queued before it on the compute stream
-    // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op).
-    const TimestampUs ready = std::max({stream.clock_us + launch.kernel_gap_us, launch_ready,
-                                        stream_state(compute_stream_).clock_us});
+    // (seed 001 Algorithm 1: synchronize T_cm and T_cp at a communication op). The compute
+    // stream's state first: adding it may move the other's (stream_state).
+    const TimestampUs compute_clock_us = stream_state(compute_stream_).clock_us;
+    const TimestampUs ready = std::max({stream_state(kernel.stream).clock_us + launch.kernel_gap_us,
+                                        launch_ready, compute_clock_us});
     CollectivePost post;
     post.sim_rank = program_.sim_rank;
     post.group = rank_collective.group;
@@ -343,30 +470,36 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
     post.ready_us = ready;
     post.duration_us = posted_duration_us(rank_collective, ready);
     post.combine = collective.combine;
-    Posted posted;
-    posted.handle = sync_.post(post);
-    posted.op = &op;
-    const std::size_t index = posted_.size();
-    if (posted_.capacity() == 0)
-      posted_.reserve(program_.coverage.collectives);  // each collective op posts once
-    posted_.push_back(posted);
+    Posted entry;
+    entry.handle = sync_.post(post);
+    entry.op = &op;
+    const std::size_t index = add_posted(entry);
     stream_state(kernel.stream).pending = index;
     last_collective_ = index;
-    if (collective.seq)
-      posted_by_seq_[*collective.seq] = index;
-    for (std::int64_t tensor : collective.produced_tensor_ids)
-      tensor_producer_[tensor] = index;
+    if (collective.seq) {
+      if (posted_by_seq_ == nullptr)
+        posted_by_seq_ = std::make_unique<std::unordered_map<std::int64_t, std::size_t>>();
+      (*posted_by_seq_)[*collective.seq] = index;
+    }
+    for (std::int64_t tensor : collective.produced_tensor_ids) {
+      if (const auto producer = find_producer(tensor); producer != tensor_producer_.end())
+        producer->second = index;  // a later production replaces one nobody consumed
+      else
+        tensor_producer_.emplace_back(tensor, index);
+    }
     GroupTraffic& traffic = result_.groups[rank_collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
-    if (pending_busy_.empty())
-      pending_since_cpu_us_ = cpu_us_;  // its start is at least its launch_ready
+    // It starts when the last member is ready: no earlier than this rank's `ready`.
+    pending_from_us_ = pending_busy_.empty() ? ready : std::min(pending_from_us_, ready);
     pending_busy_.push_back({&kernel, 0, index});
     resolved(index);  // in-process groups may resolve at once
   } else {
+    StreamState& stream = stream_state(kernel.stream);
     const TimestampUs start = std::max(stream.clock_us + launch.kernel_gap_us, launch_ready);
     stream.clock_us = start + kernel.duration_us;
-    queued_ends_.push(stream.clock_us);
+    if (track_launch_queue_)
+      queued_ends_.push(stream.clock_us);
     add_kernel_busy(kernel, start);
     note_step_kernel(start, stream.clock_us);
     if (kernel.category != KernelCategory::kCommunication)
@@ -383,34 +516,35 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
 // a blocking call's waiting is simulated, the rest of the op after it replayed.
 void RankSimulator::run_recorded_op(const SimOp& op) {
   const RecordedHostTiming& recorded = *op.recorded_host;
+  RecordedReplay& replay = *recorded_;  // allocated for every program with recorded ops
   if (!op.continues_previous) {
-    TimestampUs start = recorded_previous_start_us_ + recorded.start_offset_us;
-    auto thread_end = recorded_thread_end_us_.find(recorded.thread_id);
-    start = std::max(start, (thread_end == recorded_thread_end_us_.end() ? program_.start_us
-                                                                         : thread_end->second) +
-                                recorded.thread_gap_us);
+    TimestampUs start = replay.previous_start_us + recorded.start_offset_us;
+    auto thread_end = replay.thread_end_us.find(recorded.thread_id);
+    start = std::max(
+        start, (thread_end == replay.thread_end_us.end() ? program_.start_us : thread_end->second) +
+                   recorded.thread_gap_us);
     cpu_us_ = start;
-    recorded_op_start_us_ = start;
-    recorded_previous_start_us_ = start;
+    replay.op_start_us = start;
+    replay.previous_start_us = start;
   }
   const TimestampUs cpu_start = cpu_us_;
   for (const SimKernel& kernel : op.kernels) {
     if (kernel.recorded_launch_offset_us)
-      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + *kernel.recorded_launch_offset_us);
+      cpu_us_ = std::max(cpu_us_, replay.op_start_us + *kernel.recorded_launch_offset_us);
     const DurationUs t4 = kernel.recorded_launch_us ? *kernel.recorded_launch_us
                                                     : overheads_.t4_us(kernel.launch_api);
     launch_kernel(op, kernel, t4);
   }
   if (!op.continued_by_next) {
     if (recorded.block_offset_us && op.host_sync != HostSync::kNone) {
-      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + *recorded.block_offset_us);
+      cpu_us_ = std::max(cpu_us_, replay.op_start_us + *recorded.block_offset_us);
       apply_host_sync(op);
       cpu_us_ += recorded.after_block_us;
     } else {
-      cpu_us_ = std::max(cpu_us_, recorded_op_start_us_ + recorded.cpu_us);
+      cpu_us_ = std::max(cpu_us_, replay.op_start_us + recorded.cpu_us);
     }
-    recorded_thread_end_us_[recorded.thread_id] = cpu_us_;
-    recorded_cpu_end_us_ = std::max(recorded_cpu_end_us_, cpu_us_);
+    replay.thread_end_us[recorded.thread_id] = cpu_us_;
+    replay.cpu_end_us = std::max(replay.cpu_end_us, cpu_us_);
   }
   if (!op.continues_previous)
     ++result_.ops;
@@ -423,6 +557,7 @@ void RankSimulator::run_recorded_op(const SimOp& op) {
 RankSimulator::Progress RankSimulator::advance() {
   if (finished_)
     return Progress::kFinished;
+  blocked_posted_.reset();  // names a collective only from kBlocked to the next advance
   while (next_op_ < program_.ops.size()) {
     const SimOp& op = program_.ops[next_op_];
     std::vector<std::size_t> needed = requirements(op);
@@ -439,16 +574,18 @@ RankSimulator::Progress RankSimulator::advance() {
         last_collective_.reset();
     }
     for (std::int64_t tensor : op.consumed_tensor_ids) {
-      auto producer = tensor_producer_.find(tensor);
+      const auto producer = find_producer(tensor);
       if (producer == tensor_producer_.end())
         continue;
       wait_on_stream(compute_stream_, producer->second);
-      tensor_producer_.erase(producer);
+      // The entries are unordered: the last takes its place.
+      *producer = tensor_producer_.back();
+      tensor_producer_.pop_back();
     }
     run_op(op);
     ++next_op_;
   }
-  for (std::size_t index = first_unresolved(); index < posted_.size(); ++index) {
+  for (std::size_t index = first_unresolved(); index < posted_end(); ++index) {
     if (!resolved(index)) {
       blocked_posted_ = index;
       return Progress::kBlocked;
@@ -457,7 +594,8 @@ RankSimulator::Progress RankSimulator::advance() {
   blocked_posted_.reset();
   finished_ = true;
 
-  cpu_us_ = std::max(cpu_us_, recorded_cpu_end_us_);  // threads may end out of order
+  // Threads may end out of order (0 without a replay, as before it had its own state).
+  cpu_us_ = std::max(cpu_us_, recorded_ ? recorded_->cpu_end_us : TimestampUs{0});
   result_.cpu_us = cpu_us_;
   result_.iteration_us = cpu_us_;
   for (const auto& [id, stream] : streams_) {
@@ -475,13 +613,15 @@ void RankSimulator::release_traversal_state() {
   // The result holds all that is read from here on; ranks that finish early give back their
   // posted records, streams and queues while the others still run.
   std::vector<Posted>().swap(posted_);
+  decltype(kept_posted_)().swap(kept_posted_);
+  posted_base_ = 0;
   std::vector<std::pair<TimestampUs, TimestampUs>>().swap(busy_intervals_);
   decltype(queued_ends_)().swap(queued_ends_);
   decltype(streams_)().swap(streams_);
   decltype(pending_busy_)().swap(pending_busy_);
-  decltype(posted_by_seq_)().swap(posted_by_seq_);
+  posted_by_seq_.reset();
   decltype(tensor_producer_)().swap(tensor_producer_);
-  decltype(recorded_thread_end_us_)().swap(recorded_thread_end_us_);
+  recorded_.reset();
   first_unresolved_ = 0;
   last_collective_.reset();
 }
@@ -489,11 +629,11 @@ void RankSimulator::release_traversal_state() {
 std::string RankSimulator::blocked_on() const {
   if (!blocked_posted_)
     return "";
-  const Posted& posted = posted_[*blocked_posted_];
-  const RankCollective collective = program_.collective_of(*posted.op);
+  const Posted& entry = posted(*blocked_posted_);
+  const RankCollective collective = program_.collective_of(*entry.op);
   return "rank " + std::to_string(program_.sim_rank) + " waits for collective " +
          collective_key(collective.group, collective.index_in_group) + " (" +
-         std::string(slot_of(posted).name) + ")";
+         std::string(slot_of(entry).name) + ")";
 }
 
 RankResult RankSimulator::result() const {

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -48,7 +47,9 @@ class RankSimulator {
   std::string blocked_on() const;
   // The collective that blocks this rank after advance() returned kBlocked: the scheduler
   // parks the rank until the ClockSync reports it resolved.
-  CollectiveHandle blocked_handle() const { return posted_[*blocked_posted_].handle; }
+  CollectiveHandle blocked_handle() const { return posted(*blocked_posted_).handle; }
+  // Posted-collective records held now (tests: a long program holds few).
+  std::size_t posted_records_held() const { return posted_.size() + kept_posted_.size(); }
   // Valid once finished().
   RankResult result() const;
   // The result, moved out (the simulator's copy is left empty): a caller that gathers every
@@ -57,8 +58,10 @@ class RankSimulator {
 
  private:
   static constexpr TimestampUs kUnresolved = std::numeric_limits<TimestampUs>::quiet_NaN();
-  // One per collective the rank posted, held to the end of the run: kept to 32 bytes (an
-  // unfolded 1024-rank run posts millions); its group, index and slot are read from the op
+  // No posted collective (a stream that waits on none, a kernel's pending busy entry).
+  static constexpr std::size_t kNotPosted = static_cast<std::size_t>(-1);
+  // One per collective the rank posted, held while anything may still read it (see posted_):
+  // kept to 32 bytes; its group, index and slot are read from the op
   // (RankProgram::collective_of) when needed, which is once or twice per collective.
   struct Posted {
     CollectiveHandle handle;
@@ -71,7 +74,7 @@ class RankSimulator {
   static const SimKernel& slot_of(const Posted& posted);
   struct StreamState {
     TimestampUs clock_us = 0;
-    std::optional<std::size_t> pending;  // posted collective the stream waits on
+    std::size_t pending = kNotPosted;  // posted collective the stream waits on
     DurationUs busy_us = 0;
     CategoryTimes by_category_us{};
   };
@@ -88,6 +91,8 @@ class RankSimulator {
   // The duration this rank posts for a collective ready at `ready_us`: alone, or shared with
   // its collectives in flight on the same links (program_.link_sharing).
   DurationUs posted_duration_us(const RankCollective& collective, TimestampUs ready_us);
+  // The stream's state, added (its clock at the program's start) on first use. A reference is
+  // valid until the next call for a stream not used before: streams_ is a vector.
   StreamState& stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
                 KernelCategory category, std::string_view name, const std::string& key);
@@ -96,7 +101,6 @@ class RankSimulator {
   // interleaves ranks, so folded, in-process and MPI runs agree bit for bit.
   // Kernels launched after a collective that has not resolved yet wait here: a whole pipeline
   // bubble's worth on a blocked stage, so kept to 24 bytes.
-  static constexpr std::size_t kNotPosted = static_cast<std::size_t>(-1);
   struct PendingBusy {
     const SimKernel* kernel = nullptr;  // stream, category and name (unused for a collective)
     TimestampUs start_us = 0;
@@ -119,25 +123,55 @@ class RankSimulator {
   std::optional<std::size_t> blocked_posted_;
   std::size_t resolved_count_ = 0;
   TimestampUs cpu_us_ = 0;
-  TimestampUs recorded_op_start_us_ = 0;        // simulated start of the current recorded op
-  TimestampUs recorded_previous_start_us_ = 0;  // simulated start of the previous recorded op
-  TimestampUs recorded_cpu_end_us_ = 0;         // latest end of any thread's recorded op
-  std::unordered_map<std::int64_t, TimestampUs> recorded_thread_end_us_;
+  // The replay of recorded host timing (RankProgram ops with recorded_host): allocated for
+  // such programs only, as 65,536 synthetic ranks would otherwise carry 80 bytes each.
+  struct RecordedReplay {
+    TimestampUs op_start_us = 0;        // simulated start of the current recorded op
+    TimestampUs previous_start_us = 0;  // simulated start of the previous recorded op
+    TimestampUs cpu_end_us = 0;         // latest end of any thread's recorded op
+    std::unordered_map<std::int64_t, TimestampUs> thread_end_us;
+  };
+  std::unique_ptr<RecordedReplay> recorded_;
   StreamId compute_stream_ = kDefaultComputeStream;
-  std::map<StreamId, StreamState> streams_;
-  // Reserved for the program's collectives at the first post: no doubling slack on millions
-  // of entries, and no block allocated for a rank that posts none.
+  // Ascending by id. A rank uses two or three streams: a vector searched in order holds them in
+  // 72 bytes each, a map in a 128-byte node each.
+  std::vector<std::pair<StreamId, StreamState>> streams_;
+  const StreamState* find_stream(StreamId id) const;
+  // The posted collectives by index in posting order: [posted_base_, posted_end()) in posted_,
+  // and before posted_base_ only those still named (by a buffer not yet consumed, or as the
+  // last collective a wait op joins) in kept_posted_, ascending. Once half the window has
+  // resolved, the resolved part goes (drop_resolved_posts), so a rank holds the collectives in
+  // flight and those whose buffers are still to be consumed rather than one record per
+  // collective of its program (20 per synthetic rank x 65,536 ranks; one per collective per
+  // rank of an unfolded LLM run).
   std::vector<Posted> posted_;
+  std::size_t posted_base_ = 0;
+  std::vector<std::pair<std::size_t, Posted>> kept_posted_;
+  Posted& posted(std::size_t index);
+  const Posted& posted(std::size_t index) const;
+  std::size_t posted_end() const { return posted_base_ + posted_.size(); }
+  // Appends a record (its index): makes room by dropping the resolved records nothing names, or
+  // else by growing the window, never past what the rest of the program can post.
+  std::size_t add_posted(const Posted& entry);
+  bool drop_resolved_posts();
   // Every posted collective before this index has resolved: a device synchronize and the end of
   // the program scan from here rather than from the first (a synchronize per pipeline transfer
   // made the scans quadratic in the program's collectives). Advanced lazily, hence mutable.
   mutable std::size_t first_unresolved_ = 0;
   std::size_t first_unresolved() const;
   std::optional<std::size_t> last_collective_;
-  std::unordered_map<std::int64_t, std::size_t> posted_by_seq_;  // work handle -> posted
+  // Work handle -> posted (execution traces name the work a wait joins): allocated at the first
+  // collective with a sequence number; its entries are never dropped, and while it holds any the
+  // posted records are kept.
+  std::unique_ptr<std::unordered_map<std::int64_t, std::size_t>> posted_by_seq_;
   // The collective op `op` waits on: its work handle's, else the most recent one.
   std::optional<std::size_t> waited_collective(const SimOp& op) const;
-  std::unordered_map<std::int64_t, std::size_t> tensor_producer_;  // tensor id -> posted
+  // Tensor label -> posted, for buffers a later op waits on (tensor_labels.hpp: a compiled
+  // program keeps only the consumptions that wait, and each entry goes when it is consumed),
+  // so a few entries, searched in order: an unordered map kept a bucket array per rank.
+  using TensorProducers = std::vector<std::pair<std::int64_t, std::size_t>>;
+  TensorProducers tensor_producer_;
+  TensorProducers::iterator find_producer(std::int64_t tensor);
   // GPU busy time is the union of the kernels' intervals, summed in ascending (start, end)
   // order. Intervals wait here until none can come before them any more; sweep_busy then adds
   // them in that order, so the sum is the very one sorting every interval at the end gives,
@@ -147,15 +181,22 @@ class RankSimulator {
   TimestampUs busy_covered_until_us_ = 0;
   // Small: a sweep sorts what is waiting, so a stretch costs the same per interval whatever its
   // length, and 65,536 synthetic ranks of 40 kernels each would otherwise hold every interval
-  // (1 kB per rank) to the end.
-  static constexpr std::size_t kMinSweep = 32;
+  // (1 kB per rank) to the end. Which intervals a sweep takes does not change the sum (those
+  // before the bound, in order), only when they are added.
+  static constexpr std::size_t kMinSweep = 8;
   std::size_t next_sweep_size_ = kMinSweep;
   // Early sweeps need every later interval to start at or after the CPU clock of its launch
   // and that clock never to go back: no recorded host replay, no negative overheads.
   bool sweep_early_ = false;
-  // The CPU clock when the oldest entry of pending_busy_ was launched: a lower bound on the
-  // start of every interval still pending.
-  TimestampUs pending_since_cpu_us_ = 0;
+  // A lower bound on the start of every interval of a kernel or collective not launched yet:
+  // the CPU clock, or the earliest stream clock when that is later (a synthetic or trace
+  // replay without host overheads never moves the CPU clock, and would sweep nothing).
+  TimestampUs later_launches_start_from() const;
+  std::size_t program_streams_ = 0;    // streams the program's kernels can use
+  bool streams_bound_starts_ = false;  // no negative kernel duration: stream clocks never go back
+  // A lower bound on the start of every interval still pending: the least of their start
+  // times (kernels) and ready times (collectives) since pending_busy_ was last empty.
+  TimestampUs pending_from_us_ = 0;
   // Adds the intervals that start before `bound` (sorted) to the sum.
   void sweep_busy(TimestampUs bound);
   // Frees what only the traversal reads, once the result is complete.
@@ -163,6 +204,7 @@ class RankSimulator {
   // End times of launched kernels the device has not finished at the CPU's clock (the launch
   // queue), earliest first.
   std::priority_queue<TimestampUs, std::vector<TimestampUs>, std::greater<>> queued_ends_;
+  bool track_launch_queue_ = false;  // the program launches more kernels than the queue holds
   // Blocks the CPU until the launch queue has room (returns the CPU clock then).
   void wait_for_launch_slot();
   bool share_links_ = false;  // program_.link_sharing is set

@@ -142,20 +142,35 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
   // Processes finish at different times; those done early must not spin in the gather, and
   // take part in the deadlock watch while they wait.
   sync.wait_for_all_processes();
-  simulators.clear();  // their results were moved out
+  // Their results were moved out; the vector's block goes too (clear() would keep it).
+  std::vector<engine::RankSimulator>().swap(simulators);
   if (options.record_timeline && options.timeline_wanted) {
     stream_timelines_to_root(world, local_results, process_of_rank, options.timeline_wanted,
                              options.timeline_sink);
   }
-  std::ostringstream stream;
-  {
-    cereal::BinaryOutputArchive archive(stream);
-    archive(local_results);
+  int me = 0;
+  MPI_Comm_rank(world, &me);
+  // Process 0 keeps its own results as they are: serializing them to itself would hold them
+  // twice more through the gather (its bytes, and their copy among everyone's).
+  std::string local_bytes;
+  if (me != 0) {
+    std::ostringstream stream;
+    {
+      cereal::BinaryOutputArchive archive(stream);
+      archive(local_results);
+    }
+    std::vector<RankResult>().swap(local_results);  // serialized: not held through the gather
+    local_bytes = std::move(stream).str();
   }
-  std::vector<RankResult>().swap(local_results);  // serialized: not held through the gather
-  const GatheredBytes parts = gather_bytes(world, std::move(stream).str());
+  const GatheredBytes parts = gather_bytes(world, local_bytes);
+  std::string().swap(local_bytes);
   std::vector<RankResult> all;
-  for (std::size_t i = 0; i < parts.lengths.size(); ++i) {
+  if (me == 0)
+    all.reserve(process_of_rank.size());
+  for (RankResult& result : local_results)
+    all.push_back(std::move(result));
+  std::vector<RankResult>().swap(local_results);
+  for (std::size_t i = 1; i < parts.lengths.size(); ++i) {
     ViewBuffer buffer(parts.part(i));
     std::istream input(&buffer);
     cereal::BinaryInputArchive archive(input);

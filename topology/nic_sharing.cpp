@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "perfsim/error.hpp"
@@ -25,15 +24,14 @@ std::vector<std::vector<int>> even_rails(int nics, int gpus, const std::string& 
 double nic_copies(const Topology& topology, std::span<const int> members, int world_size) {
   if (!topology.node.nics)
     return 1.0;
-  std::set<int> nodes;
-  for (int rank : members)
-    nodes.insert(topology.node_of(rank));
-  if (nodes.size() < 2)
-    return 1.0;
-  // Members behind each (node, NIC).
+  // Members behind each (node, NIC); the keys are in node order, so their nodes are the
+  // group's nodes.
   std::map<std::pair<int, int>, int> members_behind;
   for (int rank : members)
     ++members_behind[{topology.node_of(rank), topology.nic_of(topology.local_gpu_of(rank))}];
+  if (members_behind.empty() ||
+      members_behind.begin()->first.first == members_behind.rbegin()->first.first)
+    return 1.0;  // one node
   double copies = 1.0;
   for (const auto& [node_nic, inside] : members_behind) {
     const auto& [node, nic] = node_nic;

@@ -11,14 +11,10 @@
 #include <memory>
 
 #include "generators/dlrm/dlrm_rank_generator.hpp"
-#include "generators/llm/llm_gradient_dtype.hpp"
-#include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
-#include "generators/llm/llm_te_workspace.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/workload_options.hpp"
 #include "perfsim/error.hpp"
-#include "scenario/device_argument.hpp"
 #include "scenario/dlrm_simulation.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "trace_io/chakra_et.hpp"
@@ -61,22 +57,12 @@ GeneratedWorkload read_workload(const GenerateOptions& options) {
               return generators::dlrm::generate_dlrm_rank(scenario->config, scenario->plan, rank);
             }};
   }
-  auto model = std::make_shared<llm::TransformerConfig>(
-      llm::load_transformer_config(options.llm.model_path));
-  if (!options.llm.dtype.empty())
-    model->dtype = llm::parse_training_dtype(options.llm.dtype, "--dtype", "");
-  auto parallel =
-      std::make_shared<llm::ParallelConfig>(scenario::parallel_config_from(options.llm));
-  parallel->gradient_dtype =
-      llm::main_gradient_dtype(options.llm.grad_reduce_dtype, *model, "--grad-reduce-dtype");
-  // With a device the traces declare Transformer Engine's cuBLAS workspaces for its
-  // architecture, so `perfsim memory` on them agrees with `memory --llm --device`.
-  if (!options.llm.device_path.empty())
-    parallel->cublas_workspace_bytes = llm::te_cublas_workspace_bytes(
-        scenario::read_device_argument(options.llm.device_path).architecture);
-  llm::validate(*model, *parallel);
-  return {model->name + ", " + scenario::describe_layout(*parallel), parallel->world_size(),
-          [model, parallel](int rank) { return llm::generate_llm_rank(*model, *parallel, rank); }};
+  auto workload =
+      std::make_shared<const scenario::LlmWorkload>(scenario::read_llm_workload(options.llm));
+  return {workload->model.name + ", " + scenario::describe_layout(workload->parallel),
+          workload->parallel.world_size(), [workload](int rank) {
+            return llm::generate_llm_rank(workload->model, workload->parallel, rank);
+          }};
 }
 
 std::string trace_file_name(const std::string& format, int rank) {

@@ -3,7 +3,9 @@
 // repeats its layers' ops for every layer and micro-batch, identical down to the last bit of
 // their kernels' durations. Ops are equal when the traversal cannot tell them apart: every
 // field but the trace position, doubles compared bit for bit. An op with a collective or a
-// recorded host timing is never shared (each has its own).
+// recorded host timing is never shared (each has its own). Equality and hash both come from
+// one list of SimOp's and SimKernel's members (op_interner.cpp, fields_of), which a structured
+// binding forces to name every member: a member added later cannot be left out.
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>

@@ -24,7 +24,9 @@
 
 namespace perfsim::engine {
 
-// Names are views into the program's NamePool (RankProgram::names).
+// Names are views into the program's NamePool (RankProgram::names). A member added to
+// SimKernel or SimOp must be listed in op_interner.cpp's fields_of (the build fails until it
+// is), which decides when two ops share one body.
 struct SimKernel {
   std::string_view name;
   StreamId stream = kDefaultComputeStream;

@@ -26,7 +26,7 @@ LinkDemand TopologyLinkSharing::demand(const CommInfo& comm, std::span<const int
     demand.nic = prediction.route.n_nodes > 1;
     const int world_size = world_size_ > 0 ? world_size_ : model_.topology().world_size();
     if (demand.nic)
-      demand.nic_copies = topology::nic_copies(model_.topology(), members, world_size);
+      demand.nic_copies = nic_copies(members);
     if (demand.nic && topology::spine_can_bind(model_.topology())) {
       const auto flows = collectives::collective_flows(
           model_.topology(), comm.kind, prediction.nccl.algorithm, members, true, world_size);
@@ -43,6 +43,19 @@ LinkDemand TopologyLinkSharing::demand(const CommInfo& comm, std::span<const int
   std::lock_guard lock(mutex_);
   demands_.emplace(key, demand);
   return demand;
+}
+
+double TopologyLinkSharing::nic_copies(std::span<const int> members) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto found = nic_copies_.find(members); found != nic_copies_.end())
+      return found->second;
+  }
+  const double copies = topology::nic_copies(
+      model_.topology(), members, world_size_ > 0 ? world_size_ : model_.topology().world_size());
+  std::lock_guard lock(mutex_);
+  nic_copies_.emplace(std::vector<int>(members.begin(), members.end()), copies);
+  return copies;
 }
 
 void share_links_by_topology(std::span<RankProgram> programs,

@@ -5,10 +5,12 @@
 // direction, a receive the receiving one, every other collective both. The latency share is
 // the NCCL algorithm model's (latency / time of the chosen algorithm and protocol). Where GPUs
 // share a NIC, its copies (topology/nic_sharing.hpp).
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <span>
 #include <tuple>
+#include <vector>
 
 #include "collectives/collective_model.hpp"
 #include "mpi_sim/engine/link_sharing.hpp"
@@ -32,6 +34,17 @@ class TopologyLinkSharing final : public LinkSharingRule {
   using Key = std::tuple<const int*, std::size_t, CollectiveKind, Bytes>;
   mutable std::mutex mutex_;
   mutable std::map<Key, LinkDemand> demands_;
+  // topology::nic_copies by member list: it depends on the group alone, which many
+  // (kind, bytes) of demands_ share.
+  struct RanksLess {
+    using is_transparent = void;
+    bool operator()(std::span<const int> a, std::span<const int> b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  mutable std::map<std::vector<int>, double, RanksLess> nic_copies_;
+
+  double nic_copies(std::span<const int> members) const;
 };
 
 // Sets one TopologyLinkSharing on every program (one per world size the programs name).

@@ -13,6 +13,7 @@
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
+#include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
 #include "kernels/model_duration_source.hpp"
@@ -181,6 +182,12 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   return parallel;
 }
 
+llm::ParallelConfig with_te_workspaces(llm::ParallelConfig parallel,
+                                       std::string_view architecture) {
+  parallel.cublas_workspace_bytes = llm::te_cublas_workspace_bytes(architecture);
+  return parallel;
+}
+
 namespace {
 
 llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::string& dtype) {
@@ -204,19 +211,34 @@ LlmScenario with_link_sharing(LlmScenario scenario, const LlmSimulateOptions& op
 
 }  // namespace
 
+LlmWorkload read_llm_workload(const LlmSimulateOptions& options) {
+  LlmWorkload workload{with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
+                       parallel_config_from(options)};
+  workload.parallel.gradient_dtype =
+      llm::main_gradient_dtype(options.grad_reduce_dtype, workload.model, "--grad-reduce-dtype");
+  if (!options.device_path.empty())
+    workload.parallel = with_te_workspaces(std::move(workload.parallel),
+                                           read_device_argument(options.device_path).architecture);
+  llm::validate(workload.model, workload.parallel);
+  return workload;
+}
+
 LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
+    const std::string device_source = "<embedded> " + files.device.path;
     return with_link_sharing(
         with_gradient_dtype(
             {with_dtype(
                  llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
                  options.dtype),
-             parallel_config_from(options),
+             with_te_workspaces(
+                 parallel_config_from(options),
+                 devices::parse_device_json(files.device.text, device_source).architecture),
              topology::resized(
                  topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
                  options.topology_size.nodes, options.topology_size.gpus_per_node),
-             files.device.text, "<embedded> " + files.device.path, options.assets_path,
+             files.device.text, device_source, options.assets_path,
              calibration_argument(options.calibration)},
             options),
         options);
@@ -225,16 +247,20 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
     throw InputError("--topology", "", "--model needs a topology file");
   if (options.device_path.empty())
     throw InputError("--device", "", "--model needs a device file");
-  return with_link_sharing(
-      with_gradient_dtype(
-          {with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
-           parallel_config_from(options),
-           topology::resized(topology::load_topology(options.topology_path),
-                             options.topology_size.nodes, options.topology_size.gpus_per_node),
-           io::read_file_decompressed(read_device_argument(options.device_path).file),
-           options.device_path, options.assets_path, calibration_argument(options.calibration)},
-          options),
-      options);
+  // Read in this order (model, layout, topology, device): the first bad one is reported.
+  LlmScenario scenario;
+  scenario.model = with_dtype(llm::load_transformer_config(options.model_path), options.dtype);
+  scenario.parallel = parallel_config_from(options);
+  scenario.topology =
+      topology::resized(topology::load_topology(options.topology_path), options.topology_size.nodes,
+                        options.topology_size.gpus_per_node);
+  const devices::DeviceSpec device = read_device_argument(options.device_path);
+  scenario.parallel = with_te_workspaces(std::move(scenario.parallel), device.architecture);
+  scenario.device_json = io::read_file_decompressed(device.file);
+  scenario.device_source = options.device_path;
+  scenario.assets_path = options.assets_path;
+  scenario.calibration = calibration_argument(options.calibration);
+  return with_link_sharing(with_gradient_dtype(std::move(scenario), options), options);
 }
 
 void share_links_if_asked(const LlmScenario& scenario, const SimulationInputs& inputs,

@@ -4,6 +4,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
@@ -21,6 +22,22 @@ LlmSimulateOptions embedded_default_llm_options();
 
 // The parallel layout the LLM options describe (not yet validated against a model).
 generators::llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options);
+
+// `parallel` on a device of `architecture` (its device file's): Transformer Engine's cuBLAS
+// workspaces for it (generators/llm/llm_te_workspace.hpp), which every trace generated with
+// this layout then declares, as the memory closed form counts them; "" (no device): none.
+// Every scenario that resolves a device sets them here (read_llm_scenario, the planner's and
+// the run table's layouts, read_llm_workload); memory only, iteration times do not change.
+generators::llm::ParallelConfig with_te_workspaces(generators::llm::ParallelConfig parallel,
+                                                   std::string_view architecture);
+
+// What `perfsim generate --model` writes traces of: the model file (with --dtype) and the
+// options' layout, with the workspaces of --device when one is given; validated.
+struct LlmWorkload {
+  generators::llm::TransformerConfig model;
+  generators::llm::ParallelConfig parallel;
+};
+LlmWorkload read_llm_workload(const LlmSimulateOptions& options);
 
 // Everything the LLM branch needs, already read: the default scenario builds one from embedded
 // text, the command line from files.

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <set>
 
-#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/run_report_json.hpp"
 #include "scenario/llm_calibration.hpp"
@@ -43,11 +42,7 @@ Json layout_json(const planner::LayoutScore& score) {
 
 BestLayoutReport best_layout_report(const PlanRequest& request, const planner::LayoutScore& best,
                                     const std::string& device_name, double peak_flops_per_s) {
-  const LlmScenario scenario{
-      request.model,       llm::with_collective_bus_rates(best.parallel, request.topology),
-      request.topology,    request.device_json,
-      request.device_file, request.assets_path,
-      request.calibration};
+  const LlmScenario scenario = layout_scenario(request, best.parallel);
   BestLayoutReport out;
   out.parallel = best.parallel;
   out.results = simulate_layout(scenario, SimulatedRanks::kPipelineRepresentatives).results;

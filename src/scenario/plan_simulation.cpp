@@ -168,6 +168,17 @@ planner::LayoutScore score_layout(const LayoutSimulation& simulation,
   return score;
 }
 
+LlmScenario layout_scenario(const PlanRequest& request, const llm::ParallelConfig& parallel) {
+  return LlmScenario{request.model,
+                     with_te_workspaces(llm::with_collective_bus_rates(parallel, request.topology),
+                                        request.device_memory.architecture),
+                     request.topology,
+                     request.device_json,
+                     request.device_file,
+                     request.assets_path,
+                     request.calibration};
+}
+
 PlanOutcome plan_layouts(const PlanRequest& request) {
   PlanOutcome outcome;
   const auto layouts = planner::enumerate_layouts(request.model, request.limits);
@@ -176,11 +187,7 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
       planner::keep_fitting(request.model, layouts, request.device_memory);
   outcome.out_of_memory = filter.out_of_memory;
   auto scenario_of = [&](const llm::ParallelConfig& parallel) {
-    return LlmScenario{
-        request.model,       llm::with_collective_bus_rates(parallel, request.topology),
-        request.topology,    request.device_json,
-        request.device_file, request.assets_path,
-        request.calibration};
+    return layout_scenario(request, parallel);
   };
   planner::SearchCallbacks callbacks;
   std::mutex simulated_lock;  // --jobs simulates on several threads

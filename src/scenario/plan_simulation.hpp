@@ -85,6 +85,11 @@ struct PlanOutcome {
 
 PlanOutcome plan_layouts(const PlanRequest& request);
 
+// The scenario of one of the plan's layouts: its collective bus rates over the request's
+// topology and the Transformer Engine workspaces of its device (with_te_workspaces).
+LlmScenario layout_scenario(const PlanRequest& request,
+                            const generators::llm::ParallelConfig& parallel);
+
 // The planner's row for a simulated layout: time, MFU, closed-form memory, and the group kind
 // compute waited for longest.
 planner::LayoutScore score_layout(const LayoutSimulation& simulation,

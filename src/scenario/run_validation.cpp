@@ -114,6 +114,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   if (nodes != scenario.topology.nodes)
     scenario.topology = topology::with_node_count(std::move(scenario.topology), nodes);
   const devices::DeviceSpec device = read_device_argument(row.device);
+  parallel = with_te_workspaces(parallel, device.architecture);
   scenario.device_json = io::read_file_decompressed(device.file);
   scenario.device_source = device.file;
   scenario.assets_path = assets_path;

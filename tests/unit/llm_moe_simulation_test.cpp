@@ -7,8 +7,8 @@
 #include <string>
 
 #include "generators/llm/llm_model_config.hpp"
-#include "io/input_file.hpp"
 #include "scenario/plan_simulation.hpp"
+#include "support/h100_sxm_scenario.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::scenario {
@@ -18,15 +18,12 @@ namespace llm = generators::llm;
 
 const std::string kSource = PERFSIM_SOURCE_DIR;
 
+// The shipped H100-SXM device and the named topology, link sharing on (the default).
 LlmScenario h100_scenario(llm::TransformerConfig model, const llm::ParallelConfig& parallel,
                           const std::string& topology) {
-  const std::string device_file = kSource + "/configs/devices/H100-SXM.json";
-  return LlmScenario{std::move(model),
-                     parallel,
-                     topology::load_topology(kSource + "/configs/topologies/" + topology),
-                     io::read_file_decompressed(device_file),
-                     device_file,
-                     ""};
+  return test_support::h100_sxm_scenario(
+      std::move(model), parallel,
+      topology::load_topology(kSource + "/configs/topologies/" + topology), true);
 }
 
 double exposed(const LlmRunSummary& summary, const std::string& kind) {

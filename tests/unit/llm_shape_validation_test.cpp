@@ -79,6 +79,42 @@ TEST(LlmShapeValidation, NonPositiveExpertShapesAreRejectedByName) {
   EXPECT_EQ(rejected_field(dense, ParallelConfig{}, "<model tiny-gpt>"), "num_experts");
 }
 
+// The error's message, "" when `validate(model, parallel)` accepted.
+std::string rejection_message(const TransformerConfig& model, const ParallelConfig& parallel) {
+  try {
+    validate(model, parallel);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(LlmShapeValidation, NegativeCountsWhereZeroMeansNoneSayZeroIsAllowed) {
+  // 0 is valid for these (a dense model, no shared experts, ETP = TP, the model's batch,
+  // Megatron's bucket): a negative value must not be told to be positive.
+  TransformerConfig dense = test_support::tiny_gpt();
+  dense.moe.num_experts = -1;
+  EXPECT_NE(rejection_message(dense, ParallelConfig{})
+                .find("num_experts: must not be negative (0: a dense model), got -1"),
+            std::string::npos)
+      << rejection_message(dense, ParallelConfig{});
+  TransformerConfig moe = test_support::tiny_moe();
+  moe.moe.shared_expert_ffn_hidden = -1;
+  EXPECT_NE(rejection_message(moe, ParallelConfig{}).find("must not be negative (0: no shared"),
+            std::string::npos)
+      << rejection_message(moe, ParallelConfig{});
+  ParallelConfig etp;
+  etp.etp = -1;
+  ParallelConfig micro_batch;
+  micro_batch.micro_batch = -2;
+  ParallelConfig bucket;
+  bucket.bucket_bytes = -1;
+  for (const ParallelConfig& parallel : {etp, micro_batch, bucket}) {
+    const std::string message = rejection_message(test_support::tiny_gpt(), parallel);
+    EXPECT_NE(message.find("must not be negative (0: "), std::string::npos) << message;
+  }
+}
+
 TEST(LlmShapeValidation, NegativeBatchOverridesAreRejectedByName) {
   ParallelConfig parallel;
   parallel.micro_batch = -2;

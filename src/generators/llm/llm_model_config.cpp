@@ -167,7 +167,7 @@ void validate(const TransformerConfig& model, const std::string& file) {
   if (model.moe.num_experts < 0)
     throw InputError(
         file, "num_experts",
-        "must be positive (0: a dense model), got " + std::to_string(model.moe.num_experts));
+        "must not be negative (0: a dense model), got " + std::to_string(model.moe.num_experts));
   // Far beyond any trained model, and small enough that sizes multiply without overflow: a
   // typo such as 2147483647 layers is an error, not hours of generation.
   auto at_most = [&](const char* field, long value, long limit) {
@@ -203,7 +203,7 @@ void validate(const TransformerConfig& model, const std::string& file) {
   positive("moe_layer_freq", moe.layer_freq);
   if (moe.shared_expert_ffn_hidden < 0)
     throw InputError(file, "shared_expert_ffn_hidden",
-                     "must be positive (0: no shared experts), got " +
+                     "must not be negative (0: no shared experts), got " +
                          std::to_string(moe.shared_expert_ffn_hidden));
   if (moe.first_dense_layers < 0)
     throw InputError(file, "first_k_dense",

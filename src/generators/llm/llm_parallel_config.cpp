@@ -28,7 +28,7 @@ ProcessGroup make_group(std::string name, std::vector<int> ranks, std::string de
 // Megatron's rules for the MoE layers (arguments.py, the expert mesh of parallel_state.py).
 void validate_experts(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.etp < 0)
-    throw InputError(kParallel, "etp", "must be positive (0: ETP = TP)");
+    throw InputError(kParallel, "etp", "must not be negative (0: ETP = TP)");
   if (!model.is_moe()) {
     if (parallel.etp > 0 && parallel.etp != parallel.tp)
       throw InputError(kParallel, "etp",
@@ -173,7 +173,7 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   validate(model, "<model " + model.name + ">");
   if (parallel.micro_batch < 0 || parallel.global_batch < 0)
     throw InputError(kParallel, parallel.micro_batch < 0 ? "micro_batch" : "global_batch",
-                     "must be positive (0: the model's)");
+                     "must not be negative (0: the model's)");
   if (parallel.tp <= 0 || parallel.pp <= 0 || parallel.dp <= 0 || parallel.cp <= 0 ||
       parallel.ep <= 0)
     throw InputError(kParallel, "tp/cp/ep/pp/dp", "every degree must be positive");
@@ -238,7 +238,7 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));
   if (parallel.bucket_bytes < 0)
-    throw InputError(kParallel, "bucket_bytes", "must be positive (0: Megatron's default)");
+    throw InputError(kParallel, "bucket_bytes", "must not be negative (0: Megatron's default)");
   const int micro = micro_batch_size(model, parallel);
   require_divisible(global_batch_size(model, parallel), static_cast<long>(micro) * parallel.dp,
                     "global_batch", "global batch");

@@ -130,7 +130,8 @@ struct ParallelConfig {
   bool p2p_scatter_gather = false;
   // Transformer Engine's cuBLAS workspace per GEMM stream the generated trace declares
   // (llm_te_workspace.hpp: 32 MiB on Hopper, 4 MiB before; te_cublas_workspace_bytes of the
-  // device); 0: not declared. Memory only (declarations are not simulated).
+  // device; scenario::with_te_workspaces sets it wherever a scenario resolves its device);
+  // 0: not declared. Memory only (declarations are not simulated).
   Bytes cublas_workspace_bytes = 0;
   // FP8 with SP: the inputs of the column-parallel linear layers are cast to FP8 before their
   // all-gather (half the bytes), forward and for the weight gradient (Transformer Engine's FP8

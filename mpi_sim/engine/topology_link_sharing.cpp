@@ -24,12 +24,11 @@ LinkDemand TopologyLinkSharing::demand(const CommInfo& comm, std::span<const int
   if (members.size() > 1 && comm.kind != CollectiveKind::kBarrier) {
     const collectives::CollectivePrediction prediction = model_.predict(comm.kind, bytes, members);
     demand.nic = prediction.route.n_nodes > 1;
-    const int world_size = world_size_ > 0 ? world_size_ : model_.topology().world_size();
     if (demand.nic)
       demand.nic_copies = nic_copies(members);
     if (demand.nic && topology::spine_can_bind(model_.topology())) {
       const auto flows = collectives::collective_flows(
-          model_.topology(), comm.kind, prediction.nccl.algorithm, members, true, world_size);
+          model_.topology(), comm.kind, prediction.nccl.algorithm, members, true, world_size_);
       const double with_copies = topology::spine_load(model_.topology(), flows).slowdown();
       demand.network_stretch = std::max(demand.nic_copies, with_copies) / prediction.spine_slowdown;
     }
@@ -51,8 +50,7 @@ double TopologyLinkSharing::nic_copies(std::span<const int> members) const {
     if (const auto found = nic_copies_.find(members); found != nic_copies_.end())
       return found->second;
   }
-  const double copies = topology::nic_copies(
-      model_.topology(), members, world_size_ > 0 ? world_size_ : model_.topology().world_size());
+  const double copies = topology::nic_copies(model_.topology(), members, world_size_);
   std::lock_guard lock(mutex_);
   nic_copies_.emplace(std::vector<int>(members.begin(), members.end()), copies);
   return copies;

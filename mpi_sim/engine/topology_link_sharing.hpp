@@ -23,12 +23,13 @@ class TopologyLinkSharing final : public LinkSharingRule {
   // `world_size`: the job's ranks (global ranks 0..world_size-1 run it; GPUs beyond are idle);
   // 0: every GPU of the topology.
   explicit TopologyLinkSharing(collectives::CollectiveModel model, int world_size = 0)
-      : model_(std::move(model)), world_size_(world_size) {}
+      : model_(std::move(model)),
+        world_size_(world_size > 0 ? world_size : model_.topology().world_size()) {}
   LinkDemand demand(const CommInfo& comm, std::span<const int> members) const override;
 
  private:
-  collectives::CollectiveModel model_;
-  int world_size_ = 0;
+  collectives::CollectiveModel model_;  // before world_size_, which reads its topology
+  int world_size_ = 0;                  // the job's ranks, resolved once
   // By (member list storage, size, kind, bytes): the ranks of a process ask for the same few
   // collectives millions of times. Locked: the planner prices layouts on several threads.
   using Key = std::tuple<const int*, std::size_t, CollectiveKind, Bytes>;

@@ -23,6 +23,8 @@ std::string group_kind_label(const std::string& kind) {
     return "expert-parallel";
   if (kind == "edp")
     return "expert-data-parallel";
+  if (kind == "etpp")
+    return "expert-model-parallel";
   if (kind == "dp")
     return "data-parallel";
   if (kind == "pp")

@@ -48,6 +48,8 @@ std::string group_kind(const std::string& group, const llm::ParallelConfig& para
     return "expert parallel (all-to-all)";
   if (kind == "edp")
     return "expert data parallel";
+  if (kind == "etpp")
+    return "expert tensor x expert x pipeline (grad norm)";
   if (kind == "cp_ring")
     return "context parallel (ring)";
   if (kind == "pp")

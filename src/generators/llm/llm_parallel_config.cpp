@@ -303,6 +303,15 @@ std::string expert_tp_group_name(const ParallelConfig& parallel, int rank) {
   return group_name("etp/", expert_mesh(parallel), rank, {Dim::kTensor});
 }
 
+bool expert_parameters_apart(const ParallelConfig& parallel) {
+  return !expert_dp_is_dp(parallel);
+}
+
+std::string expert_model_parallel_group_name(const ParallelConfig& parallel, int rank) {
+  return group_name("etpp/", expert_mesh(parallel), rank,
+                    {Dim::kTensor, Dim::kExpert, Dim::kPipeline});
+}
+
 std::string tp_cp_group_name(const ParallelConfig& parallel, int rank) {
   if (parallel.cp == 1)
     return tp_group_name(parallel, rank);
@@ -338,6 +347,11 @@ std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int 
     groups.push_back(make_group(expert_tp_group_name(parallel, rank),
                                 experts.group_ranks(rank, {Dim::kTensor}),
                                 "expert tensor parallel"));
+  if (expert_parameters_apart(parallel) && parallel.expert_tp() * parallel.ep * parallel.pp > 1)
+    groups.push_back(
+        make_group(expert_model_parallel_group_name(parallel, rank),
+                   experts.group_ranks(rank, {Dim::kTensor, Dim::kExpert, Dim::kPipeline}),
+                   "expert tensor x expert x pipeline parallel (gradient norm)"));
   return groups;
 }
 

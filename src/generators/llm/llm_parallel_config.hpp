@@ -260,9 +260,20 @@ std::string expert_tp_group_name(const ParallelConfig& parallel, int rank);
 // "tpcp/<i>" with both.
 std::string tp_cp_group_name(const ParallelConfig& parallel, int rank);
 
+// The expert optimizer's gradient-norm group without the distributed optimizer (Megatron-Core's
+// expt_tp_pp_group, its grad_stats_parallel_group: optimizer/__init__.py): ETP x EP x PP
+// ("etpp/<i>", a communicator of its own in Megatron even where it holds the ranks of another
+// group).
+std::string expert_model_parallel_group_name(const ParallelConfig& parallel, int rank);
+// Whether the experts' gradients have buffers, and an optimizer, of their own (Megatron-Core's
+// is_expert_parallel parameters): EP > 1, or expert TP groups other than TP's. Otherwise every
+// DP x CP rank holds every expert and they are dense parameters.
+bool expert_parameters_apart(const ParallelConfig& parallel);
+
 // The TP, DP and PP groups `rank` belongs to (ranks ascending), its CP group when CP > 1 (and
 // TP x CP when TP > 1 too), its EP and expert-DP groups when EP > 1 or ETP != TP, its expert
-// TP group when ETP > 1 differs from TP.
+// TP group when ETP > 1 differs from TP, its ETP x EP x PP group when the experts are apart
+// (expert_parameters_apart) and it holds more than one rank.
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
 // Every group of the job, each once.
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);

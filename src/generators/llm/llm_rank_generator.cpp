@@ -334,27 +334,63 @@ class StageGenerator {
     gather();
   }
 
-  // Megatron's clip_grad_norm_fp32: the L2 norm of the local gradients (the shard with ZeRO),
-  // its square summed over the model-parallel ranks (and DP with a sharded optimizer) by
-  // all-reduces of one fp32 value, then the gradients scaled by the clip coefficient.
+  // Megatron-Core's gradient clipping (optimizer.py, clip_grads.py): get_grad_norm_fp32 is the
+  // L2 norm of the local main gradients (the shard with the distributed optimizer), squared and
+  // summed over the ranks that hold the other parts by all-reduces of one fp32, then
+  // clip_grad_by_total_norm_fp32 scales each optimizer's gradients. The dense sum is made over
+  // TP, PP and with ZeRO DP x CP (Megatron sums over TP x PP, or the whole job with the
+  // distributed optimizer, in one all-reduce; the same sum). With MoE, get_megatron_optimizer
+  // chains an expert optimizer on every rank of a model with experts, also on stages without
+  // MoE layers (the param groups are aligned across ranks): without the distributed optimizer
+  // its norm is its own, summed over ETP x EP x PP (expt_tp_pp_group), the ranks holding the
+  // other experts and expert shards; with it both optimizers' group is the whole job and
+  // ChainedOptimizer makes one norm of both (grads_states_parallel_group_is_shared).
   void clip_gradients() {
     builder_.set_context("grad-clip", -1, -1);
-    const std::int64_t n = optimizer_elements();
-    const TensorRef gradients = builder_.alias(gradients_, {n}, parallel_.gradient_dtype);
-    const TensorRef norm = builder_.tensor({1}, DType::kFloat32);
-    builder_.compute("aten::linalg_vector_norm", {gradients}, {norm}, KernelCategory::kOther,
-                     2.0 * static_cast<double>(n));
-    auto sum_over = [&](const std::string& group, int size) {
+    const bool distributed_optimizer = parallel_.zero_stage >= 1;
+    const bool expert_optimizer =
+        model_.moe_layer_count() > 0 && expert_parameters_apart(parallel_);
+    const std::int64_t dense = expert_optimizer ? dense_optimizer_elements() : optimizer_elements();
+    const std::int64_t experts = optimizer_elements() - dense;
+    auto gradients_of = [&](std::int64_t elements, std::int64_t offset) {
+      return builder_.alias(gradients_, {elements}, parallel_.gradient_dtype, offset);
+    };
+    auto local_norm = [&](std::int64_t elements, std::int64_t offset) {
+      const TensorRef norm = builder_.tensor({1}, DType::kFloat32);
+      builder_.compute("aten::linalg_vector_norm", {gradients_of(elements, offset)}, {norm},
+                       KernelCategory::kOther, 2.0 * static_cast<double>(elements));
+      return norm;
+    };
+    auto sum_over = [&](const TensorRef& norm, const std::string& group, int size) {
       if (size > 1)
         builder_.communicate({CollectiveKind::kAllReduce, group, size, -1, kDataParallelStream},
                              norm, norm);
     };
-    sum_over(roles_.tp_group, parallel_.tp);
-    sum_over(roles_.pp_group, parallel_.pp);
-    if (parallel_.zero_stage >= 1)
-      sum_over(dp_group_, dp_size());
-    builder_.compute("aten::mul_", {gradients, norm}, {gradients}, KernelCategory::kOther,
-                     static_cast<double>(n));
+    const bool one_norm = !expert_optimizer || distributed_optimizer;
+    TensorRef norm = local_norm(one_norm ? dense + experts : dense, 0);
+    sum_over(norm, roles_.tp_group, parallel_.tp);
+    sum_over(norm, roles_.pp_group, parallel_.pp);
+    if (distributed_optimizer)
+      sum_over(norm, dp_group_, dp_size());
+    if (!one_norm) {
+      norm = local_norm(experts, dense);
+      sum_over(norm, roles_.expert_model_parallel_group,
+               parallel_.expert_tp() * parallel_.ep * parallel_.pp);
+    }
+    auto scale = [&](std::int64_t elements, std::int64_t offset) {
+      const TensorRef gradients = gradients_of(elements, offset);
+      builder_.compute("aten::mul_", {gradients, norm}, {gradients}, KernelCategory::kOther,
+                       static_cast<double>(elements));
+    };
+    scale(dense, 0);
+    if (experts > 0)  // ChainedOptimizer.step skips an optimizer without parameters
+      scale(experts, dense);
+  }
+
+  // The dense optimizer's share of optimizer_elements(): with ZeRO its shard over DP x CP.
+  std::int64_t dense_optimizer_elements() const {
+    const std::int64_t local = stage_parameters();
+    return parallel_.zero_stage < 1 ? local : ceil_div(local, dp_size());
   }
 
   // With ZeRO the dense parameters' shard over DP x CP plus the experts' over expert-DP.

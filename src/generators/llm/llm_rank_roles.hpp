@@ -25,7 +25,9 @@ struct RankRoles {
   std::string expert_dp_group;  // the experts' gradients (the DP group when EP is 1)
   std::string expert_tp_group;  // the experts' tensor parallel group (the TP group by default)
   std::string tp_cp_group;      // the MoE router's token counts (Megatron's tp_cp_group)
-  int pipeline_previous = -1;   // the previous / next stage's rank (a ring when interleaved)
+  // The expert optimizer's gradient norm (ETP x EP x PP, Megatron-Core's expt_tp_pp_group).
+  std::string expert_model_parallel_group;
+  int pipeline_previous = -1;  // the previous / next stage's rank (a ring when interleaved)
   int pipeline_next = -1;
   int context_previous = -1;  // neighbours in the context-parallel ring
   int context_next = -1;

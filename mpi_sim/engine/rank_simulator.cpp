@@ -131,12 +131,16 @@ void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
 }
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
+  // Most calls ask for the stream asked for last (a kernel's stream, then its clock again).
+  if (last_stream_ < streams_.size() && streams_[last_stream_].first == id)
+    return streams_[last_stream_].second;
   auto it = std::lower_bound(streams_.begin(), streams_.end(), id,
                              [](const auto& stream, StreamId key) { return stream.first < key; });
   if (it == streams_.end() || it->first != id) {
     it = streams_.insert(it, {id, StreamState{}});
     it->second.clock_us = program_.start_us;
   }
+  last_stream_ = static_cast<std::size_t>(it - streams_.begin());
   return it->second;
 }
 
@@ -410,27 +414,28 @@ void RankSimulator::run_op(const SimOp& op) {
     return;
   }
   const TimestampUs cpu_start = cpu_us_;
+  const OpHostCosts& costs = host_costs_.op(op.name);
   // A continued op's parts share one T1/T2 before the first launch and one T3 after the last;
   // between parts the host spends what it spends between any two launches (T5).
-  cpu_us_ += op.continues_previous ? overheads_.t5_us(op.name) : overheads_.t1_us(op.name);
+  cpu_us_ += op.continues_previous ? costs.t5_us : costs.t1_us;
   if (op.kernels.empty()) {
     if (!op.continued_by_next) {
       apply_host_sync(op);
-      cpu_us_ += overheads_.t5_us(op.name);
+      cpu_us_ += costs.t5_us;
     }
   } else {
     if (!op.continues_previous)
-      cpu_us_ += overheads_.t2_us(op.name);
+      cpu_us_ += costs.t2_us;
     for (std::size_t i = 0; i < op.kernels.size(); ++i) {
       const SimKernel& kernel = op.kernels[i];
-      const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
+      const DurationUs t4 = host_costs_.t4_us(kernel.launch_api);
       launch_kernel(op, kernel, t4);
       if (i + 1 < op.kernels.size())
-        cpu_us_ += overheads_.t5_us(op.name);
+        cpu_us_ += costs.t5_us;
     }
     if (!op.continued_by_next) {
       apply_host_sync(op);
-      cpu_us_ += overheads_.t3_us(op.name);
+      cpu_us_ += costs.t3_us;
     }
   }
   if (!op.continues_previous)
@@ -532,7 +537,7 @@ void RankSimulator::run_recorded_op(const SimOp& op) {
     if (kernel.recorded_launch_offset_us)
       cpu_us_ = std::max(cpu_us_, replay.op_start_us + *kernel.recorded_launch_offset_us);
     const DurationUs t4 = kernel.recorded_launch_us ? *kernel.recorded_launch_us
-                                                    : overheads_.t4_us(kernel.launch_api);
+                                                    : host_costs_.t4_us(kernel.launch_api);
     launch_kernel(op, kernel, t4);
   }
   if (!op.continued_by_next) {

@@ -102,7 +102,11 @@ DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
 }
 
 void RankSimulator::sweep_busy(TimestampUs bound) {
-  std::sort(busy_intervals_.begin(), busy_intervals_.end());
+  // What the last sweep left is sorted and the intervals added since come mostly in order:
+  // sorting only what follows the sorted run and merging gives the same order as sorting all.
+  const auto sorted_end = std::is_sorted_until(busy_intervals_.begin(), busy_intervals_.end());
+  std::sort(sorted_end, busy_intervals_.end());
+  std::inplace_merge(busy_intervals_.begin(), sorted_end, busy_intervals_.end());
   auto swept = busy_intervals_.begin();
   for (; swept != busy_intervals_.end() && swept->first < bound; ++swept) {
     const auto& [start, end] = *swept;
@@ -290,7 +294,7 @@ void RankSimulator::flush_busy() {
       add_busy(slot.stream, timing.start_us, timing.end_us - timing.start_us,
                KernelCategory::kCommunication, slot.name,
                record_timeline_ ? collective_key(collective.group, collective.index_in_group) : "");
-      result_.groups[collective.group].time_us += timing.end_us - timing.start_us;
+      traffic_of(collective.group).time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -312,8 +316,17 @@ std::size_t RankSimulator::first_unresolved() const {
   return first_unresolved_;
 }
 
-std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
-  std::vector<std::size_t> needed;
+GroupTraffic& RankSimulator::traffic_of(const std::string& group) {
+  auto it = std::lower_bound(
+      traffic_by_name_.begin(), traffic_by_name_.end(), &group,
+      [](const auto& entry, const std::string* key) { return std::less<>()(entry.first, key); });
+  if (it == traffic_by_name_.end() || it->first != &group)
+    it = traffic_by_name_.insert(it, {&group, &result_.groups[group]});
+  return *it->second;
+}
+
+void RankSimulator::requirements(const SimOp& op, std::vector<std::size_t>& needed) const {
+  needed.clear();
   if (std::optional<std::size_t> waited = waited_collective(op))
     needed.push_back(*waited);
   for (std::int64_t tensor : op.consumed_tensor_ids) {
@@ -337,7 +350,6 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
       needed.push_back(stream->pending);
     }
   }
-  return needed;
 }
 
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
@@ -345,7 +357,7 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
   StreamState& stream = stream_state(stream_id);
   const TimestampUs end = entry.timing.end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[program_.collective_of(*entry.op).group];
+    GroupTraffic& traffic = traffic_of(program_.collective_of(*entry.op).group);
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
         std::clamp(entry.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
@@ -492,7 +504,7 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       else
         tensor_producer_.emplace_back(tensor, index);
     }
-    GroupTraffic& traffic = result_.groups[rank_collective.group];
+    GroupTraffic& traffic = traffic_of(rank_collective.group);
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
     // It starts when the last member is ready: no earlier than this rank's `ready`.
@@ -565,8 +577,8 @@ RankSimulator::Progress RankSimulator::advance() {
   blocked_posted_.reset();  // names a collective only from kBlocked to the next advance
   while (next_op_ < program_.ops.size()) {
     const SimOp& op = program_.ops[next_op_];
-    std::vector<std::size_t> needed = requirements(op);
-    for (std::size_t index : needed) {
+    requirements(op, needed_);
+    for (std::size_t index : needed_) {
       if (!resolved(index)) {
         blocked_posted_ = index;
         return Progress::kBlocked;
@@ -618,6 +630,8 @@ void RankSimulator::release_traversal_state() {
   // The result holds all that is read from here on; ranks that finish early give back their
   // posted records, streams and queues while the others still run.
   std::vector<Posted>().swap(posted_);
+  std::vector<std::size_t>().swap(needed_);
+  decltype(traffic_by_name_)().swap(traffic_by_name_);
   decltype(kept_posted_)().swap(kept_posted_);
   posted_base_ = 0;
   std::vector<std::pair<TimestampUs, TimestampUs>>().swap(busy_intervals_);

@@ -294,7 +294,7 @@ void RankSimulator::flush_busy() {
       add_busy(slot.stream, timing.start_us, timing.end_us - timing.start_us,
                KernelCategory::kCommunication, slot.name,
                record_timeline_ ? collective_key(collective.group, collective.index_in_group) : "");
-      traffic_of(collective.group).time_us += timing.end_us - timing.start_us;
+      result_.groups[collective.group].time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -314,15 +314,6 @@ std::size_t RankSimulator::first_unresolved() const {
   while (first_unresolved_ < posted_end() && posted(first_unresolved_).has_timing())
     ++first_unresolved_;
   return first_unresolved_;
-}
-
-GroupTraffic& RankSimulator::traffic_of(const std::string& group) {
-  auto it = std::lower_bound(
-      traffic_by_name_.begin(), traffic_by_name_.end(), &group,
-      [](const auto& entry, const std::string* key) { return std::less<>()(entry.first, key); });
-  if (it == traffic_by_name_.end() || it->first != &group)
-    it = traffic_by_name_.insert(it, {&group, &result_.groups[group]});
-  return *it->second;
 }
 
 void RankSimulator::requirements(const SimOp& op, std::vector<std::size_t>& needed) const {
@@ -357,7 +348,7 @@ void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index)
   StreamState& stream = stream_state(stream_id);
   const TimestampUs end = entry.timing.end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = traffic_of(program_.collective_of(*entry.op).group);
+    GroupTraffic& traffic = result_.groups[program_.collective_of(*entry.op).group];
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
         std::clamp(entry.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
@@ -504,7 +495,7 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       else
         tensor_producer_.emplace_back(tensor, index);
     }
-    GroupTraffic& traffic = traffic_of(rank_collective.group);
+    GroupTraffic& traffic = result_.groups[rank_collective.group];
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
     // It starts when the last member is ready: no earlier than this rank's `ready`.
@@ -631,7 +622,6 @@ void RankSimulator::release_traversal_state() {
   // posted records, streams and queues while the others still run.
   std::vector<Posted>().swap(posted_);
   std::vector<std::size_t>().swap(needed_);
-  decltype(traffic_by_name_)().swap(traffic_by_name_);
   decltype(kept_posted_)().swap(kept_posted_);
   posted_base_ = 0;
   std::vector<std::pair<TimestampUs, TimestampUs>>().swap(busy_intervals_);

@@ -84,11 +84,6 @@ class RankSimulator {
   // The posted collectives op `op` needs before it may run, into `needed` (cleared first).
   void requirements(const SimOp& op, std::vector<std::size_t>& needed) const;
   std::vector<std::size_t> needed_;  // advance()'s requirements, reused from op to op
-  // result_.groups[group] for a group name held by the program (its address stays valid and
-  // names one group while the simulator runs): found once per group name, not by string
-  // compares at every collective.
-  GroupTraffic& traffic_of(const std::string& group);
-  std::vector<std::pair<const std::string*, GroupTraffic*>> traffic_by_name_;
   void run_op(const SimOp& op);
   void apply_host_sync(const SimOp& op);
   void run_recorded_op(const SimOp& op);

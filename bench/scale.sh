@@ -10,6 +10,12 @@
 # 29 MB per process), so
 # that a case with few ops is not judged by the fixed cost of starting perfsim. The last lines
 # give the median of both over the cases run: issue 16's target is <= 100 B/op.
+# ops/s/core: simulated ops over the CPU seconds of the simulation phase summed over the MPI
+# processes (perfsim's "simulation CPU" line: from the start of the run to its report, every
+# process, waiting included; a process that waits in a quiet barrier uses almost none); where
+# perfsim prints no such line (--single-rank), sim_s x processes, marked "~". sim_cpu_s is that
+# sum. ops/s is ops over sim_s for the whole job (all processes together). ">=2M" is issue 16's
+# throughput target (>= 2 M simulated ops per second per core on the default scenario).
 #   bash bench/scale.sh [path/to/perfsim] [case ...]
 # Cases: synthetic-1k synthetic-64k default default-unfolded gpt3-folded gpt3-unfolded gpt3-unfolded-256
 #        llama405b-folded llama405b-rank (default: all). Each process is capped with `ulimit -v` (CAP_GB, default
@@ -37,7 +43,9 @@ measure_idle_rss() {
 measure_idle_rss
 printf "idle process: %.1f MB (peak RSS of a 2-rank run on a topology, mean of 2 processes)\n" \
   "$(awk "BEGIN{print $idle_kb_per_process / 1024}")"
-printf "%-20s %8s %8s %8s %12s %12s %10s %9s %9s %s\n" case wall_s cpu_s sim_s ops "ops/s" rss_MB "B/op" "B/op_net" note
+row_format="%-20s %8s %8s %8s %10s %12s %12s %12s %5s %10s %9s %9s %s\n"
+printf "$row_format" case wall_s cpu_s sim_s sim_cpu_s ops "ops/s" "ops/s/core" ">=2M" rss_MB "B/op" \
+  "B/op_net" note
 bytes_per_op=()
 net_bytes_per_op=()
 run() {
@@ -49,17 +57,18 @@ run() {
      /usr/bin/time -a -o "$out.rss" -f "peak_rss_kB %M cpu_s %U %S" "$perfsim" "$@") >"$out" 2>&1
   local rc=$?
   end=$(date +%s.%N)
-  local wall cpu ops sim_s rss held note
+  local wall cpu ops sim_s sim_cpu rss held note
   wall=$(awk "BEGIN{printf \"%.2f\", $end - $start}")
   ops=$(sed -nE 's/^(simulated|simulator:) ([0-9]+) ops.*/\2/p' "$out" | head -1)
   sim_s=$(sed -nE 's/^(simulated|simulator:) .* in ([0-9.]+) s wall.*/\2/p' "$out" | head -1)
+  sim_cpu=$(sed -nE 's/^perfsim: simulation CPU ([0-9.]+) s summed.*/\1/p' "$out" | head -1)
   rss=$(awk '/^peak_rss_kB/{s+=$2} END{printf "%.0f", s/1024}' "$out.rss")
   cpu=$(awk '/^peak_rss_kB/{c=$4+$5; if(c>m)m=c} END{printf "%.2f", m}' "$out.rss")
   held=$(sed -nE 's/.*fold: .*\(([0-9]+) ops held\).*/\1/p' "$out" | head -1)
   note=$(sed -nE 's/^perfsim: fold: ([0-9]+ representatives.*)/fold: \1/p' "$out" | head -1)
   if [[ $rc -ne 0 || -z $ops ]]; then
     note="FAILED rc=$rc: $(grep -m1 -iE "error|killed|bad_alloc|memory" "$out" | cut -c1-120)"
-    printf "%-20s %8s %8s %8s %12s %12s %10s %9s %9s %s\n" "$name" "$wall" "$cpu" - - - "$rss" - - "$note"
+    printf "$row_format" "$name" "$wall" "$cpu" - - - - - - "$rss" - - "$note"
     return
   fi
   [[ -z $held ]] && held=$ops
@@ -70,8 +79,13 @@ run() {
     printf \"%.0f\", n < 0 ? 0 : n}")
   bytes_per_op+=("$per_op")
   net_bytes_per_op+=("$net_per_op")
-  printf "%-20s %8s %8s %8s %12s %12.0f %10s %9s %9s %s\n" "$name" "$wall" "$cpu" "$sim_s" "$ops" \
-    "$(awk "BEGIN{print $ops / $sim_s}")" "$rss" "$per_op" "$net_per_op" "$note"
+  [[ -z $sim_cpu ]] && sim_cpu="~$(awk "BEGIN{printf \"%.3f\", $sim_s * $processes}")"
+  local per_core verdict
+  per_core=$(awk "BEGIN{printf \"%.0f\", $ops / ${sim_cpu#\~}}")
+  verdict=$(awk "BEGIN{print ($per_core >= 2000000) ? \"yes\" : \"no\"}")
+  printf "$row_format" "$name" "$wall" "$cpu" "$sim_s" "$sim_cpu" "$ops" \
+    "$(awk "BEGIN{printf \"%.0f\", $ops / $sim_s}")" "$per_core" "$verdict" "$rss" "$per_op" \
+    "$net_per_op" "$note"
 }
 median() {
   printf "%s\n" "$@" | sort -n | awk '{v[NR]=$1} END{if(NR==0) print "-"; else if(NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'

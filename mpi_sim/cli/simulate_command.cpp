@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <memory>
 
@@ -35,6 +36,30 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// CPU time (user + system, every thread) this process has used so far.
+double process_cpu_s() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// The simulation phase's CPU time summed over the MPI processes, and simulated ops per CPU
+// second (bench/scale.sh's ops/s/core): on a loaded machine the wall time counts waiting, and
+// ops over the wall time of several processes counts each core once for all of them.
+void print_simulation_cpu(const CommandContext& context, double phase_cpu_s,
+                          std::size_t simulated_ops) {
+  const long long sum_us = context.processes.sum_on_root(std::llround(phase_cpu_s * 1e6));
+  if (!context.processes.is_root())
+    return;
+  const double sum_s = static_cast<double>(sum_us) * 1e-6;
+  std::fprintf(
+      stderr,
+      "perfsim: simulation CPU %.3f s summed over %d MPI process(es): %.0f simulated ops per "
+      "CPU second\n",
+      sum_s, context.processes.size(),
+      sum_s > 0 ? static_cast<double>(simulated_ops) / sum_s : 0.0);
 }
 
 void report_results(const scenario::SimulateOptions& options,
@@ -177,6 +202,15 @@ std::vector<RankResult> simulate_every_rank(const scenario::SimulateOptions& opt
 
 int run_all_ranks(const scenario::SimulateOptions& options, const CommandContext& context) {
   const auto start = Clock::now();
+  const double cpu_start_s = process_cpu_s();
+  // This process's CPU time up to the report, which the wall time the report prints also
+  // stops at; a process that only waited for process 0 counts until it is released.
+  double phase_cpu_s = -1;
+  std::size_t simulated_ops = 0;
+  auto count_ops = [&simulated_ops](std::span<const RankResult> ranks) {
+    for (const RankResult& rank : ranks)
+      simulated_ops += static_cast<std::size_t>(rank.ops);
+  };
   const bool root = context.processes.is_root();
   if (root)
     check_outputs_writable(options);
@@ -197,14 +231,23 @@ int run_all_ranks(const scenario::SimulateOptions& options, const CommandContext
         options, context,
         [&](const scenario::SimulationInputs& folded_inputs,
             std::span<const RankResult> folded_results) {
+          phase_cpu_s = process_cpu_s() - cpu_start_s;
+          count_ops(folded_results);
           report_results(options, folded_inputs, folded_results, seconds_since(start));
         },
         sink);
-    if (!folded)
+    if (!folded) {
       results = simulate_every_rank(options, context, world_size, timeline_ranks, sink, inputs);
+      phase_cpu_s = process_cpu_s() - cpu_start_s;
+      count_ops(results);
+    }
   });
   if (!folded && root)
     report_results(options, inputs, results, seconds_since(start));
+  if (phase_cpu_s < 0)
+    phase_cpu_s = process_cpu_s() - cpu_start_s;
+  if (!options.quiet)
+    print_simulation_cpu(context, phase_cpu_s, simulated_ops);
   return 0;
 }
 

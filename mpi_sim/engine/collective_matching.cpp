@@ -80,10 +80,18 @@ CollectiveKind kind_seen_from_first(CollectiveKind kind, bool first_member) {
   return kind == CollectiveKind::kSend ? CollectiveKind::kRecv : CollectiveKind::kSend;
 }
 
+// What the residue hashes of one collective (CollectiveSignature less what only a message
+// names): its group, kind and compared size.
+struct SignatureKey {
+  std::string_view group;
+  CollectiveKind kind;
+  Bytes bytes;
+};
+
 // One rank's share of the residue. `groups`: each group key the rank uses -> its members.
 void add_rank_residue(int sim_rank,
                       const std::unordered_map<std::string_view, const std::vector<int>*>& groups,
-                      std::span<const CollectiveSignature> signatures, MatchResidue& residue) {
+                      std::span<const SignatureKey> signatures, MatchResidue& residue) {
   constexpr std::uint64_t kLaneSeeds[2] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
   struct Sequence {
     const std::vector<int>* members = nullptr;
@@ -98,8 +106,17 @@ void add_rank_residue(int sim_rank,
     for (int member : *members)
       sequence.hash = combine(sequence.hash, static_cast<std::uint64_t>(member));
   }
-  for (const CollectiveSignature& signature : signatures) {
-    Sequence& sequence = sequences[signature.group];
+  // Consecutive collectives mostly name the same group (often the same string): looked up
+  // again only when the name changes (unordered_map nodes do not move).
+  Sequence* last = nullptr;
+  std::string_view last_group;
+  for (const SignatureKey& signature : signatures) {
+    if (last == nullptr || signature.group.data() != last_group.data() ||
+        signature.group.size() != last_group.size()) {
+      last = &sequences[signature.group];
+      last_group = signature.group;
+    }
+    Sequence& sequence = *last;
     const bool first =
         sequence.members && !sequence.members->empty() && sequence.members->front() == sim_rank;
     const auto kind = kind_seen_from_first(signature.kind, first);
@@ -135,7 +152,11 @@ MatchResidue collective_match_residue(std::span<const RankSignatures> ranks) {
     std::unordered_map<std::string_view, const std::vector<int>*> groups;
     for (const auto& [group, members] : rank.groups)
       groups.try_emplace(group, &members);
-    add_rank_residue(rank.sim_rank, groups, rank.signatures, residue);
+    std::vector<SignatureKey> keys;
+    keys.reserve(rank.signatures.size());
+    for (const CollectiveSignature& signature : rank.signatures)
+      keys.push_back({signature.group, signature.kind, signature.bytes});
+    add_rank_residue(rank.sim_rank, groups, keys, residue);
   }
   return residue;
 }
@@ -145,13 +166,18 @@ MatchResidue collective_match_residue(std::span<const RankProgram> programs) {
   for (const RankProgram& program : programs) {
     // The programs' own member lists, not copies (a group of 1024 members on every rank).
     std::unordered_map<std::string_view, const std::vector<int>*> groups;
+    // What collective_signatures would give, without its op names and strings (the residue
+    // hashes neither).
+    std::vector<SignatureKey> keys;
     for (const SimOp& op : program.ops) {
       if (op.collective) {
         const RankCollective collective = program.collective_of(op);
         groups.try_emplace(collective.group, &collective.members.ranks());
+        keys.push_back({collective.group, collective.shared.comm.kind,
+                        signature_bytes(collective.shared.comm)});
       }
     }
-    add_rank_residue(program.sim_rank, groups, collective_signatures(program), residue);
+    add_rank_residue(program.sim_rank, groups, keys, residue);
   }
   return residue;
 }

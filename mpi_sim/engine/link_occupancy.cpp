@@ -64,13 +64,18 @@ void LinkOccupancy::advance(Link& link, TimestampUs until_us) {
 }
 
 TimestampUs LinkOccupancy::add(Link& link, Transfer transfer) {
+  std::vector<Transfer> scratch;
+  return add(link, transfer, scratch);
+}
+
+TimestampUs LinkOccupancy::add(Link& link, Transfer transfer, std::vector<Transfer>& scratch) {
   if (transfer.remaining_us <= 0)
     return transfer.arrival_us;
   // Callers advance the link no further than the arrival; clamped should one not.
   transfer.arrival_us = std::max(transfer.arrival_us, link.clock_us);
   link.transfers.push_back(transfer);
-  std::vector<Transfer> future = link.transfers;
-  return run_sharing(future, link.clock_us, kNever, future.size() - 1);
+  scratch.assign(link.transfers.begin(), link.transfers.end());
+  return run_sharing(scratch, link.clock_us, kNever, scratch.size() - 1);
 }
 
 DurationUs LinkOccupancy::share(const LinkDemand& demand, TimestampUs ready_us,
@@ -90,7 +95,7 @@ DurationUs LinkOccupancy::share(const LinkDemand& demand, TimestampUs ready_us,
     // The copies of other GPUs behind the NIC arrive with this one and are as large: processor
     // sharing over k equal transfers arriving together is one transfer of k times the work.
     const DurationUs work_us = demand.nic ? transfer_us * demand.nic_work() : transfer_us;
-    const TimestampUs finished_us = add(link, Transfer{ready_us, work_us});
+    const TimestampUs finished_us = add(link, Transfer{ready_us, work_us}, scratch_);
     done_us = first ? finished_us : std::max(done_us, finished_us);
     first = false;
   }

@@ -62,11 +62,15 @@ class LinkOccupancy {
   static void advance(Link& link, TimestampUs until_us);
   // Adds a transfer and returns when it finishes among those recorded (none added later).
   static TimestampUs add(Link& link, Transfer transfer);
+  // The same, running the sharing on `scratch` (a copy of the link's transfers) so that a
+  // caller that adds often reuses one buffer instead of allocating one per transfer.
+  static TimestampUs add(Link& link, Transfer transfer, std::vector<Transfer>& scratch);
 
   std::size_t transfers_in_flight() const;
 
  private:
   std::array<Link, kSharedLinkCount> links_{};
+  std::vector<Transfer> scratch_;  // add()'s run of the sharing, reused
 };
 
 }  // namespace perfsim::engine

@@ -559,6 +559,15 @@ RankProgram build_rank_program(const Trace& trace, int sim_rank, int world_size,
   return program;
 }
 
+Bytes signature_bytes(const CommInfo& comm) {
+  // All-to-all(v) and point-to-point sizes legitimately differ per member.
+  const bool size_must_match =
+      comm.kind == CollectiveKind::kAllReduce || comm.kind == CollectiveKind::kBroadcast ||
+      comm.kind == CollectiveKind::kReduce || comm.kind == CollectiveKind::kAllGather ||
+      comm.kind == CollectiveKind::kReduceScatter;
+  return size_must_match ? comm.bytes_in : 0;
+}
+
 std::vector<CollectiveSignature> collective_signatures(const RankProgram& program) {
   std::vector<CollectiveSignature> signatures;
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
@@ -571,12 +580,7 @@ std::vector<CollectiveSignature> collective_signatures(const RankProgram& progra
     signature.group = collective.group;
     signature.index_in_group = collective.index_in_group;
     signature.kind = comm.kind;
-    // All-to-all(v) and point-to-point sizes legitimately differ per member.
-    const bool size_must_match =
-        comm.kind == CollectiveKind::kAllReduce || comm.kind == CollectiveKind::kBroadcast ||
-        comm.kind == CollectiveKind::kReduce || comm.kind == CollectiveKind::kAllGather ||
-        comm.kind == CollectiveKind::kReduceScatter;
-    signature.bytes = size_must_match ? comm.bytes_in : 0;
+    signature.bytes = signature_bytes(comm);
     signature.op_position = program.ops.trace_position(i);
     signature.op_name = std::string(op.name);
     signatures.push_back(std::move(signature));

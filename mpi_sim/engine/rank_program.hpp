@@ -343,5 +343,8 @@ struct CollectiveSignature {
   std::string op_name;
 };
 std::vector<CollectiveSignature> collective_signatures(const RankProgram& program);
+// CollectiveSignature::bytes of a collective: its size where every member must agree on it, 0
+// for the kinds whose sizes legitimately differ per member (all-to-all(v), point-to-point).
+Bytes signature_bytes(const CommInfo& comm);
 
 }  // namespace perfsim::engine

@@ -102,7 +102,11 @@ DurationUs RankSimulator::posted_duration_us(const RankCollective& collective,
 }
 
 void RankSimulator::sweep_busy(TimestampUs bound) {
-  std::sort(busy_intervals_.begin(), busy_intervals_.end());
+  // What the last sweep left is sorted and the intervals added since come mostly in order:
+  // sorting only what follows the sorted run and merging gives the same order as sorting all.
+  const auto sorted_end = std::is_sorted_until(busy_intervals_.begin(), busy_intervals_.end());
+  std::sort(sorted_end, busy_intervals_.end());
+  std::inplace_merge(busy_intervals_.begin(), sorted_end, busy_intervals_.end());
   auto swept = busy_intervals_.begin();
   for (; swept != busy_intervals_.end() && swept->first < bound; ++swept) {
     const auto& [start, end] = *swept;
@@ -131,12 +135,16 @@ void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
 }
 
 RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
+  // Most calls ask for the stream asked for last (a kernel's stream, then its clock again).
+  if (last_stream_ < streams_.size() && streams_[last_stream_].first == id)
+    return streams_[last_stream_].second;
   auto it = std::lower_bound(streams_.begin(), streams_.end(), id,
                              [](const auto& stream, StreamId key) { return stream.first < key; });
   if (it == streams_.end() || it->first != id) {
     it = streams_.insert(it, {id, StreamState{}});
     it->second.clock_us = program_.start_us;
   }
+  last_stream_ = static_cast<std::size_t>(it - streams_.begin());
   return it->second;
 }
 
@@ -308,8 +316,8 @@ std::size_t RankSimulator::first_unresolved() const {
   return first_unresolved_;
 }
 
-std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
-  std::vector<std::size_t> needed;
+void RankSimulator::requirements(const SimOp& op, std::vector<std::size_t>& needed) const {
+  needed.clear();
   if (std::optional<std::size_t> waited = waited_collective(op))
     needed.push_back(*waited);
   for (std::int64_t tensor : op.consumed_tensor_ids) {
@@ -333,7 +341,6 @@ std::vector<std::size_t> RankSimulator::requirements(const SimOp& op) const {
       needed.push_back(stream->pending);
     }
   }
-  return needed;
 }
 
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
@@ -410,27 +417,28 @@ void RankSimulator::run_op(const SimOp& op) {
     return;
   }
   const TimestampUs cpu_start = cpu_us_;
+  const OpHostCosts& costs = host_costs_.op(op.name);
   // A continued op's parts share one T1/T2 before the first launch and one T3 after the last;
   // between parts the host spends what it spends between any two launches (T5).
-  cpu_us_ += op.continues_previous ? overheads_.t5_us(op.name) : overheads_.t1_us(op.name);
+  cpu_us_ += op.continues_previous ? costs.t5_us : costs.t1_us;
   if (op.kernels.empty()) {
     if (!op.continued_by_next) {
       apply_host_sync(op);
-      cpu_us_ += overheads_.t5_us(op.name);
+      cpu_us_ += costs.t5_us;
     }
   } else {
     if (!op.continues_previous)
-      cpu_us_ += overheads_.t2_us(op.name);
+      cpu_us_ += costs.t2_us;
     for (std::size_t i = 0; i < op.kernels.size(); ++i) {
       const SimKernel& kernel = op.kernels[i];
-      const DurationUs t4 = overheads_.t4_us(kernel.launch_api);
+      const DurationUs t4 = host_costs_.t4_us(kernel.launch_api);
       launch_kernel(op, kernel, t4);
       if (i + 1 < op.kernels.size())
-        cpu_us_ += overheads_.t5_us(op.name);
+        cpu_us_ += costs.t5_us;
     }
     if (!op.continued_by_next) {
       apply_host_sync(op);
-      cpu_us_ += overheads_.t3_us(op.name);
+      cpu_us_ += costs.t3_us;
     }
   }
   if (!op.continues_previous)
@@ -532,7 +540,7 @@ void RankSimulator::run_recorded_op(const SimOp& op) {
     if (kernel.recorded_launch_offset_us)
       cpu_us_ = std::max(cpu_us_, replay.op_start_us + *kernel.recorded_launch_offset_us);
     const DurationUs t4 = kernel.recorded_launch_us ? *kernel.recorded_launch_us
-                                                    : overheads_.t4_us(kernel.launch_api);
+                                                    : host_costs_.t4_us(kernel.launch_api);
     launch_kernel(op, kernel, t4);
   }
   if (!op.continued_by_next) {
@@ -560,8 +568,8 @@ RankSimulator::Progress RankSimulator::advance() {
   blocked_posted_.reset();  // names a collective only from kBlocked to the next advance
   while (next_op_ < program_.ops.size()) {
     const SimOp& op = program_.ops[next_op_];
-    std::vector<std::size_t> needed = requirements(op);
-    for (std::size_t index : needed) {
+    requirements(op, needed_);
+    for (std::size_t index : needed_) {
       if (!resolved(index)) {
         blocked_posted_ = index;
         return Progress::kBlocked;
@@ -613,6 +621,7 @@ void RankSimulator::release_traversal_state() {
   // The result holds all that is read from here on; ranks that finish early give back their
   // posted records, streams and queues while the others still run.
   std::vector<Posted>().swap(posted_);
+  std::vector<std::size_t>().swap(needed_);
   decltype(kept_posted_)().swap(kept_posted_);
   posted_base_ = 0;
   std::vector<std::pair<TimestampUs, TimestampUs>>().swap(busy_intervals_);

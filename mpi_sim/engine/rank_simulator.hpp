@@ -19,6 +19,7 @@
 
 #include "mpi_sim/engine/clock_sync.hpp"
 #include "mpi_sim/engine/fifo_buffer.hpp"
+#include "mpi_sim/engine/host_cost_cache.hpp"
 #include "mpi_sim/engine/link_occupancy.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/host_overheads.hpp"
@@ -80,8 +81,9 @@ class RankSimulator {
   };
 
   bool resolved(std::size_t posted_index);
-  // The posted collectives op `op` needs before it may run.
-  std::vector<std::size_t> requirements(const SimOp& op) const;
+  // The posted collectives op `op` needs before it may run, into `needed` (cleared first).
+  void requirements(const SimOp& op, std::vector<std::size_t>& needed) const;
+  std::vector<std::size_t> needed_;  // advance()'s requirements, reused from op to op
   void run_op(const SimOp& op);
   void apply_host_sync(const SimOp& op);
   void run_recorded_op(const SimOp& op);
@@ -115,6 +117,7 @@ class RankSimulator {
 
   const RankProgram& program_;
   const HostOverheads& overheads_;
+  HostCostCache host_costs_{overheads_};  // overheads_ by name, looked up once per name
   ClockSync& sync_;
   bool record_timeline_;
 
@@ -136,6 +139,7 @@ class RankSimulator {
   // Ascending by id. A rank uses two or three streams: a vector searched in order holds them in
   // 72 bytes each, a map in a 128-byte node each.
   std::vector<std::pair<StreamId, StreamState>> streams_;
+  std::size_t last_stream_ = 0;  // index in streams_ of the stream stream_state found last
   const StreamState* find_stream(StreamId id) const;
   // The posted collectives by index in posting order: [posted_base_, posted_end()) in posted_,
   // and before posted_base_ only those still named (by a buffer not yet consumed, or as the

@@ -85,6 +85,10 @@ void RankTraceBuilder::set_context(std::string phase, int micro_batch, int layer
   layer_ = layer;
 }
 
+std::size_t RankTraceBuilder::context_attributes() const {
+  return (phase_.empty() ? 0 : 1) + (micro_batch_ >= 0 ? 1 : 0) + (layer_ >= 0 ? 1 : 0);
+}
+
 void RankTraceBuilder::add_context(Op& op) const {
   if (!phase_.empty())
     op.attributes.push_back({"phase", phase_});
@@ -102,6 +106,9 @@ void RankTraceBuilder::compute(std::string op_name, std::vector<TensorRef> input
   op.name = std::move(op_name);
   op.inputs = std::move(inputs);
   op.outputs = std::move(outputs);
+  // Sized once: growing by doubling cost every op two or three blocks and moves.
+  op.attributes.reserve(1 + (contention_sms_ > 0 ? 1 : 0) + (contention_hbm_GBps_ > 0 ? 1 : 0) +
+                        context_attributes());
   op.attributes.push_back({"flops", flops});
   if (contention_sms_ > 0)
     op.attributes.push_back({"contention_sms", std::int64_t{contention_sms_}});
@@ -158,6 +165,7 @@ void RankTraceBuilder::communicate(const CollectiveSpec& spec, const TensorRef& 
     op.outputs.push_back(output);
   }
   op.comm = std::move(comm);
+  op.attributes.reserve(context_attributes());
   add_context(op);
   Kernel kernel;
   kernel.name = nccl_kernel_name(spec.kind);

@@ -100,6 +100,7 @@ class RankTraceBuilder {
 
  private:
   void add_context(Op& op) const;
+  std::size_t context_attributes() const;  // how many attributes add_context adds
 
   Trace trace_;
   DType dtype_;

@@ -46,6 +46,9 @@ CollectiveModel::CollectiveModel(topology::Topology topology, CurveSet curves,
                                  std::optional<NcclSettings> settings)
     : topology_(std::move(topology)), curves_(std::move(curves)) {
   settings_ = settings ? *settings : topology_nccl_settings(topology_);
+  // NCCL_ALGO / NCCL_PROTO given for the run restrict the algorithms; the cluster's tuner
+  // plugin still chooses among those left.
+  settings_.tuner_ring_from_bytes_per_rank = topology_.nccl.tuner_ring_from_bytes_per_rank;
   for (const auto& [class_name, link_class] : topology_.link_classes) {
     for (const auto& [kind, reference] : link_class.curves) {
       if (!curves_.count(reference.asset))

@@ -115,12 +115,15 @@ NcclFabric with_nic_transport(NcclFabric fabric, const topology::Topology& topol
     fabric.net_latency_scale *= nics.hop_latency_us / kNcclNetSimpleHopLatency_us;
   fabric.net_busbw_GBps *= nics.rate_Gbps / nics.measured_rate_Gbps() * nics.bandwidth_efficiency;
   fabric.peer_latency_us += nics.peer_latency_us;
+  fabric.tree_net_efficiency *= nics.tree_bandwidth_efficiency;
   return fabric;
 }
 
 NcclSettings topology_nccl_settings(const topology::Topology& topology) {
-  return parse_nccl_settings(topology.nccl.algorithms, topology.nccl.protocols, topology.source,
-                             "/nccl");
+  NcclSettings settings = parse_nccl_settings(topology.nccl.algorithms, topology.nccl.protocols,
+                                              topology.source, "/nccl");
+  settings.tuner_ring_from_bytes_per_rank = topology.nccl.tuner_ring_from_bytes_per_rank;
+  return settings;
 }
 
 }  // namespace perfsim::collectives

@@ -115,7 +115,11 @@ double bus_bandwidth_GBps(CollectiveKind kind, const CommShape& shape, const Ncc
   // unless NCCL_ALGO=Ring; not from three nodes on).
   const double tree_net_factor = algorithm == kTree && shape.n_nodes <= 2 ? 2.0 : 1.0;
   const double intra_GBps = shm_intra_GBps(kind, shape.n_ranks, fabric);
-  const double net_GBps = fabric.net_busbw_GBps / fabric.spine_slowdown[algorithm];
+  // Beyond two nodes a tree node forwards to a parent and two children; on some transports
+  // (EFA) that reaches less of the line rate than the ring's one neighbour each way.
+  const bool tree_family = algorithm == kTree || algorithm == kNvlsTree;
+  const double net_GBps = fabric.net_busbw_GBps / fabric.spine_slowdown[algorithm] *
+                          (tree_family && shape.n_nodes > 2 ? fabric.tree_net_efficiency : 1.0);
   double bw = shape.n_nodes == 1 ? intra_GBps : std::min(intra_GBps, net_GBps * tree_net_factor);
   if (algorithm == kNvls || algorithm == kNvlsTree) {
     if (protocol != kSimple)
@@ -355,20 +359,31 @@ NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& s
     const NcclEstimate chosen = nccl_estimate(kind, bytes, shape, unaware, settings);
     return nccl_pair_estimate(kind, bytes, shape, fabric, chosen.algorithm, chosen.protocol);
   }
-  NcclEstimate best;
-  best.time_us = std::numeric_limits<double>::infinity();
-  for (int a = 0; a < 4; ++a) {
-    if (!settings.algorithms[a])
-      continue;
-    for (int p = 0; p < kNcclProtocols; ++p) {
-      if (!settings.protocols[p])
+  // A tuner plugin that keeps all-reduce across nodes off the ring below its boundary (bytes per
+  // rank: the ring's latency grows with the ranks) chooses among the other algorithms there.
+  const bool ring_held_back = kind == CollectiveKind::kAllReduce && shape.n_nodes > 1 &&
+                              bytes < settings.tuner_ring_from_bytes_per_rank * shape.n_ranks;
+  const auto cheapest = [&](bool allow_ring) {
+    NcclEstimate best;
+    best.time_us = std::numeric_limits<double>::infinity();
+    for (int a = 0; a < 4; ++a) {
+      if (!settings.algorithms[a] || (a == kRing && !allow_ring))
         continue;
-      const NcclEstimate candidate = nccl_pair_estimate(
-          kind, bytes, shape, fabric, static_cast<NcclAlgorithm>(a), static_cast<NcclProtocol>(p));
-      if (candidate.algbw_GBps > 0.0 && candidate.time_us < best.time_us)
-        best = candidate;
+      for (int p = 0; p < kNcclProtocols; ++p) {
+        if (!settings.protocols[p])
+          continue;
+        const NcclEstimate candidate =
+            nccl_pair_estimate(kind, bytes, shape, fabric, static_cast<NcclAlgorithm>(a),
+                               static_cast<NcclProtocol>(p));
+        if (candidate.algbw_GBps > 0.0 && candidate.time_us < best.time_us)
+          best = candidate;
+      }
     }
-  }
+    return best;
+  };
+  NcclEstimate best = cheapest(!ring_held_back);
+  if (ring_held_back && !std::isfinite(best.time_us))
+    best = cheapest(true);  // nothing else enabled: the ring runs after all
   if (!std::isfinite(best.time_us))
     throw RuntimeFailure(std::string("NCCL settings (algo '") + settings.algorithm_text +
                          "', proto '" + settings.protocol_text + "') leave no algorithm for " +

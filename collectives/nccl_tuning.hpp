@@ -55,7 +55,10 @@ struct NcclFabric {
   double net_busbw_GBps = 0.0;     // per node: the NICs a group's GPUs use, together
   double net_latency_scale = 1.0;  // multiplies NCCL's network hop latencies (fitted)
   double peer_latency_us = 0.0;    // all-to-all: added per peer on another node (transport)
-  int channels = 16;               // caps that NCCL gives per channel
+  // Tree and NVLS-tree across more than two nodes: the fraction of net_busbw_GBps they reach
+  // (transport; 1 = the ring's rate, as NCCL's tuner assumes).
+  double tree_net_efficiency = 1.0;
+  int channels = 16;  // caps that NCCL gives per channel
   // PCIe-only node under NCCL's SHM transport (pcie_path.hpp): the most of the group's GPUs
   // sharing one switch uplink (0 = P2P or NVLink: no sharing), and the fraction of the one-way
   // rate a GPU keeps while it both writes to and reads from host memory.
@@ -80,6 +83,9 @@ struct NcclSettings {
   std::array<bool, kNcclProtocols> protocols{true, true, true};
   std::string algorithm_text;  // as given, for output
   std::string protocol_text;
+  // A tuner plugin's rule: all-reduce across nodes stays off the ring below this many bytes per
+  // rank while another algorithm is enabled (0 = NCCL's own choice).
+  double tuner_ring_from_bytes_per_rank = 0.0;
 };
 // Throws InputError(source, location, ...) for an unknown name or a list that enables nothing.
 NcclSettings parse_nccl_settings(const std::string& algorithms, const std::string& protocols,

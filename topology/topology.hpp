@@ -58,6 +58,10 @@ struct NicSet {
   // Added per remote peer of an all-to-all: NCCL posts one message per peer, and a transport
   // with a costly message (EFA's SRD, TCP) pays it for every peer (0 = as measured).
   double peer_latency_us = 0.0;
+  // The fraction of the network bandwidth the ring reaches that NCCL's trees (tree, NVLS-tree)
+  // reach across more than two nodes on this transport (1 = as the measured fabric). Two nodes
+  // are one exchange and keep the tree's full rate.
+  double tree_bandwidth_efficiency = 1.0;
   // The GPUs of the nodes the curves were measured on, where they differ from this node's (a
   // NIC class that borrows another GPU generation's sweeps): GPU model and NVLinks per GPU
   // ("" / 0 = this node's). The collective model carries those curves from a fabric built on
@@ -103,6 +107,10 @@ struct NcclTopologySettings {
   std::string algorithms;
   std::string protocols;
   int channels = 0;  // 0 = the model's default
+  // A tuner plugin (NCCL_TUNER_PLUGIN) that keeps all-reduce across nodes off the ring below
+  // this many bytes per rank (the boundary grows with the rank count, as the ring's latency
+  // does); 0 = NCCL's own choice at every size.
+  double tuner_ring_from_bytes_per_rank = 0.0;
 };
 
 // The inter-node fabric's two switch tiers (leaf_spine.hpp: schema, rules). Absent: a

@@ -255,7 +255,8 @@ void read_nics(const ObjectReader& nics, NodeSpec& node) {
   if (nics.has("transport")) {
     const ObjectReader transport = nics.child("transport");
     transport.allow_only({"curves_rate_Gbps", "curves_gpu_model", "curves_nvlinks_per_gpu",
-                          "hop_latency_us", "bandwidth_efficiency", "peer_latency_us", "note"});
+                          "hop_latency_us", "bandwidth_efficiency", "peer_latency_us",
+                          "tree_bandwidth_efficiency", "note"});
     set.curves_gpu_model = transport.text("curves_gpu_model", "");
     set.curves_nvlinks_per_gpu = transport.integer("curves_nvlinks_per_gpu", 0, 0);
     set.peer_latency_us = transport.number("peer_latency_us", 0.0);
@@ -270,6 +271,9 @@ void read_nics(const ObjectReader& nics, NodeSpec& node) {
       transport.fail(transport.at("hop_latency_us"), "expected a latency >= 0");
     if (!(set.bandwidth_efficiency > 0.0 && set.bandwidth_efficiency <= 1.0))
       transport.fail(transport.at("bandwidth_efficiency"), "expected a fraction in (0, 1]");
+    set.tree_bandwidth_efficiency = transport.number("tree_bandwidth_efficiency", 1.0);
+    if (!(set.tree_bandwidth_efficiency > 0.0 && set.tree_bandwidth_efficiency <= 1.0))
+      transport.fail(transport.at("tree_bandwidth_efficiency"), "expected a fraction in (0, 1]");
   }
   set.link_class = nics.text("link_class");
   set.curves_nics_per_node = nics.integer("curves_nics_per_node", 1, 0);
@@ -446,10 +450,14 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
   topology.network = root.text("network", "");
   if (root.has("nccl")) {
     const ObjectReader nccl = root.child("nccl");
-    nccl.allow_only({"algo", "proto", "channels", "note"});
+    nccl.allow_only({"algo", "proto", "channels", "tuner_ring_from_bytes_per_rank", "note"});
     topology.nccl.algorithms = nccl.text("algo", "");
     topology.nccl.protocols = nccl.text("proto", "");
     topology.nccl.channels = nccl.integer("channels", 1, 0);
+    topology.nccl.tuner_ring_from_bytes_per_rank =
+        nccl.number("tuner_ring_from_bytes_per_rank", 0.0);
+    if (!(topology.nccl.tuner_ring_from_bytes_per_rank >= 0.0))
+      nccl.fail(nccl.at("tuner_ring_from_bytes_per_rank"), "expected a size in bytes >= 0");
   }
 
   const ObjectReader node = root.child("node");

@@ -51,7 +51,8 @@ CollectiveCurveChoice default_collective_curves_for(const topology::Topology& to
                                 : "");
   const auto& nics = topology.node.nics;
   if (nics && (nics->curves_rate_Gbps > 0.0 || nics->hop_latency_us > 0.0 ||
-               nics->bandwidth_efficiency != 1.0 || nics->peer_latency_us > 0.0))
+               nics->bandwidth_efficiency != 1.0 || nics->peer_latency_us > 0.0 ||
+               nics->tree_bandwidth_efficiency != 1.0))
     choice.provenance +=
         "; the NICs run another fabric's curves through nics/transport (fitted "
         "per the topology's note, collectives/README.md)";

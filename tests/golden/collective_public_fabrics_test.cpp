@@ -86,8 +86,8 @@ TEST(PublicFabrics, AwsP5EfaHeldOutNodeCounts) {
     double claimed_percent;
   };
   for (const Case& c :
-       {Case{8, "allreduce", 7.5}, Case{8, "alltoall", 5.0}, Case{16, "allreduce", 13.5},
-        Case{16, "alltoall", 9.5}, Case{32, "allreduce", 18.5}, Case{32, "alltoall", 11.0}}) {
+       {Case{8, "allreduce", 4.0}, Case{8, "alltoall", 5.0}, Case{16, "allreduce", 8.5},
+        Case{16, "alltoall", 9.5}, Case{32, "allreduce", 13.5}, Case{32, "alltoall", 11.0}}) {
     const auto sweep =
         test_support::public_nccl_sweep("aws-p5-efa/tables/aws-p5-efa-" + std::to_string(c.nodes) +
                                         "node-" + c.collective + "-busbw.txt");
@@ -99,6 +99,16 @@ TEST(PublicFabrics, AwsP5EfaHeldOutNodeCounts) {
     EXPECT_LE(efa, c.claimed_percent) << c.nodes << " nodes " << c.collective;
     EXPECT_LT(efa, as_infiniband) << c.nodes << " nodes " << c.collective;
   }
+}
+
+// tree_bandwidth_efficiency follows from the 4-node fit sweep as collectives/README.md states:
+// with it the model meets the measurement at 1 GiB, the largest size the p5 tuner runs on the
+// trees at 32 ranks (its ring boundary, 48 MiB per rank, is 1.5 GiB there).
+TEST(PublicFabrics, AwsP5TreeEfficiencyFollowsFromTheFourNodeSweep) {
+  const auto sweep =
+      test_support::public_nccl_sweep("aws-p5-efa/tables/aws-p5-efa-4node-allreduce-busbw.txt");
+  const auto one_gib = [](Bytes bytes) { return bytes == Bytes{1} << 30; };
+  EXPECT_LE(gmae_percent(model_for("aws-p5-efa.json", 4), sweep, one_gib), 0.5);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ jobs="$(nproc)"
 packages=(build-essential cmake git openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
           libeigen3-dev libcereal-dev libgtest-dev libsimdjson-dev nlohmann-json3-dev
           libcli11-dev zlib1g-dev
+          libjemalloc-dev  # the perfsim executable's allocator (optional at build time)
           libprotobuf-dev protobuf-compiler)  # Chakra .et traces (optional at build time)
 if [ "$mode" = test ]; then
   packages+=(clang-format)     # the style test

@@ -63,11 +63,6 @@ void LinkOccupancy::advance(Link& link, TimestampUs until_us) {
   link.clock_us = until_us;
 }
 
-TimestampUs LinkOccupancy::add(Link& link, Transfer transfer) {
-  std::vector<Transfer> scratch;
-  return add(link, transfer, scratch);
-}
-
 TimestampUs LinkOccupancy::add(Link& link, Transfer transfer, std::vector<Transfer>& scratch) {
   if (transfer.remaining_us <= 0)
     return transfer.arrival_us;

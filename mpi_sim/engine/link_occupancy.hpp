@@ -60,10 +60,9 @@ class LinkOccupancy {
   };
   // Moves `link` to `until_us`, dropping the transfers finished by then.
   static void advance(Link& link, TimestampUs until_us);
-  // Adds a transfer and returns when it finishes among those recorded (none added later).
-  static TimestampUs add(Link& link, Transfer transfer);
-  // The same, running the sharing on `scratch` (a copy of the link's transfers) so that a
-  // caller that adds often reuses one buffer instead of allocating one per transfer.
+  // Adds a transfer and returns when it finishes among those recorded (none added later). The
+  // sharing runs on `scratch` (a copy of the link's transfers), one buffer reused from
+  // transfer to transfer instead of one allocated per transfer.
   static TimestampUs add(Link& link, Transfer transfer, std::vector<Transfer>& scratch);
 
   std::size_t transfers_in_flight() const;

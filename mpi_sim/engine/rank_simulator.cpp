@@ -156,9 +156,10 @@ const RankSimulator::StreamState* RankSimulator::find_stream(StreamId id) const 
   return nullptr;
 }
 
-RankSimulator::TensorProducers::iterator RankSimulator::find_producer(std::int64_t tensor) {
-  return std::find_if(tensor_producer_.begin(), tensor_producer_.end(),
-                      [tensor](const auto& entry) { return entry.first == tensor; });
+std::size_t RankSimulator::find_producer(std::int64_t tensor) const {
+  const auto it = std::find_if(tensor_producer_.begin(), tensor_producer_.end(),
+                               [tensor](const auto& entry) { return entry.first == tensor; });
+  return static_cast<std::size_t>(it - tensor_producer_.begin());
 }
 
 const RankSimulator::Posted& RankSimulator::posted(std::size_t index) const {
@@ -321,12 +322,8 @@ void RankSimulator::requirements(const SimOp& op, std::vector<std::size_t>& need
   if (std::optional<std::size_t> waited = waited_collective(op))
     needed.push_back(*waited);
   for (std::int64_t tensor : op.consumed_tensor_ids) {
-    for (const auto& [label, posted_index] : tensor_producer_) {
-      if (label == tensor) {
-        needed.push_back(posted_index);
-        break;
-      }
-    }
+    if (const std::size_t producer = find_producer(tensor); producer < tensor_producer_.size())
+      needed.push_back(tensor_producer_[producer].second);
   }
   if (op.host_sync == HostSync::kDevice) {
     // The host waits for every stream, communication included.
@@ -490,8 +487,9 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       (*posted_by_seq_)[*collective.seq] = index;
     }
     for (std::int64_t tensor : collective.produced_tensor_ids) {
-      if (const auto producer = find_producer(tensor); producer != tensor_producer_.end())
-        producer->second = index;  // a later production replaces one nobody consumed
+      // A later production replaces one nobody consumed.
+      if (const std::size_t producer = find_producer(tensor); producer < tensor_producer_.size())
+        tensor_producer_[producer].second = index;
       else
         tensor_producer_.emplace_back(tensor, index);
     }
@@ -582,12 +580,12 @@ RankSimulator::Progress RankSimulator::advance() {
         last_collective_.reset();
     }
     for (std::int64_t tensor : op.consumed_tensor_ids) {
-      const auto producer = find_producer(tensor);
-      if (producer == tensor_producer_.end())
+      const std::size_t producer = find_producer(tensor);
+      if (producer == tensor_producer_.size())
         continue;
-      wait_on_stream(compute_stream_, producer->second);
+      wait_on_stream(compute_stream_, tensor_producer_[producer].second);
       // The entries are unordered: the last takes its place.
-      *producer = tensor_producer_.back();
+      tensor_producer_[producer] = tensor_producer_.back();
       tensor_producer_.pop_back();
     }
     run_op(op);

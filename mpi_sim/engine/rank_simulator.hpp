@@ -175,7 +175,8 @@ class RankSimulator {
   // so a few entries, searched in order: an unordered map kept a bucket array per rank.
   using TensorProducers = std::vector<std::pair<std::int64_t, std::size_t>>;
   TensorProducers tensor_producer_;
-  TensorProducers::iterator find_producer(std::int64_t tensor);
+  // The position of `tensor`'s entry in tensor_producer_, or its size when it has none.
+  std::size_t find_producer(std::int64_t tensor) const;
   // GPU busy time is the union of the kernels' intervals, summed in ascending (start, end)
   // order. Intervals wait here until none can come before them any more; sweep_busy then adds
   // them in that order, so the sum is the very one sorting every interval at the end gives,

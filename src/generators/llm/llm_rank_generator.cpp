@@ -350,8 +350,9 @@ class StageGenerator {
     const bool distributed_optimizer = parallel_.zero_stage >= 1;
     const bool expert_optimizer =
         model_.moe_layer_count() > 0 && expert_parameters_apart(parallel_);
+    // Without an expert optimizer the experts' gradients are dense ones.
     const std::int64_t dense = expert_optimizer ? dense_optimizer_elements() : optimizer_elements();
-    const std::int64_t experts = optimizer_elements() - dense;
+    const std::int64_t experts = expert_optimizer ? expert_optimizer_elements() : 0;
     auto gradients_of = [&](std::int64_t elements, std::int64_t offset) {
       return builder_.alias(gradients_, {elements}, parallel_.gradient_dtype, offset);
     };
@@ -393,13 +394,14 @@ class StageGenerator {
     return parallel_.zero_stage < 1 ? local : ceil_div(local, dp_size());
   }
 
-  // With ZeRO the dense parameters' shard over DP x CP plus the experts' over expert-DP.
-  std::int64_t optimizer_elements() const {
-    const std::int64_t local = stage_parameters();
+  // The experts' share: with ZeRO their shard over expert-DP.
+  std::int64_t expert_optimizer_elements() const {
     const std::int64_t experts = stage_expert_parameters();
-    if (parallel_.zero_stage < 1)
-      return local + experts;
-    return ceil_div(local, dp_size()) + ceil_div(experts, expert_buffer_.size);
+    return parallel_.zero_stage < 1 ? experts : ceil_div(experts, expert_buffer_.size);
+  }
+
+  std::int64_t optimizer_elements() const {
+    return dense_optimizer_elements() + expert_optimizer_elements();
   }
 
   bool gathers_parameters() const {

@@ -9,6 +9,13 @@
 
 namespace perfsim::scenario {
 
+bool has_measured_gemm_efficiency(const devices::DeviceSpec& device) {
+  for (const auto& [unit, efficiency] : device.gemm_efficiency)
+    if (efficiency.peak_fraction.provenance == devices::Provenance::kMeasured)
+      return true;
+  return false;
+}
+
 bool gemm_scale_applies(const validation::EndToEndCalibration& calibration,
                         const CalibrationTarget& target) {
   if (calibration.device.empty())

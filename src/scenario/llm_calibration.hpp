@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "devices/device_spec.hpp"
 #include "perfsim/host_overheads.hpp"
 #include "validation/end_to_end_calibration.hpp"
 
@@ -16,6 +17,10 @@ struct CalibrationTarget {
   bool measured_gemm = false;  // its file carries a gemm_efficiency fitted on its own GEMMs
   bool fp8 = false;            // linear layers in FP8 (a measured H100 peak fraction)
 };
+
+// Whether a GEMM efficiency of `device`'s file was fitted on its own measured GEMMs (provenance
+// "measured"); terms carried over from the nearest device with a table do not count.
+bool has_measured_gemm_efficiency(const devices::DeviceSpec& device);
 
 // A calibration's GEMM time scale holds for the device it was fitted on and, as the nearest
 // device with data, for a device whose GEMM efficiency nothing measured (the analytical model's

@@ -198,9 +198,16 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::strin
   return model;
 }
 
-LlmScenario with_gradient_dtype(LlmScenario scenario, const LlmSimulateOptions& options) {
-  scenario.parallel.gradient_dtype =
-      llm::main_gradient_dtype(options.grad_reduce_dtype, scenario.model, "--grad-reduce-dtype");
+// The model (with --dtype) and the options' layout, whose main-gradient dtype follows the
+// model's unless --grad-reduce-dtype says otherwise: what generate and simulate both start from.
+LlmWorkload model_and_layout(llm::TransformerConfig model, const LlmSimulateOptions& options) {
+  LlmWorkload workload{with_dtype(std::move(model), options.dtype), parallel_config_from(options)};
+  workload.parallel.gradient_dtype =
+      llm::main_gradient_dtype(options.grad_reduce_dtype, workload.model, "--grad-reduce-dtype");
+  return workload;
+}
+
+LlmScenario with_bus_rates(LlmScenario scenario, const LlmSimulateOptions& options) {
   if (options.comm_hbm_sharing)
     scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;
@@ -214,10 +221,8 @@ LlmScenario with_link_sharing(LlmScenario scenario, const LlmSimulateOptions& op
 }  // namespace
 
 LlmWorkload read_llm_workload(const LlmSimulateOptions& options) {
-  LlmWorkload workload{with_dtype(llm::load_transformer_config(options.model_path), options.dtype),
-                       parallel_config_from(options)};
-  workload.parallel.gradient_dtype =
-      llm::main_gradient_dtype(options.grad_reduce_dtype, workload.model, "--grad-reduce-dtype");
+  LlmWorkload workload =
+      model_and_layout(llm::load_transformer_config(options.model_path), options);
   if (!options.device_path.empty())
     workload.parallel = with_te_workspaces(std::move(workload.parallel),
                                            read_device_argument(options.device_path).architecture);
@@ -229,13 +234,13 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   if (options.embedded_default) {
     const llm::DefaultScenarioFiles files = llm::default_scenario_files();
     const std::string device_source = "<embedded> " + files.device.path;
+    LlmWorkload workload = model_and_layout(
+        llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path), options);
     return with_link_sharing(
-        with_gradient_dtype(
-            {with_dtype(
-                 llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path),
-                 options.dtype),
+        with_bus_rates(
+            {std::move(workload.model),
              with_te_workspaces(
-                 parallel_config_from(options),
+                 std::move(workload.parallel),
                  devices::parse_device_json(files.device.text, device_source).architecture),
              topology::resized(
                  topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
@@ -251,8 +256,10 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
     throw InputError("--device", "", "--model needs a device file");
   // Read in this order (model, layout, topology, device): the first bad one is reported.
   LlmScenario scenario;
-  scenario.model = with_dtype(llm::load_transformer_config(options.model_path), options.dtype);
-  scenario.parallel = parallel_config_from(options);
+  LlmWorkload workload =
+      model_and_layout(llm::load_transformer_config(options.model_path), options);
+  scenario.model = std::move(workload.model);
+  scenario.parallel = std::move(workload.parallel);
   scenario.topology =
       topology::resized(topology::load_topology(options.topology_path), options.topology_size.nodes,
                         options.topology_size.gpus_per_node);
@@ -262,7 +269,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   scenario.device_source = options.device_path;
   scenario.assets_path = options.assets_path;
   scenario.calibration = calibration_argument(options.calibration);
-  return with_link_sharing(with_gradient_dtype(std::move(scenario), options), options);
+  return with_link_sharing(with_bus_rates(std::move(scenario), options), options);
 }
 
 void share_links_if_asked(const LlmScenario& scenario, const SimulationInputs& inputs,
@@ -295,10 +302,10 @@ SimulationInputs load_llm_inputs(const LlmScenario& scenario, const std::vector<
       {scenario.topology, scenario.device_json, scenario.device_source, scenario.assets_path,
        std::move(groups), calibrated ? "end-to-end calibration (below)" : "none",
        [&](const devices::DeviceSpec& spec) {
-         return calibrated
-                    ? gemm_time_scale_for(calibration, {spec.name, !spec.gemm_efficiency.empty(),
-                                                        model.dtype == DType::kFloat8})
-                    : 1.0;
+         return calibrated ? gemm_time_scale_for(calibration,
+                                                 {spec.name, has_measured_gemm_efficiency(spec),
+                                                  model.dtype == DType::kFloat8})
+                           : 1.0;
        }});
   const engine::ProgramSources sources{inputs.kernel_source.get(), inputs.comm_source.get(), {}};
   // The ranks of a stage share one compiled list of ops (llm_stage_programs.hpp).

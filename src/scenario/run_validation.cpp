@@ -207,7 +207,7 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     std::vector<int> ranks = pipeline_representatives(scenario.parallel);
     // By the device file's name, so that an alias in one table matches the name in another.
     const devices::DeviceSpec device = read_device_argument(row.device);
-    CalibrationTarget row_device{device.name, !device.gemm_efficiency.empty(),
+    CalibrationTarget row_device{device.name, has_measured_gemm_efficiency(device),
                                  scenario.model.dtype == DType::kFloat8};
     out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
                                            std::move(row_device));

@@ -26,6 +26,9 @@ struct FabricCalibration {
   double nvls_scale = 1.0;
   double net_scale = 1.0;
   double net_latency_scale = 1.0;
+  // Multiplies NcclFabric::tree_net_efficiency; set only from sweeps run under a tuner plugin
+  // that splits all-reduce between trees and the ring by size (curve_transfer.hpp).
+  double tree_net_scale = 1.0;
   std::string source;  // sweeps it was fitted to; "" = nominal
 };
 

@@ -37,6 +37,10 @@ double model_us(const NcclFabric& nominal, const FabricCalibration& calibration,
 
 using CalibrationFactor = double FabricCalibration::*;
 
+bool is_all_to_all(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllToAllv;
+}
+
 // Scales the factor among `factors` that binds at `bytes` so that the model meets `measured_us`.
 void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings,
                          const CollectiveSweep& sweep, double bytes, DurationUs measured_us,
@@ -68,6 +72,15 @@ void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings
 void calibrate_latency(const NcclFabric& nominal, const NcclSettings& settings,
                        const CollectiveSweep& sweep, double bytes, DurationUs measured_us,
                        FabricCalibration& calibration) {
+  if (is_all_to_all(sweep.kind)) {
+    // All-to-all posts one message per peer, one after another: its small-size cost grows with
+    // the peers on other nodes (the model's time is linear in the per-peer term, slope n - ppn).
+    const double remote_peers = sweep.n_ranks - sweep.n_ranks / sweep.n_nodes;
+    const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
+    calibration.peer_latency_us =
+        std::max(0.0, calibration.peer_latency_us + (measured_us - base_us) / remote_peers);
+    return;
+  }
   for (int iteration = 0; iteration < 4; ++iteration) {
     const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
     FabricCalibration nudged = calibration;
@@ -92,8 +105,8 @@ bool calibrate_tree_efficiency(const NcclFabric& nominal, const NcclSettings& se
                                const CollectiveSweep& sweep,
                                const std::map<Bytes, DurationUs>& fastest,
                                FabricCalibration& calibration) {
-  if (!(settings.tuner_ring_from_bytes_per_rank > 0.0) || sweep.kind != CollectiveKind::kAllReduce ||
-      sweep.n_nodes <= 2)
+  if (!(settings.tuner_ring_from_bytes_per_rank > 0.0) ||
+      sweep.kind != CollectiveKind::kAllReduce || sweep.n_nodes <= 2)
     return false;
   auto below = fastest.lower_bound(
       static_cast<Bytes>(std::ceil(settings.tuner_ring_from_bytes_per_rank * sweep.n_ranks)));
@@ -205,8 +218,7 @@ FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings
     static constexpr CalibrationFactor kNetwork[] = {&FabricCalibration::net_scale};
     const bool network_only = sweep->n_nodes > 1 && in_node_measured;
     const auto bandwidth = [&] {
-      calibrate_bandwidth(nominal, settings, *sweep, static_cast<double>(largest_bytes),
-                          largest_us,
+      calibrate_bandwidth(nominal, settings, *sweep, static_cast<double>(largest_bytes), largest_us,
                           network_only ? std::span<const CalibrationFactor>(kNetwork)
                                        : std::span<const CalibrationFactor>(kAll),
                           calibration);
@@ -228,6 +240,12 @@ FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings
       const auto& median = smallest[smallest.size() / 2];
       calibrate_latency(nominal, settings, *sweep, static_cast<double>(median.first), median.second,
                         calibration);
+      if (is_all_to_all(sweep->kind)) {
+        // The per-peer term also weighs at the largest size: once more, both.
+        bandwidth();
+        calibrate_latency(nominal, settings, *sweep, static_cast<double>(median.first),
+                          median.second, calibration);
+      }
     }
   }
   return calibration;
@@ -406,8 +424,8 @@ HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& se
   const NcclSettings reference_settings = without_tuner(training_settings);
   std::vector<FittedCurve> references;
   for (std::size_t i = 0; i < training.size(); ++i)
-    references.push_back(fit_sweep(
-        without_tuner_step(training[i], reference_fabrics[i], training_settings)));
+    references.push_back(
+        fit_sweep(without_tuner_step(training[i], reference_fabrics[i], training_settings)));
   const CurveTransfer transfer(calibrated(nominal, calibration), settings, std::move(references),
                                std::move(reference_fabrics), reference_settings);
   return {target.name,

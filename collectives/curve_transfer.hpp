@@ -98,7 +98,7 @@ class CurveTransfer {
   NcclSettings settings_;
   std::vector<FittedCurve> references_;
   std::vector<NcclFabric> reference_fabrics_;  // empty: every reference on fabric_
-  NcclSettings reference_settings_;             // how the references ran
+  NcclSettings reference_settings_;            // how the references ran
 };
 
 // Predicts every sample of `sweep` on its own shape.

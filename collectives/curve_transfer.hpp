@@ -23,8 +23,10 @@
 // Under a tuner plugin's ring boundary (settings.tuner_ring_from_bytes_per_rank > 0), an
 // all-reduce sweep over more than two nodes runs the trees below the boundary and the ring
 // above: the trees' share of the network rate (tree_net_scale) is then set the same way at the
-// largest size below the boundary, and the network term at the largest size once more. `settings`
-// describe how the sweeps ran.
+// largest size below the boundary, and the network term at the largest size once more. An
+// all-to-all sweep across nodes sets the cost per remote peer (peer_latency_us: one message per
+// peer, posted one after another) at its smallest sizes instead of the network hop, then its
+// largest size once more. `settings` describe how the sweeps ran.
 #include <span>
 #include <string>
 #include <vector>

@@ -37,6 +37,10 @@ double model_us(const NcclFabric& nominal, const FabricCalibration& calibration,
 
 using CalibrationFactor = double FabricCalibration::*;
 
+bool is_all_to_all(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllToAllv;
+}
+
 // Scales the factor among `factors` that binds at `bytes` so that the model meets `measured_us`.
 void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings,
                          const CollectiveSweep& sweep, double bytes, DurationUs measured_us,
@@ -68,6 +72,15 @@ void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings
 void calibrate_latency(const NcclFabric& nominal, const NcclSettings& settings,
                        const CollectiveSweep& sweep, double bytes, DurationUs measured_us,
                        FabricCalibration& calibration) {
+  if (is_all_to_all(sweep.kind)) {
+    // All-to-all posts one message per peer, one after another: its small-size cost grows with
+    // the peers on other nodes (the model's time is linear in the per-peer term, slope n - ppn).
+    const double remote_peers = sweep.n_ranks - sweep.n_ranks / sweep.n_nodes;
+    const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
+    calibration.peer_latency_us =
+        std::max(0.0, calibration.peer_latency_us + (measured_us - base_us) / remote_peers);
+    return;
+  }
   for (int iteration = 0; iteration < 4; ++iteration) {
     const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
     FabricCalibration nudged = calibration;
@@ -81,11 +94,67 @@ void calibrate_latency(const NcclFabric& nominal, const NcclSettings& settings,
   }
 }
 
+// Under a tuner plugin that keeps all-reduce across nodes off the ring below a boundary
+// (NcclSettings::tuner_ring_from_bytes_per_rank), one sweep over more than two nodes measures
+// two network rates: the ring's above the boundary and the trees' below it. The trees' share of
+// the network rate (NcclFabric::tree_net_efficiency) is then set by the rule calibrate_bandwidth
+// applies to the other factors, at the largest size the tuner runs on the trees. Returns whether
+// it was (the trees bound the time there); without such a tuner NCCL's own choice runs one
+// algorithm at the large sizes and the two rates cannot be told apart.
+bool calibrate_tree_efficiency(const NcclFabric& nominal, const NcclSettings& settings,
+                               const CollectiveSweep& sweep,
+                               const std::map<Bytes, DurationUs>& fastest,
+                               FabricCalibration& calibration) {
+  if (!(settings.tuner_ring_from_bytes_per_rank > 0.0) ||
+      sweep.kind != CollectiveKind::kAllReduce || sweep.n_nodes <= 2)
+    return false;
+  auto below = fastest.lower_bound(
+      static_cast<Bytes>(std::ceil(settings.tuner_ring_from_bytes_per_rank * sweep.n_ranks)));
+  if (below == fastest.begin())
+    return false;
+  --below;
+  const double bytes = static_cast<double>(below->first);
+  bool calibrated_here = false;
+  for (int iteration = 0; iteration < 4; ++iteration) {
+    const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
+    FabricCalibration nudged = calibration;
+    nudged.tree_net_scale *= 1.01;
+    const double elasticity =
+        std::log(base_us / model_us(nominal, nudged, settings, sweep, bytes)) / std::log(1.01);
+    if (elasticity < 0.2)
+      return calibrated_here;  // latency-bound or not on the trees: nothing to learn
+    calibration.tree_net_scale *= std::pow(base_us / below->second, 1.0 / elasticity);
+    // A fraction of the ring's rate: never above it.
+    calibration.tree_net_scale =
+        std::min(calibration.tree_net_scale, 1.0 / nominal.tree_net_efficiency);
+    calibrated_here = true;
+  }
+  return calibrated_here;
+}
+
 }  // namespace
+
+NcclSettings without_tuner(NcclSettings settings) {
+  settings.tuner_ring_from_bytes_per_rank = 0.0;
+  return settings;
+}
+
+CollectiveSweep without_tuner_step(CollectiveSweep sweep, const NcclFabric& fabric,
+                                   const NcclSettings& settings) {
+  const NcclSettings own_choice = without_tuner(settings);
+  const CommShape shape = shape_of(sweep);
+  for (auto& sample : sweep.samples) {
+    const double bytes = static_cast<double>(sample.bytes);
+    sample.time_us *= nccl_estimate(sweep.kind, bytes, shape, fabric, own_choice).time_us /
+                      nccl_estimate(sweep.kind, bytes, shape, fabric, settings).time_us;
+  }
+  return sweep;
+}
 
 DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& reference_fabric,
                                CollectiveKind kind, double bytes, const CommShape& shape,
-                               const NcclFabric& fabric, const NcclSettings& settings) {
+                               const NcclFabric& fabric, const NcclSettings& settings,
+                               const NcclSettings& reference_settings) {
   const double measured_us =
       reference.curve.duration_us(bytes * bus_factor(reference.measured_kind, reference.n_ranks));
   if (kind == reference.measured_kind && shape.n_ranks == reference.n_ranks &&
@@ -95,7 +164,7 @@ DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& r
     return measured_us;
   const double target_us = nccl_estimate(kind, bytes, shape, fabric, settings).time_us;
   const double reference_us = nccl_estimate(reference.measured_kind, bytes, shape_of(reference),
-                                            reference_fabric, NcclSettings{})
+                                            reference_fabric, reference_settings)
                                   .time_us;
   return measured_us * target_us / reference_us;
 }
@@ -148,10 +217,19 @@ FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings
                                                  &FabricCalibration::net_scale};
     static constexpr CalibrationFactor kNetwork[] = {&FabricCalibration::net_scale};
     const bool network_only = sweep->n_nodes > 1 && in_node_measured;
-    calibrate_bandwidth(nominal, settings, *sweep, static_cast<double>(largest_bytes), largest_us,
-                        network_only ? std::span<const CalibrationFactor>(kNetwork)
-                                     : std::span<const CalibrationFactor>(kAll),
-                        calibration);
+    const auto bandwidth = [&] {
+      calibrate_bandwidth(nominal, settings, *sweep, static_cast<double>(largest_bytes), largest_us,
+                          network_only ? std::span<const CalibrationFactor>(kNetwork)
+                                       : std::span<const CalibrationFactor>(kAll),
+                          calibration);
+    };
+    bandwidth();
+    // The trees' rate, then the largest size again: with slower trees the tuner's own choice
+    // there may move from a tree to the ring.
+    if (calibrate_tree_efficiency(nominal, settings, *sweep, fastest, calibration)) {
+      bandwidth();
+      calibrate_tree_efficiency(nominal, settings, *sweep, fastest, calibration);
+    }
     in_node_measured |= sweep->n_nodes == 1;
     if (sweep->n_nodes > 1) {
       // The median of the four smallest sizes' fastest times: latency, robust to a warm-up.
@@ -162,6 +240,12 @@ FabricCalibration calibrate_fabric(const NcclFabric& nominal, const NcclSettings
       const auto& median = smallest[smallest.size() / 2];
       calibrate_latency(nominal, settings, *sweep, static_cast<double>(median.first), median.second,
                         calibration);
+      if (is_all_to_all(sweep->kind)) {
+        // The per-peer term also weighs at the largest size: once more, both.
+        bandwidth();
+        calibrate_latency(nominal, settings, *sweep, static_cast<double>(median.first),
+                          median.second, calibration);
+      }
     }
   }
   return calibration;
@@ -178,11 +262,13 @@ CurveTransfer::CurveTransfer(NcclFabric fabric, NcclSettings settings,
 
 CurveTransfer::CurveTransfer(NcclFabric fabric, NcclSettings settings,
                              std::vector<FittedCurve> references,
-                             std::vector<NcclFabric> reference_fabrics)
+                             std::vector<NcclFabric> reference_fabrics,
+                             NcclSettings reference_settings)
     : CurveTransfer(std::move(fabric), std::move(settings), std::move(references)) {
   if (reference_fabrics.size() != references_.size())
     throw RuntimeFailure("CurveTransfer: one fabric per reference curve expected");
   reference_fabrics_ = std::move(reference_fabrics);
+  reference_settings_ = std::move(reference_settings);
 }
 
 ReferenceBracket bracket_references(std::span<const FittedCurve> references,
@@ -241,13 +327,14 @@ ReferenceBracket bracket_references(std::span<const FittedCurve> references,
 DurationUs bracketed_duration_us(const ReferenceBracket& bracket,
                                  const NcclFabric& reference_fabric, CollectiveKind kind,
                                  double bytes, const CommShape& shape, const NcclFabric& fabric,
-                                 const NcclSettings& settings) {
-  const double lower_us =
-      carried_duration_us(*bracket.lower, reference_fabric, kind, bytes, shape, fabric, settings);
+                                 const NcclSettings& settings,
+                                 const NcclSettings& reference_settings) {
+  const double lower_us = carried_duration_us(*bracket.lower, reference_fabric, kind, bytes, shape,
+                                              fabric, settings, reference_settings);
   if (bracket.lower == bracket.upper || bracket.lower_weight >= 1.0)
     return lower_us;
-  const double upper_us =
-      carried_duration_us(*bracket.upper, reference_fabric, kind, bytes, shape, fabric, settings);
+  const double upper_us = carried_duration_us(*bracket.upper, reference_fabric, kind, bytes, shape,
+                                              fabric, settings, reference_settings);
   return std::exp(bracket.lower_weight * std::log(lower_us) +
                   (1.0 - bracket.lower_weight) * std::log(upper_us));
 }
@@ -260,10 +347,12 @@ DurationUs CurveTransfer::duration_us(CollectiveKind kind, double bytes,
                : 0.0;
   const ReferenceBracket bracket = bracket_references(references_, shape);
   if (reference_fabrics_.empty())
-    return bracketed_duration_us(bracket, fabric_, kind, bytes, shape, fabric_, settings_);
+    return bracketed_duration_us(bracket, fabric_, kind, bytes, shape, fabric_, settings_,
+                                 reference_settings_);
   const auto carried_us = [&](const FittedCurve* reference) {
     const NcclFabric& own = reference_fabrics_[reference - references_.data()];
-    return carried_duration_us(*reference, own, kind, bytes, shape, own, settings_);
+    return carried_duration_us(*reference, own, kind, bytes, shape, own, settings_,
+                               reference_settings_);
   };
   const double lower_us = carried_us(bracket.lower);
   if (bracket.lower == bracket.upper || bracket.lower_weight >= 1.0)
@@ -304,17 +393,16 @@ std::vector<PredictionPoint> predict_sweep(const CurveTransfer& transfer,
 
 HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& settings,
                                std::span<const CollectiveSweep> training,
-                               const CollectiveSweep& target) {
-  std::vector<FittedCurve> references;
+                               const CollectiveSweep& target,
+                               const NcclSettings& training_settings) {
   for (const auto& sweep : training) {
     if (sweep.name == target.name)
       throw RuntimeFailure("predict_held_out: '" + target.name + "' is also a training sweep");
-    references.push_back(fit_sweep(sweep));
   }
-  if (references.empty())
+  if (training.empty())
     throw RuntimeFailure("predict_held_out: no training sweep for '" + target.name + "'");
-  // The training sweeps ran with NCCL's own choice; `settings` describe the target's run.
-  const FabricCalibration calibration = calibrate_fabric(nominal, NcclSettings{}, training);
+  // `training_settings` describe how the training sweeps ran, `settings` the target's run.
+  const FabricCalibration calibration = calibrate_fabric(nominal, training_settings, training);
   std::vector<NcclFabric> reference_fabrics;
   for (const auto& reference : training) {
     if (reference.n_nodes <= 1) {
@@ -328,10 +416,18 @@ HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& se
     }
     up_to_reference.push_back(reference);
     reference_fabrics.push_back(
-        calibrated(nominal, calibrate_fabric(nominal, NcclSettings{}, up_to_reference)));
+        calibrated(nominal, calibrate_fabric(nominal, training_settings, up_to_reference)));
   }
+  // A tuner plugin's choice is a step in the measured sweep that a smooth curve would blur
+  // across the sizes around it; the curves are fitted with the step taken out (each sweep on
+  // its own fabric) and the model puts it back at the target's rank count.
+  const NcclSettings reference_settings = without_tuner(training_settings);
+  std::vector<FittedCurve> references;
+  for (std::size_t i = 0; i < training.size(); ++i)
+    references.push_back(
+        fit_sweep(without_tuner_step(training[i], reference_fabrics[i], training_settings)));
   const CurveTransfer transfer(calibrated(nominal, calibration), settings, std::move(references),
-                               std::move(reference_fabrics));
+                               std::move(reference_fabrics), reference_settings);
   return {target.name,
           target.kind,
           target.n_ranks,
@@ -342,7 +438,8 @@ HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& se
 
 std::vector<HeldOutResult> leave_one_out(const NcclFabric& nominal, const NcclSettings& settings,
                                          std::span<const CollectiveSweep> sweeps,
-                                         std::span<const std::string> held_out) {
+                                         std::span<const std::string> held_out,
+                                         const NcclSettings& training_settings) {
   std::vector<HeldOutResult> results;
   for (const auto& name : held_out) {
     const auto target =
@@ -355,7 +452,7 @@ std::vector<HeldOutResult> leave_one_out(const NcclFabric& nominal, const NcclSe
       if (sweep.name != name)
         others.push_back(sweep);
     }
-    results.push_back(predict_held_out(nominal, settings, others, *target));
+    results.push_back(predict_held_out(nominal, settings, others, *target, training_settings));
   }
   return results;
 }

@@ -20,6 +20,13 @@
 // its smallest sizes the network hop latency likewise (multi-node sweeps). Sweeps in one node go
 // first, then by node count; once an in-node sweep has set the NVLink terms, multi-node sweeps
 // only set the network ones. The network factor never exceeds 1: NICs do not beat line rate.
+// Under a tuner plugin's ring boundary (settings.tuner_ring_from_bytes_per_rank > 0), an
+// all-reduce sweep over more than two nodes runs the trees below the boundary and the ring
+// above: the trees' share of the network rate (tree_net_scale) is then set the same way at the
+// largest size below the boundary, and the network term at the largest size once more. An
+// all-to-all sweep across nodes sets the cost per remote peer (peer_latency_us: one message per
+// peer, posted one after another) at its smallest sizes instead of the network hop, then its
+// largest size once more. `settings` describe how the sweeps ran.
 #include <span>
 #include <string>
 #include <vector>
@@ -32,11 +39,14 @@ namespace perfsim::collectives {
 
 // One reference carried to (kind, bytes, shape): the formula above. `reference_fabric` is the
 // fabric the reference was measured on (all NICs of its nodes), `fabric` the target group's.
-// References are taken as measured with NCCL's own algorithm choice; `settings` (NCCL_ALGO /
-// NCCL_PROTO-like) restrict the target only.
+// `settings` (NCCL_ALGO / NCCL_PROTO-like, a tuner plugin's boundary) describe the target's run,
+// `reference_settings` the choice the reference curve stands for: NCCL's own by default; in a
+// leave-one-out, the cluster's NCCL_ALGO / NCCL_PROTO without its tuner plugin, whose step is
+// taken out of the sweeps before the curves are fitted (without_tuner_step).
 DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& reference_fabric,
                                CollectiveKind kind, double bytes, const CommShape& shape,
-                               const NcclFabric& fabric, const NcclSettings& settings);
+                               const NcclFabric& fabric, const NcclSettings& settings,
+                               const NcclSettings& reference_settings = {});
 
 // The references a shape is carried from (see "Which reference" above): lower and upper (the
 // same one when only one side exists) and the lower one's weight in the geometric mean.
@@ -52,7 +62,8 @@ ReferenceBracket bracket_references(std::span<const FittedCurve> references,
 DurationUs bracketed_duration_us(const ReferenceBracket& bracket,
                                  const NcclFabric& reference_fabric, CollectiveKind kind,
                                  double bytes, const CommShape& shape, const NcclFabric& fabric,
-                                 const NcclSettings& settings);
+                                 const NcclSettings& settings,
+                                 const NcclSettings& reference_settings = {});
 
 // A fitted curve read back as a sweep on every power of two from 8 B to 16 GiB, so that model
 // assets (curves without their data) can calibrate a fabric.
@@ -74,8 +85,9 @@ class CurveTransfer {
   // network efficiency at the target is that of the bracketing references, interpolated like
   // the curves (a NIC's efficiency drifts with node count; one fabric calibrated on the largest
   // count would skew every ratio m(target) / m(reference) at the others).
+  // `reference_settings`: how the references ran (see carried_duration_us).
   CurveTransfer(NcclFabric fabric, NcclSettings settings, std::vector<FittedCurve> references,
-                std::vector<NcclFabric> reference_fabrics);
+                std::vector<NcclFabric> reference_fabrics, NcclSettings reference_settings = {});
 
   DurationUs duration_us(CollectiveKind kind, double bytes, const CommShape& shape) const;
   // The names of the curves duration_us uses for `shape`, for provenance.
@@ -88,16 +100,29 @@ class CurveTransfer {
   NcclSettings settings_;
   std::vector<FittedCurve> references_;
   std::vector<NcclFabric> reference_fabrics_;  // empty: every reference on fabric_
+  NcclSettings reference_settings_;            // how the references ran
 };
 
 // Predicts every sample of `sweep` on its own shape.
 std::vector<PredictionPoint> predict_sweep(const CurveTransfer& transfer,
                                            const CollectiveSweep& sweep);
 
+// `settings` without a tuner plugin's rule (NCCL's own choice among what they enable).
+NcclSettings without_tuner(NcclSettings settings);
+// `sweep` as if run with NCCL's own choice instead of the tuner plugin of `settings`: each time
+// x m(own choice) / m(tuner) on `fabric` (unchanged where the two choose alike).
+CollectiveSweep without_tuner_step(CollectiveSweep sweep, const NcclFabric& fabric,
+                                   const NcclSettings& settings);
+
 // Leave one out: for each sweep in `held_out`, fit curves and calibrate the fabric on all the
 // other sweeps of `sweeps` (never on the held one), then predict it. Each multi-node reference
 // is carried on the fabric calibrated on the training sweeps up to its own node count (it
-// last), see CurveTransfer.
+// last), see CurveTransfer. `settings` describe the held run, `training_settings` how the
+// training sweeps ran (the same cluster: its NCCL settings and tuner plugin; default NCCL's own
+// choice). The fabrics are calibrated on the sweeps as run (tuner included); under a tuner
+// plugin each curve is fitted to its sweep with the tuner's step taken out (without_tuner_step,
+// on the reference's own fabric), and the model puts the step back at the held rank count:
+// a smooth curve fitted across the step would carry half of it to every other node count.
 struct HeldOutResult {
   std::string name;
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -109,9 +134,11 @@ struct HeldOutResult {
 // Fits and calibrates on `training` only, then predicts `target`.
 HeldOutResult predict_held_out(const NcclFabric& nominal, const NcclSettings& settings,
                                std::span<const CollectiveSweep> training,
-                               const CollectiveSweep& target);
+                               const CollectiveSweep& target,
+                               const NcclSettings& training_settings = {});
 std::vector<HeldOutResult> leave_one_out(const NcclFabric& nominal, const NcclSettings& settings,
                                          std::span<const CollectiveSweep> sweeps,
-                                         std::span<const std::string> held_out);
+                                         std::span<const std::string> held_out,
+                                         const NcclSettings& training_settings = {});
 
 }  // namespace perfsim::collectives

@@ -104,6 +104,8 @@ NcclFabric calibrated(NcclFabric fabric, const FabricCalibration& calibration) {
   fabric.nvls_busbw_GBps *= calibration.nvls_scale;
   fabric.net_busbw_GBps *= calibration.net_scale;
   fabric.net_latency_scale *= calibration.net_latency_scale;
+  fabric.tree_net_efficiency *= calibration.tree_net_scale;
+  fabric.peer_latency_us += calibration.peer_latency_us;
   return fabric;
 }
 

@@ -26,6 +26,12 @@ struct FabricCalibration {
   double nvls_scale = 1.0;
   double net_scale = 1.0;
   double net_latency_scale = 1.0;
+  // Multiplies NcclFabric::tree_net_efficiency; set only from sweeps run under a tuner plugin
+  // that splits all-reduce between trees and the ring by size (curve_transfer.hpp).
+  double tree_net_scale = 1.0;
+  // Added to NcclFabric::peer_latency_us: all-to-all's cost per peer on another node, set only
+  // from all-to-all sweeps across nodes (curve_transfer.hpp).
+  double peer_latency_us = 0.0;
   std::string source;  // sweeps it was fitted to; "" = nominal
 };
 

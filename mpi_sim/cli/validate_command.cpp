@@ -154,8 +154,12 @@ int run_leave_one_out(const ValidateOptions& options) {
     throw InputError("--leave-one-out", "",
                      "needs --topology: the fabric (GPUs, NVSwitch, NICs) the sweeps ran on");
   const auto topology = topology::load_topology(options.topology);
-  const auto settings =
-      command_line_settings(options).value_or(collectives::topology_nccl_settings(topology));
+  // The held and training sweeps ran on the cluster the topology describes (its "nccl" section:
+  // settings, tuner plugin); --nccl-algo/--nccl-proto describe the held run only.
+  const auto training_settings = collectives::topology_nccl_settings(topology);
+  auto settings = command_line_settings(options).value_or(training_settings);
+  // As in CollectiveModel: the cluster's tuner plugin still chooses among what is left.
+  settings.tuner_ring_from_bytes_per_rank = training_settings.tuner_ring_from_bytes_per_rank;
   std::vector<std::string> names = options.tables;
   if (names.empty())
     names = benchmark_data::list_collective_sweeps(options.bench);
@@ -183,7 +187,8 @@ int run_leave_one_out(const ValidateOptions& options) {
         training.push_back(sweep);
     }
     const auto target = benchmark_data::read_collective_sweep(options.bench, name);
-    results.push_back(collectives::predict_held_out(nominal, settings, training, target));
+    results.push_back(
+        collectives::predict_held_out(nominal, settings, training, target, training_settings));
     points_csv.add(name, results.back().points);
   }
   points_csv.write();

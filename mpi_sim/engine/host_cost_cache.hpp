@@ -34,8 +34,15 @@ class HostCostCache {
     });
   }
   DurationUs t4_us(std::string_view runtime_api) {
-    return lookup(apis_, runtime_api,
-                  [this](std::string_view key) { return overheads_.t4_us(key); });
+    // Nearly every kernel names the launch API the one before it named.
+    if (has_last_api_ && runtime_api.data() == last_api_.data() &&
+        runtime_api.size() == last_api_.size())
+      return last_t4_us_;
+    last_t4_us_ =
+        lookup(apis_, runtime_api, [this](std::string_view key) { return overheads_.t4_us(key); });
+    last_api_ = runtime_api;
+    has_last_api_ = true;
+    return last_t4_us_;
   }
 
  private:
@@ -63,6 +70,9 @@ class HostCostCache {
   const HostOverheads& overheads_;
   std::vector<Entry<OpHostCosts>> ops_;
   std::vector<Entry<DurationUs>> apis_;
+  std::string_view last_api_;  // the API t4_us looked up last, once has_last_api_
+  bool has_last_api_ = false;
+  DurationUs last_t4_us_ = 0;
 };
 
 }  // namespace perfsim::engine

@@ -7,8 +7,7 @@
 namespace perfsim::engine {
 
 std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost& post) {
-  auto key = std::make_pair(post.group, post.index_in_group);
-  auto found = by_key_.find(key);
+  const auto found = by_key_.find(KeyView(post.group, post.index_in_group));
   std::size_t id = 0;
   if (found == by_key_.end()) {
     id = next_id_++;
@@ -22,7 +21,7 @@ std::pair<CollectiveHandle, bool> LocalCollectiveTable::add(const CollectivePost
     aggregate.duration_us = post.duration_us;
     aggregate.combine = post.combine;
     aggregates_.emplace(id, std::move(aggregate));
-    by_key_.emplace(std::move(key), id);
+    by_key_.emplace(std::make_pair(post.group, post.index_in_group), id);
   } else {
     id = found->second;
     Aggregate& aggregate = aggregates_.at(id);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -60,13 +61,31 @@ class LocalCollectiveTable {
   // scheduler still holds cannot name a later collective.
   std::unordered_map<std::size_t, Aggregate> aggregates_;
   std::size_t next_id_ = 0;
+  // Transparent: a post looks its collective up by a view of its group name, without copying
+  // it into a key (std::hash gives a string and its view the same value).
+  using KeyView = std::pair<std::string_view, std::size_t>;
   struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const KeyView& key) const {
+      return std::hash<std::string_view>{}(key.first) * 1000003u ^ key.second;
+    }
     std::size_t operator()(const std::pair<std::string, std::size_t>& key) const {
-      return std::hash<std::string>{}(key.first) * 1000003u ^ key.second;
+      return (*this)(KeyView(key.first, key.second));
+    }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    static KeyView view(const KeyView& key) { return key; }
+    static KeyView view(const std::pair<std::string, std::size_t>& key) {
+      return {key.first, key.second};
+    }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) == view(b);
     }
   };
   // (group, index in group) -> aggregate: hashed, as every post looks its collective up.
-  std::unordered_map<std::pair<std::string, std::size_t>, std::size_t, KeyHash> by_key_;
+  std::unordered_map<std::pair<std::string, std::size_t>, std::size_t, KeyHash, KeyEqual> by_key_;
 };
 
 }  // namespace perfsim::engine

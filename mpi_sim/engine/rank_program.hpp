@@ -214,6 +214,8 @@ class SimOpList {
     return static_cast<std::uint32_t>(storage.bodies.size() - 1);
   }
   const SimOp& body(std::uint32_t index) const { return storage_->bodies[index]; }
+  // Which distinct op (body) op `i` is.
+  std::uint32_t body_index(std::size_t i) const { return storage_->body_of[i]; }
   void append(std::uint32_t body, std::size_t trace_position) {
     Storage& storage = mutable_storage();
     storage.body_of.push_back(body);

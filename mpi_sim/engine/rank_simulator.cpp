@@ -51,9 +51,17 @@ RankSimulator::RankSimulator(const RankProgram& program, const HostOverheads& ov
   // Every stream the program can use (the compute stream starts as the default one).
   std::vector<StreamId> streams{kDefaultComputeStream};
   bool durations_non_negative = true;
-  for (const SimOp& op : program.ops) {
+  // Each distinct op once (with how many ops use it): an unfolded LLM rank's ~50 k ops are a
+  // few thousand distinct ones, and each rank of a stage builds this from the same list.
+  std::vector<std::size_t> uses(program.ops.distinct_ops(), 0);
+  for (std::size_t i = 0; i < program.ops.size(); ++i)
+    ++uses[program.ops.body_index(i)];
+  for (std::uint32_t body = 0; body < uses.size(); ++body) {
+    if (uses[body] == 0)
+      continue;
+    const SimOp& op = program.ops.body(body);
     replays_host = replays_host || op.recorded_host != nullptr;
-    kernels += op.kernels.size();
+    kernels += uses[body] * op.kernels.size();
     for (const SimKernel& kernel : op.kernels) {
       if (std::find(streams.begin(), streams.end(), kernel.stream) == streams.end())
         streams.push_back(kernel.stream);
@@ -134,12 +142,11 @@ void RankSimulator::note_step_kernel(TimestampUs start_us, TimestampUs end_us) {
   span.end_us = std::max(span.end_us, end_us);
 }
 
-RankSimulator::StreamState& RankSimulator::stream_state(StreamId id) {
-  // Most calls ask for the stream asked for last (a kernel's stream, then its clock again).
-  if (last_stream_ < streams_.size() && streams_[last_stream_].first == id)
-    return streams_[last_stream_].second;
-  auto it = std::lower_bound(streams_.begin(), streams_.end(), id,
-                             [](const auto& stream, StreamId key) { return stream.first < key; });
+RankSimulator::StreamState& RankSimulator::other_stream_state(StreamId id) {
+  // Two or three streams: searched in order (ascending by id).
+  auto it = streams_.begin();
+  while (it != streams_.end() && it->first < id)
+    ++it;
   if (it == streams_.end() || it->first != id) {
     it = streams_.insert(it, {id, StreamState{}});
     it->second.clock_us = program_.start_us;
@@ -295,7 +302,7 @@ void RankSimulator::flush_busy() {
       add_busy(slot.stream, timing.start_us, timing.end_us - timing.start_us,
                KernelCategory::kCommunication, slot.name,
                record_timeline_ ? collective_key(collective.group, collective.index_in_group) : "");
-      result_.groups[collective.group].time_us += timing.end_us - timing.start_us;
+      group_traffic(collective.group).time_us += timing.end_us - timing.start_us;
     }
     pending_busy_.pop_front();
   }
@@ -340,12 +347,22 @@ void RankSimulator::requirements(const SimOp& op, std::vector<std::size_t>& need
   }
 }
 
+GroupTraffic& RankSimulator::group_traffic(const std::string& group) {
+  if (!traffic_slots_)
+    traffic_slots_ = std::make_unique<TrafficSlots>();
+  TrafficSlot& slot = (*traffic_slots_)[reinterpret_cast<std::uintptr_t>(&group) /
+                                        sizeof(std::string) % kTrafficSlots];
+  if (slot.name != &group)
+    slot = {&group, &result_.groups[group]};
+  return *slot.traffic;
+}
+
 void RankSimulator::wait_on_stream(StreamId stream_id, std::size_t posted_index) {
   const Posted& entry = posted(posted_index);
   StreamState& stream = stream_state(stream_id);
   const TimestampUs end = entry.timing.end_us;
   if (end > stream.clock_us) {
-    GroupTraffic& traffic = result_.groups[program_.collective_of(*entry.op).group];
+    GroupTraffic& traffic = group_traffic(program_.collective_of(*entry.op).group);
     traffic.exposed_us += end - stream.clock_us;
     traffic.exposed_before_start_us +=
         std::clamp(entry.timing.start_us - stream.clock_us, 0.0, end - stream.clock_us);
@@ -493,7 +510,7 @@ void RankSimulator::launch_kernel(const SimOp& op, const SimKernel& kernel, Dura
       else
         tensor_producer_.emplace_back(tensor, index);
     }
-    GroupTraffic& traffic = result_.groups[rank_collective.group];
+    GroupTraffic& traffic = group_traffic(rank_collective.group);
     ++traffic.collectives;
     traffic.bytes += collective.comm.bytes_in;
     // It starts when the last member is ready: no earlier than this rank's `ready`.
@@ -628,6 +645,7 @@ void RankSimulator::release_traversal_state() {
   decltype(pending_busy_)().swap(pending_busy_);
   posted_by_seq_.reset();
   decltype(tensor_producer_)().swap(tensor_producer_);
+  traffic_slots_.reset();
   recorded_.reset();
   first_unresolved_ = 0;
   last_collective_.reset();

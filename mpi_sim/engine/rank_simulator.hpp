@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 // The per-rank critical-path traversal: seed 000 Algorithm 3 (single GPU, host overheads
 // T1..T5) extended as in seed 001 Algorithm 1 / seed 000 Algorithm 4 to one clock per stream,
 // intra-rank synchronization (waits and tensors produced by collectives) and inter-rank
@@ -7,6 +8,7 @@
 // thread and no rank blocks on a collective it does not need yet.
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -55,7 +57,10 @@ class RankSimulator {
   RankResult result() const;
   // The result, moved out (the simulator's copy is left empty): a caller that gathers every
   // rank's result does not hold each twice.
-  RankResult take_result() { return std::move(result_); }
+  RankResult take_result() {
+    traffic_slots_.reset();  // would point into the moved-out map
+    return std::move(result_);
+  }
 
  private:
   static constexpr TimestampUs kUnresolved = std::numeric_limits<TimestampUs>::quiet_NaN();
@@ -90,12 +95,32 @@ class RankSimulator {
   // Launches one kernel (or posts the op's collective) with a launch call of t4 from now.
   void launch_kernel(const SimOp& op, const SimKernel& kernel, DurationUs t4);
   void wait_on_stream(StreamId stream, std::size_t posted_index);
+  // result_.groups[group], remembered by the address of the group's name in the program (a
+  // RankCollective's group, which lives as long as the program) instead of string compares down
+  // the map at every collective. A rank of a bound program names a few tens of group strings
+  // (one per role), a compiled one one per collective op (each looked up about three times):
+  // a small direct-mapped cache serves both, allocated at the first collective. Map nodes never
+  // move, so the pointers stay valid until the result is taken.
+  GroupTraffic& group_traffic(const std::string& group);
+  struct TrafficSlot {
+    const std::string* name = nullptr;
+    GroupTraffic* traffic = nullptr;
+  };
+  static constexpr std::size_t kTrafficSlots = 16;
+  using TrafficSlots = std::array<TrafficSlot, kTrafficSlots>;
+  std::unique_ptr<TrafficSlots> traffic_slots_;
   // The duration this rank posts for a collective ready at `ready_us`: alone, or shared with
   // its collectives in flight on the same links (program_.link_sharing).
   DurationUs posted_duration_us(const RankCollective& collective, TimestampUs ready_us);
   // The stream's state, added (its clock at the program's start) on first use. A reference is
   // valid until the next call for a stream not used before: streams_ is a vector.
-  StreamState& stream_state(StreamId id);
+  StreamState& stream_state(StreamId id) {
+    // Most calls ask for the stream asked for last (a kernel's stream, then its clock again).
+    if (last_stream_ < streams_.size() && streams_[last_stream_].first == id)
+      return streams_[last_stream_].second;
+    return other_stream_state(id);
+  }
+  StreamState& other_stream_state(StreamId id);
   void add_busy(StreamId stream, TimestampUs start_us, DurationUs duration_us,
                 KernelCategory category, std::string_view name, const std::string& key);
   // Busy time enters the sums in launch order, a collective's once it resolves and what was

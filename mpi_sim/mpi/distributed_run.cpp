@@ -7,6 +7,7 @@
 #include <sstream>
 #include <streambuf>
 #include <string_view>
+#include <unordered_set>
 
 #include "mpi_sim/engine/collective_matching.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -112,11 +113,15 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
                                         const DistributedOptions& options,
                                         DistributedStats* stats) {
   std::map<std::string, std::vector<int>> groups;
+  // A program's collectives name a few group strings (held by the program) many times over:
+  // each string is looked up in the map once, by its address, not once per collective.
+  std::unordered_set<const std::string*> seen;
   for (const engine::RankProgram& program : local_programs) {
     for (const engine::SimOp& op : program.ops) {
       if (op.collective) {
         const engine::RankCollective collective = program.collective_of(op);
-        groups.try_emplace(collective.group, collective.members.ranks());
+        if (seen.insert(&collective.group).second)
+          groups.try_emplace(collective.group, collective.members.ranks());
       }
     }
   }

@@ -1,11 +1,11 @@
 #pragma once
-#include <array>
 // The per-rank critical-path traversal: seed 000 Algorithm 3 (single GPU, host overheads
 // T1..T5) extended as in seed 001 Algorithm 1 / seed 000 Algorithm 4 to one clock per stream,
 // intra-rank synchronization (waits and tensors produced by collectives) and inter-rank
 // synchronization through ClockSync. The traversal is resumable: advance() runs until the
 // next op needs a collective that has not resolved yet, so many simulated ranks can share one
 // thread and no rank blocks on a collective it does not need yet.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

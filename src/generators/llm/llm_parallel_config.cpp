@@ -1,6 +1,7 @@
 #include "generators/llm/llm_parallel_config.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <unordered_set>
 
@@ -374,14 +375,16 @@ std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bo
         make_group(expert_model_parallel_group_name(parallel, rank),
                    experts.group_ranks(rank, {Dim::kTensor, Dim::kExpert, Dim::kPipeline}),
                    "expert tensor x expert x pipeline parallel (gradient norm)"));
-  if (gradient_norm_group_size(parallel) > 1 && (parallel.zero_stage == 0 || job_group))
-    groups.push_back(make_group(
-        gradient_norm_group_name(parallel, rank),
-        parallel.zero_stage == 0
-            ? mesh.group_ranks(rank, {Dim::kTensor, Dim::kPipeline})
-            : mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext, Dim::kData, Dim::kPipeline}),
-        parallel.zero_stage == 0 ? "tensor x pipeline parallel (gradient norm)"
-                                 : "distributed-optimizer instance: the job (gradient norm)"));
+  if (gradient_norm_group_size(parallel) > 1 && parallel.zero_stage == 0)
+    groups.push_back(make_group(gradient_norm_group_name(parallel, rank),
+                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kPipeline}),
+                                "tensor x pipeline parallel (gradient norm)"));
+  if (gradient_norm_group_size(parallel) > 1 && parallel.zero_stage >= 1 && job_group) {
+    std::vector<int> job(static_cast<std::size_t>(parallel.world_size()));
+    std::iota(job.begin(), job.end(), 0);  // every rank, ascending: no mesh walk, no sort
+    groups.push_back(make_group(gradient_norm_group_name(parallel, rank), std::move(job),
+                                "distributed-optimizer instance: the job (gradient norm)"));
+  }
   return groups;
 }
 

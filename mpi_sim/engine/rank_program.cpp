@@ -314,7 +314,8 @@ SimCollective make_collective(const Trace& trace, const Op& comm_op, const OpSeg
         [&](const ProcessGroup& candidate) { return candidate.name == comm.process_group; });
     if (group != trace.process_groups.end() && !group->ranks.empty()) {
       members = group->ranks;
-      std::sort(members.begin(), members.end());
+      if (!std::is_sorted(members.begin(), members.end()))  // a job-wide group: 16,384 ranks
+        std::sort(members.begin(), members.end());
     }
     if (group == trace.process_groups.end() || group->ranks.empty()) {
       // The trace's default group spans the whole job.

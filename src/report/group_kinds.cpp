@@ -29,6 +29,10 @@ std::string group_kind_label(const std::string& kind) {
     return "data-parallel";
   if (kind == "pp")
     return "pipeline-group";
+  if (kind == "mp")
+    return "model-parallel";
+  if (kind == "dopt")
+    return "job-wide";
   if (kind == "p2p")
     return "pipeline p2p";
   return kind;

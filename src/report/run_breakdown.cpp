@@ -10,7 +10,8 @@ constexpr std::size_t kCommunication = static_cast<std::size_t>(KernelCategory::
 
 // Fixed order first (the order people read a Megatron breakdown in), other kinds after.
 constexpr const char* kOrder[] = {"compute",    "exposed_tp",  "exposed_cp", "exposed_ep",
-                                  "exposed_dp", "exposed_p2p", "bubble",     "exposed_pp"};
+                                  "exposed_dp", "exposed_p2p", "bubble",     "exposed_pp",
+                                  "exposed_mp", "exposed_dopt"};
 
 int order_of(const std::string& key) {
   for (std::size_t i = 0; i < std::size(kOrder); ++i)
@@ -37,6 +38,14 @@ BreakdownLine describe(const std::string& key) {
   if (kind == "pp")
     return {key, "exposed pipeline-group collectives",
             "compute waiting at collectives across stages (gradient norm)", 0, 0};
+  if (kind == "mp")
+    return {key, "exposed model-parallel collectives",
+            "compute waiting at collectives over TP x PP, across stages (gradient norm)", 0, 0};
+  if (kind == "dopt")
+    return {key, "exposed job-wide collectives",
+            "compute waiting at collectives over the whole job (gradient norm with the "
+            "distributed optimizer)",
+            0, 0};
   return {key, "exposed " + group_kind_label(kind) + " communication",
           "compute waiting for " + group_kind_label(kind) + " collectives", 0, 0};
 }

@@ -54,6 +54,10 @@ std::string group_kind(const std::string& group, const llm::ParallelConfig& para
     return "context parallel (ring)";
   if (kind == "pp")
     return "pipeline group (grad norm)";
+  if (kind == "mp")
+    return "tensor x pipeline (grad norm)";
+  if (kind == "dopt")
+    return "whole job (grad norm)";
   return kind;
 }
 

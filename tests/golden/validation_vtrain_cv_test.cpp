@@ -16,9 +16,11 @@
 namespace perfsim::scenario {
 namespace {
 
-constexpr double kClaimedMeanAbsError = 0.077;
+// 0.078 and 0.92 since the dense gradient norm waits for the gradient all-reduce (7.74%, lowest
+// group 0.927; 7.67% and 0.965 before): README "Expert gradient-norm groups".
+constexpr double kClaimedMeanAbsError = 0.078;
 constexpr double kClaimedMaxAbsError = 0.275;
-constexpr double kClaimedGroupSpearman = 0.96;
+constexpr double kClaimedGroupSpearman = 0.92;
 
 TEST(ValidateRunsGolden, VtrainSingleNodeFiveFoldCrossValidation) {
   const validation::RunTable table = validation::load_run_table(

@@ -61,11 +61,12 @@ TEST(LlmParallelConfig, MegatronRankLayoutTensorParallelInnermost) {
   EXPECT_EQ(rank_of(parallel, {0, 1, 0}), 4);
   EXPECT_EQ(rank_of(parallel, {0, 0, 1}), 8);
   const std::vector<ProcessGroup> groups = process_groups_of(parallel, 13);  // tp 1, dp 1, pp 1
-  ASSERT_EQ(groups.size(), 3u);
+  ASSERT_EQ(groups.size(), 4u);
   EXPECT_EQ(groups[0].ranks, (std::vector<int>{12, 13, 14, 15}));
   EXPECT_EQ(groups[1].ranks, (std::vector<int>{9, 13}));
   EXPECT_EQ(groups[2].ranks, (std::vector<int>{5, 13}));
-  EXPECT_EQ(all_process_groups(parallel).size(), 4u + 8u + 8u);
+  EXPECT_EQ(groups[3].ranks, (std::vector<int>{4, 5, 6, 7, 12, 13, 14, 15}));  // TP x PP
+  EXPECT_EQ(all_process_groups(parallel).size(), 4u + 8u + 8u + 2u);
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     const RankCoordinates c = coordinates_of(parallel, rank);
     EXPECT_EQ(rank_of(parallel, c), rank);
@@ -267,14 +268,16 @@ TEST(LlmGenerator, TensorParallelTraceClosedForms) {
     const bool first = co.pp == 0, last = co.pp == 1;
     auto totals = totals_by_group_kind(trace);
     // TP without SP: two all-reduces per layer forward, two backward; the embedding's one
-    // (first stage); three cross-entropy reductions and the head's input gradient (last);
-    // once per iteration the gradient norm's square (one fp32).
-    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0)) + 1;
+    // (first stage); three cross-entropy reductions and the head's input gradient (last).
+    const int tp_all_reduces = m * (4 * layers + (first ? 1 : 0) + (last ? 4 : 0));
     EXPECT_EQ(totals["tp"].counts[CollectiveKind::kAllReduce], tp_all_reduces);
     EXPECT_EQ(totals["tp"].bytes_in[CollectiveKind::kAllReduce],
               m * ((4 * layers + (first ? 1 : 0) + (last ? 1 : 0)) * hidden_bytes +
-                   (last ? 3 * token_bytes : 0)) +
-                  4);
+                   (last ? 3 * token_bytes : 0)));
+    // Once per iteration the gradient norm's square (one fp32) over TP x PP, no PP collective.
+    EXPECT_EQ(totals["mp"].counts[CollectiveKind::kAllReduce], 1);
+    EXPECT_EQ(totals["mp"].bytes_in[CollectiveKind::kAllReduce], 4);
+    EXPECT_EQ(totals.count("pp"), 0u);
     EXPECT_EQ(totals["tp"].counts.count(CollectiveKind::kAllGather), 0u);
     // PP: one activation and one gradient per micro-batch across each stage boundary.
     EXPECT_EQ(totals["p2p"].counts[CollectiveKind::kSend], m);
@@ -312,10 +315,11 @@ TEST(LlmGenerator, SequenceParallelSwapsAllReducesForGatherAndScatter) {
     auto totals = totals_by_group_kind(trace)["tp"];
     // Per layer: forward 2 all-gathers + 2 reduce-scatters; backward 2 gradient all-gathers,
     // 2 input all-gathers again for the weight gradients, 2 reduce-scatters. Embedding: 1 RS
-    // forward, 1 AG backward; head: 1 AG forward, 1 AG and 1 RS backward, 3 small all-reduces.
+    // forward, 1 AG backward; head: 1 AG forward, 1 AG and 1 RS backward, 3 small all-reduces
+    // (the gradient norm's is over TP x PP, "mp", the TP group's ranks here).
     EXPECT_EQ(totals.counts[CollectiveKind::kAllGather], m * (6 * layers + 3));
     EXPECT_EQ(totals.counts[CollectiveKind::kReduceScatter], m * (4 * layers + 2));
-    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3 + 1);
+    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], m * 3);
     EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllGather], m * (6 * layers + 3) * local_bytes);
     EXPECT_EQ(totals.bytes_in[CollectiveKind::kReduceScatter],
               m * (4 * layers + 2) * local_bytes * 4);
@@ -352,10 +356,13 @@ TEST(LlmGenerator, ZeroStagesReduceScatterAndGather) {
     const auto traces = generate_all(c);
     expect_gemm_flops(c, traces);
     expect_collectives_match(traces);
-    auto totals = totals_by_group_kind(traces[0])["dp"];
-    // The only DP all-reduce: the gradient norm's square over the sharded gradients.
-    EXPECT_EQ(totals.counts[CollectiveKind::kAllReduce], 1) << "ZeRO " << stage;
-    EXPECT_EQ(totals.bytes_in[CollectiveKind::kAllReduce], 4) << "ZeRO " << stage;
+    auto kinds = totals_by_group_kind(traces[0]);
+    auto totals = kinds["dp"];
+    // No DP all-reduce: the gradient norm's square over the sharded gradients is summed over
+    // the job's group (here the 4 DP ranks).
+    EXPECT_EQ(totals.counts.count(CollectiveKind::kAllReduce), 0u) << "ZeRO " << stage;
+    EXPECT_EQ(kinds["dopt"].counts[CollectiveKind::kAllReduce], 1) << "ZeRO " << stage;
+    EXPECT_EQ(kinds["dopt"].bytes_in[CollectiveKind::kAllReduce], 4) << "ZeRO " << stage;
     EXPECT_GT(totals.counts[CollectiveKind::kReduceScatter], 0) << "ZeRO " << stage;
     EXPECT_GT(totals.counts[CollectiveKind::kAllGather], 0) << "ZeRO " << stage;
     if (stage == 3) {
@@ -553,11 +560,12 @@ TEST(LlmParallelConfig, ContextParallelRanksBetweenTensorAndData) {
   EXPECT_EQ(c.pp, 1);
   EXPECT_EQ(rank_of(parallel, c), 11);
   const auto groups = process_groups_of(parallel, 0);
-  ASSERT_EQ(groups.size(), 5u);
+  ASSERT_EQ(groups.size(), 6u);
   EXPECT_EQ(groups[1].ranks, (std::vector<int>{0, 2, 4, 6}));  // gradients over DP x CP
   EXPECT_EQ(groups[2].ranks, (std::vector<int>{0, 8}));        // pipeline
   EXPECT_EQ(groups[3].ranks, (std::vector<int>{0, 2}));        // context ring
   EXPECT_EQ(groups[4].ranks, (std::vector<int>{0, 1, 2, 3}));  // TP x CP (a MoE router's)
+  EXPECT_EQ(groups[5].ranks, (std::vector<int>{0, 1, 8, 9}));  // TP x PP (gradient norm)
 }
 
 TEST(LlmGenerator, ContextParallelRingAttention) {

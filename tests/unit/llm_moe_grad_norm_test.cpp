@@ -2,8 +2,8 @@
 // optimizer.py, clip_grads.py): with EP > 1 an expert optimizer is chained beside the dense one.
 // Without the distributed optimizer its squared norm is its own, summed by one all-reduce of one
 // fp32 over ETP x EP x PP; with it both optimizers' group is the whole job and ChainedOptimizer
-// makes one norm of both (summed here over TP, PP and DP x CP: the whole job). The dense sum is
-// over TP and PP (and DP x CP with ZeRO), one fp32 each.
+// makes one norm of both, summed by one all-reduce over the job. The dense sum without it is
+// one fp32 over the model-parallel group, TP x PP (llm_grad_norm_test has the dense cases).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -76,12 +76,13 @@ ClipKernels clip_kernels(const TransformerConfig& model, const ParallelConfig& p
 }
 
 TEST(LlmGradNorm, WithoutExpertParallelismTheExpertsAreDenseParameters) {
-  // EP 1: one optimizer, one norm, summed over TP {0, 1} and PP {0, 8} for rank 0.
+  // EP 1: one optimizer, one norm, summed over TP x PP {0, 1, 8, 9} for rank 0.
   const ParallelConfig parallel = layout(1, 0);
+  EXPECT_EQ(members(parallel, 0, model_parallel_group_name(parallel, 0)),
+            (std::vector<int>{0, 1, 8, 9}));
   for (const int rank : {0, 11}) {
     EXPECT_EQ(clip_all_reduces(model(), parallel, rank),
-              (std::vector<Reduction>{{tp_group_name(parallel, rank), 2, 4},
-                                      {pp_group_name(parallel, rank), 2, 4}}))
+              (std::vector<Reduction>{{model_parallel_group_name(parallel, rank), 4, 4}}))
         << rank;
     EXPECT_EQ(clip_kernels(model(), parallel, rank).norms.size(), 1u);
     EXPECT_EQ(clip_kernels(model(), parallel, rank).scalings.size(), 1u);
@@ -89,14 +90,13 @@ TEST(LlmGradNorm, WithoutExpertParallelismTheExpertsAreDenseParameters) {
 }
 
 TEST(LlmGradNorm, ExpertOptimizerSumsOverExpertTensorTimesExpertTimesPipeline) {
-  // EP 2: the dense norm over TP and PP, then the experts' over ETP x EP x PP (2 x 2 x 2 = 8
+  // EP 2: the dense norm over TP x PP, then the experts' over ETP x EP x PP (2 x 2 x 2 = 8
   // ranks: dp 0 and 1 are one EP group), on stage 0 too although it holds no expert (Megatron
   // builds the expert optimizer on every rank; the norm's collective needs it).
   const ParallelConfig parallel = layout(2, 0);
   for (const int rank : {0, 11}) {
     EXPECT_EQ(clip_all_reduces(model(), parallel, rank),
-              (std::vector<Reduction>{{tp_group_name(parallel, rank), 2, 4},
-                                      {pp_group_name(parallel, rank), 2, 4},
+              (std::vector<Reduction>{{model_parallel_group_name(parallel, rank), 4, 4},
                                       {expert_model_parallel_group_name(parallel, rank), 8, 4}}))
         << rank;
   }
@@ -114,15 +114,14 @@ TEST(LlmGradNorm, ExpertOptimizerSumsOverExpertTensorTimesExpertTimesPipeline) {
 }
 
 TEST(LlmGradNorm, DistributedOptimizerMakesOneNormOfBoth) {
-  // ZeRO 1 (--use-distributed-optimizer): one norm of the dense and expert shards summed over
-  // TP, PP and DP x CP (the whole job); each optimizer still scales its own gradients.
+  // ZeRO 1 (--use-distributed-optimizer): one norm of the dense and expert shards summed by one
+  // all-reduce over the whole job (16 ranks); each optimizer still scales its own gradients.
   for (const int ep : {1, 2}) {
     const ParallelConfig parallel = layout(ep, 1);
     EXPECT_EQ(clip_all_reduces(model(), parallel, 11),
-              (std::vector<Reduction>{{tp_group_name(parallel, 11), 2, 4},
-                                      {pp_group_name(parallel, 11), 2, 4},
-                                      {dp_group_name(parallel, 11), 4, 4}}))
+              (std::vector<Reduction>{{distributed_optimizer_group_name(parallel, 11), 16, 4}}))
         << "ep " << ep;
+    EXPECT_EQ(members(parallel, 11, distributed_optimizer_group_name(parallel, 11)).size(), 16u);
     const ClipKernels kernels = clip_kernels(model(), parallel, 11);
     EXPECT_EQ(kernels.norms.size(), 1u);
     EXPECT_EQ(kernels.scalings.size(), ep == 2 ? 2u : 1u);
@@ -130,7 +129,7 @@ TEST(LlmGradNorm, DistributedOptimizerMakesOneNormOfBoth) {
 }
 
 TEST(LlmGradNorm, GroupsOfOneRankAreNotReduced) {
-  // TP 1, PP 1, DP 2, EP 2, both layers MoE: TP and PP are one rank each (no dense all-reduce);
+  // TP 1, PP 1, DP 2, EP 2, both layers MoE: TP x PP is one rank (no dense all-reduce);
   // ETP x EP x PP holds the EP group's ranks (a communicator of its own, as in Megatron). The
   // expert norm reads the 2 layers x 2 local experts x (64 x 128 + 128 x 64) expert gradients.
   const ParallelConfig parallel{.dp = 2, .ep = 2};

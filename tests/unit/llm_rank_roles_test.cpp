@@ -41,6 +41,7 @@ TEST(RankRoles, NameTheRanksGroupsAndNeighbours) {
   EXPECT_EQ(roles.tp_group, tp_group_name(parallel, 13));
   EXPECT_EQ(roles.dp_group, dp_group_name(parallel, 13));
   EXPECT_EQ(roles.pp_group, pp_group_name(parallel, 13));
+  EXPECT_EQ(roles.gradient_norm_group, gradient_norm_group_name(parallel, 13));
   EXPECT_EQ(roles.pipeline_previous, 5);
   EXPECT_EQ(roles.pipeline_next, 21);
   EXPECT_EQ(roles.context_previous, 15);
@@ -57,7 +58,8 @@ TEST(RankRoles, EveryCollectiveOfAnInstanceIsOnTheRanksOwnGroupsAndNeighbours) {
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     const Trace trace = generate_llm_rank(tiny_gpt(), parallel, rank);
     const RankRoles roles = rank_roles(parallel, rank);
-    const std::set<std::string> groups{roles.tp_group, roles.dp_group, roles.pp_group};
+    const std::set<std::string> groups{roles.tp_group, roles.dp_group, roles.pp_group,
+                                       roles.gradient_norm_group};
     const std::set<int> peers{roles.pipeline_previous, roles.pipeline_next, roles.context_previous,
                               roles.context_next};
     std::size_t collectives = 0;

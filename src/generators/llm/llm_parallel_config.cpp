@@ -1,6 +1,7 @@
 #include "generators/llm/llm_parallel_config.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <unordered_set>
 
@@ -312,6 +313,24 @@ std::string expert_model_parallel_group_name(const ParallelConfig& parallel, int
                     {Dim::kTensor, Dim::kExpert, Dim::kPipeline});
 }
 
+std::string model_parallel_group_name(const ParallelConfig& parallel, int rank) {
+  return group_name("mp/", attention_mesh(parallel), rank, {Dim::kTensor, Dim::kPipeline});
+}
+
+std::string distributed_optimizer_group_name(const ParallelConfig& parallel, int rank) {
+  return group_name("dopt/", attention_mesh(parallel), rank,
+                    {Dim::kTensor, Dim::kContext, Dim::kData, Dim::kPipeline});
+}
+
+int gradient_norm_group_size(const ParallelConfig& parallel) {
+  return parallel.zero_stage >= 1 ? parallel.world_size() : parallel.tp * parallel.pp;
+}
+
+std::string gradient_norm_group_name(const ParallelConfig& parallel, int rank) {
+  return parallel.zero_stage >= 1 ? distributed_optimizer_group_name(parallel, rank)
+                                  : model_parallel_group_name(parallel, rank);
+}
+
 std::string tp_cp_group_name(const ParallelConfig& parallel, int rank) {
   if (parallel.cp == 1)
     return tp_group_name(parallel, rank);
@@ -320,7 +339,11 @@ std::string tp_cp_group_name(const ParallelConfig& parallel, int rank) {
   return group_name("tpcp/", attention_mesh(parallel), rank, {Dim::kTensor, Dim::kContext});
 }
 
-std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
+namespace {
+
+// process_groups_of without the job-wide group when `job_group` is false: all_process_groups
+// adds that once instead of building its member list for every rank (16,384 ranks squared).
+std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bool job_group) {
   const RankMesh mesh = attention_mesh(parallel);
   std::vector<ProcessGroup> groups{
       make_group(tp_group_name(parallel, rank), mesh.group_ranks(rank, {Dim::kTensor}),
@@ -352,14 +375,30 @@ std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int 
         make_group(expert_model_parallel_group_name(parallel, rank),
                    experts.group_ranks(rank, {Dim::kTensor, Dim::kExpert, Dim::kPipeline}),
                    "expert tensor x expert x pipeline parallel (gradient norm)"));
+  if (gradient_norm_group_size(parallel) > 1 && parallel.zero_stage == 0)
+    groups.push_back(make_group(gradient_norm_group_name(parallel, rank),
+                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kPipeline}),
+                                "tensor x pipeline parallel (gradient norm)"));
+  if (gradient_norm_group_size(parallel) > 1 && parallel.zero_stage >= 1 && job_group) {
+    std::vector<int> job(static_cast<std::size_t>(parallel.world_size()));
+    std::iota(job.begin(), job.end(), 0);  // every rank, ascending: no mesh walk, no sort
+    groups.push_back(make_group(gradient_norm_group_name(parallel, rank), std::move(job),
+                                "distributed-optimizer instance: the job (gradient norm)"));
+  }
   return groups;
+}
+
+}  // namespace
+
+std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank) {
+  return groups_of(parallel, rank, true);
 }
 
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel) {
   std::vector<ProcessGroup> groups;
   std::unordered_set<std::string> seen;  // tens of thousands of groups at 16k GPUs
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
-    for (ProcessGroup& group : process_groups_of(parallel, rank)) {
+    for (ProcessGroup& group : groups_of(parallel, rank, rank == 0)) {
       if (!seen.insert(group.name).second)
         continue;
       groups.push_back(std::move(group));

@@ -270,10 +270,24 @@ std::string expert_model_parallel_group_name(const ParallelConfig& parallel, int
 // DP x CP rank holds every expert and they are dense parameters.
 bool expert_parameters_apart(const ParallelConfig& parallel);
 
+// The dense optimizer's gradient-norm group (its grad_stats_parallel_group, optimizer.py):
+// without the distributed optimizer Megatron-Core's model-parallel group, TP x PP ("mp/<i>",
+// parallel_state's get_ranks('tp-pp'); no CP: the DP x CP all-reduce left every CP rank the
+// same gradients); with it the distributed-optimizer instance, the whole job with Megatron's
+// default of one instance ("dopt/0", get_intra_distributed_optimizer_instance_group), also the
+// expert optimizer's group then. Each a communicator of its own in Megatron.
+std::string model_parallel_group_name(const ParallelConfig& parallel, int rank);
+std::string distributed_optimizer_group_name(const ParallelConfig& parallel, int rank);
+// The size of that group for this layout: TP x PP without ZeRO, the world with it.
+int gradient_norm_group_size(const ParallelConfig& parallel);
+// Its name for `rank`: model_parallel_group_name or distributed_optimizer_group_name.
+std::string gradient_norm_group_name(const ParallelConfig& parallel, int rank);
+
 // The TP, DP and PP groups `rank` belongs to (ranks ascending), its CP group when CP > 1 (and
 // TP x CP when TP > 1 too), its EP and expert-DP groups when EP > 1 or ETP != TP, its expert
 // TP group when ETP > 1 differs from TP, its ETP x EP x PP group when the experts are apart
-// (expert_parameters_apart) and it holds more than one rank.
+// (expert_parameters_apart) and it holds more than one rank, and its gradient-norm group
+// (gradient_norm_group_name) when that holds more than one rank.
 std::vector<ProcessGroup> process_groups_of(const ParallelConfig& parallel, int rank);
 // Every group of the job, each once.
 std::vector<ProcessGroup> all_process_groups(const ParallelConfig& parallel);

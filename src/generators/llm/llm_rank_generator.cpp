@@ -336,15 +336,17 @@ class StageGenerator {
 
   // Megatron-Core's gradient clipping (optimizer.py, clip_grads.py): get_grad_norm_fp32 is the
   // L2 norm of the local main gradients (the shard with the distributed optimizer), squared and
-  // summed over the ranks that hold the other parts by all-reduces of one fp32, then
-  // clip_grad_by_total_norm_fp32 scales each optimizer's gradients. The dense sum is made over
-  // TP, PP and with ZeRO DP x CP (Megatron sums over TP x PP, or the whole job with the
-  // distributed optimizer, in one all-reduce; the same sum). With MoE, get_megatron_optimizer
-  // chains an expert optimizer on every rank of a model with experts, also on stages without
-  // MoE layers (the param groups are aligned across ranks): without the distributed optimizer
-  // its norm is its own, summed over ETP x EP x PP (expt_tp_pp_group), the ranks holding the
-  // other experts and expert shards; with it both optimizers' group is the whole job and
-  // ChainedOptimizer makes one norm of both (grads_states_parallel_group_is_shared).
+  // summed by one all-reduce of one fp32 over the optimizer's grad_stats_parallel_group, then
+  // clip_grad_by_total_norm_fp32 scales each optimizer's gradients. The dense optimizer's group
+  // is the model-parallel group (TP x PP), or with the distributed optimizer the whole job
+  // (gradient_norm_group_name). With MoE, get_megatron_optimizer chains an expert optimizer on
+  // every rank of a model with experts, also on stages without MoE layers (the param groups are
+  // aligned across ranks): without the distributed optimizer its norm is its own, summed over
+  // ETP x EP x PP (expt_tp_pp_group), the ranks holding the other experts and expert shards;
+  // with it both optimizers' group is the whole job and ChainedOptimizer makes one norm of both
+  // (grads_states_parallel_group_is_shared). The first norm kernel reads what every gradient
+  // reduction of this rank wrote (the buckets, or with ZeRO the reduce-scattered shards):
+  // train_step's finish_grad_sync waits for them all before optimizer.step() runs.
   void clip_gradients() {
     builder_.set_context("grad-clip", -1, -1);
     const bool distributed_optimizer = parallel_.zero_stage >= 1;
@@ -356,9 +358,13 @@ class StageGenerator {
     auto gradients_of = [&](std::int64_t elements, std::int64_t offset) {
       return builder_.alias(gradients_, {elements}, parallel_.gradient_dtype, offset);
     };
-    auto local_norm = [&](std::int64_t elements, std::int64_t offset) {
+    // The reduction rule prices input 0 alone: the others are dependencies.
+    auto local_norm = [&](std::int64_t elements, std::int64_t offset,
+                          const std::vector<TensorRef>& reduced) {
+      std::vector<TensorRef> inputs{gradients_of(elements, offset)};
+      inputs.insert(inputs.end(), reduced.begin(), reduced.end());
       const TensorRef norm = builder_.tensor({1}, DType::kFloat32);
-      builder_.compute("aten::linalg_vector_norm", {gradients_of(elements, offset)}, {norm},
+      builder_.compute("aten::linalg_vector_norm", std::move(inputs), {norm},
                        KernelCategory::kOther, 2.0 * static_cast<double>(elements));
       return norm;
     };
@@ -368,13 +374,10 @@ class StageGenerator {
                              norm, norm);
     };
     const bool one_norm = !expert_optimizer || distributed_optimizer;
-    TensorRef norm = local_norm(one_norm ? dense + experts : dense, 0);
-    sum_over(norm, roles_.tp_group, parallel_.tp);
-    sum_over(norm, roles_.pp_group, parallel_.pp);
-    if (distributed_optimizer)
-      sum_over(norm, dp_group_, dp_size());
+    TensorRef norm = local_norm(one_norm ? dense + experts : dense, 0, optimizer_gradients_);
+    sum_over(norm, roles_.gradient_norm_group, gradient_norm_group_size(parallel_));
     if (!one_norm) {
-      norm = local_norm(experts, dense);
+      norm = local_norm(experts, dense, {});
       sum_over(norm, roles_.expert_model_parallel_group,
                parallel_.expert_tp() * parallel_.ep * parallel_.pp);
     }

@@ -18,6 +18,7 @@ constexpr const char* kExpertDataGroup = "{edp}";
 constexpr const char* kExpertTensorGroup = "{etp}";
 constexpr const char* kTensorContextGroup = "{tpcp}";
 constexpr const char* kExpertModelParallelGroup = "{etpp}";
+constexpr const char* kGradientNormGroup = "{gradnorm}";
 constexpr int kPipelinePrevious = -2;
 constexpr int kPipelineNext = -3;
 constexpr int kContextPrevious = -4;
@@ -39,6 +40,7 @@ RankRoles rank_roles(const ParallelConfig& parallel, int rank) {
   roles.expert_tp_group = expert_tp_group_name(parallel, rank);
   roles.tp_cp_group = tp_cp_group_name(parallel, rank);
   roles.expert_model_parallel_group = expert_model_parallel_group_name(parallel, rank);
+  roles.gradient_norm_group = gradient_norm_group_name(parallel, rank);
   roles.pipeline_previous =
       rank_of(parallel, {c.tp, c.dp, (c.pp + parallel.pp - 1) % parallel.pp, c.cp});
   roles.pipeline_next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp, c.cp});
@@ -62,6 +64,7 @@ RankRoles placeholder_roles(int stage) {
   roles.expert_tp_group = kExpertTensorGroup;
   roles.tp_cp_group = kTensorContextGroup;
   roles.expert_model_parallel_group = kExpertModelParallelGroup;
+  roles.gradient_norm_group = kGradientNormGroup;
   roles.pipeline_previous = kPipelinePrevious;
   roles.pipeline_next = kPipelineNext;
   roles.context_previous = kContextPrevious;
@@ -72,7 +75,7 @@ RankRoles placeholder_roles(int stage) {
 }
 
 void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& template_source) {
-  const std::array<std::pair<const char*, const std::string*>, 8> groups{
+  const std::array<std::pair<const char*, const std::string*>, 9> groups{
       {{kTensorGroup, &roles.tp_group},
        {kDataGroup, &roles.dp_group},
        {kPipelineGroup, &roles.pp_group},
@@ -80,7 +83,8 @@ void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& t
        {kExpertDataGroup, &roles.expert_dp_group},
        {kExpertTensorGroup, &roles.expert_tp_group},
        {kTensorContextGroup, &roles.tp_cp_group},
-       {kExpertModelParallelGroup, &roles.expert_model_parallel_group}}};
+       {kExpertModelParallelGroup, &roles.expert_model_parallel_group},
+       {kGradientNormGroup, &roles.gradient_norm_group}}};
   const std::array<std::pair<int, int>, 6> peers{{{kPipelinePrevious, roles.pipeline_previous},
                                                   {kPipelineNext, roles.pipeline_next},
                                                   {kContextPrevious, roles.context_previous},

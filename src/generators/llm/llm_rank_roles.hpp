@@ -27,6 +27,9 @@ struct RankRoles {
   std::string tp_cp_group;      // the MoE router's token counts (Megatron's tp_cp_group)
   // The expert optimizer's gradient norm (ETP x EP x PP, Megatron-Core's expt_tp_pp_group).
   std::string expert_model_parallel_group;
+  // The dense optimizer's gradient norm: TP x PP, or the job with the distributed optimizer
+  // (gradient_norm_group_name).
+  std::string gradient_norm_group;
   int pipeline_previous = -1;  // the previous / next stage's rank (a ring when interleaved)
   int pipeline_next = -1;
   int context_previous = -1;  // neighbours in the context-parallel ring

@@ -2,6 +2,7 @@
 // --fit-calibration` wrote: it must stay equal to it, and simulate/plan must apply what it says.
 #include <gtest/gtest.h>
 
+#include "devices/device_spec.hpp"
 #include "io/input_file.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "validation/shipped_calibration.hpp"
@@ -38,6 +39,22 @@ TEST(ShippedCalibration, GemmScaleOnlyWhereNothingBetterIsKnown) {
   EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"V100", false, true}), 1.0);
   calibration.device.clear();
   EXPECT_DOUBLE_EQ(scenario::gemm_time_scale_for(calibration, {"A100-80GB", false, false}), 1.0);
+}
+
+// Only GEMM terms fitted on the device's own measured GEMMs keep the calibration's scale off it;
+// terms carried over from another device (provenance "estimate") do not.
+TEST(ShippedCalibration, OnlyMeasuredGemmTermsCount) {
+  const std::string folder = std::string(PERFSIM_SOURCE_DIR) + "/configs/devices";
+  EXPECT_TRUE(scenario::has_measured_gemm_efficiency(devices::find_device(folder, "H100-SXM")));
+  devices::DeviceSpec a100 = devices::find_device(folder, "A100-80GB");
+  EXPECT_FALSE(scenario::has_measured_gemm_efficiency(a100));
+  devices::GemmEfficiency carried;
+  carried.peak_fraction = {0.89, devices::Provenance::kEstimate, "carried from H100-SXM"};
+  a100.gemm_efficiency[devices::MathUnit::kTensorCore] = carried;
+  EXPECT_FALSE(scenario::has_measured_gemm_efficiency(a100));
+  a100.gemm_efficiency[devices::MathUnit::kTensorCore].peak_fraction.provenance =
+      devices::Provenance::kMeasured;
+  EXPECT_TRUE(scenario::has_measured_gemm_efficiency(a100));
 }
 
 TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {

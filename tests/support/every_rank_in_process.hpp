@@ -15,12 +15,13 @@
 
 namespace perfsim::test_support {
 
-inline std::vector<RankResult> simulate_every_rank(const scenario::LlmScenario& scenario) {
+inline std::vector<RankResult> simulate_every_rank(const scenario::LlmScenario& scenario,
+                                                   bool record_timeline = false) {
   std::vector<int> ranks(static_cast<std::size_t>(scenario.parallel.world_size()));
   std::iota(ranks.begin(), ranks.end(), 0);
   const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, ranks);
   engine::InProcessClockSync sync;
-  return engine::simulate_programs(inputs.programs, inputs.overheads, sync);
+  return engine::simulate_programs(inputs.programs, inputs.overheads, sync, record_timeline);
 }
 
 inline double slowest_iteration_us(const std::vector<RankResult>& results) {

@@ -14,39 +14,18 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
-#include "mpi_sim/engine/in_process_clock_sync.hpp"
-#include "mpi_sim/engine/local_scheduler.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "support/dgx_a100_scenario.hpp"
+#include "support/every_rank_in_process.hpp"
+#include "support/grad_clip_reductions.hpp"
 #include "support/small_gpt.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
-// (group, group size, bytes) of every collective of phase grad-clip, in trace order.
-using Reduction = std::tuple<std::string, int, Bytes>;
-
-std::vector<Reduction> clip_all_reduces(const TransformerConfig& model,
-                                        const ParallelConfig& parallel, int rank) {
-  std::vector<Reduction> reductions;
-  for (const Op& op : generate_llm_rank(model, parallel, rank).ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (!op.comm || !phase || std::get<std::string>(phase->value) != "grad-clip")
-      continue;
-    EXPECT_EQ(op.comm->kind, CollectiveKind::kAllReduce);
-    reductions.emplace_back(op.comm->process_group, op.comm->group_size, op.comm->bytes_in);
-  }
-  return reductions;
-}
-
-std::vector<int> members(const ParallelConfig& parallel, int rank, const std::string& name) {
-  for (const ProcessGroup& group : process_groups_of(parallel, rank)) {
-    if (group.name == name)
-      return group.ranks;
-  }
-  return {};
-}
+using test_support::clip_all_reduces;
+using test_support::Reduction;
 
 // TP 2 x CP 2 x PP 2 (tp-cp-ep-dp-pp: rank = tp + 2 cp + 4 pp) of the tiny GPT.
 ParallelConfig tp_cp_pp(int zero_stage) {
@@ -63,9 +42,9 @@ TEST(LlmDenseGradNorm, OneAllReduceOverTensorTimesPipelineWithoutContext) {
             (std::vector<Reduction>{{model_parallel_group_name(parallel, 0), 4, 4}}));
   EXPECT_EQ(clip_all_reduces(test_support::tiny_gpt(), parallel, 6),
             (std::vector<Reduction>{{model_parallel_group_name(parallel, 6), 4, 4}}));
-  EXPECT_EQ(members(parallel, 0, model_parallel_group_name(parallel, 0)),
+  EXPECT_EQ(test_support::group_members(parallel, 0, model_parallel_group_name(parallel, 0)),
             (std::vector<int>{0, 1, 4, 5}));
-  EXPECT_EQ(members(parallel, 6, model_parallel_group_name(parallel, 6)),
+  EXPECT_EQ(test_support::group_members(parallel, 6, model_parallel_group_name(parallel, 6)),
             (std::vector<int>{2, 3, 6, 7}));
   EXPECT_EQ(model_parallel_group_name(parallel, 0), "mp/0");
   EXPECT_EQ(model_parallel_group_name(parallel, 6), "mp/1");
@@ -85,7 +64,8 @@ TEST(LlmDenseGradNorm, DistributedOptimizerSumsOverTheWholeJob) {
     EXPECT_EQ(clip_all_reduces(test_support::tiny_gpt(), parallel, rank),
               (std::vector<Reduction>{{"dopt/0", 8, 4}}))
         << rank;
-    EXPECT_EQ(members(parallel, rank, distributed_optimizer_group_name(parallel, rank)),
+    EXPECT_EQ(test_support::group_members(parallel, rank,
+                                          distributed_optimizer_group_name(parallel, rank)),
               (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   }
   // Listed once among the job's groups.
@@ -99,7 +79,9 @@ TEST(LlmDenseGradNorm, NoCollectiveWhereTheGroupIsOneRank) {
   // TP 1 PP 1 DP 2 without ZeRO: the model-parallel group is the rank alone (no group made).
   const ParallelConfig data_parallel{.dp = 2};
   EXPECT_TRUE(clip_all_reduces(test_support::tiny_gpt(), data_parallel, 1).empty());
-  EXPECT_TRUE(members(data_parallel, 1, model_parallel_group_name(data_parallel, 1)).empty());
+  EXPECT_TRUE(
+      test_support::group_members(data_parallel, 1, model_parallel_group_name(data_parallel, 1))
+          .empty());
   // With ZeRO the same ranks hold halves of the gradients: summed over both.
   ParallelConfig sharded = data_parallel;
   sharded.zero_stage = 1;
@@ -118,13 +100,8 @@ struct NormTiming {
 
 NormTiming norm_timing(const TransformerConfig& model, const ParallelConfig& parallel) {
   const scenario::LlmScenario scenario = test_support::dgx_a100_scenario(model, parallel, 1);
-  std::vector<int> ranks;
-  for (int rank = 0; rank < parallel.world_size(); ++rank)
-    ranks.push_back(rank);
-  const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, ranks);
-  engine::InProcessClockSync sync;
   const std::vector<RankResult> results =
-      engine::simulate_programs(inputs.programs, inputs.overheads, sync, true);
+      test_support::simulate_every_rank(scenario, /*record_timeline=*/true);
   const RankResult& rank0 = results.front();
   const std::string dp = dp_group_name(parallel, 0) + "#";
   const std::string edp = expert_gradient_group_name(parallel, 0) + "#";

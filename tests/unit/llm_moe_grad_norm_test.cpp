@@ -12,35 +12,14 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "support/grad_clip_reductions.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
-// (group, group size, bytes) of every all-reduce of phase grad-clip, in trace order.
-using Reduction = std::tuple<std::string, int, Bytes>;
-
-std::vector<Reduction> clip_all_reduces(const TransformerConfig& model,
-                                        const ParallelConfig& parallel, int rank) {
-  std::vector<Reduction> reductions;
-  for (const Op& op : generate_llm_rank(model, parallel, rank).ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (!op.comm || !phase || std::get<std::string>(phase->value) != "grad-clip")
-      continue;
-    EXPECT_EQ(op.comm->kind, CollectiveKind::kAllReduce);
-    EXPECT_EQ(op.comm->bytes_out, op.comm->bytes_in);
-    reductions.emplace_back(op.comm->process_group, op.comm->group_size, op.comm->bytes_in);
-  }
-  return reductions;
-}
-
-std::vector<int> members(const ParallelConfig& parallel, int rank, const std::string& name) {
-  for (const ProcessGroup& group : process_groups_of(parallel, rank)) {
-    if (group.name == name)
-      return group.ranks;
-  }
-  return {};
-}
+using test_support::clip_all_reduces;
+using test_support::Reduction;
 
 // TP 2 x PP 2 x DP 4 with sequence parallelism (16 ranks, tp-cp-ep-dp-pp: rank = tp + 2 dp +
 // 8 pp) of the 2-layer tiny MoE with its first layer dense: stage 0 holds no expert, stage 1 one
@@ -78,7 +57,7 @@ ClipKernels clip_kernels(const TransformerConfig& model, const ParallelConfig& p
 TEST(LlmGradNorm, WithoutExpertParallelismTheExpertsAreDenseParameters) {
   // EP 1: one optimizer, one norm, summed over TP x PP {0, 1, 8, 9} for rank 0.
   const ParallelConfig parallel = layout(1, 0);
-  EXPECT_EQ(members(parallel, 0, model_parallel_group_name(parallel, 0)),
+  EXPECT_EQ(test_support::group_members(parallel, 0, model_parallel_group_name(parallel, 0)),
             (std::vector<int>{0, 1, 8, 9}));
   for (const int rank : {0, 11}) {
     EXPECT_EQ(clip_all_reduces(model(), parallel, rank),
@@ -100,10 +79,11 @@ TEST(LlmGradNorm, ExpertOptimizerSumsOverExpertTensorTimesExpertTimesPipeline) {
                                       {expert_model_parallel_group_name(parallel, rank), 8, 4}}))
         << rank;
   }
-  EXPECT_EQ(members(parallel, 0, expert_model_parallel_group_name(parallel, 0)),
+  EXPECT_EQ(test_support::group_members(parallel, 0, expert_model_parallel_group_name(parallel, 0)),
             (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
-  EXPECT_EQ(members(parallel, 13, expert_model_parallel_group_name(parallel, 13)),
-            (std::vector<int>{4, 5, 6, 7, 12, 13, 14, 15}));  // dp 2 and 3
+  EXPECT_EQ(
+      test_support::group_members(parallel, 13, expert_model_parallel_group_name(parallel, 13)),
+      (std::vector<int>{4, 5, 6, 7, 12, 13, 14, 15}));  // dp 2 and 3
   EXPECT_NE(expert_model_parallel_group_name(parallel, 0),
             expert_model_parallel_group_name(parallel, 13));
   // Two norms on both stages; stage 0's expert optimizer has no parameter to scale.
@@ -121,7 +101,10 @@ TEST(LlmGradNorm, DistributedOptimizerMakesOneNormOfBoth) {
     EXPECT_EQ(clip_all_reduces(model(), parallel, 11),
               (std::vector<Reduction>{{distributed_optimizer_group_name(parallel, 11), 16, 4}}))
         << "ep " << ep;
-    EXPECT_EQ(members(parallel, 11, distributed_optimizer_group_name(parallel, 11)).size(), 16u);
+    EXPECT_EQ(
+        test_support::group_members(parallel, 11, distributed_optimizer_group_name(parallel, 11))
+            .size(),
+        16u);
     const ClipKernels kernels = clip_kernels(model(), parallel, 11);
     EXPECT_EQ(kernels.norms.size(), 1u);
     EXPECT_EQ(kernels.scalings.size(), ep == 2 ? 2u : 1u);
@@ -136,8 +119,8 @@ TEST(LlmGradNorm, GroupsOfOneRankAreNotReduced) {
   const TransformerConfig moe = test_support::tiny_moe();
   EXPECT_EQ(clip_all_reduces(moe, parallel, 1),
             (std::vector<Reduction>{{expert_model_parallel_group_name(parallel, 1), 2, 4}}));
-  EXPECT_EQ(members(parallel, 1, expert_model_parallel_group_name(parallel, 1)),
-            members(parallel, 1, ep_group_name(parallel, 1)));
+  EXPECT_EQ(test_support::group_members(parallel, 1, expert_model_parallel_group_name(parallel, 1)),
+            test_support::group_members(parallel, 1, ep_group_name(parallel, 1)));
   EXPECT_EQ(clip_kernels(moe, parallel, 1).norms.back(), 2 * 2 * (64 * 128 + 128 * 64));
 }
 

@@ -41,11 +41,13 @@ bool is_all_to_all(CollectiveKind kind) {
   return kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllToAllv;
 }
 
-// Scales the factor among `factors` that binds at `bytes` so that the model meets `measured_us`.
-void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings,
+// Scales the factor among `factors` that binds at `bytes` so that the model meets `measured_us`;
+// returns whether it scaled one (false: latency-bound there, or none of them binds).
+bool calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings,
                          const CollectiveSweep& sweep, double bytes, DurationUs measured_us,
                          std::span<const CalibrationFactor> factors,
                          FabricCalibration& calibration) {
+  bool scaled = false;
   for (int iteration = 0; iteration < 4; ++iteration) {
     const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
     double best_elasticity = 0.0;
@@ -61,12 +63,17 @@ void calibrate_bandwidth(const NcclFabric& nominal, const NcclSettings& settings
       }
     }
     if (!binding || best_elasticity < 0.2)
-      return;  // latency-bound even at the largest size: nothing to learn about bandwidth
+      return scaled;  // latency-bound even at the largest size: nothing to learn about bandwidth
     calibration.*binding *= std::pow(base_us / measured_us, 1.0 / best_elasticity);
     // A NIC cannot beat its line rate: a sweep that seems to (a stand-in measured on other
-    // hardware, or the wrong term judged binding) leaves the network at nominal.
+    // hardware, or the wrong term judged binding) leaves the network at nominal; and the trees
+    // reach a fraction of the ring's rate, never more.
     calibration.net_scale = std::min(calibration.net_scale, 1.0);
+    calibration.tree_net_scale =
+        std::min(calibration.tree_net_scale, 1.0 / nominal.tree_net_efficiency);
+    scaled = true;
   }
+  return scaled;
 }
 
 void calibrate_latency(const NcclFabric& nominal, const NcclSettings& settings,
@@ -113,23 +120,9 @@ bool calibrate_tree_efficiency(const NcclFabric& nominal, const NcclSettings& se
   if (below == fastest.begin())
     return false;
   --below;
-  const double bytes = static_cast<double>(below->first);
-  bool calibrated_here = false;
-  for (int iteration = 0; iteration < 4; ++iteration) {
-    const double base_us = model_us(nominal, calibration, settings, sweep, bytes);
-    FabricCalibration nudged = calibration;
-    nudged.tree_net_scale *= 1.01;
-    const double elasticity =
-        std::log(base_us / model_us(nominal, nudged, settings, sweep, bytes)) / std::log(1.01);
-    if (elasticity < 0.2)
-      return calibrated_here;  // latency-bound or not on the trees: nothing to learn
-    calibration.tree_net_scale *= std::pow(base_us / below->second, 1.0 / elasticity);
-    // A fraction of the ring's rate: never above it.
-    calibration.tree_net_scale =
-        std::min(calibration.tree_net_scale, 1.0 / nominal.tree_net_efficiency);
-    calibrated_here = true;
-  }
-  return calibrated_here;
+  static constexpr CalibrationFactor kTrees[] = {&FabricCalibration::tree_net_scale};
+  return calibrate_bandwidth(nominal, settings, sweep, static_cast<double>(below->first),
+                             below->second, kTrees, calibration);
 }
 
 }  // namespace

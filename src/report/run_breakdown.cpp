@@ -1,6 +1,7 @@
 #include "report/run_breakdown.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 namespace perfsim::report {
@@ -8,44 +9,57 @@ namespace {
 
 constexpr std::size_t kCommunication = static_cast<std::size_t>(KernelCategory::kCommunication);
 
-// Fixed order first (the order people read a Megatron breakdown in), other kinds after.
-constexpr const char* kOrder[] = {"compute",    "exposed_tp",  "exposed_cp", "exposed_ep",
-                                  "exposed_dp", "exposed_p2p", "bubble",     "exposed_pp",
-                                  "exposed_mp", "exposed_dopt"};
+// Every line perfsim knows, in the order people read a Megatron breakdown in; other kinds
+// follow them. A line without a label of its own is described by its group kind.
+struct KnownLine {
+  const char* key;
+  const char* label;
+  const char* detail;
+};
+constexpr KnownLine kKnownLines[] = {
+    {"compute", "compute kernels", "kernel time of every non-communication kernel"},
+    {"exposed_tp", nullptr, nullptr},
+    {"exposed_cp", nullptr, nullptr},
+    {"exposed_ep", nullptr, nullptr},
+    {"exposed_dp", nullptr, nullptr},
+    {"exposed_p2p", "exposed pipeline p2p transfer",
+     "compute waiting while a stage-boundary transfer is in flight"},
+    {"bubble", "pipeline bubble",
+     "compute waiting for the neighbouring stage to reach its send/receive"},
+    {"exposed_pp", "exposed pipeline-group collectives",
+     "compute waiting at collectives across stages (gradient norm)"},
+    {"exposed_mp", "exposed model-parallel collectives",
+     "compute waiting at collectives over TP x PP, across stages (gradient norm)"},
+    {"exposed_dopt", "exposed job-wide collectives",
+     "compute waiting at collectives over the whole job (gradient norm with the distributed "
+     "optimizer)"},
+};
+constexpr int kUnknownKindOrder = 100;
+constexpr int kOtherOrder = 1000;
+constexpr const char* kOtherLabel = "host, launch gaps, tail";
+constexpr const char* kOtherDetail =
+    "the rest: compute idle for the CPU, launch gaps, a measured start offset (Kineto input), "
+    "streams busy after compute";
+
+const KnownLine* known_line(const std::string& key) {
+  for (const KnownLine& line : kKnownLines)
+    if (key == line.key)
+      return &line;
+  return nullptr;
+}
 
 int order_of(const std::string& key) {
-  for (std::size_t i = 0; i < std::size(kOrder); ++i)
-    if (key == kOrder[i])
-      return static_cast<int>(i);
-  return key == "other" ? 1000 : 100;
+  if (const KnownLine* line = known_line(key))
+    return static_cast<int>(line - std::begin(kKnownLines));
+  return key == "other" ? kOtherOrder : kUnknownKindOrder;
 }
 
 BreakdownLine describe(const std::string& key) {
-  if (key == "compute")
-    return {key, "compute kernels", "kernel time of every non-communication kernel", 0, 0};
-  if (key == "bubble")
-    return {key, "pipeline bubble",
-            "compute waiting for the neighbouring stage to reach its send/receive", 0, 0};
-  if (key == "exposed_p2p")
-    return {key, "exposed pipeline p2p transfer",
-            "compute waiting while a stage-boundary transfer is in flight", 0, 0};
   if (key == "other")
-    return {key, "host, launch gaps, tail",
-            "the rest: compute idle for the CPU, launch gaps, a measured start offset (Kineto "
-            "input), streams busy after compute",
-            0, 0};
+    return {key, kOtherLabel, kOtherDetail, 0, 0};
+  if (const KnownLine* line = known_line(key); line && line->label)
+    return {key, line->label, line->detail, 0, 0};
   const std::string kind = key.substr(std::string("exposed_").size());
-  if (kind == "pp")
-    return {key, "exposed pipeline-group collectives",
-            "compute waiting at collectives across stages (gradient norm)", 0, 0};
-  if (kind == "mp")
-    return {key, "exposed model-parallel collectives",
-            "compute waiting at collectives over TP x PP, across stages (gradient norm)", 0, 0};
-  if (kind == "dopt")
-    return {key, "exposed job-wide collectives",
-            "compute waiting at collectives over the whole job (gradient norm with the "
-            "distributed optimizer)",
-            0, 0};
   return {key, "exposed " + group_kind_label(kind) + " communication",
           "compute waiting for " + group_kind_label(kind) + " collectives", 0, 0};
 }

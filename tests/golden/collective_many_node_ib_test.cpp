@@ -131,5 +131,26 @@ TEST(ManyNodeInfiniBand, EightNodesFromTheClustersTwoAndFourNodes) {
   EXPECT_LE(gmae_percent(tuned.points), 26.5);
 }
 
+TEST(ManyNodeInfiniBand, LeaveOneNodeCountOutInsideTheCluster) {
+  // Each default sweep from the 1-node H200 NVSwitch sweep and the cluster's other two.
+  const std::vector<CollectiveSweep> sweeps = {
+      read_nccl_tests_log(
+          (kShared / "nccl-tests/azure-ndh200v5-1node-allreduce-busbw.txt").string())
+          .sweep,
+      cluster_sweep("ib400c-2node-allreduce.txt"), cluster_sweep("ib400c-4node-allreduce.txt"),
+      cluster_sweep("ib400c-8node-allreduce.txt")};
+  const auto topology = hgx_h100();
+  const NcclSettings settings = topology_nccl_settings(topology);
+  const std::vector<std::string> held = {sweeps[1].name, sweeps[2].name, sweeps[3].name};
+  const auto results = leave_one_out(nominal_fabric(topology), settings, sweeps, held, settings);
+  ASSERT_EQ(results.size(), 3u);
+  const double bounds[] = {5.5, 8.0, 4.5};
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const double gmae = gmae_percent(results[i].points);
+    std::cout << results[i].name << " (leave one out): " << gmae << "%\n";
+    EXPECT_LE(gmae, bounds[i]) << results[i].name;
+  }
+}
+
 }  // namespace
 }  // namespace perfsim::collectives

@@ -125,6 +125,12 @@ bool calibrate_tree_efficiency(const NcclFabric& nominal, const NcclSettings& se
                              below->second, kTrees, calibration);
 }
 
+// Whether two settings let NCCL choose among the same algorithms and protocols by the same rules.
+bool same_choice_rules(const NcclSettings& a, const NcclSettings& b) {
+  return a.algorithms == b.algorithms && a.protocols == b.protocols &&
+         a.tuner_ring_from_bytes_per_rank == b.tuner_ring_from_bytes_per_rank;
+}
+
 }  // namespace
 
 NcclSettings without_tuner(NcclSettings settings) {
@@ -150,10 +156,14 @@ DurationUs carried_duration_us(const FittedCurve& reference, const NcclFabric& r
                                const NcclSettings& reference_settings) {
   const double measured_us =
       reference.curve.duration_us(bytes * bus_factor(reference.measured_kind, reference.n_ranks));
+  // The measurement itself only when the run is the measured one: same collective, shape and
+  // fabric, and NCCL choosing by the same rules (a run with NCCL_ALGO=ring on the shape of a
+  // sweep that ran NVLS-tree is not that sweep: it is carried by the model like any other).
   if (kind == reference.measured_kind && shape.n_ranks == reference.n_ranks &&
       shape.n_nodes == reference.n_nodes &&
       fabric.net_busbw_GBps == reference_fabric.net_busbw_GBps &&
-      fabric.generation == reference_fabric.generation)
+      fabric.generation == reference_fabric.generation &&
+      same_choice_rules(settings, reference_settings))
     return measured_us;
   const double target_us = nccl_estimate(kind, bytes, shape, fabric, settings).time_us;
   const double reference_us = nccl_estimate(reference.measured_kind, bytes, shape_of(reference),

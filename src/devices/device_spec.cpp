@@ -33,7 +33,8 @@ class DeviceReader {
                {"schema", "name", "aliases", "architecture", "sm_count", "hbm_capacity_bytes",
                 "hbm_bandwidth_GBps", "l2_size_bytes", "l2_bandwidth_GBps", "pcie_bandwidth_GBps",
                 "min_kernel_duration_us", "peak_tflops", "gemm_efficiency", "conv_efficiency",
-                "attention_tflops", "sustained_tflops", "hbm_streaming_bandwidth_GBps"});
+                "attention_tflops", "sustained_tflops", "sustained_clock_fraction",
+                "hbm_streaming_bandwidth_GBps"});
     DeviceSpec spec;
     spec.file = file_;
     if (string_field(root_, "", "schema") != kSchema)
@@ -111,6 +112,12 @@ class DeviceReader {
           fail("/sustained_tflops/tensor_core/" + std::string(dtype_name(dtype)) + "/value",
                "exceeds the tensor-core peak");
       }
+    }
+    if (root_.contains("sustained_clock_fraction")) {
+      spec.sustained_clock_fraction = figure(root_, "", "sustained_clock_fraction");
+      if (spec.sustained_clock_fraction->value > 1)
+        fail("/sustained_clock_fraction/value",
+             "must not exceed 1 (a GPU does not run faster saturated than in a burst)");
     }
     if (root_.contains("hbm_streaming_bandwidth_GBps")) {
       spec.hbm_streaming_bandwidth_GBps = figure(root_, "", "hbm_streaming_bandwidth_GBps");

@@ -105,6 +105,13 @@ struct DeviceSpec {
   // (e.g. the best of a shape sweep after warm-up). Short benchmarks at boost clock exceed it;
   // training runs GEMMs back to back for seconds, so no GEMM is priced faster than this.
   std::map<DType, Figure> sustained_tensor_core_tflops;
+  // Optional "sustained_clock_fraction" (0-1]: the fraction of its short-benchmark throughput a
+  // tensor-core kernel keeps when the GPU runs saturated at its power limit, as training keeps
+  // it. Short benchmarks (the GEMM tables the analytical model is fitted on, the fused-attention
+  // tables) run at the boost clock with the board below its power limit; back-to-back kernels
+  // pin the board at the limit and the clock settles lower. Measured as the sustained over the
+  // achievable matmul rate of one tool on one GPU (mamf-finder's MSMF / MAMF). Absent: 1.
+  std::optional<Figure> sustained_clock_fraction;
   // Optional "hbm_streaming_bandwidth_GBps": what a kernel that reads and writes one stream
   // each (STREAM copy) measures; absent: the datasheet hbm_bandwidth_GBps.
   std::optional<Figure> hbm_streaming_bandwidth_GBps;
@@ -113,6 +120,10 @@ struct DeviceSpec {
   double streaming_bandwidth_GBps() const {
     return hbm_streaming_bandwidth_GBps ? hbm_streaming_bandwidth_GBps->value
                                         : hbm_bandwidth_GBps.value;
+  }
+  // sustained_clock_fraction's value, 1 when the file gives none.
+  double tensor_core_clock_fraction() const {
+    return sustained_clock_fraction ? sustained_clock_fraction->value : 1.0;
   }
   // The sustained tensor-core FLOP/s for dtype, or nullopt when the file gives none.
   std::optional<double> sustained_gemm_flops_per_s(DType dtype) const;

@@ -68,6 +68,14 @@ GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, 
   return parameters;
 }
 
+GemmEfficiencyParameters sustained_clock_gemm_efficiency(const devices::DeviceSpec& device,
+                                                         DType dtype) {
+  GemmEfficiencyParameters parameters = gemm_efficiency_for(device, dtype);
+  if (device.gemm_unit(dtype) == devices::MathUnit::kTensorCore)
+    parameters.peak_fraction *= device.tensor_core_clock_fraction();
+  return parameters;
+}
+
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device) {
   return analytical_gemm_estimate(work, device, gemm_efficiency_for(device, work.dtype));
 }

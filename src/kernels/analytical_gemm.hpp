@@ -43,6 +43,13 @@ struct GemmEfficiencyParameters {
 // file's tensor_core_fp8 entry when there is one, else the FP8 estimate below.
 GemmEfficiencyParameters gemm_efficiency_for(const devices::DeviceSpec& device, DType dtype);
 
+// gemm_efficiency_for() at the clock a GPU held at its power limit sustains: on tensor cores the
+// peak fraction times the device's sustained_clock_fraction (the fitted terms describe short
+// benchmarks at the boost clock), so the main loop takes 1 / fraction as long while the HBM
+// floor and the fixed latency stay. CUDA-core GEMMs and devices without the figure: unchanged.
+GemmEfficiencyParameters sustained_clock_gemm_efficiency(const devices::DeviceSpec& device,
+                                                         DType dtype);
+
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device);
 GemmEstimate analytical_gemm_estimate(const GemmWork& work, const devices::DeviceSpec& device,
                                       const GemmEfficiencyParameters& efficiency);

@@ -41,10 +41,14 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
       return {asset->predict_us(sizes, gemm->dtype), "mlp:" + asset->name};
     }
     // "(fitted)": the device file's efficiency for this dtype was fitted on measured GEMMs.
-    KernelPrediction prediction{analytical_gemm_duration_us(*gemm, device_),
-                                gemm_efficiency_for(device_, gemm->dtype).measured
-                                    ? "analytical-gemm(fitted)"
-                                    : "analytical-gemm"};
+    // The fitted terms describe short benchmarks; training holds the GPU at its power limit.
+    const GemmEfficiencyParameters efficiency =
+        sustained_clock_gemm_efficiency(device_, gemm->dtype);
+    KernelPrediction prediction{
+        analytical_gemm_estimate(*gemm, device_, efficiency).duration_us,
+        efficiency.measured ? "analytical-gemm(fitted)" : "analytical-gemm"};
+    if (efficiency.peak_fraction < gemm_efficiency_for(device_, gemm->dtype).peak_fraction)
+      prediction.model += "+sustained-clock";
     if (const DurationUs sustained_us = sustained_gemm_floor_us(*gemm, device_);
         sustained_us > prediction.duration_us) {
       prediction.duration_us = sustained_us;
@@ -53,9 +57,14 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
     return prediction;
   }
   if (const auto* attention = std::get_if<AttentionWork>(&kernel.work)) {
-    if (const double tflops = measured_attention_tflops(*attention, device_); tflops > 0)
-      return {attention->flops() / (tflops * 1e12) * 1e6,
-              "attention-table(" + device_.attention->implementation + ")"};
+    // The tables were measured in short benchmarks at the boost clock: a saturated GPU keeps
+    // the device's sustained clock fraction of them (1 without the figure).
+    if (const double tflops = measured_attention_tflops(*attention, device_); tflops > 0) {
+      const double clock = device_.tensor_core_clock_fraction();
+      return {attention->flops() / (tflops * clock * 1e12) * 1e6,
+              "attention-table(" + device_.attention->implementation + ")" +
+                  (clock < 1 ? "+sustained-clock" : "")};
+    }
     KernelSpec as_gemm = kernel;
     as_gemm.work = attention_as_gemm(*attention);
     KernelPrediction prediction = raw_prediction(as_gemm);

@@ -22,14 +22,17 @@ std::vector<ModelDescription> kernel_model_catalog() {
        "fused (flash) attention forward and backward on a device with an attention_tflops table",
        "batch x heads, query and key lengths, head dim, causal mask (the op's is_causal), dtype",
        "measured throughput by mask, direction and length (log-linear between the measured "
-       "lengths); a causal mask halves the work; src/kernels/attention_model.hpp"},
+       "lengths); a causal mask halves the work; \"+sustained-clock\": times the device's "
+       "sustained_clock_fraction (the tables are short benchmarks at the boost clock); "
+       "src/kernels/attention_model.hpp"},
       {"analytical-gemm", "mm, addmm, bmm, baddbmm, linear, matmul, attention matmuls",
        "m, n, k, batch, dtype; device tensor/CUDA-core peak per dtype, SM count, HBM bandwidth",
        "tile and wave quantization with " + analytical_gemm_parameters() +
            "; default until an MLP asset for the device exists; \"(fitted)\" where the "
            "device file's efficiency for the dtype was fitted on measured GEMMs (H100/H200 bf16: "
            "OpenXLA's H100 table, tests/data/kernels/xla-h100; fp8: public H100/H800 tables, "
-           "tests/data/kernels/hopper-gemm-public)"},
+           "tests/data/kernels/hopper-gemm-public); \"+sustained-clock\": tensor-core main "
+           "loop at the device's sustained_clock_fraction of the fitted (boost-clock) rate"},
       {"conv-implicit-gemm(fitted|nominal)",
        "convolution forward, backward data, backward filter (cudnn_convolution, convolution, "
        "conv2d, convolution_backward)",

@@ -39,11 +39,13 @@ TEST(AttentionModel, H100RunsAtTheMeasuredThroughput) {
   const devices::DeviceSpec h100 = devices::find_device(kDeviceFolder, "H100-SXM");
   ASSERT_TRUE(h100.attention.has_value());
   const KernelPredictor predictor(h100);
-  // At a measured length the table's figure: 529 TFLOP/s causal forward at 8k, 518 backward.
+  // At a measured length the table's figure (529 TFLOP/s causal forward at 8k, 518 backward)
+  // at the sustained clock fraction: the table is a short benchmark at the boost clock.
+  const double clock = h100.tensor_core_clock_fraction();
   const AttentionWork forward = square(8192, true, false);
-  EXPECT_NEAR(predicted_us(predictor, forward), forward.flops() / 529e12 * 1e6, 1e-6);
+  EXPECT_NEAR(predicted_us(predictor, forward), forward.flops() / (529e12 * clock) * 1e6, 1e-6);
   const AttentionWork backward = square(8192, false, true);
-  EXPECT_NEAR(predicted_us(predictor, backward), backward.flops() / 518e12 * 1e6, 1e-6);
+  EXPECT_NEAR(predicted_us(predictor, backward), backward.flops() / (518e12 * clock) * 1e6, 1e-6);
   // Causal backward: the backward's figure times the forward's causal / unmasked ratio.
   EXPECT_NEAR(measured_attention_tflops(square(8192, true, true), h100), 518.0 * 529 / 600, 1e-9);
   // Between measured lengths: linear in log2 of the length; beyond them the end points.

@@ -119,7 +119,8 @@ TEST(KernelHopperGemm, ModelNameSaysFitted) {
   const KernelPredictor h100_predictor(h100());
   KernelSpec kernel{"gemm:aten::mm", KernelCategory::kGemm,
                     GemmWork{4096, 4096, 4096, 1, DType::kFloat8}};
-  EXPECT_EQ(h100_predictor.predict(kernel).model, "analytical-gemm(fitted)");
+  // "+sustained-clock": the H100 file's sustained clock fraction applies to tensor-core GEMMs.
+  EXPECT_EQ(h100_predictor.predict(kernel).model, "analytical-gemm(fitted)+sustained-clock");
   const KernelPredictor a100_predictor(devices::find_device(kDeviceFolder, "A100-80GB"));
   kernel.work = GemmWork{4096, 4096, 4096, 1, DType::kFloat16};
   EXPECT_EQ(a100_predictor.predict(kernel).model, "analytical-gemm");

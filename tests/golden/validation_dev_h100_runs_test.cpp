@@ -4,7 +4,10 @@
 // streaming bandwidth by looking at these rows, so the errors are IN SAMPLE (no constant was
 // fitted on them: the device figures are measurements, configs/devices/H100-SXM.json). The
 // bounds are the errors measured after that change (mean 9.11%, max 12.98%), rounded up to the
-// next whole percent: a guard against getting worse, not evidence of accuracy.
+// next whole percent: a guard against getting worse, not evidence of accuracy. Issue 15's
+// Megatron-Core fusions (fused SwiGLU, fused RoPE: README "Megatron-Core fusions") made the
+// Llama rows faster and moved them on purpose to mean 10.34%, max 15.81% (all rows under
+// measured; the Nemotron rows, RoPE only, moved the other way); bounds rounded up again.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -30,8 +33,8 @@ TEST(ValidateRunsGolden, DevelopmentH100RunsInSample) {
             << 100 * report.errors.mean_abs << "%, max " << 100 * report.errors.max_abs
             << "%, mean signed " << 100 * report.errors.mean_signed << "%\n";
   EXPECT_EQ(report.errors.count, 10u) << "a row stopped simulating";
-  EXPECT_LE(report.errors.mean_abs, 0.10);
-  EXPECT_LE(report.errors.max_abs, 0.13);
+  EXPECT_LE(report.errors.mean_abs, 0.11);
+  EXPECT_LE(report.errors.max_abs, 0.16);
 }
 
 }  // namespace

@@ -50,6 +50,17 @@ std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
          scattered;
 }
 
+// Megatron-Core's element-wise fusions the generated model runs (issue 15); "" for a model
+// with neither a gated FFN nor rotary positions.
+std::string fusions_text(const llm::TransformerConfig& model) {
+  std::string text;
+  if (model.gated_ffn)
+    text += model.bias_swiglu_fusion ? "; SwiGLU fused" : "; SwiGLU unfused";
+  if (model.rope())
+    text += model.rope_fusion ? "; RoPE fused" : "; RoPE unfused";
+  return text;
+}
+
 std::string overlaps_line(const llm::ParallelConfig& parallel) {
   std::string text =
       parallel.tp_comm_overlap
@@ -205,9 +216,11 @@ void complete_llm_report(const LlmReportContext& context, std::span<const RankRe
   report.workload = model.name + ": " + describe_layout(effective) + " = " +
                     std::to_string(parallel.world_size()) + " x " + context.device_name + " (" +
                     context.scenario.topology.name + ")";
-  report.setup.push_back(printf_string(
-      "global batch %d sequences of %d tokens (%d micro-batches per pipeline), %s", global_batch,
-      model.seq_len, micro_batches, precision_line(model, parallel).c_str()));
+  report.setup.push_back(
+      printf_string("global batch %d sequences of %d tokens (%d micro-batches per pipeline), %s",
+                    global_batch, model.seq_len, micro_batches,
+                    precision_line(model, parallel).c_str()) +
+      fusions_text(model));
   report.setup.push_back(overlaps_line(parallel));
 
   report::Throughput throughput;

@@ -57,7 +57,9 @@ struct PlanOptions {
   std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
   bool tp_comm_overlap = false;
-  std::string dtype;  // "": the model file's
+  std::string dtype;               // "": the model file's
+  bool bias_swiglu_fusion = true;  // Megatron-Core's fused SwiGLU
+  bool rope_fusion = true;         // Transformer Engine's fused rotary embedding
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
@@ -97,6 +99,8 @@ int run_plan(const PlanOptions& options) {
       llm::load_transformer_config(scenario::config_path(options.model, "models"));
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
+  model.bias_swiglu_fusion = options.bias_swiglu_fusion;
+  model.rope_fusion = options.rope_fusion;
   const topology::Topology topology = topology::resized(
       topology::load_topology(scenario::config_path(options.topology, "topologies")),
       options.topology_size.nodes, options.topology_size.gpus_per_node);
@@ -288,6 +292,12 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                    "orders placing it as an earlier one does are skipped")
       ->delimiter(',')
       ->capture_default_str();
+  command->add_flag("--bias-swiglu-fusion,!--no-bias-swiglu-fusion", options->bias_swiglu_fusion,
+                    "gated FFNs: Megatron-Core's fused SwiGLU (default; see `simulate "
+                    "--no-bias-swiglu-fusion`)");
+  command->add_flag("--rope-fusion,!--no-rope-fusion", options->rope_fusion,
+                    "rotary models: Transformer Engine's fused rotary embedding (default; see "
+                    "`simulate --no-rope-fusion`)");
   command->add_flag("--tp-comm-overlap", options->tp_comm_overlap,
                     "sequence-parallel layouts use Transformer Engine's userbuffer TP overlap "
                     "(see `simulate --tp-comm-overlap`)");

@@ -123,6 +123,14 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
   sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");
+  sub.add_flag("--bias-swiglu-fusion,!--no-bias-swiglu-fusion", options.bias_swiglu_fusion,
+               "LLM, gated FFNs: Megatron-Core's fused SwiGLU, one kernel forward and one "
+               "backward (bias_activation_fusion, Megatron-LM's default; off: PyTorch's "
+               "sigmoid and two multiplies each way)");
+  sub.add_flag("--rope-fusion,!--no-rope-fusion", options.rope_fusion,
+               "LLM, rotary models: Transformer Engine's fused rotary-embedding kernel over q "
+               "and k (apply_rope_fusion, Megatron-LM's default; off: PyTorch's rotate_half, "
+               "multiplies and add)");
   sub.add_flag("--get-batch-sync", options.get_batch_sync,
                "LLM: get_batch copies the batch sizes to the host each micro-batch, so the host "
                "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "

@@ -498,6 +498,13 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // Transformer Engine FP8: the fused cast + transpose + amax kernel reads the bf16 tensor
     // and writes its FP8 copy and transpose (both listed as outputs).
     t["te::cast_transpose"] = elementwise(2);
+    // Megatron-Core's fused element-wise kernels (generators/llm, issue 15): SwiGLU (reads gate
+    // and up, writes the product; backward reads gradient and input, writes both gradients) and
+    // Transformer Engine's rotary embedding over q or k.
+    t["megatron::bias_swiglu"] = elementwise(6);
+    t["megatron::bias_swiglu_backward"] = elementwise(5);
+    t["te::fused_rope"] = elementwise(3);
+    t["te::fused_rope_backward"] = elementwise(3);
     // Mixture of experts (generators/llm/llm_moe_layer.cpp): Transformer Engine's grouped GEMM
     // over the local experts, [experts, m, k] x [experts, k, n] as a batched GEMM; the token
     // permutation kernels and the router's top-k are memory-bound passes over their tensors.

@@ -81,15 +81,19 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
 }
 
 // Table 2's tensor-parallel share, 24 sbh at 2 bytes, term by term for the model's shapes: Q, K
-// and V (4 + 2 with multi-head attention; grouped-query attention keeps fewer K and V), the
-// projection input (2), the FC1 output the activation's backward reads (8 for a 4h FFN; a gated
-// FFN's two projections), the FC2 input (8).
+// and V (4 + 2 with multi-head attention; grouped-query attention keeps fewer K and V), with
+// rope the rotated Q and K besides, the projection input (2), the FC1 output the activation's
+// backward reads (8 for a 4h FFN; a gated FFN's two projections), the FC2 input (8).
 double split_activation_terms(const llm::TransformerConfig& model) {
   const double h = model.hidden;
   const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
   const double ffn = static_cast<double>(model.ffn_hidden) / h;
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
-  return 2 * qkv_width / h + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
+  // Rotary embedding: the rotated Q and K are new tensors the attention keeps (V stays a view
+  // of the QKV output, which it keeps alive); fused or not, the rotation saves nothing else
+  // (the fused SwiGLU saves its input only, already counted as the FC1 output).
+  const double rotated_qk = model.rope() ? 2 * (h + model.kv_heads * model.head_dim()) / h : 0.0;
+  return 2 * qkv_width / h + rotated_qk + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
 }
 
 }  // namespace

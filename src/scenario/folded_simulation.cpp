@@ -8,7 +8,7 @@
 
 #include "mpi_sim/engine/folded_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
-#include "scenario/llm_pipeline_steps.hpp"
+#include "scenario/llm_stage_compiler.hpp"
 #include "scenario/plan_simulation.hpp"
 
 namespace perfsim::scenario {
@@ -23,12 +23,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// What a collective's group and duration can depend on: its role and its message.
-using WitnessKey =
-    std::tuple<std::string, int, CollectiveKind, int, DType, Bytes, Bytes,
-               std::vector<std::int64_t>, std::vector<std::int64_t>, int, std::int64_t>;
-
-WitnessKey witness_key(const CommInfo& comm) {
+WitnessCollector::Key witness_key(const CommInfo& comm) {
   return {comm.process_group,
           comm.peer_rank,
           comm.kind,
@@ -53,33 +48,43 @@ std::vector<int> stage_representative_of(const llm::ParallelConfig& parallel) {
   return representative_of;
 }
 
+WitnessCollector::WitnessCollector(const Trace& template_header, int stage)
+    : witnesses_{stage, {}} {
+  Trace& trace = witnesses_.trace;
+  trace.source = template_header.source;
+  trace.format = template_header.format;
+  trace.world_size = template_header.world_size;
+}
+
+int WitnessCollector::observe(const Op& op) {
+  if (!op.comm)
+    return -1;
+  ++collectives_;
+  const int next = static_cast<int>(index_of_key_.size());
+  const auto [found, added] = index_of_key_.try_emplace(witness_key(*op.comm), next);
+  if (added)
+    witnesses_.trace.ops.push_back(op);
+  return found->second;
+}
+
+llm::StageTemplate WitnessCollector::take() {
+  witnesses_.trace.reindex();
+  return std::move(witnesses_);
+}
+
 llm::StageTemplate witness_collectives(const llm::StageTemplate& stage_template) {
-  llm::StageTemplate witnesses{stage_template.stage, {}};
-  Trace& trace = witnesses.trace;
-  trace.source = stage_template.trace.source;
-  trace.format = stage_template.trace.format;
-  trace.world_size = stage_template.trace.world_size;
-  std::set<WitnessKey> seen;
-  for (const Op& op : stage_template.trace.ops) {
-    if (op.comm && seen.insert(witness_key(*op.comm)).second)
-      trace.ops.push_back(op);
-  }
-  trace.reindex();
-  return witnesses;
+  WitnessCollector collector(stage_template.trace, stage_template.stage);
+  for (const Op& op : stage_template.trace.ops)
+    collector.observe(op);
+  return collector.take();
 }
 
 std::vector<int> witness_index_of_ops(const llm::StageTemplate& stage_template) {
+  WitnessCollector collector(stage_template.trace, stage_template.stage);
   std::vector<int> witness_of;
   witness_of.reserve(stage_template.trace.ops.size());
-  std::map<WitnessKey, int> index_of_key;
-  for (const Op& op : stage_template.trace.ops) {
-    if (!op.comm) {
-      witness_of.push_back(-1);
-      continue;
-    }
-    const int next = static_cast<int>(index_of_key.size());
-    witness_of.push_back(index_of_key.try_emplace(witness_key(*op.comm), next).first->second);
-  }
+  for (const Op& op : stage_template.trace.ops)
+    witness_of.push_back(collector.observe(op));
   return witness_of;
 }
 
@@ -90,16 +95,11 @@ FoldInputs load_fold_inputs(const LlmScenario& scenario) {
       fold.inputs.kernel_source.get(), fold.inputs.comm_source.get(), {}};
   const int world_size = scenario.parallel.world_size();
   for (int representative : pipeline_representatives(scenario.parallel)) {
-    const int stage = llm::coordinates_of(scenario.parallel, representative).pp;
-    llm::StageTemplate stage_template =
-        llm::generate_llm_stage_template(scenario.model, scenario.parallel, stage);
-    fold.witnesses.push_back(witness_collectives(stage_template));
-    const Trace trace =
-        llm::instantiate_llm_rank(std::move(stage_template), scenario.parallel, representative);
-    fold.inputs.programs.push_back(
-        engine::build_rank_program(trace, representative, world_size, sources));
-    mark_pipeline_steps(trace, scenario.model, scenario.parallel, stage,
-                        fold.inputs.programs.back());
+    // Compiled as the template is generated: one pipeline step's ops are held at a time.
+    CompiledStageTemplate compiled =
+        compile_stage_template(scenario.model, scenario.parallel, representative, sources);
+    fold.witnesses.push_back(std::move(compiled.witnesses));
+    fold.inputs.programs.push_back(std::move(compiled.program));
     fold.representative_witnesses.push_back(engine::build_rank_program(
         llm::instantiate_llm_rank(fold.witnesses.back(), scenario.parallel, representative),
         representative, world_size, sources));

@@ -23,10 +23,14 @@
 // of one op per distinct (role, message) of the template -- the stage's "witness collectives",
 // tens of ops -- decides exactly what comparing the whole programs decides, and gives the same
 // renaming. fold_consistency then checks the group congruence across all ranks as before.
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "generators/llm/llm_parallel_config.hpp"
@@ -47,6 +51,29 @@ generators::llm::StageTemplate witness_collectives(
 // For each op of the stage template, the index of its witness among witness_collectives()'
 // ops; -1 for an op without a collective.
 std::vector<int> witness_index_of_ops(const generators::llm::StageTemplate& stage_template);
+
+// Both of the above op by op, for a template streamed a step at a time (trace_sink.hpp): the
+// ops observed in template order give the same witnesses and indices.
+class WitnessCollector {
+ public:
+  // `template_header`: the template's source, format and world size (its ops are not read).
+  WitnessCollector(const Trace& template_header, int stage);
+  // The next template op's witness index (-1 without a collective); the first op of each
+  // witness is copied (before its roles are substituted).
+  int observe(const Op& op);
+  // How many observed ops have a collective.
+  std::size_t collectives() const { return collectives_; }
+  generators::llm::StageTemplate take();
+
+  // What a collective's group and duration can depend on: its role and its message.
+  using Key = std::tuple<std::string, int, CollectiveKind, int, DType, Bytes, Bytes,
+                         std::vector<std::int64_t>, std::vector<std::int64_t>, int, std::int64_t>;
+
+ private:
+  generators::llm::StageTemplate witnesses_;
+  std::map<Key, int> index_of_key_;
+  std::size_t collectives_ = 0;
+};
 
 // The representatives' programs (inputs.programs, stage order) and, per stage, the witness
 // collectives and the representative's program of them.

@@ -12,7 +12,8 @@ namespace {
 
 namespace llm = generators::llm;
 
-enum class StepKind { kNone, kForward, kBackward };
+using StepKind = PipelineStepRuns::StepKind;
+using Run = PipelineStepRuns::Run;
 
 // Phases the generator gives the ops of a forward step (the loss and an overlapped parameter
 // gather run inside it) and of a backward step (recomputation runs inside it).
@@ -40,50 +41,47 @@ OpLabel label_of(const Op& op) {
   return label;
 }
 
-struct Run {
-  StepKind kind = StepKind::kNone;
-  int micro_batch = -1;
-  std::size_t first_op = 0;
-  std::size_t end_op = 0;
-};
+}  // namespace
 
 // Maximal runs of ops of one step kind and micro-batch. Ops outside any micro-batch (a
 // gradient bucket reduced under the backward) neither join nor end a run; transfers (phase
 // send-/recv-, micro-batch set) end one.
-std::vector<Run> runs_of(const Trace& trace, const engine::RankProgram& program) {
-  std::vector<Run> runs;
-  bool open = false;
-  for (std::size_t position = 0; position < program.ops.size(); ++position) {
-    const OpLabel label = label_of(trace.ops.at(program.ops.trace_position(position)));
-    if (label.micro_batch < 0)
-      continue;
-    const StepKind kind = kind_of_phase(label.phase);
-    if (kind == StepKind::kNone) {
-      open = false;
-      continue;
-    }
-    if (open && runs.back().kind == kind && runs.back().micro_batch == label.micro_batch) {
-      runs.back().end_op = position + 1;
-      continue;
-    }
-    runs.push_back({kind, label.micro_batch, position, position + 1});
-    open = true;
+void PipelineStepRuns::add(const Op& op, std::size_t position) {
+  const OpLabel label = label_of(op);
+  if (label.micro_batch < 0)
+    return;
+  const StepKind kind = kind_of_phase(label.phase);
+  if (kind == StepKind::kNone) {
+    open_ = false;
+    return;
   }
-  return runs;
+  if (open_ && runs_.back().kind == kind && runs_.back().micro_batch == label.micro_batch) {
+    runs_.back().end_op = position + 1;
+    return;
+  }
+  runs_.push_back({kind, label.micro_batch, position, position + 1});
+  open_ = true;
 }
-
-}  // namespace
 
 void mark_pipeline_steps(const Trace& trace, const llm::TransformerConfig& model,
                          const llm::ParallelConfig& parallel, int stage,
                          engine::RankProgram& program) {
+  PipelineStepRuns runs;
+  for (std::size_t position = 0; position < program.ops.size(); ++position)
+    runs.add(trace.ops.at(program.ops.trace_position(position)), position);
+  runs.mark(model, parallel, stage, program);
+}
+
+void PipelineStepRuns::mark(const llm::TransformerConfig& model,
+                            const llm::ParallelConfig& parallel, int stage,
+                            engine::RankProgram& program) const {
   program.steps.clear();
   const int micro_batches = llm::micro_batches_per_iteration(model, parallel);
   const std::vector<llm::PipelineStep> schedule =
       parallel.virtual_stages > 1
           ? llm::interleaved_schedule(stage, parallel.pp, parallel.virtual_stages, micro_batches)
           : llm::one_f_one_b_schedule(stage, parallel.pp, micro_batches);
-  const std::vector<Run> runs = runs_of(trace, program);
+  const std::vector<Run>& runs = runs_;
   std::vector<engine::ProgramStep> steps;
   std::size_t next_run = 0;
   for (const llm::PipelineStep& step : schedule) {

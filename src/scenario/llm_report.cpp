@@ -50,6 +50,17 @@ std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
          scattered;
 }
 
+// Megatron-Core's element-wise fusions the generated model runs (issue 15); "" for a model
+// with neither a gated FFN nor rotary positions.
+std::string fusions_text(const llm::TransformerConfig& model) {
+  std::string text;
+  if (model.gated_ffn)
+    text += model.bias_swiglu_fusion ? "; SwiGLU fused" : "; SwiGLU unfused";
+  if (model.rope())
+    text += model.rope_fusion ? "; RoPE fused" : "; RoPE unfused";
+  return text;
+}
+
 std::string overlaps_line(const llm::ParallelConfig& parallel) {
   std::string text =
       parallel.tp_comm_overlap
@@ -102,23 +113,37 @@ report::MemoryFigures memory_figures(const LlmReportContext& context) {
   return figures;
 }
 
-// Compute time of the ops of each phase outside the layers on one rank.
+// Compute time of the ops of each phase outside the layers on one rank: its stage template's
+// compute ops (a rank's trace differs from it only in its collectives' groups), summed as the
+// generator streams them, one step's ops at a time.
+class PhaseComputeSink : public llm::TraceSink {
+ public:
+  explicit PhaseComputeSink(const KernelDurationSource& kernels) : kernels_(kernels) {}
+  void begin(const Trace&) override {}
+  void take(std::vector<Op>& ops, std::size_t) override {
+    for (const Op& op : ops) {
+      const Attribute* phase = op.find_attribute("phase");
+      if (op.comm || !phase)
+        continue;
+      const auto found = phases.find(std::get<std::string>(phase->value));
+      if (found == phases.end())
+        continue;
+      for (const Kernel& kernel : op.kernels)
+        found->second += kernels_.kernel_duration_us(op, kernel);
+    }
+  }
+  std::map<std::string, double> phases{{"loss", 0}, {"grad-clip", 0}, {"optimizer", 0}};
+
+ private:
+  const KernelDurationSource& kernels_;
+};
+
 std::map<std::string, double> outside_layers_us(const llm::TransformerConfig& model,
                                                 const llm::ParallelConfig& parallel, int rank,
                                                 const KernelDurationSource& kernels) {
-  std::map<std::string, double> phases{{"loss", 0}, {"grad-clip", 0}, {"optimizer", 0}};
-  const Trace trace = llm::generate_llm_rank(model, parallel, rank);
-  for (const Op& op : trace.ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (op.comm || !phase)
-      continue;
-    const auto found = phases.find(std::get<std::string>(phase->value));
-    if (found == phases.end())
-      continue;
-    for (const Kernel& kernel : op.kernels)
-      found->second += kernels.kernel_duration_us(op, kernel);
-  }
-  return phases;
+  PhaseComputeSink sink(kernels);
+  llm::generate_llm_stage_template(model, parallel, llm::coordinates_of(parallel, rank).pp, sink);
+  return sink.phases;
 }
 
 }  // namespace
@@ -191,9 +216,11 @@ void complete_llm_report(const LlmReportContext& context, std::span<const RankRe
   report.workload = model.name + ": " + describe_layout(effective) + " = " +
                     std::to_string(parallel.world_size()) + " x " + context.device_name + " (" +
                     context.scenario.topology.name + ")";
-  report.setup.push_back(printf_string(
-      "global batch %d sequences of %d tokens (%d micro-batches per pipeline), %s", global_batch,
-      model.seq_len, micro_batches, precision_line(model, parallel).c_str()));
+  report.setup.push_back(
+      printf_string("global batch %d sequences of %d tokens (%d micro-batches per pipeline), %s",
+                    global_batch, model.seq_len, micro_batches,
+                    precision_line(model, parallel).c_str()) +
+      fusions_text(model));
   report.setup.push_back(overlaps_line(parallel));
 
   report::Throughput throughput;

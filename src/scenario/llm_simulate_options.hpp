@@ -39,6 +39,8 @@ struct LlmSimulateOptions {
   bool p2p_scatter_gather = false;         // Megatron-LM's stage-boundary scatter/gather
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
+  bool bias_swiglu_fusion = true;          // Megatron-Core's fused SwiGLU (gated FFNs)
+  bool rope_fusion = true;                 // Transformer Engine's fused rotary embedding
   bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)
   bool timer_syncs = false;                // Megatron-LM 2020-22 timers sync each fwd/bwd step
   bool link_sharing = true;                // concurrent collectives share NIC/NVLink bandwidth

@@ -196,16 +196,19 @@ llm::ParallelConfig with_te_workspaces(llm::ParallelConfig parallel,
 
 namespace {
 
-llm::TransformerConfig with_dtype(llm::TransformerConfig model, const std::string& dtype) {
-  if (!dtype.empty())
-    model.dtype = llm::parse_training_dtype(dtype, "--dtype", "");
+// --dtype and the element-wise fusion switches (--no-bias-swiglu-fusion, --no-rope-fusion).
+llm::TransformerConfig with_dtype(llm::TransformerConfig model, const LlmSimulateOptions& options) {
+  if (!options.dtype.empty())
+    model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
+  model.bias_swiglu_fusion = options.bias_swiglu_fusion;
+  model.rope_fusion = options.rope_fusion;
   return model;
 }
 
 // The model (with --dtype) and the options' layout, whose main-gradient dtype follows the
 // model's unless --grad-reduce-dtype says otherwise: what generate and simulate both start from.
 LlmWorkload model_and_layout(llm::TransformerConfig model, const LlmSimulateOptions& options) {
-  LlmWorkload workload{with_dtype(std::move(model), options.dtype), parallel_config_from(options)};
+  LlmWorkload workload{with_dtype(std::move(model), options), parallel_config_from(options)};
   workload.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, workload.model, "--grad-reduce-dtype");
   return workload;

@@ -61,6 +61,11 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
     model.dropout = *row.dropout;
   if (row.gated_ffn)
     model.gated_ffn = *row.gated_ffn;
+  if (!row.position_embedding.empty())
+    model.position_embedding =
+        llm::parse_position_embedding(row.position_embedding, table, "position_embedding");
+  model.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(model.bias_swiglu_fusion);
+  model.rope_fusion = row.rope_fusion.value_or(model.rope_fusion);
   const std::optional<DType> dtype = parse_dtype(row.dtype);
   if (!dtype)
     throw InputError(table, "line " + std::to_string(row.line), "dtype " + row.dtype);

@@ -25,6 +25,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "attention",
                                            "dropout",
                                            "gated_ffn",
+                                           "position_embedding",
                                            "gpus",
                                            "tp",
                                            "pp",
@@ -45,6 +46,8 @@ const std::vector<std::string> kColumns = {"name",
                                            "tp_comm_overlap",
                                            "overlap_p2p_comm",
                                            "p2p_scatter_gather",
+                                           "bias_swiglu_fusion",
+                                           "rope_fusion",
                                            "get_batch_sync",
                                            "timer_syncs",
                                            "device",
@@ -137,6 +140,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.choice("attention", row.attention, {"flash", "unfused"});
   read.optional_flag("dropout", row.dropout);
   read.optional_flag("gated_ffn", row.gated_ffn);
+  read.choice("position_embedding", row.position_embedding, {"learned", "rope"});
   read.integer("gpus", row.gpus, 1);
   read.integer("tp", row.tp, 1);
   read.integer("pp", row.pp, 1);
@@ -157,6 +161,8 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
   read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
+  read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
+  read.optional_flag("rope_fusion", row.rope_fusion);
   read.flag("get_batch_sync", row.get_batch_sync);
   read.flag("timer_syncs", row.timer_syncs);
   row.device = read.text("device");

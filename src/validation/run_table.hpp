@@ -23,6 +23,7 @@ struct RunRow {
   std::string attention;  // flash | unfused; empty: the model file's (inline: flash)
   std::optional<bool> dropout;
   std::optional<bool> gated_ffn;
+  std::string position_embedding;  // learned | rope; empty: the model file's (inline: learned)
   int gpus = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, virtual_stages = 1;
   int etp = 0;        // expert tensor parallel size (MoE); 0 (empty cell): TP, Megatron's default
@@ -39,6 +40,9 @@ struct RunRow {
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> overlap_p2p_comm;
   std::optional<bool> p2p_scatter_gather;  // Megatron-LM's stage-boundary scatter/gather
+  // Megatron-Core's element-wise fusions; nullopt (empty cell): on, Megatron-LM's default.
+  std::optional<bool> bias_swiglu_fusion;
+  std::optional<bool> rope_fusion;
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;

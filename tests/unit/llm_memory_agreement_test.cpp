@@ -388,6 +388,30 @@ TEST(LlmMemoryAgreement, GatedFfnAndGroupedQueryAttention) {
   expect_agreement(model, parallel);
 }
 
+TEST(LlmMemoryAgreement, RotaryEmbeddingKeepsRotatedQueriesAndKeys) {
+  // Megatron-Core rotates q and k into new tensors the attention keeps: 2 (h + kv d) / h more
+  // of Table 2's split terms; the fused SwiGLU saves its input only (the FC1 output, already
+  // counted). Fused or not, the same tensors are saved.
+  llm::TransformerConfig model = small_gpt();
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.kv_heads = 2;
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  parallel.recompute = llm::Recompute::kSelective;
+  expect_agreement(model, parallel);
+  llm::ParallelConfig context = pp2_dp2();
+  context.cp = 2;
+  expect_agreement(model, context);
+  model.bias_swiglu_fusion = false;
+  model.rope_fusion = false;
+  expect_agreement(model, pp2_dp2());
+}
+
 TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {
   llm::ParallelConfig parallel = pp2_dp2();
   parallel.recompute = llm::Recompute::kFull;

@@ -267,10 +267,11 @@ void LayerEmitter::flash_attention(std::string op_name, std::vector<TensorRef> i
   builder_.trace().ops.back().attributes.push_back({"is_causal", std::int64_t{causal ? 1 : 0}});
 }
 
-TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
+TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv, const TensorRef& q,
+                                               const TensorRef& own_k) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
-  const TensorRef queries = RankTraceBuilder::view(qkv, {b, heads, s, d});
+  const TensorRef queries = RankTraceBuilder::view(q, {b, heads, s, d});
   // K and V of the local chunk travel together (read from the QKV output).
   TensorRef kv = saved_operand(qkv, {2, b, kv_heads, s, d});
   TensorRef context = activation({b, heads, s, d});
@@ -279,7 +280,9 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
     const bool exchanging = step + 1 < cp_.size;
     const TensorRef next = exchanging ? exchange_chunk(kv) : kv;
     const bool own_chunk = step == 0;
-    const TensorRef k = RankTraceBuilder::view(kv, {b, kv_heads, own_chunk ? s : s / 2, d});
+    // The local chunk's keys as the attention reads them (rotated with rope).
+    const TensorRef k =
+        RankTraceBuilder::view(own_chunk ? own_k : kv, {b, kv_heads, own_chunk ? s : s / 2, d});
     // Beside the next chunk's send and receive (NCCL p2p).
     ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
     flash_attention("aten::_scaled_dot_product_flash_attention", {queries, k, k}, context,
@@ -290,10 +293,14 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv) {
 }
 
 TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
-                                                const TensorRef& qkv) {
+                                                const TensorRef& saved_qkv,
+                                                const TensorRef& saved_q,
+                                                const TensorRef& saved_k) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
-  const TensorRef q = saved_operand(qkv, {b, heads, s, d});
+  const TensorRef q = saved_operand(saved_q, {b, heads, s, d});
+  const TensorRef own_k = saved_operand(saved_k, {b, kv_heads, s, d});
+  const TensorRef own_v = saved_operand(saved_qkv, {b, kv_heads, s, d});
   // K, V and their gradients travel together.
   TensorRef kv_and_grad = activation({4, b, kv_heads, s, d});
   TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
@@ -302,35 +309,40 @@ TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
     const bool exchanging = step + 1 < cp_.size;
     const TensorRef next = exchanging ? exchange_chunk(kv_and_grad) : kv_and_grad;
     const bool own_chunk = step == 0;
-    const TensorRef kv =
-        RankTraceBuilder::view(kv_and_grad, {b, kv_heads, own_chunk ? s : s / 2, d});
+    // The local chunk's K and V as the forward saved them, a received chunk from the ring.
+    const TensorRef kv = RankTraceBuilder::view(kv_and_grad, {b, kv_heads, s / 2, d});
     ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
     flash_attention("aten::_scaled_dot_product_flash_attention_backward",
-                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv}, grad_qkv,
-                    own_chunk, half_work);
+                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q,
+                     own_chunk ? own_k : kv, own_chunk ? own_v : kv},
+                    grad_qkv, own_chunk, half_work);
     kv_and_grad = next;
   }
   return grad_qkv;
 }
 
-LayerEmitter::AttentionSaved LayerEmitter::attention_core_forward(const TensorRef& qkv) {
+LayerEmitter::AttentionSaved LayerEmitter::attention_core_forward(const TensorRef& qkv,
+                                                                  const TensorRef& rotated_q,
+                                                                  const TensorRef& rotated_k) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
+  const TensorRef& q = rotated_q.tensor_id >= 0 ? rotated_q : qkv;
+  const TensorRef& k = rotated_k.tensor_id >= 0 ? rotated_k : qkv;
   if (cp_.size > 1)
-    return {ring_attention_forward(qkv), {}, {}};
+    return {ring_attention_forward(qkv, q, k), {}, {}};
   if (model_.attention == AttentionKernel::kFlash) {
     // Decoder-only: causal, the masked half skipped.
     TensorRef context = activation({b, heads, s, d});
     flash_attention("aten::_scaled_dot_product_flash_attention",
-                    {RankTraceBuilder::view(qkv, {b, heads, s, d}),
-                     RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d}),
+                    {RankTraceBuilder::view(q, {b, heads, s, d}),
+                     RankTraceBuilder::view(k, {b, shapes_.kv_heads_local, s, d}),
                      RankTraceBuilder::view(qkv, {b, shapes_.kv_heads_local, s, d})},
                     context, true, 2.0 * b * heads * s * s * d);
     return {context, {}, {}};
   }
   // Unfused (Megatron 2022): scores, fused scale-mask-softmax, dropout, context.
   const std::int64_t bh = b * heads;
-  TensorRef scores = bmm(qkv, qkv, bh, s, d, s);
+  TensorRef scores = bmm(q, k, bh, s, d, s);
   const ScaleMaskSoftmax softmax = scale_mask_softmax(scores, bh, s);
   TensorRef dropped =
       model_.dropout ? elementwise("aten::native_dropout", {softmax.probabilities}, {bh, s, s}, 2)
@@ -384,14 +396,18 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
                                                 const ForwardSaved& saved) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local;
+  // Q and K as the attention read them: rotated (rope) or views of the QKV output.
+  const TensorRef& saved_q = saved.rotated_q.tensor_id >= 0 ? saved.rotated_q : saved.qkv;
+  const TensorRef& saved_k = saved.rotated_k.tensor_id >= 0 ? saved.rotated_k : saved.qkv;
   if (cp_.size > 1)
-    return ring_attention_backward(grad_context, saved.qkv);
+    return ring_attention_backward(grad_context, saved.qkv, saved_q, saved_k);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
-    const TensorRef q = saved_operand(saved.qkv, {b, heads, s, d});
-    const TensorRef kv = saved_operand(saved.qkv, {b, shapes_.kv_heads_local, s, d});
+    const TensorRef q = saved_operand(saved_q, {b, heads, s, d});
+    const TensorRef k = saved_operand(saved_k, {b, shapes_.kv_heads_local, s, d});
+    const TensorRef v = saved_operand(saved.qkv, {b, shapes_.kv_heads_local, s, d});
     flash_attention("aten::_scaled_dot_product_flash_attention_backward",
-                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, kv, kv}, grad_qkv,
+                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, k, v}, grad_qkv,
                     true, 5.0 * b * heads * s * s * d);
     return grad_qkv;
   }
@@ -400,8 +416,13 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
     // Korthikanti et al. Sec. 5: recompute only the attention core (QK^T, softmax, dropout,
     // attention over V) from the stored Q, K, V.
     builder_.set_phase("recompute");
-    attention =
-        attention_core_forward(saved_operand(saved.qkv, {shapes_.tokens(), shapes_.qkv_width}));
+    const std::vector<std::int64_t> qkv_shape{shapes_.tokens(), shapes_.qkv_width};
+    attention = attention_core_forward(
+        saved_operand(saved.qkv, qkv_shape),
+        saved.rotated_q.tensor_id >= 0 ? saved_operand(saved.rotated_q, saved.rotated_q.shape)
+                                       : TensorRef{},
+        saved.rotated_k.tensor_id >= 0 ? saved_operand(saved.rotated_k, saved.rotated_k.shape)
+                                       : TensorRef{});
     builder_.set_phase("backward");
   }
   const std::int64_t bh = b * heads;
@@ -416,9 +437,8 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
         elementwise("aten::native_dropout_backward", {grad_probabilities, mask}, {bh, s, s}, 1);
   }
   TensorRef grad_scores = scale_mask_softmax_backward(grad_dropped, probabilities, bh, s);
-  const TensorRef queries = saved_operand(saved.qkv, {bh, s, d});
-  bmm(grad_scores, queries, bh, s, s, d);  // grad Q
-  bmm(grad_scores, queries, bh, s, s, d);  // grad K
+  bmm(grad_scores, saved_operand(saved_k, {bh, s, d}), bh, s, s, d);  // grad Q = dS K
+  bmm(grad_scores, saved_operand(saved_q, {bh, s, d}), bh, s, s, d);  // grad K = dS^T Q
   return activation({shapes_.tokens(), shapes_.qkv_width});
 }
 
@@ -431,7 +451,12 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
                                                     shapes_.qkv_width)
                             : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
                                              weights.qkv_fp8, tokens, h, shapes_.qkv_width);
-  const AttentionSaved attention = attention_core_forward(saved.qkv);
+  if (model_.rope()) {
+    saved.rotated_q = rope_forward(saved.qkv, shapes_.heads_local);
+    saved.rotated_k = rope_forward(saved.qkv, shapes_.kv_heads_local);
+  }
+  const AttentionSaved attention =
+      attention_core_forward(saved.qkv, saved.rotated_q, saved.rotated_k);
   saved.context = attention.context;
   saved.probabilities = attention.probabilities;
   saved.dropped = attention.dropped;
@@ -465,15 +490,9 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
                   ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
                   : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
-  if (shapes_.gated_ffn) {
-    // SwiGLU as x * sigmoid(x) * up: the kernel registry has sigmoid and mul rules.
-    TensorRef gate = RankTraceBuilder::view(saved.fc1, ffn_shape);
-    TensorRef sigmoid = elementwise("aten::sigmoid", {gate}, ffn_shape, 4);
-    TensorRef silu = elementwise("aten::mul", {gate, sigmoid}, ffn_shape, 1);
-    saved.act = elementwise("aten::mul", {silu, gate}, ffn_shape, 1);
-  } else {
-    saved.act = elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
-  }
+  saved.act = shapes_.gated_ffn
+                  ? swiglu_forward(saved.fc1, tokens, ffn_local)
+                  : elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
   saved.output =
       userbuffers
           ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8, ffn_local)
@@ -483,7 +502,7 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
 
 TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
                                      const MlpSaved& saved, std::int64_t ffn_local,
-                                     std::int64_t fc1_width, bool userbuffers) {
+                                     std::int64_t /*fc1_width*/, bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   TensorRef grad_full = grad_mlp;
   TensorRef grad_act =
@@ -498,11 +517,90 @@ TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeigh
     return elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
                        ffn_shape, 12);
   }
-  TensorRef up = saved_operand(saved.fc1, ffn_shape);
+  return swiglu_backward(grad_act, saved.fc1, tokens, ffn_local);
+}
+
+TensorRef LayerEmitter::swiglu_forward(const TensorRef& fc1, std::int64_t rows, std::int64_t ffn) {
+  const std::vector<std::int64_t> ffn_shape{rows, ffn};
+  const TensorRef gate = RankTraceBuilder::view(fc1, ffn_shape);
+  const TensorRef up = RankTraceBuilder::view(fc1, ffn_shape);
+  if (model_.bias_swiglu_fusion)  // silu(gate) x up in one pass: sigmoid, two multiplies
+    return elementwise("megatron::bias_swiglu", {gate, up}, ffn_shape, 6);
+  // The unfused path as x * sigmoid(x) * up: the kernel registry's sigmoid and mul rules.
+  const TensorRef sigmoid = elementwise("aten::sigmoid", {gate}, ffn_shape, 4);
+  const TensorRef silu = elementwise("aten::mul", {gate, sigmoid}, ffn_shape, 1);
+  return elementwise("aten::mul", {silu, up}, ffn_shape, 1);
+}
+
+TensorRef LayerEmitter::swiglu_backward(const TensorRef& grad_act, const TensorRef& saved_fc1,
+                                        std::int64_t rows, std::int64_t ffn) {
+  const std::vector<std::int64_t> ffn_shape{rows, ffn};
+  if (model_.bias_swiglu_fusion) {
+    // Megatron's swiglu_back: reads the gradient and both halves of the saved input, writes
+    // the gradients of gate and up side by side (the cat fused in).
+    return elementwise("megatron::bias_swiglu_backward",
+                       {grad_act, saved_operand(saved_fc1, {rows, 2 * ffn})}, {rows, 2 * ffn}, 5);
+  }
+  const TensorRef up = saved_operand(saved_fc1, ffn_shape);
   elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);  // grad of the up projection
-  TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
+  const TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
   elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
-  return builder_.tensor({tokens, fc1_width});
+  return builder_.tensor({rows, 2 * ffn});
+}
+
+TensorRef LayerEmitter::rope_forward(const TensorRef& qkv, std::int64_t heads) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::vector<std::int64_t> shape{b, heads, s, d};
+  const TensorRef t = RankTraceBuilder::view(qkv, shape);
+  if (model_.rope_fusion) {
+    // Reads t and the fp32 frequencies, writes the rotated copy: two multiplies and an add.
+    const TensorRef frequencies = builder_.tensor({s, 1, 1, d}, DType::kFloat32);
+    return elementwise("te::fused_rope", {t, frequencies}, shape, 3);
+  }
+  const std::vector<std::int64_t> half{b, heads, s, d / 2};
+  const TensorRef cos = builder_.tensor({s, 1, 1, d});  // cached, cast to t's dtype
+  const TensorRef sin = builder_.tensor({s, 1, 1, d});
+  const TensorRef negated = elementwise("aten::neg", {RankTraceBuilder::view(t, half)}, half, 1);
+  const TensorRef rotated_half = activation(shape);
+  builder_.compute("aten::cat", {negated, RankTraceBuilder::view(t, half)}, {rotated_half},
+                   KernelCategory::kMemory, 0);
+  const TensorRef by_cos = elementwise("aten::mul", {t, cos}, shape, 1);
+  const TensorRef by_sin = elementwise("aten::mul", {rotated_half, sin}, shape, 1);
+  const TensorRef sum = elementwise("aten::add", {by_cos, by_sin}, shape, 1);
+  // torch.cat((t, t_pass)) with the whole head rotated: a copy.
+  const TensorRef rotated = activation(shape);
+  builder_.compute("aten::cat", {sum}, {rotated}, KernelCategory::kMemory, 0);
+  return rotated;
+}
+
+void LayerEmitter::rope_backward(const TensorRef& grad_qkv, std::int64_t heads,
+                                 std::int64_t offset_elements) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::vector<std::int64_t> shape{b, heads, s, d};
+  const TensorRef grad = builder_.alias(grad_qkv, shape, grad_qkv.dtype, offset_elements);
+  // The result lands where the gradient was (the attention's QKV gradient buffer): the
+  // gradient of the unrotated q or k, as the QKV split's backward reads it.
+  const TensorRef grad_input = builder_.alias(grad_qkv, shape, grad_qkv.dtype, offset_elements);
+  if (model_.rope_fusion) {
+    const TensorRef frequencies = builder_.tensor({s, 1, 1, d}, DType::kFloat32);
+    builder_.compute("te::fused_rope_backward", {grad, frequencies}, {grad_input},
+                     KernelCategory::kOther, 3.0 * static_cast<double>(grad.numel));
+    return;
+  }
+  const std::vector<std::int64_t> half{b, heads, s, d / 2};
+  const TensorRef cos = builder_.tensor({s, 1, 1, d});
+  const TensorRef sin = builder_.tensor({s, 1, 1, d});
+  const TensorRef grad_by_cos = elementwise("aten::mul", {grad, cos}, shape, 1);
+  const TensorRef grad_rotated = elementwise("aten::mul", {grad, sin}, shape, 1);
+  // rotate_half's backward: the cat's slices are views, the neg a pass over one half, the
+  // chunk's backward a cat of the halves.
+  const TensorRef grad_negated =
+      elementwise("aten::neg", {RankTraceBuilder::view(grad_rotated, half)}, half, 1);
+  const TensorRef grad_halves = activation(shape);
+  builder_.compute("aten::cat", {grad_negated, RankTraceBuilder::view(grad_rotated, half)},
+                   {grad_halves}, KernelCategory::kMemory, 0);
+  builder_.compute("aten::add", {grad_by_cos, grad_halves}, {grad_input}, KernelCategory::kOther,
+                   static_cast<double>(grad.numel));
 }
 
 ForwardSaved LayerEmitter::forward(const TensorRef& x, const LayerWeights& weights) {
@@ -600,6 +698,10 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   TensorRef context = saved_operand(saved.context, {tokens, context_width});
   weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
   TensorRef grad_qkv = attention_core_backward(grad_context, saved);
+  if (model_.rope()) {
+    rope_backward(grad_qkv, shapes_.heads_local, 0);
+    rope_backward(grad_qkv, shapes_.kv_heads_local, tokens * context_width);
+  }
   TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, weights.qkv_fp8,
                                               shapes_.qkv_width, saved.x, saved.ln1);
   return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);

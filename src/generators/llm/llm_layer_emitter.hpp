@@ -59,6 +59,10 @@ struct MoeSaved {
 // (the dropout op prices its mask as written bytes). With full recompute only `x` is kept.
 struct ForwardSaved {
   TensorRef x, ln1, qkv, context, x1, ln2, output;
+  // Rotary embedding (model.rope()): the rotated queries and keys the attention reads and
+  // keeps for its backward (Megatron-Core rotates q and k into new tensors; V stays a view of
+  // the QKV output). Unset without rope.
+  TensorRef rotated_q, rotated_k;
   MlpSaved mlp;
   TensorRef probabilities, dropped;  // unfused attention: softmax output, dropout output
   MoeSaved moe;
@@ -225,7 +229,28 @@ class LayerEmitter {
   struct AttentionSaved {
     TensorRef context, probabilities, dropped;
   };
-  AttentionSaved attention_core_forward(const TensorRef& qkv);
+  // `rotated_q`, `rotated_k`: the rotary embedding's outputs, or unset (then q and k are
+  // views of the QKV output).
+  AttentionSaved attention_core_forward(const TensorRef& qkv, const TensorRef& rotated_q = {},
+                                        const TensorRef& rotated_k = {});
+  // Rotary position embedding of q [b, heads_local, s, d] or k [b, kv_heads_local, s, d] (the
+  // local heads after TP, the CP share of the sequence): Transformer Engine's fused kernel (one
+  // pass reading the tensor and the fp32 [s, d] frequencies, writing the rotated copy), or with
+  // rope_fusion off Megatron's PyTorch path (_apply_rotary_pos_emb_bshd: rotate_half's neg and
+  // cat, t x cos, rotate_half(t) x sin, their sum, the cat with the unrotated rest).
+  TensorRef rope_forward(const TensorRef& qkv, std::int64_t heads);
+  // Gradient of the rotated tensor in (a view of the attention's QKV gradient), written over
+  // itself: the fused backward kernel, or the autograd nodes of the PyTorch path (the two
+  // multiplies, rotate_half's neg and cat, the sum of both paths).
+  void rope_backward(const TensorRef& grad_qkv, std::int64_t heads, std::int64_t offset_elements);
+  // Megatron-Core's SwiGLU on FC1's output [rows, 2 ffn] (gate and up halves): the fused
+  // bias_swiglu kernel (bias_activation_fusion: reads gate and up, writes their product) or
+  // PyTorch's sigmoid and two multiplies; returns [rows, ffn].
+  TensorRef swiglu_forward(const TensorRef& fc1, std::int64_t rows, std::int64_t ffn);
+  // Gradient of the SwiGLU output [rows, ffn] in, of FC1's output [rows, 2 ffn] out; reads
+  // the saved FC1 output (the fused kernel's only saved tensor).
+  TensorRef swiglu_backward(const TensorRef& grad_act, const TensorRef& saved_fc1,
+                            std::int64_t rows, std::int64_t ffn);
   // Megatron's FusedScaleMaskSoftmax on the [bh, s, s] scores: its fused causal kernel, or
   // where that kernel is not available (megatron_fused_softmax.hpp) PyTorch's fallback, five
   // eager ops in fp32 (Megatron scales the query-key product by the layer number and then
@@ -255,8 +280,12 @@ class LayerEmitter {
   // local queries against half a chunk of keys (the same work for either side, so every CP
   // rank keeps its stage's template). Backward: the same ring with the K/V chunk and its
   // gradient.
-  TensorRef ring_attention_forward(const TensorRef& qkv);
-  TensorRef ring_attention_backward(const TensorRef& grad_context, const TensorRef& qkv);
+  // `q` and `own_k`: the local queries and keys as the attention reads them (rotated with
+  // rope, else views of `qkv`); the chunk exchanged is K and V from `qkv`.
+  TensorRef ring_attention_forward(const TensorRef& qkv, const TensorRef& q,
+                                   const TensorRef& own_k);
+  TensorRef ring_attention_backward(const TensorRef& grad_context, const TensorRef& saved_qkv,
+                                    const TensorRef& saved_q, const TensorRef& saved_k);
   // Posts the exchange of one chunk of `elements` around the ring; returns the received one.
   TensorRef exchange_chunk(const TensorRef& chunk);
   TensorRef attention_core_backward(const TensorRef& grad_context, const ForwardSaved& saved);

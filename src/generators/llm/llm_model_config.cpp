@@ -107,6 +107,20 @@ DType parse_training_dtype(std::string_view text, const std::string& where,
   return *parsed;
 }
 
+PositionEmbedding parse_position_embedding(std::string_view text, const std::string& where,
+                                           const std::string& field) {
+  if (text == "learned")
+    return PositionEmbedding::kLearned;
+  if (text == "rope")
+    return PositionEmbedding::kRope;
+  throw InputError(where, field,
+                   "must be \"learned\" or \"rope\", got \"" + std::string(text) + "\"");
+}
+
+std::string_view position_embedding_name(PositionEmbedding embedding) {
+  return embedding == PositionEmbedding::kRope ? "rope" : "learned";
+}
+
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {
   const json doc = io::parse_json_document(json_text, file);
   if (!doc.is_object())
@@ -139,6 +153,8 @@ TransformerConfig parse_transformer_config(std::string_view json_text, const std
     throw InputError(file, "attention",
                      "must be \"flash\" or \"unfused\", got \"" + attention + "\"");
   model.dropout = optional_bool(doc, "dropout", false, file);
+  model.position_embedding = parse_position_embedding(
+      optional_string(doc, "position_embedding", "learned", file), file, "position_embedding");
   model.moe = parse_mixture_of_experts(doc, file);
   validate(model, file);
   return model;

@@ -14,6 +14,14 @@ namespace perfsim::generators::llm {
 // attention-over-V as separate kernels and stores the s x s tensors.
 enum class AttentionKernel { kFlash, kUnfused };
 
+// How token positions enter the model: GPT-2/3 add a learned absolute position embedding to the
+// token embedding (a table lookup beside the token's, no per-layer kernel); Llama, Mistral,
+// Mixtral, DeepSeek and Nemotron rotate each layer's queries and keys (rotary embedding, Su et
+// al. 2021), one memory-bound pass over q and k forward and backward. Model file field
+// "position_embedding": "learned" | "rope"; absent: "learned" (the GPT family's, which the
+// files without the field and the inline RUNS.csv rows of GPT shapes describe).
+enum class PositionEmbedding { kLearned, kRope };
+
 // Mixture of experts as Megatron-LM's MoE layer runs it: the dense MLP of a MoE layer is
 // replaced by a router (a [h, experts] GEMM, softmax, top-k), `num_experts` routed experts of
 // which each token visits `top_k` (each expert a gated or plain MLP of `expert_ffn_hidden`), and
@@ -56,6 +64,16 @@ struct TransformerConfig {
   DType dtype = DType::kBFloat16;
   AttentionKernel attention = AttentionKernel::kFlash;
   bool dropout = false;  // dropout after attention and FFN (GPT-style training)
+  PositionEmbedding position_embedding = PositionEmbedding::kLearned;
+  // Megatron-Core's element-wise fusions (how the framework runs the model, like `attention`):
+  // bias_activation_fusion (Megatron-LM --no-bias-swiglu-fusion turns it off; on by default):
+  // a gated FFN's SwiGLU as one fused kernel forward (read gate and up, write the product) and
+  // one backward (read the saved input and the gradient, write both gradients), instead of
+  // PyTorch's sigmoid and two multiplies. apply_rope_fusion (--no-rope-fusion; on by default):
+  // Transformer Engine's fused rotary kernel, one pass per q and k, instead of PyTorch's
+  // rotate-half, two multiplies and an add.
+  bool bias_swiglu_fusion = true;
+  bool rope_fusion = true;
   MixtureOfExperts moe;
 
   bool is_moe() const { return moe.enabled(); }
@@ -72,6 +90,7 @@ struct TransformerConfig {
 
   int head_dim() const { return hidden / heads; }
   bool fp8() const { return dtype == DType::kFloat8; }
+  bool rope() const { return position_embedding == PositionEmbedding::kRope; }
   // Activations, parameters and communication: bf16 under the FP8 recipe.
   DType activation_dtype() const { return fp8() ? DType::kBFloat16 : dtype; }
 };
@@ -80,6 +99,11 @@ struct TransformerConfig {
 // InputError(where, field, problem) otherwise.
 DType parse_training_dtype(std::string_view text, const std::string& where,
                            const std::string& field);
+
+// "learned" or "rope"; throws InputError(where, field, problem) otherwise.
+PositionEmbedding parse_position_embedding(std::string_view text, const std::string& where,
+                                           const std::string& field);
+std::string_view position_embedding_name(PositionEmbedding embedding);
 
 // Throws InputError naming the file, the field and the problem.
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);

@@ -150,15 +150,8 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                                          shapes_.expert_fc1_width),
                    per_expert, h, shapes_.expert_fc1_width);
   const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
-  TensorRef act;
-  if (shapes_.gated_ffn) {
-    const TensorRef gate = RankTraceBuilder::view(fc1, ffn_shape);
-    const TensorRef sigmoid = elementwise("aten::sigmoid", {gate}, ffn_shape, 4);
-    const TensorRef silu = elementwise("aten::mul", {gate, sigmoid}, ffn_shape, 1);
-    act = elementwise("aten::mul", {silu, gate}, ffn_shape, 1);
-  } else {
-    act = elementwise("aten::gelu", {fc1}, ffn_shape, 8);
-  }
+  const TensorRef act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, shapes_.expert_ffn_local)
+                                          : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
   const TensorRef fc2 =
       grouped_gemm(backward_operand(act, rows, shapes_.expert_ffn_local),
                    expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
@@ -222,11 +215,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
       grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
-    const TensorRef up = saved_operand(saved.fc1, ffn_shape);
-    elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
-    const TensorRef grad_silu = elementwise("aten::mul", {grad_act, up}, ffn_shape, 1);
-    elementwise("aten::sigmoid_backward", {grad_silu, up}, ffn_shape, 3);
-    grad_fc1 = activation({rows, fc1_width});
+    grad_fc1 = swiglu_backward(grad_act, saved.fc1, rows, ffn);
   } else {
     grad_fc1 = elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
                            ffn_shape, 12);

@@ -721,8 +721,11 @@ LayerRange stage_layers(const TransformerConfig& model, const ParallelConfig& pa
   return {first, first + layers.at(static_cast<std::size_t>(virtual_stage))};
 }
 
-StageTemplate generate_llm_stage_template(const TransformerConfig& model,
-                                          const ParallelConfig& parallel, int stage_index) {
+namespace {
+
+// A stage template's builder, its header set: its ops not generated yet.
+RankTraceBuilder stage_template_builder(const TransformerConfig& model,
+                                        const ParallelConfig& parallel, int stage_index) {
   validate(model, parallel);
   if (stage_index < 0 || stage_index >= parallel.pp)
     throw InputError("<parallel>", "stage",
@@ -734,6 +737,14 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
                  (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) +
                  (parallel.ep > 1 ? " ep" + std::to_string(parallel.ep) : std::string()) + " pp" +
                  std::to_string(parallel.pp) + " dp" + std::to_string(parallel.dp);
+  return builder;
+}
+
+// The stage template's ops, into `builder`, flushed after each step of the pipeline schedule
+// (one micro-batch's forward or backward of one model chunk, or one transfer) and after each
+// phase outside the schedule, so that a streaming builder holds one step's ops at a time.
+void emit_stage_template(const TransformerConfig& model, const ParallelConfig& parallel,
+                         int stage_index, RankTraceBuilder& builder) {
   const RankRoles roles = placeholder_roles(stage_index);
   StageGenerator stage(model, parallel, roles, builder);
   const int micro_batches = micro_batches_per_iteration(model, parallel);
@@ -752,6 +763,7 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
   if (overlap_p2p)
     steps = receives_one_step_ahead(steps);
   stage.gather_parameters_for_forward();
+  builder.flush();
   const bool synchronize_p2p =
       parallel.pipeline_p2p_sync && (parallel.virtual_stages == 1 || batched_interleaved);
   for (std::size_t position = 0; position < steps.size(); ++position) {
@@ -806,30 +818,78 @@ StageTemplate generate_llm_stage_template(const TransformerConfig& model,
     if (synchronize_p2p && is_transfer(step.action) &&
         (position + 1 == steps.size() || !is_transfer(steps[position + 1].action)))
       builder.synchronize_device();
+    builder.flush();
   }
   stage.finish_grad_sync();
+  builder.flush();
   stage.clip_gradients();
+  builder.flush();
   stage.optimizer_step();
+  builder.flush();
   stage.declare_persistent_state();
+  builder.flush();
+}
+
+}  // namespace
+
+StageTemplate generate_llm_stage_template(const TransformerConfig& model,
+                                          const ParallelConfig& parallel, int stage_index) {
+  RankTraceBuilder builder = stage_template_builder(model, parallel, stage_index);
+  emit_stage_template(model, parallel, stage_index, builder);
   return {stage_index, builder.take()};
 }
 
-Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank) {
+void generate_llm_stage_template(const TransformerConfig& model, const ParallelConfig& parallel,
+                                 int stage_index, TraceSink& sink) {
+  RankTraceBuilder builder = stage_template_builder(model, parallel, stage_index);
+  builder.stream_to(sink);
+  emit_stage_template(model, parallel, stage_index, builder);
+}
+
+namespace {
+
+// Throws unless `rank` is a rank of pipeline stage `stage`; its roles.
+RankRoles roles_in_stage(const ParallelConfig& parallel, int rank, int stage) {
   if (rank < 0 || rank >= parallel.world_size())
     throw InputError("<parallel>", "rank",
                      "rank " + std::to_string(rank) + " is outside the world of " +
                          std::to_string(parallel.world_size()));
   const RankRoles roles = rank_roles(parallel, rank);
-  if (roles.stage != stage_template.stage)
+  if (roles.stage != stage)
     throw RuntimeFailure("instantiate_llm_rank: rank " + std::to_string(rank) + " is in stage " +
                          std::to_string(roles.stage) + ", the template is stage " +
-                         std::to_string(stage_template.stage) + "'s");
-  Trace trace = std::move(stage_template.trace);
-  substitute_roles(trace, roles, trace.source);
+                         std::to_string(stage) + "'s");
+  return roles;
+}
+
+// The rank's own fields of a trace whose ops already play its roles.
+void set_rank_header(Trace& trace, const ParallelConfig& parallel, int rank) {
   trace.rank = rank;
   trace.source += " rank " + std::to_string(rank);
   trace.process_groups = process_groups_of(parallel, rank);
+}
+
+}  // namespace
+
+Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank) {
+  const RankRoles roles = roles_in_stage(parallel, rank, stage_template.stage);
+  Trace trace = std::move(stage_template.trace);
+  substitute_roles(trace, roles, trace.source);
+  set_rank_header(trace, parallel, rank);
   return trace;
+}
+
+StreamedRankInstance::StreamedRankInstance(const Trace& template_header, int stage,
+                                           const ParallelConfig& parallel, int rank)
+    : roles_(roles_in_stage(parallel, rank, stage)),
+      template_source_(template_header.source),
+      header_(template_header) {
+  header_.ops.clear();
+  set_rank_header(header_, parallel, rank);
+}
+
+void StreamedRankInstance::substitute(std::span<Op> ops) const {
+  substitute_roles(ops, roles_, template_source_);
 }
 
 Trace generate_llm_rank(const TransformerConfig& model, const ParallelConfig& parallel, int rank) {

@@ -13,10 +13,14 @@
 // backward (one layer prefetched ahead) and reduce-scatters each layer's gradients in every
 // micro-batch. Embedding and LM-head parameters are not sharded by ZeRO 3 (their gradients are
 // reduced like a bucket).
+#include <span>
+#include <string>
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
+#include "generators/llm/llm_rank_roles.hpp"
+#include "generators/llm/trace_sink.hpp"
 #include "perfsim/trace.hpp"
 
 namespace perfsim::generators::llm {
@@ -34,9 +38,29 @@ struct StageTemplate {
 };
 StageTemplate generate_llm_stage_template(const TransformerConfig& model,
                                           const ParallelConfig& parallel, int stage);
+// The same template's ops handed to `sink` as they are made (one step of the pipeline schedule
+// at a time, trace_sink.hpp) instead of collected: the ops and header the Trace above holds.
+void generate_llm_stage_template(const TransformerConfig& model, const ParallelConfig& parallel,
+                                 int stage, TraceSink& sink);
 // `rank`'s trace: the template (of rank's stage) with its roles, process groups and rank
 // (pass the template by std::move when it is not needed again: it is the trace).
 Trace instantiate_llm_rank(StageTemplate stage_template, const ParallelConfig& parallel, int rank);
+
+// instantiate_llm_rank in parts, for a template streamed a step at a time: the rank's header
+// (the trace without ops) from the template's, and its roles substituted into each step's ops.
+// The header and the ops so substituted are instantiate_llm_rank's trace.
+class StreamedRankInstance {
+ public:
+  StreamedRankInstance(const Trace& template_header, int stage, const ParallelConfig& parallel,
+                       int rank);
+  const Trace& header() const { return header_; }
+  void substitute(std::span<Op> ops) const;
+
+ private:
+  RankRoles roles_;
+  std::string template_source_;
+  Trace header_;
+};
 
 // The point-to-point pairs of the pipeline as the engine names them ("p2p:a->b", both
 // directions), for a collective model that must know every group's ranks.

@@ -74,7 +74,8 @@ RankRoles placeholder_roles(int stage) {
   return roles;
 }
 
-void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& template_source) {
+void substitute_roles(std::span<Op> ops, const RankRoles& roles,
+                      const std::string& template_source) {
   const std::array<std::pair<const char*, const std::string*>, 9> groups{
       {{kTensorGroup, &roles.tp_group},
        {kDataGroup, &roles.dp_group},
@@ -91,7 +92,7 @@ void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& t
                                                   {kContextNext, roles.context_next},
                                                   {kTensorPrevious, roles.tensor_previous},
                                                   {kTensorNext, roles.tensor_next}}};
-  for (Op& op : trace.ops) {
+  for (Op& op : ops) {
     if (!op.comm)
       continue;
     CommInfo& comm = *op.comm;
@@ -120,6 +121,10 @@ void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& t
       throw not_a_role("group '" + comm.process_group + "'");
     comm.process_group = *group->second;
   }
+}
+
+void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& template_source) {
+  substitute_roles(std::span<Op>(trace.ops), roles, template_source);
 }
 
 }  // namespace perfsim::generators::llm

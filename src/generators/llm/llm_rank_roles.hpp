@@ -9,6 +9,7 @@
 // `simulate --fold` prove a whole stage from a handful of collectives
 // (src/scenario/folded_simulation.hpp). A generator that needs another rank-dependent value
 // must add it here, either as a role (a name or a neighbour) or as part of the template's key.
+#include <span>
 #include <string>
 
 #include "generators/llm/llm_parallel_config.hpp"
@@ -49,5 +50,8 @@ RankRoles placeholder_roles(int stage);
 // send/recv peer. Throws InputError naming `template_source` when the template names a group or
 // a peer that is not a placeholder (a generator that looked at a real rank).
 void substitute_roles(Trace& trace, const RankRoles& roles, const std::string& template_source);
+// The same on some of the template's ops (a step of a streamed template: trace_sink.hpp).
+void substitute_roles(std::span<Op> ops, const RankRoles& roles,
+                      const std::string& template_source);
 
 }  // namespace perfsim::generators::llm

@@ -176,6 +176,21 @@ void RankTraceBuilder::communicate(const CollectiveSpec& spec, const TensorRef& 
   trace_.ops.push_back(std::move(op));
 }
 
+void RankTraceBuilder::stream_to(TraceSink& sink) {
+  flush();
+  sink_ = &sink;
+  sink_->begin(trace_);
+}
+
+void RankTraceBuilder::flush() {
+  if (sink_ == nullptr || trace_.ops.empty())
+    return;
+  const std::size_t count = trace_.ops.size();
+  sink_->take(trace_.ops, flushed_ops_);
+  flushed_ops_ += count;
+  trace_.ops.clear();  // keeps its capacity for the next step's ops
+}
+
 Trace RankTraceBuilder::take() {
   trace_.reindex();
   return std::move(trace_);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "generators/llm/trace_sink.hpp"
 #include "perfsim/trace.hpp"
 
 namespace perfsim::generators::llm {
@@ -95,14 +96,23 @@ class RankTraceBuilder {
   void set_contention_hbm_GBps(double rate) { contention_hbm_GBps_ = rate; }
   double contention_hbm_GBps() const { return contention_hbm_GBps_; }
 
+  // The trace: its header, and its ops not yet handed to a sink. An op may be edited through
+  // it (trace().ops.back()) until the next flush().
   Trace& trace() { return trace_; }
   Trace take();
+  // Hands the ops appended from now on to `sink` at each flush() instead of keeping them (the
+  // header as it is now goes to sink.begin first); without a sink the trace collects every op.
+  void stream_to(TraceSink& sink);
+  // With a sink: hands it the ops appended since the last flush and drops them. Without: none.
+  void flush();
 
  private:
   void add_context(Op& op) const;
   std::size_t context_attributes() const;  // how many attributes add_context adds
 
   Trace trace_;
+  TraceSink* sink_ = nullptr;
+  std::size_t flushed_ops_ = 0;  // ops handed to the sink so far: the next op's trace position
   DType dtype_;
   std::int64_t next_tensor_id_ = 1;
   std::int64_t next_op_id_ = 1;

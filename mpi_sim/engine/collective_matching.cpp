@@ -166,19 +166,15 @@ MatchResidue collective_match_residue(std::span<const RankProgram> programs) {
   for (const RankProgram& program : programs) {
     // The programs' own member lists, not copies (a group of 1024 members on every rank).
     std::unordered_map<std::string_view, const std::vector<int>*> groups;
+    for_each_collective_group(program, [&](const std::string& group, const MemberList& members) {
+      groups.try_emplace(group, &members.ranks());
+    });
     // What collective_signatures would give, without its op names and strings (the residue
     // hashes neither).
     std::vector<SignatureKey> keys;
-    // Consecutive collectives mostly name the same group string: hashed again only when the
-    // string changes (try_emplace of a name already there changes nothing).
-    const std::string* last_group = nullptr;
     for (const SimOp& op : program.ops) {
       if (op.collective) {
         const RankCollective collective = program.collective_of(op);
-        if (&collective.group != last_group) {
-          groups.try_emplace(collective.group, &collective.members.ranks());
-          last_group = &collective.group;
-        }
         keys.push_back({collective.group, collective.shared.comm.kind,
                         signature_bytes(collective.shared.comm)});
       }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "mpi_sim/engine/link_sharing.hpp"
@@ -304,6 +305,26 @@ struct RankProgram {
   // each collective takes its duration alone.
   std::shared_ptr<const LinkSharingRule> link_sharing;
 };
+
+// Calls visit(group, members) once per group string the program's collectives name. A program
+// names a few group strings (held by its ops or its binding) many times over: they are told
+// apart by address, so a string is looked at once, not once per collective; two strings of
+// equal text at different addresses are both visited.
+template <class Visit>
+void for_each_collective_group(const RankProgram& program, Visit&& visit) {
+  std::unordered_set<const std::string*> seen;
+  const std::string* last = nullptr;  // consecutive collectives mostly share their group
+  for (const SimOp& op : program.ops) {
+    if (!op.collective)
+      continue;
+    const RankCollective collective = program.collective_of(op);
+    if (&collective.group == last)
+      continue;
+    last = &collective.group;
+    if (seen.insert(last).second)
+      visit(collective.group, collective.members);
+  }
+}
 
 // Kernels for a top-level op that carries none (execution traces without a profiler trace),
 // each with the duration its model predicted from the op that launches it (a descendant of the

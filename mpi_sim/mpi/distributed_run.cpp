@@ -7,7 +7,6 @@
 #include <sstream>
 #include <streambuf>
 #include <string_view>
-#include <unordered_set>
 
 #include "mpi_sim/engine/collective_matching.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -113,18 +112,11 @@ std::vector<RankResult> run_distributed(MPI_Comm world,
                                         const DistributedOptions& options,
                                         DistributedStats* stats) {
   std::map<std::string, std::vector<int>> groups;
-  // A program's collectives name a few group strings (held by the program) many times over:
-  // each string is looked up in the map once, by its address, not once per collective.
-  std::unordered_set<const std::string*> seen;
-  for (const engine::RankProgram& program : local_programs) {
-    for (const engine::SimOp& op : program.ops) {
-      if (op.collective) {
-        const engine::RankCollective collective = program.collective_of(op);
-        if (seen.insert(&collective.group).second)
-          groups.try_emplace(collective.group, collective.members.ranks());
-      }
-    }
-  }
+  for (const engine::RankProgram& program : local_programs)
+    engine::for_each_collective_group(
+        program, [&](const std::string& group, const engine::MemberList& members) {
+          groups.try_emplace(group, members.ranks());
+        });
   MpiClockSync sync(
       world, process_of_rank,
       std::vector<std::pair<std::string, std::vector<int>>>(groups.begin(), groups.end()),

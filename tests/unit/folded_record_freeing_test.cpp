@@ -12,23 +12,17 @@
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/folded_simulation.hpp"
-#include "support/dgx_a100_scenario.hpp"
+#include "support/layout_scenario.hpp"
 #include "support/parallelism_layouts.hpp"
 #include "support/same_rank_result.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
-LlmScenario scenario_of(const generators::llm::ParallelConfig& parallel) {
-  return test_support::dgx_a100_scenario(
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
-      2);
-}
-
 class FoldedRecordFreeing : public testing::TestWithParam<test_support::ParallelismLayout> {};
 
 TEST_P(FoldedRecordFreeing, RunEndsHoldingNoRecordAndNoPost) {
-  const LlmScenario scenario = scenario_of(GetParam().parallel);
+  const LlmScenario scenario = test_support::layout_scenario(GetParam().parallel);
   const std::vector<int> representative_of = stage_representative_of(scenario.parallel);
   const FoldInputs fold = load_fold_inputs(scenario);
   std::vector<int> all(representative_of.size());

@@ -20,20 +20,13 @@
 #include "scenario/llm_pipeline_steps.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "scenario/llm_stage_compiler.hpp"
-#include "support/dgx_a100_scenario.hpp"
+#include "support/layout_scenario.hpp"
 #include "support/parallelism_layouts.hpp"
-#include "support/small_gpt.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
-
-LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
-  return test_support::dgx_a100_scenario(
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
-      2);
-}
 
 void expect_same_kernel(const engine::SimKernel& a, const engine::SimKernel& b,
                         const std::string& where) {
@@ -160,7 +153,7 @@ void expect_streamed_like_whole(const LlmScenario& scenario, int rank) {
 class StageCompilerOfEveryKind : public testing::TestWithParam<test_support::ParallelismLayout> {};
 
 TEST_P(StageCompilerOfEveryKind, StreamedCompileEqualsWholeTraceCompile) {
-  const LlmScenario scenario = scenario_of(GetParam().parallel);
+  const LlmScenario scenario = test_support::layout_scenario(GetParam().parallel);
   // The first and the last stage (embedding, loss), and a rank that is not its stage's first.
   const int world = scenario.parallel.world_size();
   std::set<int> ranks{0, world - 1};
@@ -210,7 +203,7 @@ class RecordingSink : public llm::TraceSink {
 TEST(LlmStageCompiler, StreamedTemplateHandsOverTheCollectedOpsOneStepAtATime) {
   llm::ParallelConfig parallel = test_support::tp_pp_dp(2, 2, 2);
   parallel.virtual_stages = 1;
-  const LlmScenario scenario = scenario_of(parallel);
+  const LlmScenario scenario = test_support::layout_scenario(parallel);
   const int micro_batches = llm::micro_batches_per_iteration(scenario.model, parallel);
   ASSERT_GE(micro_batches, 4);
   for (int stage = 0; stage < parallel.pp; ++stage) {

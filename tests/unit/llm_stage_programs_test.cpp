@@ -12,22 +12,15 @@
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "scenario/llm_simulation.hpp"
-#include "support/dgx_a100_scenario.hpp"
+#include "support/layout_scenario.hpp"
 #include "support/llm_programs_in_full.hpp"
 #include "support/parallelism_layouts.hpp"
 #include "support/same_rank_result.hpp"
-#include "support/small_gpt.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
-
-LlmScenario scenario_of(const llm::ParallelConfig& parallel) {
-  return test_support::dgx_a100_scenario(
-      parallel.ep > 1 ? test_support::small_moe() : test_support::small_gpt(6, 768, 24), parallel,
-      2);
-}
 
 using test_support::expect_same_result;
 using test_support::tp_pp_dp;
@@ -76,7 +69,7 @@ void expect_same_program(const engine::RankProgram& bound, const engine::RankPro
 // Bound programs equal programs compiled in full, simulate to the same results, and every
 // rank of a stage after the first holds no ops of its own.
 void expect_bound_like_full(const llm::ParallelConfig& parallel) {
-  const LlmScenario scenario = scenario_of(parallel);
+  const LlmScenario scenario = test_support::layout_scenario(parallel);
   const SimulationInputs inputs = load_llm_inputs(scenario, all_ranks(parallel));
   const std::vector<engine::RankProgram> full =
       test_support::llm_programs_in_full(scenario, inputs);
@@ -119,7 +112,7 @@ TEST(LlmStagePrograms, TensorGroupsStraddlingNodesKeepTheirOwnDurations) {
 
 TEST(LlmStagePrograms, LocalRanksInAnyOrderBindToTheirOwnRoles) {
   const llm::ParallelConfig parallel = tp_pp_dp(2, 2, 4);
-  const LlmScenario scenario = scenario_of(parallel);
+  const LlmScenario scenario = test_support::layout_scenario(parallel);
   const std::vector<int> local{13, 2, 9, 0, 15};
   const SimulationInputs inputs = load_llm_inputs(scenario, local);
   const std::vector<engine::RankProgram> full =

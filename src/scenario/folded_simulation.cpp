@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "mpi_sim/engine/folded_clock_sync.hpp"
@@ -70,22 +69,6 @@ int WitnessCollector::observe(const Op& op) {
 llm::StageTemplate WitnessCollector::take() {
   witnesses_.trace.reindex();
   return std::move(witnesses_);
-}
-
-llm::StageTemplate witness_collectives(const llm::StageTemplate& stage_template) {
-  WitnessCollector collector(stage_template.trace, stage_template.stage);
-  for (const Op& op : stage_template.trace.ops)
-    collector.observe(op);
-  return collector.take();
-}
-
-std::vector<int> witness_index_of_ops(const llm::StageTemplate& stage_template) {
-  WitnessCollector collector(stage_template.trace, stage_template.stage);
-  std::vector<int> witness_of;
-  witness_of.reserve(stage_template.trace.ops.size());
-  for (const Op& op : stage_template.trace.ops)
-    witness_of.push_back(collector.observe(op));
-  return witness_of;
 }
 
 FoldInputs load_fold_inputs(const LlmScenario& scenario) {

@@ -45,15 +45,7 @@ namespace perfsim::scenario {
 std::vector<int> stage_representative_of(const generators::llm::ParallelConfig& parallel);
 
 // One op per distinct collective of a stage template (by group or peer placeholder and
-// message), in template order.
-generators::llm::StageTemplate witness_collectives(
-    const generators::llm::StageTemplate& stage_template);
-// For each op of the stage template, the index of its witness among witness_collectives()'
-// ops; -1 for an op without a collective.
-std::vector<int> witness_index_of_ops(const generators::llm::StageTemplate& stage_template);
-
-// Both of the above op by op, for a template streamed a step at a time (trace_sink.hpp): the
-// ops observed in template order give the same witnesses and indices.
+// message), in template order, collected op by op as the template streams by (trace_sink.hpp).
 class WitnessCollector {
  public:
   // `template_header`: the template's source, format and world size (its ops are not read).

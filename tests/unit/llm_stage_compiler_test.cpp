@@ -86,8 +86,11 @@ void expect_streamed_like_whole(const LlmScenario& scenario, int rank) {
   // The whole-trace path: template, witnesses, instantiated trace, program, steps.
   const llm::StageTemplate stage_template =
       llm::generate_llm_stage_template(scenario.model, scenario.parallel, stage);
-  const llm::StageTemplate witnesses = witness_collectives(stage_template);
-  const std::vector<int> witness_of = witness_index_of_ops(stage_template);
+  WitnessCollector collector(stage_template.trace, stage_template.stage);
+  std::vector<int> witness_of;
+  for (const Op& op : stage_template.trace.ops)
+    witness_of.push_back(collector.observe(op));
+  const llm::StageTemplate witnesses = collector.take();
   const Trace trace = llm::instantiate_llm_rank(stage_template, scenario.parallel, rank);
   engine::RankProgram whole =
       engine::build_rank_program(trace, rank, scenario.parallel.world_size(), sources);

@@ -502,7 +502,7 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
 
 TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
                                      const MlpSaved& saved, std::int64_t ffn_local,
-                                     std::int64_t /*fc1_width*/, bool userbuffers) {
+                                     bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   TensorRef grad_full = grad_mlp;
   TensorRef grad_act =
@@ -679,8 +679,7 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     const bool ub = userbuffers();
     TensorRef grad_mlp = ub ? dropout_backward(grad_output)
                             : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
-    TensorRef grad_fc1 =
-        mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, shapes_.fc1_width, ub);
+    TensorRef grad_fc1 = mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, ub);
     grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, weights.fc1_fp8, shapes_.fc1_width,
                                        saved.x1, saved.ln2);
   }

@@ -318,8 +318,7 @@ class LayerEmitter {
   // With `userbuffers` the gradient is the local rows, gathered by ring exchange under fc2's
   // data-gradient GEMM.
   TensorRef mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
-                         const MlpSaved& saved, std::int64_t ffn_local, std::int64_t fc1_width,
-                         bool userbuffers = false);
+                         const MlpSaved& saved, std::int64_t ffn_local, bool userbuffers = false);
   // Transformer Engine userbuffer overlap (llm_userbuffer_overlap.cpp), TE's default ub config.
   bool userbuffers() const { return overlap_.userbuffers && tp_.size > 1; }
   // The HBM bandwidth a TP (CP ring) transfer of `kind` moves while it runs.

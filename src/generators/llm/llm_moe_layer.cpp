@@ -255,8 +255,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
   const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h);
-  const TensorRef grad_shared_fc1 = mlp_backward(
-      grad_shared, weights, saved.shared, shapes_.shared_ffn_local, shapes_.shared_fc1_width);
+  const TensorRef grad_shared_fc1 =
+      mlp_backward(grad_shared, weights, saved.shared, shapes_.shared_ffn_local);
   const TensorRef grad_norm_input = norm_input_backward(
       grad_shared_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width, layer.x1, layer.ln2);
   return elementwise("aten::add", {grad_norm_input, grad_normed}, local_shape, 1);

@@ -86,10 +86,13 @@ void print_text(const scenario::RunValidationReport& report, std::ostream& out) 
   out << "\nruns simulated: " << errors.count << " of " << report.predictions.size();
   if (skipped > 0)
     out << " (" << skipped << " skipped, reasons above)";
-  out << "\nabsolute error: mean " << fixed(100 * errors.mean_abs, 2) << "%, median "
-      << fixed(100 * errors.median_abs, 2) << "%, max " << fixed(100 * errors.max_abs, 2)
-      << "%; mean signed " << percent(errors.mean_signed)
-      << (report.cross_validated ? " (out of sample)" : "") << "\n";
+  if (errors.count == 0)  // no error to summarize: say so rather than print zeros
+    out << "\nabsolute error: none (no row was simulated)\n";
+  else
+    out << "\nabsolute error: mean " << fixed(100 * errors.mean_abs, 2) << "%, median "
+        << fixed(100 * errors.median_abs, 2) << "%, max " << fixed(100 * errors.max_abs, 2)
+        << "%; mean signed " << percent(errors.mean_signed)
+        << (report.cross_validated ? " (out of sample)" : "") << "\n";
   if (!report.groups.empty()) {
     out << "\n"
         << std::left << std::setw(34) << "group" << std::right << std::setw(6) << "runs"

@@ -57,9 +57,11 @@ struct PlanOptions {
   std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
   bool tp_comm_overlap = false;
-  std::string dtype;               // "": the model file's
-  bool bias_swiglu_fusion = true;  // Megatron-Core's fused SwiGLU
-  bool rope_fusion = true;         // Transformer Engine's fused rotary embedding
+  std::string dtype;                  // "": the model file's
+  bool bias_swiglu_fusion = true;     // Megatron-Core's fused SwiGLU
+  bool rope_fusion = true;            // Transformer Engine's fused rotary embedding
+  bool cross_entropy_fusion = false;  // Megatron-Core's fused cross entropy
+  std::string cross_entropy_fusion_impl = "native";
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
@@ -101,6 +103,10 @@ int run_plan(const PlanOptions& options) {
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   model.bias_swiglu_fusion = options.bias_swiglu_fusion;
   model.rope_fusion = options.rope_fusion;
+  model.cross_entropy_fusion = options.cross_entropy_fusion ? llm::parse_cross_entropy_fusion(
+                                                                  options.cross_entropy_fusion_impl,
+                                                                  "--cross-entropy-fusion-impl", "")
+                                                            : llm::CrossEntropyFusion::kNone;
   const topology::Topology topology = topology::resized(
       topology::load_topology(scenario::config_path(options.topology, "topologies")),
       options.topology_size.nodes, options.topology_size.gpus_per_node);
@@ -298,6 +304,15 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
   command->add_flag("--rope-fusion,!--no-rope-fusion", options->rope_fusion,
                     "rotary models: Transformer Engine's fused rotary embedding (default; see "
                     "`simulate --no-rope-fusion`)");
+  command->add_flag("--cross-entropy-loss-fusion,!--no-cross-entropy-loss-fusion",
+                    options->cross_entropy_fusion,
+                    "Megatron-Core's fused cross entropy (default off; see `simulate "
+                    "--cross-entropy-loss-fusion`)");
+  command
+      ->add_option("--cross-entropy-fusion-impl", options->cross_entropy_fusion_impl,
+                   "native or te (see `simulate --cross-entropy-fusion-impl`)")
+      ->check(CLI::IsMember({"native", "te"}))
+      ->capture_default_str();
   command->add_flag("--tp-comm-overlap", options->tp_comm_overlap,
                     "sequence-parallel layouts use Transformer Engine's userbuffer TP overlap "
                     "(see `simulate --tp-comm-overlap`)");

@@ -131,6 +131,18 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "LLM, rotary models: Transformer Engine's fused rotary-embedding kernel over q "
                "and k (apply_rope_fusion, Megatron-LM's default; off: PyTorch's rotate_half, "
                "multiplies and add)");
+  sub.add_flag("--cross-entropy-loss-fusion,!--no-cross-entropy-loss-fusion",
+               options.cross_entropy_fusion,
+               "LLM: Megatron-Core's fused vocabulary-parallel cross entropy (NeMo 2.0 and "
+               "Megatron-Bridge turn it on); default off, as Megatron-LM's "
+               "--cross-entropy-loss-fusion");
+  sub.add_option("--cross-entropy-fusion-impl", options.cross_entropy_fusion_impl,
+                 "LLM, with --cross-entropy-loss-fusion: native (Megatron-Core's jit fusion: three "
+                 "passes over the fp32 logits, two TP all-reduces) or te (Transformer Engine's "
+                 "Triton kernels: two passes over the bf16 logits, the gradient kept in their "
+                 "place; one TP all-gather); default native, as Megatron-LM")
+      ->check(CLI::IsMember({"native", "te"}))
+      ->capture_default_str();
   sub.add_flag("--get-batch-sync", options.get_batch_sync,
                "LLM: get_batch copies the batch sizes to the host each micro-batch, so the host "
                "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "

@@ -505,6 +505,16 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["megatron::bias_swiglu_backward"] = elementwise(5);
     t["te::fused_rope"] = elementwise(3);
     t["te::fused_rope_backward"] = elementwise(3);
+    // Megatron-Core's fused vocabulary-parallel cross entropy (native jit fusion): the cast to
+    // fp32 with the row max; subtract, exp and row sum in one pass; the division.
+    t["megatron::fused_ce_logits_max"] = elementwise(1);
+    t["megatron::fused_ce_predicted_logits"] = elementwise(3);
+    t["megatron::fused_ce_loss"] = elementwise(1);
+    // Transformer Engine's Triton cross entropy: online softmax over the bf16 logits (max and
+    // exp-sum per token), the loss and in-place gradient pass, the backward's scaling.
+    t["te::cross_entropy_online_softmax"] = elementwise(3);
+    t["te::cross_entropy_loss_grad"] = elementwise(3);
+    t["te::cross_entropy_grad_scale"] = elementwise(1);
     // Mixture of experts (generators/llm/llm_moe_layer.cpp): Transformer Engine's grouped GEMM
     // over the local experts, [experts, m, k] x [experts, k, n] as a batched GEMM; the token
     // permutation kernels and the router's top-k are memory-bound passes over their tensors.

@@ -309,7 +309,12 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       parameters += 2 * h;  // final layer norm
       if (p > 1)
         parameters += v * h / t;  // the last stage's copy of the tied word embedding
-      activations += 4 * sbh / t * (1 + v / h) * dtype_scale;
+      // Korthikanti et al.'s output layer: 4 sbh/t, and the fp32 softmax [s b, v/t] the loss
+      // keeps for its backward; Transformer Engine's fused cross entropy keeps the bf16
+      // gradient in place of the logits instead.
+      const double saved_loss_bytes =
+          model.cross_entropy_fusion == llm::CrossEntropyFusion::kTe ? 2.0 : 4.0;
+      activations += (4 * sbh / t + saved_loss_bytes * sbh / t * v / h) * dtype_scale;
     }
     memory.parameter_count = parameters + expert_parameters;
     memory.expert_parameter_count = expert_parameters;

@@ -50,14 +50,25 @@ std::string pipeline_p2p_text(const llm::ParallelConfig& parallel) {
          scattered;
 }
 
-// Megatron-Core's element-wise fusions the generated model runs (issue 15); "" for a model
-// with neither a gated FFN nor rotary positions.
+// Megatron-Core's fusions the generated model runs (issue 15): SwiGLU for gated FFNs, RoPE for
+// rotary models, and the cross entropy every model has.
 std::string fusions_text(const llm::TransformerConfig& model) {
   std::string text;
   if (model.gated_ffn)
     text += model.bias_swiglu_fusion ? "; SwiGLU fused" : "; SwiGLU unfused";
   if (model.rope())
     text += model.rope_fusion ? "; RoPE fused" : "; RoPE unfused";
+  switch (model.cross_entropy_fusion) {
+    case llm::CrossEntropyFusion::kNone:
+      text += "; cross entropy unfused";
+      break;
+    case llm::CrossEntropyFusion::kNative:
+      text += "; cross entropy fused (Megatron-Core native)";
+      break;
+    case llm::CrossEntropyFusion::kTe:
+      text += "; cross entropy fused (Transformer Engine)";
+      break;
+  }
   return text;
 }
 

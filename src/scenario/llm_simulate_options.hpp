@@ -41,14 +41,16 @@ struct LlmSimulateOptions {
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
   bool bias_swiglu_fusion = true;          // Megatron-Core's fused SwiGLU (gated FFNs)
   bool rope_fusion = true;                 // Transformer Engine's fused rotary embedding
-  bool get_batch_sync = false;             // get_batch waits for the GPU (Megatron-DeepSpeed)
-  bool timer_syncs = false;                // Megatron-LM 2020-22 timers sync each fwd/bwd step
-  bool link_sharing = true;                // concurrent collectives share NIC/NVLink bandwidth
-  std::string topology_path;               // required with --model
-  TopologySize topology_size;              // --nodes, --gpus-per-node
-  std::string device_path;                 // required with --model
-  std::string assets_path;                 // fitted collective curves; "": shipped if they cover
-  std::string calibration;                 // end-to-end calibration: "" shipped, "none", a file
+  bool cross_entropy_fusion = false;       // Megatron-Core's fused cross entropy
+  std::string cross_entropy_fusion_impl = "native";  // native | te
+  bool get_batch_sync = false;  // get_batch waits for the GPU (Megatron-DeepSpeed)
+  bool timer_syncs = false;     // Megatron-LM 2020-22 timers sync each fwd/bwd step
+  bool link_sharing = true;     // concurrent collectives share NIC/NVLink bandwidth
+  std::string topology_path;    // required with --model
+  TopologySize topology_size;   // --nodes, --gpus-per-node
+  std::string device_path;      // required with --model
+  std::string assets_path;      // fitted collective curves; "": shipped if they cover
+  std::string calibration;      // end-to-end calibration: "" shipped, "none", a file
   // The embedded default scenario (generators/llm/llm_default_scenario.hpp): model, topology
   // and device come from text compiled into the binary instead of the paths above.
   bool embedded_default = false;

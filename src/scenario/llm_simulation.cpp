@@ -202,6 +202,10 @@ llm::TransformerConfig with_dtype(llm::TransformerConfig model, const LlmSimulat
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   model.bias_swiglu_fusion = options.bias_swiglu_fusion;
   model.rope_fusion = options.rope_fusion;
+  model.cross_entropy_fusion = options.cross_entropy_fusion ? llm::parse_cross_entropy_fusion(
+                                                                  options.cross_entropy_fusion_impl,
+                                                                  "--cross-entropy-fusion-impl", "")
+                                                            : llm::CrossEntropyFusion::kNone;
   return model;
 }
 

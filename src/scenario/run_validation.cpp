@@ -13,6 +13,7 @@
 #include "devices/device_spec.hpp"
 #include "generators/llm/llm_collective_bus_rates.hpp"
 #include "generators/llm/llm_flops.hpp"
+#include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
@@ -66,6 +67,9 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
         llm::parse_position_embedding(row.position_embedding, table, "position_embedding");
   model.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(model.bias_swiglu_fusion);
   model.rope_fusion = row.rope_fusion.value_or(model.rope_fusion);
+  if (!row.cross_entropy_fusion.empty())
+    model.cross_entropy_fusion =
+        llm::parse_cross_entropy_fusion(row.cross_entropy_fusion, table, "cross_entropy_fusion");
   const std::optional<DType> dtype = parse_dtype(row.dtype);
   if (!dtype)
     throw InputError(table, "line " + std::to_string(row.line), "dtype " + row.dtype);
@@ -101,6 +105,10 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
   // gradients reduce-scattered, parameters all-gathered.
   parallel.zero_stage = row.distributed_optimizer ? 1 : 0;
+  // As `simulate --grad-reduce-dtype`: Megatron's default follows the training dtype.
+  parallel.gradient_dtype =
+      llm::main_gradient_dtype(row.grad_reduce_dtype, scenario.model, "grad_reduce_dtype");
+  parallel.moe_imbalance = row.moe_imbalance;
   // Overlap switches the row states; an empty cell keeps the simulator's default.
   parallel.overlap_grad_reduce = row.overlap_grad_reduce.value_or(parallel.overlap_grad_reduce);
   parallel.overlap_param_gather = row.overlap_param_gather.value_or(parallel.overlap_param_gather);

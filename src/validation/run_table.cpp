@@ -41,6 +41,8 @@ const std::vector<std::string> kColumns = {"name",
                                            "sequence_parallel",
                                            "dtype",
                                            "distributed_optimizer",
+                                           "grad_reduce_dtype",
+                                           "moe_imbalance",
                                            "overlap_grad_reduce",
                                            "overlap_param_gather",
                                            "tp_comm_overlap",
@@ -48,6 +50,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "p2p_scatter_gather",
                                            "bias_swiglu_fusion",
                                            "rope_fusion",
+                                           "cross_entropy_fusion",
                                            "get_batch_sync",
                                            "timer_syncs",
                                            "device",
@@ -156,6 +159,15 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.choice("grad_reduce_dtype", row.grad_reduce_dtype, {"auto", "fp32", "bf16", "fp16"});
+  if (!read.text("moe_imbalance").empty()) {
+    row.moe_imbalance = read.positive_number("moe_imbalance");
+    if (row.moe_imbalance < 1.0)
+      throw std::invalid_argument(
+          "moe_imbalance: the busiest expert's load over the mean is "
+          "at least 1, got \"" +
+          read.text("moe_imbalance") + "\"");
+  }
   read.optional_flag("overlap_grad_reduce", row.overlap_grad_reduce);
   read.optional_flag("overlap_param_gather", row.overlap_param_gather);
   read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
@@ -163,6 +175,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
   read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
   read.optional_flag("rope_fusion", row.rope_fusion);
+  read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});
   read.flag("get_batch_sync", row.get_batch_sync);
   read.flag("timer_syncs", row.timer_syncs);
   row.device = read.text("device");

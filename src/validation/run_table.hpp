@@ -33,6 +33,12 @@ struct RunRow {
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;
+  // Main-gradient dtype (fp32 | bf16 | fp16); "auto" (empty cell): Megatron's default for the
+  // training dtype (llm_gradient_dtype.hpp: fp16 for fp16 training, else fp32).
+  std::string grad_reduce_dtype = "auto";
+  // MoE routing imbalance, tokens of the busiest expert over the mean (simulate --moe-imbalance);
+  // 1 (empty cell): balanced, as Megatron-Bridge's benchmarks force it.
+  double moe_imbalance = 1.0;
   // The overlap switches a Megatron/NeMo recipe sets; nullopt (empty cell): the simulator's
   // default (ParallelConfig).
   std::optional<bool> overlap_grad_reduce;
@@ -43,6 +49,9 @@ struct RunRow {
   // Megatron-Core's element-wise fusions; nullopt (empty cell): on, Megatron-LM's default.
   std::optional<bool> bias_swiglu_fusion;
   std::optional<bool> rope_fusion;
+  // Megatron-Core's cross-entropy fusion: none | native | te; empty: none (Megatron-LM's
+  // default).
+  std::string cross_entropy_fusion;
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;

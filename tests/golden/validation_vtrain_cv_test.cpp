@@ -17,9 +17,11 @@ namespace perfsim::scenario {
 namespace {
 
 // 0.078 and 0.92 since the dense gradient norm waits for the gradient all-reduce (7.74%, lowest
-// group 0.927; 7.67% and 0.965 before): README "Expert gradient-norm groups".
+// group 0.927; 7.67% and 0.965 before): README "Expert gradient-norm groups". Max 0.276 since
+// fp16 rows reduce their gradients in fp16, Megatron's rule (27.17% -> 27.51%; mean 7.46%,
+// lowest group 0.967): README "Gradient dtype of table rows".
 constexpr double kClaimedMeanAbsError = 0.078;
-constexpr double kClaimedMaxAbsError = 0.275;
+constexpr double kClaimedMaxAbsError = 0.276;
 constexpr double kClaimedGroupSpearman = 0.92;
 
 TEST(ValidateRunsGolden, VtrainSingleNodeFiveFoldCrossValidation) {

@@ -1,9 +1,10 @@
 // Megatron-Core's element-wise fusions in the LLM generator (issue 15): the fused SwiGLU
 // (bias_activation_fusion) and Transformer Engine's fused rotary embedding (apply_rope_fusion),
-// each on by default with a switch back to PyTorch's unfused ops, and the model files'
-// position_embedding field. Op counts and bytes are worked out by hand for a tiny Llama
-// (test_support::tiny_llama: 4 layers, h 256, 8 heads of 32, 4 KV heads, SwiGLU of 704,
-// sequence 128, micro-batch 1, 8 micro-batches) on one TP 2 rank.
+// each on by default with a switch back to PyTorch's unfused ops, the fused cross entropy
+// (cross_entropy_loss_fusion, off by default), and the model files' position_embedding field. Op
+// counts and bytes are worked out by hand for a tiny Llama (test_support::tiny_llama: 4 layers, h
+// 256, 8 heads of 32, 4 KV heads, SwiGLU of 704, sequence 128, micro-batch 1, 8 micro-batches) on
+// one TP 2 rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,11 +55,13 @@ kernels::ElementwiseWork priced_work(const Op& op) {
 }
 
 Trace tiny_llama_rank(bool swiglu_fusion, bool rope_fusion,
-                      PositionEmbedding embedding = PositionEmbedding::kRope) {
+                      PositionEmbedding embedding = PositionEmbedding::kRope,
+                      CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::kNone) {
   TransformerConfig model = test_support::tiny_llama();
   model.position_embedding = embedding;
   model.bias_swiglu_fusion = swiglu_fusion;
   model.rope_fusion = rope_fusion;
+  model.cross_entropy_fusion = cross_entropy_fusion;
   const ParallelConfig parallel{.tp = 2, .pp = 1, .dp = 1};
   return generate_llm_rank(model, parallel, 0);
 }
@@ -148,6 +151,76 @@ TEST(MegatronFusions, LearnedPositionsEmitNoRotaryKernel) {
   // The attention reads the QKV output directly.
   const Op& attention = first_op(trace, "aten::_scaled_dot_product_flash_attention");
   EXPECT_EQ(attention.inputs.at(0).tensor_id, first_op(trace, "aten::mm").outputs.at(0).tensor_id);
+}
+
+std::int64_t count_phase_ops(const Trace& trace, const std::string& phase, bool collectives) {
+  return std::count_if(trace.ops.begin(), trace.ops.end(), [&](const Op& op) {
+    const Attribute* op_phase = op.find_attribute("phase");
+    return op_phase && std::get<std::string>(op_phase->value) == phase &&
+           op.comm.has_value() == collectives;
+  });
+}
+
+// The loss of one micro-batch on the last stage: logits [128 tokens, 1024 = 2048 / TP 2].
+TEST(MegatronFusions, FusedCrossEntropyIsThreePassesAndTwoAllReduces) {
+  const Trace unfused = tiny_llama_rank(true, true);
+  const Trace fused =
+      tiny_llama_rank(true, true, PositionEmbedding::kRope, CrossEntropyFusion::kNative);
+  // Unfused: cast, max, subtract, target sum, exp, row sum, divide; an all-reduce after each of
+  // the three reductions. Fused: three kernels, the target logits and sums in one all-reduce.
+  EXPECT_EQ(count_phase_ops(unfused, "loss", false), 7 * kMicroBatches);
+  EXPECT_EQ(count_phase_ops(unfused, "loss", true), 3 * kMicroBatches);
+  EXPECT_EQ(count_phase_ops(fused, "loss", false), 3 * kMicroBatches);
+  EXPECT_EQ(count_phase_ops(fused, "loss", true), 2 * kMicroBatches);
+  constexpr double kElements = kTokens * 1024;
+  constexpr double kPerToken = kTokens * kFp32Bytes;
+  const kernels::ElementwiseWork max =
+      priced_work(first_op(fused, "megatron::fused_ce_logits_max"));
+  EXPECT_DOUBLE_EQ(max.bytes_read, kElements * kBf16Bytes);
+  EXPECT_DOUBLE_EQ(max.bytes_written, kElements * kFp32Bytes + kPerToken);
+  const kernels::ElementwiseWork exp =
+      priced_work(first_op(fused, "megatron::fused_ce_predicted_logits"));
+  EXPECT_DOUBLE_EQ(exp.bytes_read, kElements * kFp32Bytes + kPerToken);
+  EXPECT_DOUBLE_EQ(exp.bytes_written, kElements * kFp32Bytes + 2 * kPerToken);
+  const kernels::ElementwiseWork loss = priced_work(first_op(fused, "megatron::fused_ce_loss"));
+  EXPECT_DOUBLE_EQ(loss.bytes_read, kElements * kFp32Bytes + 2 * kPerToken);
+  EXPECT_DOUBLE_EQ(loss.bytes_written, kElements * kFp32Bytes);
+  // The backward is Megatron's either way: scale the saved softmax, cast to bf16.
+  EXPECT_EQ(count_ops(fused, "aten::copy_", "backward"),
+            count_ops(unfused, "aten::copy_", "backward"));
+  EXPECT_EQ(count_ops(fused, "aten::mul_", "backward"),
+            count_ops(unfused, "aten::mul_", "backward"));
+}
+
+TEST(MegatronFusions, TransformerEngineCrossEntropyKeepsTheBf16GradientInPlace) {
+  const Trace unfused = tiny_llama_rank(true, true);
+  const Trace fused =
+      tiny_llama_rank(true, true, PositionEmbedding::kRope, CrossEntropyFusion::kTe);
+  // Two kernels and one all-gather of each token's max, sum and target logit.
+  EXPECT_EQ(count_phase_ops(fused, "loss", false), 2 * kMicroBatches);
+  EXPECT_EQ(count_phase_ops(fused, "loss", true), kMicroBatches);
+  constexpr double kElements = kTokens * 1024;
+  const kernels::ElementwiseWork online =
+      priced_work(first_op(fused, "te::cross_entropy_online_softmax"));
+  EXPECT_DOUBLE_EQ(online.bytes_read, kElements * kBf16Bytes);
+  EXPECT_DOUBLE_EQ(online.bytes_written, 3 * kTokens * kFp32Bytes);
+  const kernels::ElementwiseWork loss = priced_work(first_op(fused, "te::cross_entropy_loss_grad"));
+  // The logits and the gathered statistics of both TP ranks; the gradient and the loss.
+  EXPECT_DOUBLE_EQ(loss.bytes_read, kElements * kBf16Bytes + 2 * 3 * kTokens * kFp32Bytes);
+  EXPECT_DOUBLE_EQ(loss.bytes_written, kElements * kBf16Bytes + kTokens * kFp32Bytes);
+  // Backward: one scaling pass over the bf16 gradient replaces the fp32 multiply and the cast.
+  const kernels::ElementwiseWork scale =
+      priced_work(first_op(fused, "te::cross_entropy_grad_scale"));
+  EXPECT_DOUBLE_EQ(scale.bytes_read, kElements * kBf16Bytes + kTokens * kFp32Bytes);
+  EXPECT_DOUBLE_EQ(scale.bytes_written, kElements * kBf16Bytes);
+  EXPECT_EQ(count_ops(fused, "aten::copy_", "backward") + kMicroBatches,
+            count_ops(unfused, "aten::copy_", "backward"));
+}
+
+TEST(MegatronFusions, CrossEntropyFusionNames) {
+  EXPECT_EQ(parse_cross_entropy_fusion("te", "t.csv", "c"), CrossEntropyFusion::kTe);
+  EXPECT_EQ(cross_entropy_fusion_name(CrossEntropyFusion::kNative), "native");
+  EXPECT_THROW(parse_cross_entropy_fusion("fused", "t.csv", "c"), InputError);
 }
 
 TEST(MegatronFusions, PositionEmbeddingField) {

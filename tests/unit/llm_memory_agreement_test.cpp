@@ -410,6 +410,15 @@ TEST(LlmMemoryAgreement, RotaryEmbeddingKeepsRotatedQueriesAndKeys) {
   model.bias_swiglu_fusion = false;
   model.rope_fusion = false;
   expect_agreement(model, pp2_dp2());
+  // The fused cross entropy keeps the same fp32 softmax for the backward.
+  model.cross_entropy_fusion = llm::CrossEntropyFusion::kNative;
+  expect_agreement(model, pp2_dp2());
+  parallel.recompute = llm::Recompute::kNone;
+  expect_agreement(model, parallel);
+  // Transformer Engine's keeps the bf16 gradient in place of the logits instead.
+  model.cross_entropy_fusion = llm::CrossEntropyFusion::kTe;
+  expect_agreement(model, pp2_dp2());
+  expect_agreement(model, parallel);
 }
 
 TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {

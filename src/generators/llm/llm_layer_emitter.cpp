@@ -730,6 +730,7 @@ void LayerEmitter::embedding_backward(const TensorRef& grad_output,
 // the softmax for the backward, with one TP all-reduce each for the max, the target logit and
 // the sum. Backward: scale the saved softmax by the loss gradient and cast back. Each pass is
 // memory-bound; at a vocabulary of 50k-250k they cost as much as several transformer layers.
+// The fused variant (model.cross_entropy_fusion) has the same backward.
 HeadSaved LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_weight) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden, v = shapes_.vocab_local;
   HeadSaved saved;
@@ -739,16 +740,63 @@ HeadSaved LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_w
   TensorRef logits = mm(tp_gather(normed), head_weight, tokens, h, v);
   // The loss: its own phase, so the report can show it as a line of its own.
   builder_.set_phase("loss");
-  const TensorRef logits32 = builder_.tensor({tokens, v}, DType::kFloat32);
-  builder_.compute("aten::copy_", {logits32, logits}, {logits32}, KernelCategory::kMemory, 0);
-  auto per_token_reduction = [&](const char* op, const TensorRef& input) {
-    const TensorRef per_token = builder_.tensor({tokens}, DType::kFloat32);
-    builder_.compute(op, {input}, {per_token}, KernelCategory::kOther,
-                     static_cast<double>(tokens) * static_cast<double>(v));
+  auto all_reduce_over_tp = [&](const TensorRef& per_token) {
     if (tp_.size > 1)
       builder_.communicate(
           {CollectiveKind::kAllReduce, tp_.name, tp_.size, -1, kTensorParallelStream}, per_token,
           per_token);
+  };
+  const double elements = static_cast<double>(tokens) * static_cast<double>(v);
+  if (model_.cross_entropy_fusion == CrossEntropyFusion::kTe) {
+    // Transformer Engine's parallel_cross_entropy: an online-softmax pass gives each token's max
+    // and exp-sum (and its target logit where this rank holds it); the three per-token numbers
+    // are all-gathered over TP; a second pass writes the loss and, in place of the logits, the
+    // bf16 gradient softmax - onehot, which the backward only scales.
+    const TensorRef stats = builder_.tensor({3 * tokens}, DType::kFloat32);
+    builder_.compute("te::cross_entropy_online_softmax", {logits}, {stats}, KernelCategory::kOther,
+                     3 * elements);
+    TensorRef all_stats = stats;
+    if (tp_.size > 1) {
+      all_stats = builder_.tensor({3 * tokens * tp_.size}, DType::kFloat32);
+      builder_.communicate(
+          {CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream}, stats,
+          all_stats);
+    }
+    saved.softmax = builder_.tensor({tokens, v});
+    const TensorRef loss = builder_.tensor({tokens}, DType::kFloat32);
+    builder_.compute("te::cross_entropy_loss_grad", {logits, all_stats}, {saved.softmax, loss},
+                     KernelCategory::kOther, 3 * elements);
+    builder_.set_phase("forward");
+    return saved;
+  }
+  if (model_.cross_entropy_fusion == CrossEntropyFusion::kNative) {
+    // Megatron-Core's fused_vocab_parallel_cross_entropy (native): calculate_logits_max casts
+    // to fp32 and takes the row max in one fused kernel; calculate_predicted_logits subtracts
+    // the max, gathers the target logit, exponentiates and sums the row in one pass; the target
+    // logits and the sums travel in one all-reduce (torch.cat); calculate_cross_entropy_loss
+    // divides by the sum, leaving the softmax for the backward.
+    const TensorRef logits32 = builder_.tensor({tokens, v}, DType::kFloat32);
+    const TensorRef row_max = builder_.tensor({tokens}, DType::kFloat32);
+    builder_.compute("megatron::fused_ce_logits_max", {logits}, {logits32, row_max},
+                     KernelCategory::kOther, elements);
+    all_reduce_over_tp(row_max);
+    const TensorRef exps = builder_.tensor({tokens, v}, DType::kFloat32);
+    const TensorRef target_and_sum = builder_.tensor({2 * tokens}, DType::kFloat32);
+    builder_.compute("megatron::fused_ce_predicted_logits", {logits32, row_max},
+                     {exps, target_and_sum}, KernelCategory::kOther, 3 * elements);
+    all_reduce_over_tp(target_and_sum);
+    saved.softmax = builder_.tensor({tokens, v}, DType::kFloat32);
+    builder_.compute("megatron::fused_ce_loss", {exps, target_and_sum}, {saved.softmax},
+                     KernelCategory::kOther, elements);
+    builder_.set_phase("forward");
+    return saved;
+  }
+  const TensorRef logits32 = builder_.tensor({tokens, v}, DType::kFloat32);
+  builder_.compute("aten::copy_", {logits32, logits}, {logits32}, KernelCategory::kMemory, 0);
+  auto per_token_reduction = [&](const char* op, const TensorRef& input) {
+    const TensorRef per_token = builder_.tensor({tokens}, DType::kFloat32);
+    builder_.compute(op, {input}, {per_token}, KernelCategory::kOther, elements);
+    all_reduce_over_tp(per_token);
     return per_token;
   };
   const TensorRef row_max = per_token_reduction("aten::amax", logits32);
@@ -764,12 +812,22 @@ HeadSaved LayerEmitter::head_forward(const TensorRef& x, const TensorRef& head_w
 
 TensorRef LayerEmitter::head_backward(const TensorRef& head_weight, const HeadSaved& saved) {
   const std::int64_t tokens = shapes_.tokens(), v = shapes_.vocab_local;
-  const TensorRef softmax = saved_operand(saved.softmax, {tokens, v}, DType::kFloat32);
   const TensorRef loss_grad = builder_.tensor({tokens}, DType::kFloat32);
-  const TensorRef grad32 =
-      elementwise("aten::mul_", {softmax, loss_grad}, {tokens, v}, 1, DType::kFloat32);
-  const TensorRef grad_logits = builder_.tensor({tokens, v});
-  builder_.compute("aten::copy_", {grad_logits, grad32}, {grad_logits}, KernelCategory::kMemory, 0);
+  TensorRef grad_logits;
+  if (model_.cross_entropy_fusion == CrossEntropyFusion::kTe) {
+    // The forward left the bf16 gradient; TE's element_mul kernel scales it in place.
+    grad_logits = builder_.tensor({tokens, v});
+    builder_.compute("te::cross_entropy_grad_scale",
+                     {saved_operand(saved.softmax, {tokens, v}), loss_grad}, {grad_logits},
+                     KernelCategory::kOther, static_cast<double>(tokens) * static_cast<double>(v));
+  } else {
+    const TensorRef softmax = saved_operand(saved.softmax, {tokens, v}, DType::kFloat32);
+    const TensorRef grad32 =
+        elementwise("aten::mul_", {softmax, loss_grad}, {tokens, v}, 1, DType::kFloat32);
+    grad_logits = builder_.tensor({tokens, v});
+    builder_.compute("aten::copy_", {grad_logits, grad32}, {grad_logits}, KernelCategory::kMemory,
+                     0);
+  }
   // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
   // Nor does it use userbuffers.
   const bool fp8_linear = shapes_.fp8_linear;

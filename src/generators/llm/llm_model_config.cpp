@@ -121,6 +121,30 @@ std::string_view position_embedding_name(PositionEmbedding embedding) {
   return embedding == PositionEmbedding::kRope ? "rope" : "learned";
 }
 
+CrossEntropyFusion parse_cross_entropy_fusion(std::string_view text, const std::string& where,
+                                              const std::string& field) {
+  if (text == "none")
+    return CrossEntropyFusion::kNone;
+  if (text == "native")
+    return CrossEntropyFusion::kNative;
+  if (text == "te")
+    return CrossEntropyFusion::kTe;
+  throw InputError(where, field,
+                   "must be \"none\", \"native\" or \"te\", got \"" + std::string(text) + "\"");
+}
+
+std::string_view cross_entropy_fusion_name(CrossEntropyFusion fusion) {
+  switch (fusion) {
+    case CrossEntropyFusion::kNative:
+      return "native";
+    case CrossEntropyFusion::kTe:
+      return "te";
+    case CrossEntropyFusion::kNone:
+      break;
+  }
+  return "none";
+}
+
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {
   const json doc = io::parse_json_document(json_text, file);
   if (!doc.is_object())

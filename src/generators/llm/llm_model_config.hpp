@@ -22,6 +22,9 @@ enum class AttentionKernel { kFlash, kUnfused };
 // files without the field and the inline RUNS.csv rows of GPT shapes describe).
 enum class PositionEmbedding { kLearned, kRope };
 
+// How the loss's cross entropy runs (TransformerConfig::cross_entropy_fusion).
+enum class CrossEntropyFusion { kNone, kNative, kTe };
+
 // Mixture of experts as Megatron-LM's MoE layer runs it: the dense MLP of a MoE layer is
 // replaced by a router (a [h, experts] GEMM, softmax, top-k), `num_experts` routed experts of
 // which each token visits `top_k` (each expert a gated or plain MLP of `expert_ffn_hidden`), and
@@ -74,6 +77,16 @@ struct TransformerConfig {
   // rotate-half, two multiplies and an add.
   bool bias_swiglu_fusion = true;
   bool rope_fusion = true;
+  // cross_entropy_loss_fusion (Megatron-LM --cross-entropy-loss-fusion, off by default there;
+  // NeMo 2.0 and Megatron-Bridge model configs turn it on) with cross_entropy_fusion_impl:
+  // kNative, Megatron-Core's jit-fused vocabulary-parallel cross entropy (the cast to fp32
+  // fused with the row max, subtract/exp/row-sum in one pass, the target logit and the sum
+  // reduced over TP in one all-reduce, then the division, leaving the fp32 softmax); kTe,
+  // Transformer Engine's parallel_cross_entropy (Triton: an online-softmax pass over the bf16
+  // logits, the per-token max and sum all-gathered over TP, a second pass that writes the loss
+  // and the bf16 gradient in place of the logits, scaled by the loss gradient in the backward).
+  // kNone: Megatron's unfused path, pass by pass.
+  CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::kNone;
   MixtureOfExperts moe;
 
   bool is_moe() const { return moe.enabled(); }
@@ -104,6 +117,11 @@ DType parse_training_dtype(std::string_view text, const std::string& where,
 PositionEmbedding parse_position_embedding(std::string_view text, const std::string& where,
                                            const std::string& field);
 std::string_view position_embedding_name(PositionEmbedding embedding);
+
+// "none", "native" or "te"; throws InputError(where, field, problem) otherwise.
+CrossEntropyFusion parse_cross_entropy_fusion(std::string_view text, const std::string& where,
+                                              const std::string& field);
+std::string_view cross_entropy_fusion_name(CrossEntropyFusion fusion);
 
 // Throws InputError naming the file, the field and the problem.
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);

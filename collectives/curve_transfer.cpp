@@ -128,7 +128,8 @@ bool calibrate_tree_efficiency(const NcclFabric& nominal, const NcclSettings& se
 // Whether two settings let NCCL choose among the same algorithms and protocols by the same rules.
 bool same_choice_rules(const NcclSettings& a, const NcclSettings& b) {
   return a.algorithms == b.algorithms && a.protocols == b.protocols &&
-         a.tuner_ring_from_bytes_per_rank == b.tuner_ring_from_bytes_per_rank;
+         a.tuner_ring_from_bytes_per_rank == b.tuner_ring_from_bytes_per_rank &&
+         a.min_ctas == b.min_ctas && a.max_ctas == b.max_ctas;
 }
 
 }  // namespace

@@ -125,6 +125,8 @@ NcclSettings topology_nccl_settings(const topology::Topology& topology) {
   NcclSettings settings = parse_nccl_settings(topology.nccl.algorithms, topology.nccl.protocols,
                                               topology.source, "/nccl");
   settings.tuner_ring_from_bytes_per_rank = topology.nccl.tuner_ring_from_bytes_per_rank;
+  settings.min_ctas = topology.nccl.min_ctas;
+  settings.max_ctas = topology.nccl.max_ctas;
   return settings;
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "collectives/ring_pipeline.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::collectives {
@@ -228,6 +229,7 @@ NcclEstimate p2p_estimate(CollectiveKind kind, double bytes, const CommShape& sh
       intra_bytes > 0.0 ? intra_bytes / (1e3 * shm_intra_GBps(kind, shape.n_ranks, fabric)) : 0.0,
       inter_bytes > 0.0 ? inter_bytes / (1e3 * net_per_gpu_GBps) : 0.0);
   estimate.time_us = estimate.latency_us + transfer_us;
+  estimate.tuner_time_us = estimate.time_us;
   estimate.algbw_GBps = transfer_us > 0.0 ? bytes / (1e3 * transfer_us) : 0.0;
   return estimate;
 }
@@ -342,8 +344,32 @@ NcclEstimate nccl_pair_estimate(CollectiveKind kind, double bytes, const CommSha
     latency *= fabric.generation == GpuGeneration::kVolta ? 1.9 : 1.4;  // ring plateau effect
   estimate.latency_us = latency;
   estimate.algbw_GBps = algbw;
-  estimate.time_us = latency + bytes / (1e3 * algbw);
+  estimate.tuner_time_us = latency + bytes / (1e3 * algbw);
+  estimate.time_us = estimate.tuner_time_us;
+  const bool ring_pattern = kind == CollectiveKind::kAllReduce ||
+                            kind == CollectiveKind::kAllGather ||
+                            kind == CollectiveKind::kReduceScatter;
+  if (a == kRing && ring_pattern && bytes > 0.0) {
+    // As NCCL executes it (ring_pipeline.hpp): its hop latencies per step, loop by loop.
+    const int steps = ring_steps(kind, shape.n_ranks);
+    const double base_us = kBaseLatency_us[kRing][p];
+    const double busbw_GBps = algbw * steps / shape.n_ranks;
+    estimate.time_us =
+        ring_execution_us(ring_loops(bytes, shape.n_ranks, fabric.channels, protocol), steps,
+                          fabric.channels, ring_slices_per_chunk(protocol), base_us,
+                          std::max(0.0, latency - base_us) / steps, busbw_GBps);
+    estimate.latency_us = std::max(0.0, estimate.time_us - bytes / (1e3 * algbw));
+  }
   return estimate;
+}
+
+int NcclSettings::channels(int found) const {
+  int channels = found;
+  if (min_ctas > 0)
+    channels = std::max(channels, min_ctas);
+  if (max_ctas > 0)
+    channels = std::min(channels, max_ctas);
+  return std::max(1, channels);
 }
 
 NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& shape,
@@ -352,6 +378,11 @@ NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& s
     return {};
   if (!is_tuned_collective(kind))
     return p2p_estimate(kind, bytes, shape, fabric);
+  if (settings.channels(fabric.channels) != fabric.channels) {
+    NcclFabric clamped = fabric;
+    clamped.channels = settings.channels(fabric.channels);
+    return nccl_estimate(kind, bytes, shape, clamped, settings);
+  }
   if (fabric.spine_binds()) {
     // NCCL chooses on its own view of the fabric (no spine), the spine then slows the choice.
     NcclFabric unaware = fabric;
@@ -365,7 +396,7 @@ NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& s
                               bytes < settings.tuner_ring_from_bytes_per_rank * shape.n_ranks;
   const auto cheapest = [&](bool allow_ring) {
     NcclEstimate best;
-    best.time_us = std::numeric_limits<double>::infinity();
+    best.tuner_time_us = std::numeric_limits<double>::infinity();
     for (int a = 0; a < 4; ++a) {
       if (!settings.algorithms[a] || (a == kRing && !allow_ring))
         continue;
@@ -375,16 +406,16 @@ NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& s
         const NcclEstimate candidate =
             nccl_pair_estimate(kind, bytes, shape, fabric, static_cast<NcclAlgorithm>(a),
                                static_cast<NcclProtocol>(p));
-        if (candidate.algbw_GBps > 0.0 && candidate.time_us < best.time_us)
+        if (candidate.algbw_GBps > 0.0 && candidate.tuner_time_us < best.tuner_time_us)
           best = candidate;
       }
     }
     return best;
   };
   NcclEstimate best = cheapest(!ring_held_back);
-  if (ring_held_back && !std::isfinite(best.time_us))
+  if (ring_held_back && !std::isfinite(best.tuner_time_us))
     best = cheapest(true);  // nothing else enabled: the ring runs after all
-  if (!std::isfinite(best.time_us))
+  if (!std::isfinite(best.tuner_time_us))
     throw RuntimeFailure(std::string("NCCL settings (algo '") + settings.algorithm_text +
                          "', proto '" + settings.protocol_text + "') leave no algorithm for " +
                          std::string(collective_name(kind)));

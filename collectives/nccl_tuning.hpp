@@ -86,6 +86,12 @@ struct NcclSettings {
   // A tuner plugin's rule: all-reduce across nodes stays off the ring below this many bytes per
   // rank while another algorithm is enabled (0 = NCCL's own choice).
   double tuner_ring_from_bytes_per_rank = 0.0;
+  // NCCL_MIN_CTAS / NCCL_MAX_CTAS (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS before 2.17): NCCL
+  // clamps the channel count its topology search found (NcclFabric::channels) to these, one CTA
+  // per channel. 0 = not set.
+  int min_ctas = 0;
+  int max_ctas = 0;
+  int channels(int found) const;
 };
 // Throws InputError(source, location, ...) for an unknown name or a list that enables nothing.
 NcclSettings parse_nccl_settings(const std::string& algorithms, const std::string& protocols,
@@ -102,7 +108,8 @@ struct NcclEstimate {
   NcclProtocol protocol = NcclProtocol::kSimple;
   DurationUs latency_us = 0.0;
   BandwidthGBps algbw_GBps = 0.0;  // bytes / (time - latency)
-  DurationUs time_us = 0.0;
+  DurationUs time_us = 0.0;        // as the collective executes (ring: ring_pipeline.hpp)
+  DurationUs tuner_time_us = 0.0;  // NCCL's own cost, latency + bytes / algbw: what it chooses by
 };
 
 // Latency and bandwidth of one (algorithm, protocol) for `kind` on `shape`; algbw 0 when NCCL
@@ -111,7 +118,9 @@ NcclEstimate nccl_pair_estimate(CollectiveKind kind, double bytes, const CommSha
                                 const NcclFabric& fabric, NcclAlgorithm algorithm,
                                 NcclProtocol protocol);
 
-// The cheapest enabled pair; `bytes` in the nccl-tests size convention (bus_factor.hpp).
+// The pair NCCL's cost (tuner_time_us) finds cheapest among the enabled ones, priced as it
+// executes (time_us; latency_us is then time minus the bandwidth term); `bytes` in the
+// nccl-tests size convention (bus_factor.hpp). The settings' CTA bounds set the channel count.
 // A group of one rank costs 0. Throws RuntimeFailure when the settings leave no usable pair.
 NcclEstimate nccl_estimate(CollectiveKind kind, double bytes, const CommShape& shape,
                            const NcclFabric& fabric, const NcclSettings& settings = {});

@@ -111,6 +111,9 @@ struct NcclTopologySettings {
   // this many bytes per rank (the boundary grows with the rank count, as the ring's latency
   // does); 0 = NCCL's own choice at every size.
   double tuner_ring_from_bytes_per_rank = 0.0;
+  // NCCL_MIN_CTAS / NCCL_MAX_CTAS: bounds on the channel count (one CTA per channel); 0 = unset.
+  int min_ctas = 0;
+  int max_ctas = 0;
 };
 
 // The inter-node fabric's two switch tiers (leaf_spine.hpp: schema, rules). Absent: a

@@ -450,10 +450,16 @@ Topology parse_topology(std::string_view json_text, const std::string& source) {
   topology.network = root.text("network", "");
   if (root.has("nccl")) {
     const ObjectReader nccl = root.child("nccl");
-    nccl.allow_only({"algo", "proto", "channels", "tuner_ring_from_bytes_per_rank", "note"});
+    nccl.allow_only({"algo", "proto", "channels", "min_ctas", "max_ctas",
+                     "tuner_ring_from_bytes_per_rank", "note"});
     topology.nccl.algorithms = nccl.text("algo", "");
     topology.nccl.protocols = nccl.text("proto", "");
     topology.nccl.channels = nccl.integer("channels", 1, 0);
+    topology.nccl.min_ctas = nccl.integer("min_ctas", 1, 0);
+    topology.nccl.max_ctas = nccl.integer("max_ctas", 1, 0);
+    if (topology.nccl.min_ctas > 0 && topology.nccl.max_ctas > 0 &&
+        topology.nccl.min_ctas > topology.nccl.max_ctas)
+      nccl.fail(nccl.at("min_ctas"), "min_ctas exceeds max_ctas");
     topology.nccl.tuner_ring_from_bytes_per_rank =
         nccl.number("tuner_ring_from_bytes_per_rank", 0.0);
     if (!(topology.nccl.tuner_ring_from_bytes_per_rank >= 0.0))

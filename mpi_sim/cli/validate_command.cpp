@@ -36,6 +36,8 @@ struct ValidateOptions {
   std::vector<std::string> hold_out;
   std::string nccl_algo;
   std::string nccl_proto;
+  int nccl_min_ctas = 0;  // NCCL_MIN_CTAS of the predicted run (0: the topology's)
+  int nccl_max_ctas = 0;
   std::string format = "text";  // text, csv or json (schema perfsim-validate-collectives/1)
   std::string points_csv;       // per-size measured and predicted times, when named
 };
@@ -129,11 +131,27 @@ void print_rows(const ValidateOptions& options, const std::vector<collectives::E
     std::cout << headline << collectives::format_error_table(rows);
 }
 
-std::optional<collectives::NcclSettings> command_line_settings(const ValidateOptions& options) {
-  if (options.nccl_algo.empty() && options.nccl_proto.empty())
+// The predicted run's NCCL settings from the command line over the topology's: --nccl-algo /
+// --nccl-proto replace its restrictions, --nccl-min-ctas / --nccl-max-ctas its CTA bounds.
+std::optional<collectives::NcclSettings> command_line_settings(
+    const ValidateOptions& options, const collectives::NcclSettings& topology_settings) {
+  const bool restrictions = !options.nccl_algo.empty() || !options.nccl_proto.empty();
+  if (!restrictions && options.nccl_min_ctas == 0 && options.nccl_max_ctas == 0)
     return std::nullopt;
-  return collectives::parse_nccl_settings(options.nccl_algo, options.nccl_proto,
-                                          "--nccl-algo/proto", "");
+  auto settings = restrictions ? collectives::parse_nccl_settings(
+                                     options.nccl_algo, options.nccl_proto, "--nccl-algo/proto", "")
+                               : topology_settings;
+  if (!restrictions) {
+    settings.min_ctas = topology_settings.min_ctas;
+    settings.max_ctas = topology_settings.max_ctas;
+  }
+  if (options.nccl_min_ctas > 0)
+    settings.min_ctas = options.nccl_min_ctas;
+  if (options.nccl_max_ctas > 0)
+    settings.max_ctas = options.nccl_max_ctas;
+  if (settings.min_ctas > 0 && settings.max_ctas > 0 && settings.min_ctas > settings.max_ctas)
+    throw InputError("--nccl-min-ctas", "", "exceeds --nccl-max-ctas");
+  return settings;
 }
 
 int report(const std::vector<collectives::ErrorTableRow>& rows, double max_gmae_percent) {
@@ -157,7 +175,7 @@ int run_leave_one_out(const ValidateOptions& options) {
   // The held and training sweeps ran on the cluster the topology describes (its "nccl" section:
   // settings, tuner plugin); --nccl-algo/--nccl-proto describe the held run only.
   const auto training_settings = collectives::topology_nccl_settings(topology);
-  auto settings = command_line_settings(options).value_or(training_settings);
+  auto settings = command_line_settings(options, training_settings).value_or(training_settings);
   // As in CollectiveModel: the cluster's tuner plugin still chooses among what is left.
   settings.tuner_ring_from_bytes_per_rank = training_settings.tuner_ring_from_bytes_per_rank;
   std::vector<std::string> names = options.tables;
@@ -220,8 +238,9 @@ int run_validate(const ValidateOptions& options) {
   if (!options.topology.empty()) {
     auto topology = topology::load_topology(options.topology);
     topology = topology::resized(std::move(topology), options.nodes, options.gpus_per_node);
-    model.emplace(std::move(topology), curves, std::vector<ProcessGroup>{},
-                  command_line_settings(options));
+    const auto settings =
+        command_line_settings(options, collectives::topology_nccl_settings(topology));
+    model.emplace(std::move(topology), curves, std::vector<ProcessGroup>{}, settings);
   }
   std::vector<std::string> names = options.tables;
   if (names.empty())
@@ -305,6 +324,16 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
   collectives_command->add_option("--nccl-proto", options->nccl_proto,
                                   "NCCL_PROTO-like restriction: LL,LL128,Simple or ^name (default: "
                                   "NCCL's own choice)");
+  collectives_command
+      ->add_option("--nccl-min-ctas", options->nccl_min_ctas,
+                   "NCCL_MIN_CTAS of the predicted run: at least this many channels (default: "
+                   "the topology's nccl/min_ctas, else NCCL's channel count)")
+      ->check(CLI::PositiveNumber);
+  collectives_command
+      ->add_option("--nccl-max-ctas", options->nccl_max_ctas,
+                   "NCCL_MAX_CTAS of the predicted run: at most this many channels (default: "
+                   "the topology's nccl/max_ctas)")
+      ->check(CLI::PositiveNumber);
   collectives_command
       ->add_option("--format", options->format,
                    "standard output: text (the table), csv (table,region,points,gmae,mape,stddev,"

@@ -80,20 +80,29 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
   return state;
 }
 
+// The QKV projection's width, (heads + 2 kv_heads) d: h + 2 kv d when heads x d = h.
+double qkv_width_of(const llm::TransformerConfig& model) {
+  return static_cast<double>(model.query_width()) + 2.0 * model.kv_heads * model.head_dim();
+}
+
 // Table 2's tensor-parallel share, 24 sbh at 2 bytes, term by term for the model's shapes: Q, K
 // and V (4 + 2 with multi-head attention; grouped-query attention keeps fewer K and V), with
 // rope the rotated Q and K besides, the projection input (2), the FC1 output the activation's
 // backward reads (8 for a 4h FFN; a gated FFN's two projections), the FC2 input (8).
 double split_activation_terms(const llm::TransformerConfig& model) {
   const double h = model.hidden;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn = static_cast<double>(model.ffn_hidden) / h;
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   // Rotary embedding: the rotated Q and K are new tensors the attention keeps (V stays a view
   // of the QKV output, which it keeps alive); fused or not, the rotation saves nothing else
   // (the fused SwiGLU saves its input only, already counted as the FC1 output).
-  const double rotated_qk = model.rope() ? 2 * (h + model.kv_heads * model.head_dim()) / h : 0.0;
-  return 2 * qkv_width / h + rotated_qk + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
+  const double query_width = static_cast<double>(model.query_width());  // h unless head_dim
+  const double rotated_qk =
+      model.rope() ? 2 * (query_width + model.kv_heads * model.head_dim()) / h : 0.0;
+  // The projection's input, the attention's output: heads x d wide.
+  const double context = 2 * query_width / h;
+  return 2 * qkv_width / h + rotated_qk + context + 2 * ffn_inputs * ffn + 2 * ffn;
 }
 
 }  // namespace
@@ -165,9 +174,10 @@ double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
                                        const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double f = model.ffn_hidden;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
-  return (h * qkv_width + h * h + (ffn_inputs + 1) * h * f) / parallel.tp;
+  const double query_width = static_cast<double>(model.query_width());
+  return (h * qkv_width + query_width * h + (ffn_inputs + 1) * h * f) / parallel.tp;
 }
 
 double fp8_moe_linear_parameters_per_layer(const llm::TransformerConfig& model,
@@ -183,12 +193,13 @@ double parameters_per_layer(const llm::TransformerConfig& model,
   const double h = model.hidden;
   const double f = model.ffn_hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;  // gate and up projections
-  const double split = h * qkv_width + qkv_width      // QKV weight and bias
-                       + h * h                        // attention projection
-                       + (ffn_inputs + 1) * h * f     // MLP GEMMs
-                       + ffn_inputs * f;              // MLP input bias
+  const double query_width = static_cast<double>(model.query_width());
+  const double split = h * qkv_width + qkv_width   // QKV weight and bias
+                       + query_width * h           // attention projection
+                       + (ffn_inputs + 1) * h * f  // MLP GEMMs
+                       + ffn_inputs * f;           // MLP input bias
   const double replicated = 6 * h;  // projection and MLP output biases, two layer norms
   return split / t + replicated;
 }
@@ -197,10 +208,11 @@ double moe_dense_parameters_per_layer(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   const double shared = model.moe.shared_expert_ffn_hidden;
-  const double split = h * qkv_width + qkv_width + h * h + (ffn_inputs + 1) * h * shared;
+  const double query_width = static_cast<double>(model.query_width());
+  const double split = h * qkv_width + qkv_width + query_width * h + (ffn_inputs + 1) * h * shared;
   const double router = h * model.moe.num_experts;  // replicated over TP
   return split / t + 6 * h + router;
 }

@@ -321,7 +321,7 @@ LlmScenario scenario_of_run(const RunRow& row, const std::string& table,
 }
 
 double narayanan_model_flops(const llm::TransformerConfig& model, int global_batch) {
-  return 4.0 * model.layers * llm::layer_forward_flops(model, global_batch) +
+  return 4.0 * llm::layers_forward_flops(model, global_batch) +
          3.0 * llm::logits_forward_flops(model, global_batch);
 }
 

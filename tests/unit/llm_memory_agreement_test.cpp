@@ -80,7 +80,8 @@ double omitted_parameters(const llm::TransformerConfig& model,
                           const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * (h / model.heads);
+  const double qkv_width =
+      static_cast<double>(model.query_width()) + 2.0 * model.kv_heads * model.head_dim();
   const double layers = llm::stage_layers(model, parallel, 0).last;
   // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
   const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;

@@ -98,8 +98,12 @@ double split_activation_terms(const llm::TransformerConfig& model) {
   // of the QKV output, which it keeps alive); fused or not, the rotation saves nothing else
   // (the fused SwiGLU saves its input only, already counted as the FC1 output).
   const double query_width = static_cast<double>(model.query_width());  // h unless head_dim
-  const double rotated_qk =
-      model.rope() ? 2 * (query_width + model.kv_heads * model.head_dim()) / h : 0.0;
+  // QK layer norm: its outputs are new tensors too, kept by the attention without rope (with
+  // rope the fused rotation saves nothing of them and the rotated copies are kept instead); its
+  // inputs are slices of the kept QKV output (the fp32 inverse RMS: qk_norm_rsigma_bytes).
+  const double rotated_qk = model.rope() || model.qk_layernorm
+                                ? 2 * (query_width + model.kv_heads * model.head_dim()) / h
+                                : 0.0;
   // The projection's input, the attention's output: heads x d wide.
   const double context = 2 * query_width / h;
   return 2 * qkv_width / h + rotated_qk + context + 2 * ffn_inputs * ffn + 2 * ffn;
@@ -155,6 +159,10 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   }
   constexpr double kTableDtypeBytes = 2;
   bytes *= element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+  // QK layer norm's fp32 inverse RMS per query and key head row (tokens of the whole sequence
+  // share, heads split by TP), kept for the norms' backward.
+  if (model.qk_layernorm && parallel.recompute != llm::Recompute::kFull)
+    bytes += element_bytes(DType::kFloat32) * s * b * (a + model.kv_heads) / t;
   // Without Megatron's fused kernel the softmax runs in fp32 (megatron_fused_softmax.hpp):
   // its saved output is fp32 instead of the activation dtype; without dropout the bmm keeps
   // the cast copy too. Per score: + 4 - e bytes with dropout, + 4 without (e: activation bytes).

@@ -50,6 +50,7 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
   override_with(model.hidden, row.hidden);
   override_with(model.heads, row.heads);
   override_with(model.kv_heads, row.kv_heads);
+  override_with(model.kv_channels, row.head_dim);
   override_with(model.ffn_hidden, row.ffn_hidden);
   override_with(model.vocab, row.vocab);
   override_with(model.seq_len, row.seq_len);

@@ -19,6 +19,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "hidden",
                                            "heads",
                                            "kv_heads",
+                                           "head_dim",
                                            "ffn_hidden",
                                            "vocab",
                                            "seq_len",
@@ -134,6 +135,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.integer("hidden", row.hidden, 1);
   read.integer("heads", row.heads, 1);
   read.integer("kv_heads", row.kv_heads, 1);
+  read.integer("head_dim", row.head_dim, 1);
   read.integer("ffn_hidden", row.ffn_hidden, 1);
   read.integer("vocab", row.vocab, 1);
   read.integer("seq_len", row.seq_len, 1);

@@ -30,7 +30,10 @@ double measured_attention_tflops(const AttentionWork& work, const devices::Devic
   if (std::find(table.dtypes.begin(), table.dtypes.end(), work.dtype) == table.dtypes.end())
     return 0;
   const std::vector<double>& lengths = table.sequence_lengths;
-  const double length = static_cast<double>(work.backward ? work.q_len : work.kv_len);
+  double length = static_cast<double>(work.backward ? work.q_len : work.kv_len);
+  // A windowed kernel's blocks stream about `window` keys (forward) or queries (backward).
+  if (work.windowed())
+    length = std::min(length, static_cast<double>(work.window));
   if (!work.backward)
     return interpolate_log2(
         lengths, work.causal ? table.forward_causal_tflops : table.forward_tflops, length);
@@ -44,7 +47,11 @@ double measured_attention_tflops(const AttentionWork& work, const devices::Devic
 }
 
 GemmWork attention_as_gemm(const AttentionWork& work) {
-  const std::int64_t keys = work.causal ? (work.kv_len + 1) / 2 : work.kv_len;
+  // The mean keys per query: the band's over the queries for a sliding window.
+  const std::int64_t keys =
+      work.windowed() ? static_cast<std::int64_t>(
+                            std::ceil(work.band_pairs() / static_cast<double>(work.q_len)))
+                      : (work.causal ? (work.kv_len + 1) / 2 : work.kv_len);
   return GemmWork{work.q_len, keys, (work.backward ? 5 : 2) * work.head_dim, work.batch_heads,
                   work.dtype};
 }

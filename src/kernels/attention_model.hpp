@@ -12,6 +12,13 @@
 // queries); equal for the square kernels the tables measured. Without a measured causal
 // backward, its throughput is the backward's times the causal-to-unmasked ratio measured
 // forward at the same length (the same diagonal tiles and uneven blocks slow both).
+//
+// Sliding-window attention (issue 15): the kernel computes the band of the causal score matrix,
+// each query against min(window, position + 1) keys (AttentionWork::band_pairs). Its throughput
+// is the causal kernel's at the window's length, the keys each block of queries streams (masked
+// tiles on both edges of the band, as on the diagonal of a causal kernel of that length); below
+// the shortest measured length, the shortest's. Nominal: no windowed kernel was measured. The
+// GEMM fallback prices the band as queries x its mean keys per query.
 #include <string>
 
 #include "devices/device_spec.hpp"

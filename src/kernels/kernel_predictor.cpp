@@ -63,7 +63,8 @@ KernelPrediction KernelPredictor::raw_prediction(const KernelSpec& kernel) const
       const double clock = device_.tensor_core_clock_fraction();
       return {attention->flops() / (tflops * clock * 1e12) * 1e6,
               "attention-table(" + device_.attention->implementation + ")" +
-                  (clock < 1 ? "+sustained-clock" : "")};
+                  (clock < 1 ? "+sustained-clock" : "") +
+                  (attention->windowed() ? "+window(nominal)" : "")};
     }
     KernelSpec as_gemm = kernel;
     as_gemm.work = attention_as_gemm(*attention);

@@ -1,6 +1,7 @@
 #pragma once
 // What one GPU kernel does, in the terms the kernel models need. The op registry derives it
 // from an op's tensor shapes; the models turn it into a duration.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,8 +51,21 @@ struct AttentionWork {
   bool causal = false;
   bool backward = false;
   DType dtype = DType::kBFloat16;
+  // Sliding-window attention (causal only): each query attends to the `window` most recent
+  // keys, itself included; 0, or a window no shorter than the keys: none.
+  std::int64_t window = 0;
 
+  bool windowed() const { return causal && window > 0 && window < kv_len; }
+  // Query-key pairs one head computes: the band of a windowed kernel, sum over queries i of
+  // min(window, i + 1) = w (w + 1) / 2 + (q - w) w.
+  double band_pairs() const {
+    const double w = static_cast<double>(std::min(window, q_len));
+    return w * (w + 1) / 2 + (static_cast<double>(q_len) - w) * w;
+  }
   double flops() const {
+    if (windowed())
+      return (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) * band_pairs() *
+             static_cast<double>(head_dim);
     const double full = (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) *
                         static_cast<double>(q_len) * static_cast<double>(kv_len) *
                         static_cast<double>(head_dim);

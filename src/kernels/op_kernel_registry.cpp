@@ -330,7 +330,8 @@ OpExpansion fbgemm_lookup_rule(const Op& op) {
 
 // Fused attention (Q [b, h, s, d], K [b, h, s_k, d], V): QK^T and AV in one kernel of 4 s s_k d
 // flops per head; the backward does 2.5 times the forward's matmuls. The op's "is_causal"
-// attribute (PyTorch's is_causal argument; 0 when absent) halves the work.
+// attribute (PyTorch's is_causal argument; 0 when absent) halves the work, a "window_size"
+// attribute narrows it to the band (kernels/attention_model.hpp).
 Rule attention_rule(bool backward) {
   return [=](const Op& op) -> OpExpansion {
     const std::size_t offset = backward ? 1 : 0;  // backward ops start with grad_out
@@ -340,12 +341,17 @@ Rule attention_rule(bool backward) {
       return missing("needs query and key of rank 4 [batch, heads, seq, head_dim]");
     const Attribute* causal = op.find_attribute("is_causal");
     const std::int64_t* causal_flag = causal ? std::get_if<std::int64_t>(&causal->value) : nullptr;
+    // "window_size" (flash-attn's left window, as keys per query including the query's own;
+    // absent or 0: none) narrows a causal kernel to the band.
+    const Attribute* window = op.find_attribute("window_size");
+    const std::int64_t* window_keys = window ? std::get_if<std::int64_t>(&window->value) : nullptr;
     KernelSpec kernel{
         std::string(backward ? "flash_attention_backward:" : "flash_attention_forward:") +
             std::string(canonical_op_name(op.name)),
         KernelCategory::kGemm,
         AttentionWork{q->shape[0] * q->shape[1], q->shape[2], k->shape[2], q->shape[3],
-                      causal_flag != nullptr && *causal_flag != 0, backward, tensor_dtype(*q)}};
+                      causal_flag != nullptr && *causal_flag != 0, backward, tensor_dtype(*q),
+                      window_keys != nullptr && *window_keys > 0 ? *window_keys : 0}};
     return modeled({kernel});
   };
 }

@@ -80,20 +80,33 @@ StateBytes state_bytes_per_parameter(const llm::TransformerConfig& model,
   return state;
 }
 
+// The QKV projection's width, (heads + 2 kv_heads) d: h + 2 kv d when heads x d = h.
+double qkv_width_of(const llm::TransformerConfig& model) {
+  return static_cast<double>(model.query_width()) + 2.0 * model.kv_heads * model.head_dim();
+}
+
 // Table 2's tensor-parallel share, 24 sbh at 2 bytes, term by term for the model's shapes: Q, K
 // and V (4 + 2 with multi-head attention; grouped-query attention keeps fewer K and V), with
 // rope the rotated Q and K besides, the projection input (2), the FC1 output the activation's
 // backward reads (8 for a 4h FFN; a gated FFN's two projections), the FC2 input (8).
 double split_activation_terms(const llm::TransformerConfig& model) {
   const double h = model.hidden;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn = static_cast<double>(model.ffn_hidden) / h;
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   // Rotary embedding: the rotated Q and K are new tensors the attention keeps (V stays a view
   // of the QKV output, which it keeps alive); fused or not, the rotation saves nothing else
   // (the fused SwiGLU saves its input only, already counted as the FC1 output).
-  const double rotated_qk = model.rope() ? 2 * (h + model.kv_heads * model.head_dim()) / h : 0.0;
-  return 2 * qkv_width / h + rotated_qk + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
+  const double query_width = static_cast<double>(model.query_width());  // h unless head_dim
+  // QK layer norm: its outputs are new tensors too, kept by the attention without rope (with
+  // rope the fused rotation saves nothing of them and the rotated copies are kept instead); its
+  // inputs are slices of the kept QKV output (the fp32 inverse RMS: qk_norm_rsigma_bytes).
+  const double rotated_qk = model.rope() || model.qk_layernorm
+                                ? 2 * (query_width + model.kv_heads * model.head_dim()) / h
+                                : 0.0;
+  // The projection's input, the attention's output: heads x d wide.
+  const double context = 2 * query_width / h;
+  return 2 * qkv_width / h + rotated_qk + context + 2 * ffn_inputs * ffn + 2 * ffn;
 }
 
 }  // namespace
@@ -146,6 +159,10 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   }
   constexpr double kTableDtypeBytes = 2;
   bytes *= element_bytes(model.activation_dtype()) / kTableDtypeBytes;
+  // QK layer norm's fp32 inverse RMS per query and key head row (tokens of the whole sequence
+  // share, heads split by TP), kept for the norms' backward.
+  if (model.qk_layernorm && parallel.recompute != llm::Recompute::kFull)
+    bytes += element_bytes(DType::kFloat32) * s * b * (a + model.kv_heads) / t;
   // Without Megatron's fused kernel the softmax runs in fp32 (megatron_fused_softmax.hpp):
   // its saved output is fp32 instead of the activation dtype; without dropout the bmm keeps
   // the cast copy too. Per score: + 4 - e bytes with dropout, + 4 without (e: activation bytes).
@@ -165,9 +182,10 @@ double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
                                        const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double f = model.ffn_hidden;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
-  return (h * qkv_width + h * h + (ffn_inputs + 1) * h * f) / parallel.tp;
+  const double query_width = static_cast<double>(model.query_width());
+  return (h * qkv_width + query_width * h + (ffn_inputs + 1) * h * f) / parallel.tp;
 }
 
 double fp8_moe_linear_parameters_per_layer(const llm::TransformerConfig& model,
@@ -183,12 +201,13 @@ double parameters_per_layer(const llm::TransformerConfig& model,
   const double h = model.hidden;
   const double f = model.ffn_hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;  // gate and up projections
-  const double split = h * qkv_width + qkv_width      // QKV weight and bias
-                       + h * h                        // attention projection
-                       + (ffn_inputs + 1) * h * f     // MLP GEMMs
-                       + ffn_inputs * f;              // MLP input bias
+  const double query_width = static_cast<double>(model.query_width());
+  const double split = h * qkv_width + qkv_width   // QKV weight and bias
+                       + query_width * h           // attention projection
+                       + (ffn_inputs + 1) * h * f  // MLP GEMMs
+                       + ffn_inputs * f;           // MLP input bias
   const double replicated = 6 * h;  // projection and MLP output biases, two layer norms
   return split / t + replicated;
 }
@@ -197,10 +216,11 @@ double moe_dense_parameters_per_layer(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   const double shared = model.moe.shared_expert_ffn_hidden;
-  const double split = h * qkv_width + qkv_width + h * h + (ffn_inputs + 1) * h * shared;
+  const double query_width = static_cast<double>(model.query_width());
+  const double split = h * qkv_width + qkv_width + query_width * h + (ffn_inputs + 1) * h * shared;
   const double router = h * model.moe.num_experts;  // replicated over TP
   return split / t + 6 * h + router;
 }

@@ -84,8 +84,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
       continue;
     for (int cp : divisors(limits.gpus / tp)) {
       if (cp > limits.max_context_parallel ||
-          (cp > 1 &&
-           (model.attention != llm::AttentionKernel::kFlash || model.seq_len % (2 * cp) != 0)))
+          (cp > 1 && (model.attention != llm::AttentionKernel::kFlash ||
+                      model.seq_len % (2 * cp) != 0 || model.window_size > 0)))
         continue;
       for (int pp : divisors(limits.gpus / (tp * cp))) {
         if (!splits_layers(model, limits, pp, 1))

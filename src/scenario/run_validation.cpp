@@ -51,6 +51,7 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
   override_with(model.hidden, row.hidden);
   override_with(model.heads, row.heads);
   override_with(model.kv_heads, row.kv_heads);
+  override_with(model.kv_channels, row.head_dim);
   override_with(model.ffn_hidden, row.ffn_hidden);
   override_with(model.vocab, row.vocab);
   override_with(model.seq_len, row.seq_len);
@@ -329,7 +330,7 @@ LlmScenario scenario_of_run(const RunRow& row, const std::string& table,
 }
 
 double narayanan_model_flops(const llm::TransformerConfig& model, int global_batch) {
-  return 4.0 * model.layers * llm::layer_forward_flops(model, global_batch) +
+  return 4.0 * llm::layers_forward_flops(model, global_batch) +
          3.0 * llm::logits_forward_flops(model, global_batch);
 }
 

@@ -19,6 +19,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "hidden",
                                            "heads",
                                            "kv_heads",
+                                           "head_dim",
                                            "ffn_hidden",
                                            "vocab",
                                            "seq_len",
@@ -137,6 +138,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.integer("hidden", row.hidden, 1);
   read.integer("heads", row.heads, 1);
   read.integer("kv_heads", row.kv_heads, 1);
+  read.integer("head_dim", row.head_dim, 1);
   read.integer("ffn_hidden", row.ffn_hidden, 1);
   read.integer("vocab", row.vocab, 1);
   read.integer("seq_len", row.seq_len, 1);
@@ -206,9 +208,13 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   if (layout_gpus != row.gpus)
     throw std::invalid_argument("gpus " + std::to_string(row.gpus) +
                                 " is not tp x pp x dp x cp = " + std::to_string(layout_gpus));
-  if (row.dp % row.ep != 0)
-    throw std::invalid_argument("ep " + std::to_string(row.ep) + " does not divide dp " +
-                                std::to_string(row.dp));
+  // Megatron's expert mesh: with the experts split as TP, EP ranks of the DP x CP group. With
+  // another ETP the EP x ETP ranks tile TP x DP x CP instead (Megatron-Bridge's Qwen3 235B-A22B
+  // on H100: TP 2, DP 16, EP 32, ETP 1), which llm::validate checks when the row is simulated.
+  const bool expert_tp_is_tp = row.etp == 0 || row.etp == row.tp;
+  if (expert_tp_is_tp && (static_cast<long long>(row.dp) * row.cp) % row.ep != 0)
+    throw std::invalid_argument("ep " + std::to_string(row.ep) + " does not divide dp x cp " +
+                                std::to_string(static_cast<long long>(row.dp) * row.cp));
   if (row.global_batch % (static_cast<long long>(row.micro_batch) * row.dp) != 0)
     throw std::invalid_argument("global_batch " + std::to_string(row.global_batch) +
                                 " is not a multiple of micro_batch x dp");

@@ -20,6 +20,7 @@ struct RunRow {
   std::string model;  // a file or a name in configs/models; empty: the inline shape below
   // Inline model shape (or overrides of the model file's values); 0 / empty: not given.
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, vocab = 0, seq_len = 0;
+  int head_dim = 0;       // Megatron's kv_channels; 0: the model file's, else hidden / heads
   std::string attention;  // flash | unfused; empty: the model file's (inline: flash)
   std::optional<bool> dropout;
   std::optional<bool> gated_ffn;

@@ -64,6 +64,17 @@ llm::TransformerConfig small_moe() {
   return model;
 }
 
+// A MoE model whose 4 heads are 128 wide over a hidden of 256, with QK norm and rope (Qwen3's
+// attention).
+llm::TransformerConfig small_moe_with_head_dim() {
+  llm::TransformerConfig model = small_moe();
+  model.kv_heads = 2;
+  model.kv_channels = 128;
+  model.qk_layernorm = true;
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  return model;
+}
+
 llm::ParallelConfig pp2_dp2() {
   llm::ParallelConfig parallel;
   parallel.pp = 2;
@@ -80,7 +91,8 @@ double omitted_parameters(const llm::TransformerConfig& model,
                           const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * (h / model.heads);
+  const double qkv_width =
+      static_cast<double>(model.query_width()) + 2.0 * model.kv_heads * model.head_dim();
   const double layers = llm::stage_layers(model, parallel, 0).last;
   // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
   const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
@@ -419,6 +431,58 @@ TEST(LlmMemoryAgreement, RotaryEmbeddingKeepsRotatedQueriesAndKeys) {
   model.cross_entropy_fusion = llm::CrossEntropyFusion::kTe;
   expect_agreement(model, pp2_dp2());
   expect_agreement(model, parallel);
+}
+
+TEST(LlmMemoryAgreement, HeadDimApartFromHiddenOverHeads) {
+  // 4 heads of 96 (384 wide, not 256), 2 KV heads: the QKV output, the rotated Q and K and the
+  // projection's input are heads x d wide (issue 15).
+  llm::TransformerConfig model = small_gpt();
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.kv_heads = 2;
+  model.kv_channels = 96;
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  expect_agreement(small_moe_with_head_dim(), pp2_dp2());
+}
+
+TEST(LlmMemoryAgreement, QkLayerNormKeepsItsInverseRmsAndWithoutRopeItsOutputs) {
+  // The norms' inputs are slices of the kept QKV output; they add the fp32 inverse RMS per
+  // head row and, without rope, the normed Q and K the attention keeps.
+  llm::TransformerConfig model = small_gpt();
+  model.kv_heads = 2;
+  model.qk_layernorm = true;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  llm::ParallelConfig full_recompute = pp2_dp2();  // only the layer inputs are kept
+  full_recompute.recompute = llm::Recompute::kFull;
+  expect_agreement(model, full_recompute);
+  llm::ParallelConfig context = pp2_dp2();
+  context.cp = 2;
+  expect_agreement(model, context);
+}
+
+TEST(LlmMemoryAgreement, SlidingWindowKeepsWhatFullAttentionKeeps) {
+  // Flash attention saves Q, K, V, the output and its statistics whatever the mask.
+  llm::TransformerConfig model = small_gpt();
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  model.window_size = 128;
+  model.full_attention_every = 2;
+  expect_agreement(model, pp2_dp2());
+  llm::TransformerConfig full = model;
+  full.window_size = 0;
+  full.full_attention_every = 0;
+  EXPECT_EQ(estimate_llm_memory(model, pp2_dp2(), {}).stages.at(0).activation_bytes,
+            estimate_llm_memory(full, pp2_dp2(), {}).stages.at(0).activation_bytes);
 }
 
 TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {

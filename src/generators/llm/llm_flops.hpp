@@ -9,12 +9,24 @@
 
 namespace perfsim::generators::llm {
 
-// Forward GEMM FLOPs of one transformer layer for `sequences` sequences (all TP ranks).
-double layer_forward_flops(const TransformerConfig& model, double sequences);
+//
+// Attention shapes (issue 15): the projections are h (heads + 2 kv_heads) d and heads d h, the
+// scores and context products heads d wide. A sliding-window layer counts its queries against
+// min(window, s) keys instead of s: the ratio to a full layer that Megatron-Bridge's
+// flop_utils.py transformer_flops gives its SWA layers (swa_core over full_core), in perfsim's
+// convention of counting a full layer's unmasked s x s (twice Megatron-Bridge's causal half, on
+// full and windowed layers alike). For s >> window this is the band's work, s x window.
+
+// Forward GEMM FLOPs of one transformer layer for `sequences` sequences (all TP ranks):
+// layer `layer` (0-based; its attention windowed or not), or with -1 a full-attention layer.
+double layer_forward_flops(const TransformerConfig& model, double sequences, int layer = -1);
+// Of all the model's layers as dense layers (what layer_forward_flops x layers is without
+// windows).
+double layers_forward_flops(const TransformerConfig& model, double sequences);
 // The same for a MoE layer: the router GEMM, top_k routed experts and the shared experts per
 // token in place of the dense MLP (the FLOPs of the active parameters; dropped tokens and
 // imbalance do not change them).
-double moe_layer_forward_flops(const TransformerConfig& model, double sequences);
+double moe_layer_forward_flops(const TransformerConfig& model, double sequences, int layer = -1);
 // Forward GEMM FLOPs of the logits for `sequences` sequences.
 double logits_forward_flops(const TransformerConfig& model, double sequences);
 // Model FLOPs of one iteration over `global_batch` sequences (forward + backward = 3 x forward).

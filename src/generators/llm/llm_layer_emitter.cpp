@@ -265,6 +265,34 @@ void LayerEmitter::flash_attention(std::string op_name, std::vector<TensorRef> i
   builder_.compute(std::move(op_name), std::move(inputs), {std::move(output)},
                    KernelCategory::kGemm, flops);
   builder_.trace().ops.back().attributes.push_back({"is_causal", std::int64_t{causal ? 1 : 0}});
+  // Sliding window: the keys each query attends to (the kernel computes the band).
+  if (causal && windowed_layer())
+    builder_.trace().ops.back().attributes.push_back(
+        {"window_size", std::int64_t{model_.window_size}});
+}
+
+TensorRef LayerEmitter::qk_norm_forward(const TensorRef& qkv, std::int64_t heads,
+                                        TensorRef& rsigma) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::vector<std::int64_t> shape{b, heads, s, d};
+  TensorRef normed = activation(shape);
+  rsigma = builder_.tensor({b * heads * s}, DType::kFloat32);
+  builder_.compute("aten::native_layer_norm", {RankTraceBuilder::view(qkv, shape)},
+                   {normed, rsigma}, KernelCategory::kOther,
+                   kNormFlops * static_cast<double>(normed.numel));
+  return normed;
+}
+
+void LayerEmitter::qk_norm_backward(const TensorRef& grad_qkv, const TensorRef& saved_qkv,
+                                    const TensorRef& rsigma, std::int64_t heads,
+                                    std::int64_t offset_elements) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::vector<std::int64_t> shape{b, heads, s, d};
+  const TensorRef grad = builder_.alias(grad_qkv, shape, grad_qkv.dtype, offset_elements);
+  const TensorRef grad_input = builder_.alias(grad_qkv, shape, grad_qkv.dtype, offset_elements);
+  builder_.compute("aten::native_layer_norm_backward",
+                   {grad, saved_operand(saved_qkv, shape), saved_operand(rsigma, rsigma.shape)},
+                   {grad_input}, KernelCategory::kOther, 12.0 * static_cast<double>(grad.numel));
 }
 
 TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv, const TensorRef& q,
@@ -451,9 +479,17 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
                                                     shapes_.qkv_width)
                             : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
                                              weights.qkv_fp8, tokens, h, shapes_.qkv_width);
+  // Q and K on their way to the attention: normed (QK layer norm), then rotated (rope).
+  TensorRef q = saved.qkv, k = saved.qkv;
+  if (model_.qk_layernorm) {
+    q = qk_norm_forward(saved.qkv, shapes_.heads_local, saved.q_norm_rsigma);
+    k = qk_norm_forward(saved.qkv, shapes_.kv_heads_local, saved.k_norm_rsigma);
+    saved.rotated_q = q;
+    saved.rotated_k = k;
+  }
   if (model_.rope()) {
-    saved.rotated_q = rope_forward(saved.qkv, shapes_.heads_local);
-    saved.rotated_k = rope_forward(saved.qkv, shapes_.kv_heads_local);
+    saved.rotated_q = rope_forward(q, shapes_.heads_local);
+    saved.rotated_k = rope_forward(k, shapes_.kv_heads_local);
   }
   const AttentionSaved attention =
       attention_core_forward(saved.qkv, saved.rotated_q, saved.rotated_k);
@@ -700,6 +736,11 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   if (model_.rope()) {
     rope_backward(grad_qkv, shapes_.heads_local, 0);
     rope_backward(grad_qkv, shapes_.kv_heads_local, tokens * context_width);
+  }
+  if (model_.qk_layernorm) {
+    qk_norm_backward(grad_qkv, saved.qkv, saved.q_norm_rsigma, shapes_.heads_local, 0);
+    qk_norm_backward(grad_qkv, saved.qkv, saved.k_norm_rsigma, shapes_.kv_heads_local,
+                     tokens * context_width);
   }
   TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, weights.qkv_fp8,
                                               shapes_.qkv_width, saved.x, saved.ln1);

@@ -62,7 +62,11 @@ struct ForwardSaved {
   // Rotary embedding (model.rope()): the rotated queries and keys the attention reads and
   // keeps for its backward (Megatron-Core rotates q and k into new tensors; V stays a view of
   // the QKV output). Unset without rope.
+  // With QK layer norm and no rope they are the normed q and k instead (new tensors too).
   TensorRef rotated_q, rotated_k;
+  // QK layer norm (model.qk_layernorm): the fp32 inverse RMS of each q and k head row the norms'
+  // backward reads beside their inputs (the q and k slices of the kept QKV output).
+  TensorRef q_norm_rsigma, k_norm_rsigma;
   MlpSaved mlp;
   TensorRef probabilities, dropped;  // unfused attention: softmax output, dropout output
   MoeSaved moe;
@@ -243,6 +247,18 @@ class LayerEmitter {
   // itself: the fused backward kernel, or the autograd nodes of the PyTorch path (the two
   // multiplies, rotate_half's neg and cat, the sum of both paths).
   void rope_backward(const TensorRef& grad_qkv, std::int64_t heads, std::int64_t offset_elements);
+  // QK layer norm (Megatron-Core's q_layernorm / k_layernorm, TENorm: RMSNorm over each head's
+  // d values) of q [b, heads_local, s, d] or k: one memory-bound kernel reading the slice of the
+  // QKV output, writing the normed tensor and the fp32 inverse RMS per head row (`rsigma`).
+  TensorRef qk_norm_forward(const TensorRef& qkv, std::int64_t heads, TensorRef& rsigma);
+  // Its backward, in place on the slice of the QKV gradient at `offset_elements` (as
+  // rope_backward): reads the gradient, the saved input slice and rsigma.
+  void qk_norm_backward(const TensorRef& grad_qkv, const TensorRef& saved_qkv,
+                        const TensorRef& rsigma, std::int64_t heads, std::int64_t offset_elements);
+  // Sliding-window attention in the layer being emitted (the builder's layer index).
+  bool windowed_layer() const {
+    return builder_.layer() >= 0 && model_.windowed_layer(builder_.layer());
+  }
   // Megatron-Core's SwiGLU on FC1's output [rows, 2 ffn] (gate and up halves): the fused
   // bias_swiglu kernel (bias_activation_fusion: reads gate and up, writes their product) or
   // PyTorch's sigmoid and two multiplies; returns [rows, ffn].

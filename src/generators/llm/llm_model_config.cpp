@@ -96,6 +96,24 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
   return moe;
 }
 
+int optional_non_negative_int(const json& doc, const char* field, const std::string& file) {
+  if (!doc.contains(field))
+    return 0;
+  const json& value = doc.at(field);
+  if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
+    throw InputError(file, field, "must be a non-negative integer, got " + value.dump());
+  return io::json_int(value, 0, std::numeric_limits<int>::max(), file, field);
+}
+
+// The attention-shape fields of issue 15 (llm_model_config.hpp); all absent for the models
+// whose heads x head_dim is hidden, without QK norm or sliding windows.
+void parse_attention_shape(const json& doc, TransformerConfig& model, const std::string& file) {
+  model.kv_channels = optional_positive_int(doc, "head_dim", 0, file);
+  model.qk_layernorm = optional_bool(doc, "qk_layernorm", false, file);
+  model.window_size = optional_non_negative_int(doc, "window_size", file);
+  model.full_attention_every = optional_non_negative_int(doc, "full_attention_every", file);
+}
+
 }  // namespace
 
 DType parse_training_dtype(std::string_view text, const std::string& where,
@@ -180,6 +198,7 @@ TransformerConfig parse_transformer_config(std::string_view json_text, const std
   model.position_embedding = parse_position_embedding(
       optional_string(doc, "position_embedding", "learned", file), file, "position_embedding");
   model.moe = parse_mixture_of_experts(doc, file);
+  parse_attention_shape(doc, model, file);
   validate(model, file);
   return model;
 }
@@ -223,10 +242,28 @@ void validate(const TransformerConfig& model, const std::string& file) {
   at_most("seq_len", model.seq_len, 100'000'000);
   at_most("micro_batch", model.micro_batch, 100'000'000);
   at_most("global_batch", model.global_batch, 1'000'000'000);
-  if (model.hidden % model.heads != 0)
+  if (model.kv_channels < 0)
+    throw InputError(
+        file, "head_dim",
+        "must be positive (absent: hidden / heads), got " + std::to_string(model.kv_channels));
+  at_most("head_dim", model.kv_channels, 1L << 16);
+  // Without head_dim the head width is hidden / heads, which must be whole.
+  if (model.kv_channels == 0 && model.hidden % model.heads != 0)
     throw InputError(file, "hidden",
                      "hidden " + std::to_string(model.hidden) + " is not divisible by heads " +
-                         std::to_string(model.heads));
+                         std::to_string(model.heads) +
+                         " (give head_dim when it is not hidden / heads)");
+  if (model.window_size < 0)
+    throw InputError(
+        file, "window_size",
+        "must not be negative (0: full attention), got " + std::to_string(model.window_size));
+  if (model.full_attention_every < 0)
+    throw InputError(file, "full_attention_every",
+                     "must not be negative (0: every layer windowed), got " +
+                         std::to_string(model.full_attention_every));
+  if (model.full_attention_every > 0 && model.window_size == 0)
+    throw InputError(file, "full_attention_every",
+                     "names the full-attention layers among windowed ones: window_size is missing");
   if (model.kv_heads > model.heads || model.heads % model.kv_heads != 0)
     throw InputError(file, "kv_heads",
                      "kv_heads " + std::to_string(model.kv_heads) + " must divide heads " +

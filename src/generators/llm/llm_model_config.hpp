@@ -89,6 +89,23 @@ struct TransformerConfig {
   CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::kNone;
   MixtureOfExperts moe;
 
+  // Attention shapes of today's open models (issue 15; README "Attention shapes"). The defaults
+  // describe the files without these fields: heads x head_dim = hidden, no QK norm, full causal
+  // attention in every layer.
+  // kv_channels: the width of one query, key or value head (Megatron's kv_channels, the HF
+  // config's "head_dim", model-file field "head_dim"); 0: hidden / heads. Qwen3 and GPT-OSS set
+  // it so that heads x head_dim differs from hidden.
+  int kv_channels = 0;
+  // Megatron-Core's qk_layernorm (Qwen3, OLMo 2): the model's norm over each query and each key
+  // head after the QKV projection, before the rotary embedding.
+  bool qk_layernorm = false;
+  // Sliding-window attention (Mistral, Gemma 2/3, GPT-OSS): a windowed layer's query attends to
+  // the window_size most recent keys, itself included (HF's "sliding_window"); 0: full causal
+  // attention everywhere. full_attention_every N (Megatron's window_attn_skip_freq): layers N-1,
+  // 2N-1, ... (0-based) keep full attention, the others are windowed; 0: every layer windowed.
+  int window_size = 0;
+  int full_attention_every = 0;
+
   bool is_moe() const { return moe.enabled(); }
   bool is_moe_layer(int layer) const {
     return moe.enabled() && layer >= moe.first_dense_layers &&
@@ -101,7 +118,19 @@ struct TransformerConfig {
     return count;
   }
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return kv_channels > 0 ? kv_channels : hidden / heads; }
+  // Width of the queries and of the attention's output (the projection's input): heads x
+  // head_dim, which is hidden unless kv_channels says otherwise.
+  std::int64_t query_width() const { return static_cast<std::int64_t>(heads) * head_dim(); }
+  bool windowed_layer(int layer) const {
+    return window_size > 0 &&
+           (full_attention_every == 0 || (layer + 1) % full_attention_every != 0);
+  }
+  // Keys a query of a full sequence attends to on average in layer `layer`'s attention, as the
+  // model FLOPs count it: seq_len, or for a windowed layer min(window_size, seq_len).
+  int attended_keys(int layer) const {
+    return windowed_layer(layer) && window_size < seq_len ? window_size : seq_len;
+  }
   bool fp8() const { return dtype == DType::kFloat8; }
   bool rope() const { return position_embedding == PositionEmbedding::kRope; }
   // Activations, parameters and communication: bf16 under the FP8 recipe.

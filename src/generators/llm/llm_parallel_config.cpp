@@ -202,6 +202,11 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     require_divisible(model.seq_len, 2L * parallel.cp, "cp", "seq_len (2 x CP chunks)");
     if (model.attention != AttentionKernel::kFlash)
       throw InputError(kParallel, "cp", "context parallelism needs flash attention");
+    // The ring's chunks would each see a different part of the band: not modelled.
+    if (model.window_size > 0)
+      throw InputError(kParallel, "cp",
+                       "context parallelism with sliding-window attention (window_size) is not "
+                       "modelled");
   }
   require_divisible(model.heads, parallel.tp, "tp", "heads");
   if (model.kv_heads % parallel.tp != 0 && parallel.tp % model.kv_heads != 0)

@@ -88,6 +88,7 @@ class RankTraceBuilder {
   void set_context(std::string phase, int micro_batch, int layer);
   void set_phase(std::string phase) { phase_ = std::move(phase); }
   void set_layer(int layer) { layer_ = layer; }
+  int layer() const { return layer_; }
   // Compute ops appended from now on run beside a communication kernel holding this many SMs
   // (attribute "contention_sms"; 0: none) and moving this much HBM traffic
   // ("contention_hbm_GBps"; 0: none). The kernel models slow them accordingly.

@@ -46,15 +46,29 @@ struct AttentionWork {
   std::int64_t batch_heads = 1;
   std::int64_t q_len = 0;
   std::int64_t kv_len = 0;
-  std::int64_t head_dim = 0;
+  std::int64_t head_dim = 0;  // of queries and keys
   bool causal = false;
   bool backward = false;
   DType dtype = DType::kBFloat16;
+  // Of values (and the output); 0: head_dim. Multi-latent attention's differs (DeepSeek-V3:
+  // q/k 192, v 128).
+  std::int64_t v_head_dim = 0;
 
+  std::int64_t value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  // Per query-key pair: forward QK^T (2 d_qk) and PV (2 d_v); backward the recomputed QK^T,
+  // dV, dP, dQ and dK: 6 d_qk + 4 d_v (10 d and 4 d when equal).
   double flops() const {
-    const double full = (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) *
-                        static_cast<double>(q_len) * static_cast<double>(kv_len) *
-                        static_cast<double>(head_dim);
+    if (value_dim() == head_dim) {
+      const double full = (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) *
+                          static_cast<double>(q_len) * static_cast<double>(kv_len) *
+                          static_cast<double>(head_dim);
+      return causal ? full / 2 : full;
+    }
+    const double per_pair =
+        backward ? 6.0 * static_cast<double>(head_dim) + 4.0 * static_cast<double>(value_dim())
+                 : 2.0 * static_cast<double>(head_dim) + 2.0 * static_cast<double>(value_dim());
+    const double full = per_pair * static_cast<double>(batch_heads) * static_cast<double>(q_len) *
+                        static_cast<double>(kv_len);
     return causal ? full / 2 : full;
   }
 };

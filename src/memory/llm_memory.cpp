@@ -93,7 +93,59 @@ double split_activation_terms(const llm::TransformerConfig& model) {
   // of the QKV output, which it keeps alive); fused or not, the rotation saves nothing else
   // (the fused SwiGLU saves its input only, already counted as the FC1 output).
   const double rotated_qk = model.rope() ? 2 * (h + model.kv_heads * model.head_dim()) / h : 0.0;
+  if (model.is_mla()) {
+    // Multi-latent attention keeps the query, key and value the rotary kernels build (heads x
+    // (nope + rope) twice, heads x v_head_dim) and the context linear_proj reads (heads x
+    // v_head_dim); the up projections' outputs are transient.
+    const llm::MultiLatentAttention& mla = model.mla;
+    const double a = model.heads;
+    const double qkv = 2 * a * mla.q_head_dim() + a * mla.v_head_dim;
+    return 2 * qkv / h + 2 * a * mla.v_head_dim / h + 2 * ffn_inputs * ffn + 2 * ffn;
+  }
   return 2 * qkv_width / h + rotated_qk + 2 + 2 * ffn_inputs * ffn + 2 * ffn;
+}
+
+// Multi-latent attention's tensors of the rank's own (SP) tokens, per sbh at 2 bytes: the down
+// projections' outputs (the latent norms' inputs: q latent; kv latent and k_pe) and the normed
+// latents (the up projections' inputs, gathered again for their weight gradients). 0 without
+// MLA.
+double mla_latent_terms(const llm::TransformerConfig& model) {
+  if (!model.is_mla())
+    return 0.0;
+  const llm::MultiLatentAttention& mla = model.mla;
+  return (4.0 * mla.q_lora_rank + 4.0 * mla.kv_lora_rank + 2.0 * mla.qk_rope_head_dim) /
+         model.hidden;
+}
+
+// Multi-latent attention's parameters per layer: those split by TP (the up projections, or the
+// uncompressed q projection, and linear_proj) and those every TP rank holds whole (the down
+// projections and the latent norms).
+double mla_split_parameters(const llm::TransformerConfig& model) {
+  const llm::MultiLatentAttention& mla = model.mla;
+  const double h = model.hidden, a = model.heads;
+  const double q_input = mla.q_lora_rank > 0 ? mla.q_lora_rank : h;
+  return q_input * a * mla.q_head_dim() +
+         static_cast<double>(mla.kv_lora_rank) * a * (mla.qk_nope_head_dim + mla.v_head_dim) +
+         a * mla.v_head_dim * h;
+}
+double mla_replicated_parameters(const llm::TransformerConfig& model) {
+  const llm::MultiLatentAttention& mla = model.mla;
+  const double h = model.hidden;
+  return h * mla.q_lora_rank + h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.q_lora_rank +
+         mla.kv_lora_rank;
+}
+
+// The attention block's parameters split by TP: QKV weight and bias and the projection (GPT
+// shapes), or MLA's (no biases).
+double attention_split_parameters(const llm::TransformerConfig& model) {
+  if (model.is_mla())
+    return mla_split_parameters(model);
+  const double h = model.hidden;
+  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
+  return h * qkv_width + qkv_width + h * h;
+}
+double attention_replicated_parameters(const llm::TransformerConfig& model) {
+  return model.is_mla() ? mla_replicated_parameters(model) : 0.0;
 }
 
 }  // namespace
@@ -127,8 +179,9 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double scores_per_head = model.dropout ? 5.0 : 2.0;
   const double scores =
       model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
-  // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks.
-  const double replicated = 8 + masks;
+  // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks;
+  // multi-latent attention's latents.
+  const double replicated = 8 + masks + mla_latent_terms(model);
   const double split = split_activation_terms(model);  // 24 for GPT shapes
   double bytes = 0;
   switch (parallel.recompute) {
@@ -183,13 +236,12 @@ double parameters_per_layer(const llm::TransformerConfig& model,
   const double h = model.hidden;
   const double f = model.ffn_hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
-  const double ffn_inputs = model.gated_ffn ? 2 : 1;  // gate and up projections
-  const double split = h * qkv_width + qkv_width      // QKV weight and bias
-                       + h * h                        // attention projection
-                       + (ffn_inputs + 1) * h * f     // MLP GEMMs
-                       + ffn_inputs * f;              // MLP input bias
-  const double replicated = 6 * h;  // projection and MLP output biases, two layer norms
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;      // gate and up projections
+  const double split = attention_split_parameters(model)  // QKV weight and bias, projection
+                       + (ffn_inputs + 1) * h * f         // MLP GEMMs
+                       + ffn_inputs * f;                  // MLP input bias
+  // Projection and MLP output biases, two layer norms; MLA's down projections, latent norms.
+  const double replicated = 6 * h + attention_replicated_parameters(model);
   return split / t + replicated;
 }
 
@@ -197,11 +249,12 @@ double moe_dense_parameters_per_layer(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * model.head_dim();
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   const double shared = model.moe.shared_expert_ffn_hidden;
-  const double split = h * qkv_width + qkv_width + h * h + (ffn_inputs + 1) * h * shared;
+  const double split = attention_split_parameters(model) + (ffn_inputs + 1) * h * shared;
   const double router = h * model.moe.num_experts;  // replicated over TP
+  if (model.is_mla())
+    return split / t + 6 * h + router + attention_replicated_parameters(model);
   return split / t + 6 * h + router;
 }
 

@@ -80,7 +80,8 @@ double omitted_parameters(const llm::TransformerConfig& model,
                           const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = h + 2.0 * model.kv_heads * (h / model.heads);
+  // Multi-latent attention has no QKV (the closed form counts no bias for it).
+  const double qkv_width = model.is_mla() ? 0.0 : h + 2.0 * model.kv_heads * (h / model.heads);
   const double layers = llm::stage_layers(model, parallel, 0).last;
   // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
   const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
@@ -410,6 +411,50 @@ TEST(LlmMemoryAgreement, RotaryEmbeddingKeepsRotatedQueriesAndKeys) {
   model.bias_swiglu_fusion = false;
   model.rope_fusion = false;
   expect_agreement(model, pp2_dp2());
+}
+
+llm::TransformerConfig small_mla() {
+  // DeepSeek-V3's attention at a small width: q and kv latents, nope 64 + rope 32, v 48.
+  llm::TransformerConfig model = small_gpt();
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  model.mla.q_lora_rank = 96;
+  model.mla.kv_lora_rank = 64;
+  model.mla.qk_nope_head_dim = 64;
+  model.mla.qk_rope_head_dim = 32;
+  model.mla.v_head_dim = 48;
+  return model;
+}
+
+TEST(LlmMemoryAgreement, MultiLatentAttentionKeepsLatentsAndQueryKeyValue) {
+  // The latents of the rank's own tokens (down projections' outputs and the normed latents)
+  // and the query, key and value the rotary kernels build, at their own widths.
+  llm::TransformerConfig model = small_mla();
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  parallel.sequence_parallel = false;
+  expect_agreement(model, parallel);
+  llm::ParallelConfig context = pp2_dp2();
+  context.cp = 2;
+  expect_agreement(model, context);
+  model.rope_fusion = false;
+  expect_agreement(model, pp2_dp2());
+  model.mla.q_lora_rank = 0;  // DeepSeek-V2-Lite: queries not compressed
+  expect_agreement(model, pp2_dp2());
+  llm::ParallelConfig recompute = pp2_dp2();
+  recompute.recompute = llm::Recompute::kFull;
+  expect_agreement(model, recompute);
+  llm::TransformerConfig moe = small_mla();
+  moe.moe.num_experts = 4;
+  moe.moe.top_k = 2;
+  moe.moe.expert_ffn_hidden = 512;
+  llm::ParallelConfig experts = pp2_dp2();
+  experts.ep = 2;
+  expect_agreement(moe, experts);
 }
 
 TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {

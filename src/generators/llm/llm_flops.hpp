@@ -9,6 +9,12 @@
 
 namespace perfsim::generators::llm {
 
+// Multi-latent attention (TransformerConfig::mla) counts its five projections (q down and up,
+// or the uncompressed q projection; kv down and up; the output projection) and the attention
+// over q/k head dimension nope + rope and v head dimension v_head_dim:
+// 2 s^2 heads (nope + rope + v_head_dim) per sequence. Multi-token prediction adds per module
+// the [2h -> h] projection, one layer like the model's last and the logits.
+//
 // Forward GEMM FLOPs of one transformer layer for `sequences` sequences (all TP ranks).
 double layer_forward_flops(const TransformerConfig& model, double sequences);
 // The same for a MoE layer: the router GEMM, top_k routed experts and the shared experts per
@@ -17,6 +23,9 @@ double layer_forward_flops(const TransformerConfig& model, double sequences);
 double moe_layer_forward_flops(const TransformerConfig& model, double sequences);
 // Forward GEMM FLOPs of the logits for `sequences` sequences.
 double logits_forward_flops(const TransformerConfig& model, double sequences);
+// Forward GEMM FLOPs of one multi-token prediction module: eh_proj [2h -> h], one layer like
+// the model's last (MoE when that is), and the shared output head's logits.
+double mtp_module_forward_flops(const TransformerConfig& model, double sequences);
 // Model FLOPs of one iteration over `global_batch` sequences (forward + backward = 3 x forward).
 double model_flops_per_iteration(const TransformerConfig& model, int global_batch);
 

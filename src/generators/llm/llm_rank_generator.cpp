@@ -81,7 +81,16 @@ class StageGenerator {
         offset += zero3_dense_shard(weights) + zero3_expert_shard(weights);
         continue;
       }
-      for (TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
+      if (weights.mla) {
+        if (shapes_.q_lora_rank > 0)
+          place(weights.q_down);
+        for (TensorRef* weight : {&weights.q_up, &weights.kv_down, &weights.kv_up})
+          place(*weight);
+        offset += shapes_.q_lora_rank + shapes_.kv_lora_rank;  // the latent norms
+      } else {
+        place(weights.qkv);
+      }
+      for (TensorRef* weight : {&weights.proj, &weights.fc1, &weights.fc2})
         place(*weight);
       if (weights.moe) {
         for (TensorRef* weight : {&weights.router, &weights.expert_fc1, &weights.expert_fc2})

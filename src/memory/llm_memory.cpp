@@ -304,6 +304,36 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   return dense - dense_mlp + moe_block;
 }
 
+MtpMemory mtp_memory(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
+  MtpMemory mtp;
+  if (model.mtp_num_layers <= 0)
+    return mtp;
+  const double t = parallel.tp;
+  const double h = model.hidden;
+  const double sbh =
+      static_cast<double>(model.seq_len) / parallel.cp * llm::micro_batch_size(model, parallel) * h;
+  const double v = static_cast<double>(llm::padded_vocab(model, parallel));
+  const double dtype_scale = element_bytes(model.activation_dtype()) / 2.0;
+  const bool moe_layer = model.is_moe_layer(model.layers - 1);
+  const double modules = model.mtp_num_layers;
+  // Per module: its layer, eh_proj [2h, h / t], enorm, hnorm and the layer's final norm.
+  const double layer = moe_layer ? moe_dense_parameters_per_layer(model, parallel)
+                                 : parameters_per_layer(model, parallel);
+  mtp.parameters = modules * (layer + 2 * h * h / t + 3 * h);
+  if (parallel.pp > 1)
+    mtp.parameters += v * h / t;  // the last stage's copy of the word embedding
+  mtp.expert_parameters = moe_layer ? modules * expert_parameters_per_layer(model, parallel) : 0.0;
+  // Per module and micro-batch (counted once, as the head's): the layer's activations, the
+  // embedding (enorm's input, sbh) and the concatenated normed pair (eh_proj's input, 2 sbh),
+  // split by SP, and the head's 4 sbh / t (1 + v / h).
+  const double layer_activations = moe_layer ? moe_activation_bytes_per_layer(model, parallel)
+                                             : activation_bytes_per_layer(model, parallel);
+  const double own_tokens = parallel.sequence_parallel ? t : 1.0;
+  mtp.activation_bytes = modules * (layer_activations + (2 + 4) * sbh / own_tokens * dtype_scale +
+                                    4 * sbh / t * (1 + v / h) * dtype_scale);
+  return mtp;
+}
+
 LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel,
                                       const DeviceMemory& device) {
@@ -363,6 +393,12 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       if (p > 1)
         parameters += v * h / t;  // the last stage's copy of the tied word embedding
       activations += 4 * sbh / t * (1 + v / h) * dtype_scale;
+      if (model.mtp_num_layers > 0) {
+        const MtpMemory mtp = mtp_memory(model, parallel);
+        parameters += mtp.parameters;
+        expert_parameters += mtp.expert_parameters;
+        activations += mtp.activation_bytes;
+      }
     }
     memory.parameter_count = parameters + expert_parameters;
     memory.expert_parameter_count = expert_parameters;

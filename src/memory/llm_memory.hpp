@@ -116,6 +116,20 @@ double expert_parameters_per_layer(const generators::llm::TransformerConfig& mod
 double moe_activation_bytes_per_layer(const generators::llm::TransformerConfig& model,
                                       const generators::llm::ParallelConfig& parallel);
 
+// Multi-token prediction (TransformerConfig::mtp_num_layers) on the last stage: the modules'
+// parameters (each a layer like the model's last, eh_proj [2h, h / t] and three norms; with PP >
+// 1 the stage's own copy of the word embedding, v h / t), the experts of MoE modules, and their
+// activations per micro-batch, counted once as the head's are: each module's layer, its
+// embedding and concatenated normed pair (3 sbh elements, split by SP) and its head's
+// 4 sbh / t (1 + v / h).
+struct MtpMemory {
+  double parameters = 0;
+  double expert_parameters = 0;
+  double activation_bytes = 0;
+};
+MtpMemory mtp_memory(const generators::llm::TransformerConfig& model,
+                     const generators::llm::ParallelConfig& parallel);
+
 struct StageMemory {
   int stage = 0;
   int layers = 0;

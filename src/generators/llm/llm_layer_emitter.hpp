@@ -91,6 +91,26 @@ struct HeadSaved {
   TensorRef x, normed, softmax;
 };
 
+// One multi-token prediction module's weights (Megatron-Core's MultiTokenPredictionLayer):
+// its transformer layer and eh_proj, column-parallel [2h, h / TP]. enorm, hnorm and the
+// layer's final norm are counted as parameters only (no tensor of their own, like the layers'
+// norms); the embedding and the output head are shared with the model.
+struct MtpWeights {
+  LayerWeights layer;
+  TensorRef eh_proj;
+};
+
+// What a module's forward leaves for its backward: the embedding of the shifted tokens
+// (enorm's input), the hidden state it read (hnorm's input), the concatenated normed pair
+// (eh_proj's input, this rank's SP tokens), its layer's and its head's saved tensors, and its
+// output hidden state (the next module's input).
+struct MtpSaved {
+  TensorRef embedded, hidden, concatenated;
+  ForwardSaved layer;
+  HeadSaved head;
+  TensorRef output;
+};
+
 struct TensorParallelGroup {
   std::string name;
   int size = 1;
@@ -178,6 +198,24 @@ class LayerEmitter {
   // cross entropy (three all-reduces of one value per token), and its backward.
   HeadSaved head_forward(const TensorRef& x, const TensorRef& head_weight);
   TensorRef head_backward(const TensorRef& head_weight, const HeadSaved& saved);
+
+  // Multi-token prediction (llm_mtp_layer.cpp; last stage): a module's weights (its layer a MoE
+  // layer when `moe`), its forward on the previous hidden state [seq_local, b, h] (the
+  // embedding of the shifted tokens, enorm and hnorm, their concatenation, eh_proj with its
+  // input gathered and its output all-gathered over TP and split back to the SP tokens, the
+  // transformer layer, the shared head's final norm, logits and loss), and its backward:
+  // `grad_output` the next module's gradient of this module's output (unset for the last),
+  // returns the gradient of the hidden state it read; the embedding's backward included.
+  MtpWeights make_mtp_weights(bool moe);
+  MtpSaved mtp_forward(const TensorRef& hidden, const TensorRef& embedding_weight,
+                       const TensorRef& head_weight, const MtpWeights& weights);
+  TensorRef mtp_backward(const TensorRef& grad_output, const TensorRef& embedding_weight,
+                         const TensorRef& head_weight, const MtpWeights& weights,
+                         const MtpSaved& saved);
+  // The sum of two gradients of a [seq_local, b, h] activation.
+  TensorRef sum_gradients(const TensorRef& a, const TensorRef& b) {
+    return elementwise("aten::add", {a, b}, {shapes_.seq_local, shapes_.batch, shapes_.hidden}, 1);
+  }
 
  private:
   TensorRef activation(std::vector<std::int64_t> shape) {

@@ -248,6 +248,17 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                          "not modelled with multi-latent attention (FP8, userbuffers, ZeRO-3 "
                          "and overlapped parameter gathers)");
   }
+  if (model.mtp_num_layers > 0) {
+    const std::pair<bool, const char*> unsupported[] = {
+        {model.fp8(), "dtype"},
+        {parallel.zero_stage == 3, "zero"},
+        {parallel.overlap_param_gather, "overlap_param_gather"}};
+    for (const auto& [set, field] : unsupported)
+      if (set)
+        throw InputError(kParallel, field,
+                         "not modelled with multi-token prediction (FP8, ZeRO-3 and overlapped "
+                         "parameter gathers)");
+  }
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));

@@ -34,6 +34,12 @@
 // and 8 for the FC2 input of a 4h FFN: they are taken from the model's shapes (grouped-query
 // attention keeps 2(h + 2 kv_heads head_dim)/h for Q, K, V; a gated FFN of width f keeps both
 // projections' output, 4f/h, and the FC2 input, 2f/h), which leaves GPT shapes at 24.
+// Multi-latent attention (TransformerConfig::mla) keeps, in place of Q, K, V, rotated Q and K
+// and the projection input, the query and key (a (nope + rope) each), the value and the context
+// (a v_head_dim each), split by TP; and beside the replicated terms its down projections'
+// outputs and normed latents, (4 q_lora_rank + 4 kv_lora_rank + 2 rope) / h, split by SP. Its
+// parameters: the up projections and linear_proj split by TP, the down projections and latent
+// norms whole (no biases counted).
 // The 5as/h term is the s x s softmax output, dropout mask and dropout output of unfused
 // attention; flash attention keeps them on chip,
 // so with AttentionKernel::kFlash it is left out (the selective-recompute rows). Other

@@ -52,8 +52,13 @@ GemmWork attention_as_gemm(const AttentionWork& work) {
       work.windowed() ? static_cast<std::int64_t>(
                             std::ceil(work.band_pairs() / static_cast<double>(work.q_len)))
                       : (work.causal ? (work.kv_len + 1) / 2 : work.kv_len);
-  return GemmWork{work.q_len, keys, (work.backward ? 5 : 2) * work.head_dim, work.batch_heads,
-                  work.dtype};
+  // k = flops per query-key pair / 2: 2 d forward, 5 d backward (d_qk + d_v and
+  // 3 d_qk + 2 d_v when the value's head dimension differs).
+  const std::int64_t d_v = work.value_dim();
+  const std::int64_t k =
+      work.backward ? (d_v == work.head_dim ? 5 * work.head_dim : 3 * work.head_dim + 2 * d_v)
+                    : work.head_dim + d_v;
+  return GemmWork{work.q_len, keys, k, work.batch_heads, work.dtype};
 }
 
 }  // namespace perfsim::kernels

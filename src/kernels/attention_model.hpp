@@ -30,7 +30,9 @@ namespace perfsim::kernels {
 double measured_attention_tflops(const AttentionWork& work, const devices::DeviceSpec& device);
 
 // The GEMM the analytical fallback prices: queries x (unmasked) keys, k = 2 d forward, 5 d
-// backward, one per head.
+// backward, one per head; with a value head dimension d_v apart from the query/key one d
+// (multi-latent attention), k = d + d_v forward and 3 d + 2 d_v backward (AttentionWork::flops).
+// The measured tables (one head dimension each) give the throughput whatever the dimensions.
 GemmWork attention_as_gemm(const AttentionWork& work);
 
 }  // namespace perfsim::kernels

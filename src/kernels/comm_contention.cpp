@@ -33,9 +33,13 @@ Roofline attention_roofline(const AttentionWork& work, const devices::DeviceSpec
   const double peak = device.gemm_peak_flops_per_s(work.dtype);
   // Q and O per query, K and V per key, each once; the backward also reads dO and writes
   // dQ, dK, dV: twice the traffic.
-  const double elements = static_cast<double>(work.batch_heads) *
-                          static_cast<double>(work.head_dim) * 2.0 *
-                          static_cast<double>(work.q_len + work.kv_len);
+  const double elements = work.value_dim() == work.head_dim
+                              ? static_cast<double>(work.batch_heads) *
+                                    static_cast<double>(work.head_dim) * 2.0 *
+                                    static_cast<double>(work.q_len + work.kv_len)
+                              : static_cast<double>(work.batch_heads) *
+                                    static_cast<double>(work.head_dim + work.value_dim()) *
+                                    static_cast<double>(work.q_len + work.kv_len);
   const double bytes = elements * element_bytes(work.dtype) * (work.backward ? 2.0 : 1.0);
   return {peak > 0 ? work.flops() / peak * 1e6 : 0.0, memory_us(bytes, device)};
 }

@@ -47,13 +47,16 @@ struct AttentionWork {
   std::int64_t batch_heads = 1;
   std::int64_t q_len = 0;
   std::int64_t kv_len = 0;
-  std::int64_t head_dim = 0;
+  std::int64_t head_dim = 0;  // of queries and keys
   bool causal = false;
   bool backward = false;
   DType dtype = DType::kBFloat16;
   // Sliding-window attention (causal only): each query attends to the `window` most recent
   // keys, itself included; 0, or a window no shorter than the keys: none.
   std::int64_t window = 0;
+  // Of values (and the output); 0: head_dim. Multi-latent attention's differs (DeepSeek-V3:
+  // q/k 192, v 128).
+  std::int64_t v_head_dim = 0;
 
   bool windowed() const { return causal && window > 0 && window < kv_len; }
   // Query-key pairs one head computes: the band of a windowed kernel, sum over queries i of
@@ -62,13 +65,17 @@ struct AttentionWork {
     const double w = static_cast<double>(std::min(window, q_len));
     return w * (w + 1) / 2 + (static_cast<double>(q_len) - w) * w;
   }
+  std::int64_t value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  // Per query-key pair: forward QK^T (2 d_qk) and PV (2 d_v); backward the recomputed QK^T,
+  // dV, dP, dQ and dK: 6 d_qk + 4 d_v (10 d and 4 d when equal). Causal: half the pairs; a
+  // window: the band's.
   double flops() const {
+    const double d_qk = static_cast<double>(head_dim), d_v = static_cast<double>(value_dim());
+    const double per_pair = backward ? 6.0 * d_qk + 4.0 * d_v : 2.0 * d_qk + 2.0 * d_v;
     if (windowed())
-      return (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) * band_pairs() *
-             static_cast<double>(head_dim);
-    const double full = (backward ? 10.0 : 4.0) * static_cast<double>(batch_heads) *
-                        static_cast<double>(q_len) * static_cast<double>(kv_len) *
-                        static_cast<double>(head_dim);
+      return per_pair * static_cast<double>(batch_heads) * band_pairs();
+    const double full = per_pair * static_cast<double>(batch_heads) * static_cast<double>(q_len) *
+                        static_cast<double>(kv_len);
     return causal ? full / 2 : full;
   }
 };

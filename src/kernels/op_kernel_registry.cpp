@@ -345,13 +345,17 @@ Rule attention_rule(bool backward) {
     // absent or 0: none) narrows a causal kernel to the band.
     const Attribute* window = op.find_attribute("window_size");
     const std::int64_t* window_keys = window ? std::get_if<std::int64_t>(&window->value) : nullptr;
+    // V's head dimension, when it differs from Q's and K's (multi-latent attention).
+    const TensorRef* v = input_at(op, offset + 2);
+    const std::int64_t v_head_dim =
+        v && v->shape.size() == 4 && v->shape[3] != q->shape[3] ? v->shape[3] : 0;
     KernelSpec kernel{
         std::string(backward ? "flash_attention_backward:" : "flash_attention_forward:") +
             std::string(canonical_op_name(op.name)),
         KernelCategory::kGemm,
         AttentionWork{q->shape[0] * q->shape[1], q->shape[2], k->shape[2], q->shape[3],
                       causal_flag != nullptr && *causal_flag != 0, backward, tensor_dtype(*q),
-                      window_keys != nullptr && *window_keys > 0 ? *window_keys : 0}};
+                      window_keys != nullptr && *window_keys > 0 ? *window_keys : 0, v_head_dim}};
     return modeled({kernel});
   };
 }
@@ -521,6 +525,13 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["te::cross_entropy_online_softmax"] = elementwise(3);
     t["te::cross_entropy_loss_grad"] = elementwise(3);
     t["te::cross_entropy_grad_scale"] = elementwise(1);
+    // Megatron-Core's fused MLA rotary kernels (fused_mla_yarn_rope_apply.py): the query's
+    // rope part rotated in place of a copy of q; the key built from the kv up projection's
+    // nope part and the rotated shared k_pe, the value copied out; backward the reverse.
+    t["megatron::fused_mla_rope_q"] = elementwise(3);
+    t["megatron::fused_mla_rope_q_backward"] = elementwise(3);
+    t["megatron::fused_mla_rope_kv"] = elementwise(3);
+    t["megatron::fused_mla_rope_kv_backward"] = elementwise(3);
     // Mixture of experts (generators/llm/llm_moe_layer.cpp): Transformer Engine's grouped GEMM
     // over the local experts, [experts, m, k] x [experts, k, n] as a batched GEMM; the token
     // permutation kernels and the router's top-k are memory-bound passes over their tensors.

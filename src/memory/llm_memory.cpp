@@ -98,6 +98,15 @@ double split_activation_terms(const llm::TransformerConfig& model) {
   // of the QKV output, which it keeps alive); fused or not, the rotation saves nothing else
   // (the fused SwiGLU saves its input only, already counted as the FC1 output).
   const double query_width = static_cast<double>(model.query_width());  // h unless head_dim
+  if (model.is_mla()) {
+    // Multi-latent attention keeps the query, key and value the rotary kernels build (heads x
+    // (nope + rope) twice, heads x v_head_dim) and the context linear_proj reads (heads x
+    // v_head_dim); the up projections' outputs are transient.
+    const llm::MultiLatentAttention& mla = model.mla;
+    const double a = model.heads;
+    const double qkv = 2 * a * mla.q_head_dim() + a * mla.v_head_dim;
+    return 2 * qkv / h + 2 * a * mla.v_head_dim / h + 2 * ffn_inputs * ffn + 2 * ffn;
+  }
   // QK layer norm: its outputs are new tensors too, kept by the attention without rope (with
   // rope the fused rotation saves nothing of them and the rotated copies are kept instead); its
   // inputs are slices of the kept QKV output (the fp32 inverse RMS: qk_norm_rsigma_bytes).
@@ -107,6 +116,50 @@ double split_activation_terms(const llm::TransformerConfig& model) {
   // The projection's input, the attention's output: heads x d wide.
   const double context = 2 * query_width / h;
   return 2 * qkv_width / h + rotated_qk + context + 2 * ffn_inputs * ffn + 2 * ffn;
+}
+
+// Multi-latent attention's tensors of the rank's own (SP) tokens, per sbh at 2 bytes: the down
+// projections' outputs (the latent norms' inputs: q latent; kv latent and k_pe) and the normed
+// latents (the up projections' inputs, gathered again for their weight gradients). 0 without
+// MLA.
+double mla_latent_terms(const llm::TransformerConfig& model) {
+  if (!model.is_mla())
+    return 0.0;
+  const llm::MultiLatentAttention& mla = model.mla;
+  return (4.0 * mla.q_lora_rank + 4.0 * mla.kv_lora_rank + 2.0 * mla.qk_rope_head_dim) /
+         model.hidden;
+}
+
+// Multi-latent attention's parameters per layer: those split by TP (the up projections, or the
+// uncompressed q projection, and linear_proj) and those every TP rank holds whole (the down
+// projections and the latent norms).
+double mla_split_parameters(const llm::TransformerConfig& model) {
+  const llm::MultiLatentAttention& mla = model.mla;
+  const double h = model.hidden, a = model.heads;
+  const double q_input = mla.q_lora_rank > 0 ? mla.q_lora_rank : h;
+  return q_input * a * mla.q_head_dim() +
+         static_cast<double>(mla.kv_lora_rank) * a * (mla.qk_nope_head_dim + mla.v_head_dim) +
+         a * mla.v_head_dim * h;
+}
+double mla_replicated_parameters(const llm::TransformerConfig& model) {
+  const llm::MultiLatentAttention& mla = model.mla;
+  const double h = model.hidden;
+  return h * mla.q_lora_rank + h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.q_lora_rank +
+         mla.kv_lora_rank;
+}
+
+// The attention block's parameters split by TP: QKV weight and bias and the projection (GPT
+// shapes), or MLA's (no biases).
+double attention_split_parameters(const llm::TransformerConfig& model) {
+  if (model.is_mla())
+    return mla_split_parameters(model);
+  const double h = model.hidden;
+  const double qkv_width = qkv_width_of(model);
+  // QKV weight and bias, the projection (heads x d -> h).
+  return h * qkv_width + qkv_width + static_cast<double>(model.query_width()) * h;
+}
+double attention_replicated_parameters(const llm::TransformerConfig& model) {
+  return model.is_mla() ? mla_replicated_parameters(model) : 0.0;
 }
 
 }  // namespace
@@ -140,8 +193,9 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double scores_per_head = model.dropout ? 5.0 : 2.0;
   const double scores =
       model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
-  // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks.
-  const double replicated = 8 + masks;
+  // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks;
+  // multi-latent attention's latents.
+  const double replicated = 8 + masks + mla_latent_terms(model);
   const double split = split_activation_terms(model);  // 24 for GPT shapes
   double bytes = 0;
   switch (parallel.recompute) {
@@ -201,14 +255,12 @@ double parameters_per_layer(const llm::TransformerConfig& model,
   const double h = model.hidden;
   const double f = model.ffn_hidden;
   const double t = parallel.tp;
-  const double qkv_width = qkv_width_of(model);
-  const double ffn_inputs = model.gated_ffn ? 2 : 1;  // gate and up projections
-  const double query_width = static_cast<double>(model.query_width());
-  const double split = h * qkv_width + qkv_width   // QKV weight and bias
-                       + query_width * h           // attention projection
-                       + (ffn_inputs + 1) * h * f  // MLP GEMMs
-                       + ffn_inputs * f;           // MLP input bias
-  const double replicated = 6 * h;  // projection and MLP output biases, two layer norms
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;      // gate and up projections
+  const double split = attention_split_parameters(model)  // QKV weight and bias, projection
+                       + (ffn_inputs + 1) * h * f         // MLP GEMMs
+                       + ffn_inputs * f;                  // MLP input bias
+  // Projection and MLP output biases, two layer norms; MLA's down projections, latent norms.
+  const double replicated = 6 * h + attention_replicated_parameters(model);
   return split / t + replicated;
 }
 
@@ -216,12 +268,12 @@ double moe_dense_parameters_per_layer(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
   const double shared = model.moe.shared_expert_ffn_hidden;
-  const double query_width = static_cast<double>(model.query_width());
-  const double split = h * qkv_width + qkv_width + query_width * h + (ffn_inputs + 1) * h * shared;
+  const double split = attention_split_parameters(model) + (ffn_inputs + 1) * h * shared;
   const double router = h * model.moe.num_experts;  // replicated over TP
+  if (model.is_mla())
+    return split / t + 6 * h + router + attention_replicated_parameters(model);
   return split / t + 6 * h + router;
 }
 
@@ -269,6 +321,36 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
       + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes  // shared experts
       + (model.dropout ? sb * h / t : 0.0);                          // dropout mask
   return dense - dense_mlp + moe_block;
+}
+
+MtpMemory mtp_memory(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
+  MtpMemory mtp;
+  if (model.mtp_num_layers <= 0)
+    return mtp;
+  const double t = parallel.tp;
+  const double h = model.hidden;
+  const double sbh =
+      static_cast<double>(model.seq_len) / parallel.cp * llm::micro_batch_size(model, parallel) * h;
+  const double v = static_cast<double>(llm::padded_vocab(model, parallel));
+  const double dtype_scale = element_bytes(model.activation_dtype()) / 2.0;
+  const bool moe_layer = model.is_moe_layer(model.layers - 1);
+  const double modules = model.mtp_num_layers;
+  // Per module: its layer, eh_proj [2h, h / t], enorm, hnorm and the layer's final norm.
+  const double layer = moe_layer ? moe_dense_parameters_per_layer(model, parallel)
+                                 : parameters_per_layer(model, parallel);
+  mtp.parameters = modules * (layer + 2 * h * h / t + 3 * h);
+  if (parallel.pp > 1)
+    mtp.parameters += v * h / t;  // the last stage's copy of the word embedding
+  mtp.expert_parameters = moe_layer ? modules * expert_parameters_per_layer(model, parallel) : 0.0;
+  // Per module and micro-batch (counted once, as the head's): the layer's activations, the
+  // embedding (enorm's input, sbh) and the concatenated normed pair (eh_proj's input, 2 sbh),
+  // split by SP, and the head's 4 sbh / t (1 + v / h).
+  const double layer_activations = moe_layer ? moe_activation_bytes_per_layer(model, parallel)
+                                             : activation_bytes_per_layer(model, parallel);
+  const double own_tokens = parallel.sequence_parallel ? t : 1.0;
+  mtp.activation_bytes = modules * (layer_activations + (2 + 4) * sbh / own_tokens * dtype_scale +
+                                    4 * sbh / t * (1 + v / h) * dtype_scale);
+  return mtp;
 }
 
 LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
@@ -335,6 +417,12 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       const double saved_loss_bytes =
           model.cross_entropy_fusion == llm::CrossEntropyFusion::kTe ? 2.0 : 4.0;
       activations += (4 * sbh / t + saved_loss_bytes * sbh / t * v / h) * dtype_scale;
+      if (model.mtp_num_layers > 0) {
+        const MtpMemory mtp = mtp_memory(model, parallel);
+        parameters += mtp.parameters;
+        expert_parameters += mtp.expert_parameters;
+        activations += mtp.activation_bytes;
+      }
     }
     memory.parameter_count = parameters + expert_parameters;
     memory.expert_parameter_count = expert_parameters;

@@ -34,6 +34,12 @@
 // and 8 for the FC2 input of a 4h FFN: they are taken from the model's shapes (grouped-query
 // attention keeps 2(h + 2 kv_heads head_dim)/h for Q, K, V; a gated FFN of width f keeps both
 // projections' output, 4f/h, and the FC2 input, 2f/h), which leaves GPT shapes at 24.
+// Multi-latent attention (TransformerConfig::mla) keeps, in place of Q, K, V, rotated Q and K
+// and the projection input, the query and key (a (nope + rope) each), the value and the context
+// (a v_head_dim each), split by TP; and beside the replicated terms its down projections'
+// outputs and normed latents, (4 q_lora_rank + 4 kv_lora_rank + 2 rope) / h, split by SP. Its
+// parameters: the up projections and linear_proj split by TP, the down projections and latent
+// norms whole (no biases counted).
 // The 5as/h term is the s x s softmax output, dropout mask and dropout output of unfused
 // attention; flash attention keeps them on chip,
 // so with AttentionKernel::kFlash it is left out (the selective-recompute rows). Other
@@ -115,6 +121,20 @@ double expert_parameters_per_layer(const generators::llm::TransformerConfig& mod
                                    const generators::llm::ParallelConfig& parallel);
 double moe_activation_bytes_per_layer(const generators::llm::TransformerConfig& model,
                                       const generators::llm::ParallelConfig& parallel);
+
+// Multi-token prediction (TransformerConfig::mtp_num_layers) on the last stage: the modules'
+// parameters (each a layer like the model's last, eh_proj [2h, h / t] and three norms; with PP >
+// 1 the stage's own copy of the word embedding, v h / t), the experts of MoE modules, and their
+// activations per micro-batch, counted once as the head's are: each module's layer, its
+// embedding and concatenated normed pair (3 sbh elements, split by SP) and its head's
+// 4 sbh / t (1 + v / h).
+struct MtpMemory {
+  double parameters = 0;
+  double expert_parameters = 0;
+  double activation_bytes = 0;
+};
+MtpMemory mtp_memory(const generators::llm::TransformerConfig& model,
+                     const generators::llm::ParallelConfig& parallel);
 
 struct StageMemory {
   int stage = 0;

@@ -35,6 +35,26 @@ TEST(AttentionModel, CausalMaskHalvesTheWork) {
   EXPECT_DOUBLE_EQ(square(4096, false, true).flops(), 2.5 * full.flops());
 }
 
+TEST(AttentionModel, ValueHeadDimensionOfItsOwn) {
+  // Multi-latent attention (DeepSeek-V3): q/k head 192, v head 128. Forward 2 (192 + 128) flops
+  // per query-key pair, backward 6 x 192 + 4 x 128; the analytical fallback's GEMM k follows.
+  AttentionWork mla{128, 4096, 4096, 192, false, false, DType::kBFloat16, 0, 128};
+  const double pairs = 128.0 * 4096 * 4096;
+  EXPECT_DOUBLE_EQ(mla.flops(), 2.0 * (192 + 128) * pairs);
+  GemmWork gemm = attention_as_gemm(mla);
+  EXPECT_EQ(gemm.k, 192 + 128);
+  EXPECT_DOUBLE_EQ(2.0 * gemm.m * gemm.n * gemm.k * gemm.batch, mla.flops());
+  mla.backward = true;
+  EXPECT_DOUBLE_EQ(mla.flops(), (6.0 * 192 + 4.0 * 128) * pairs);
+  gemm = attention_as_gemm(mla);
+  EXPECT_EQ(gemm.k, 3 * 192 + 2 * 128);
+  EXPECT_DOUBLE_EQ(2.0 * gemm.m * gemm.n * gemm.k * gemm.batch, mla.flops());
+  // Equal dimensions stay 4 d and 10 d (v_head_dim 0 or the same).
+  AttentionWork equal{16, 4096, 4096, 128, false, true, DType::kBFloat16, 0, 128};
+  EXPECT_DOUBLE_EQ(equal.flops(), square(4096, false, true).flops());
+  EXPECT_EQ(attention_as_gemm(equal).k, 5 * 128);
+}
+
 TEST(AttentionModel, H100RunsAtTheMeasuredThroughput) {
   const devices::DeviceSpec h100 = devices::find_device(kDeviceFolder, "H100-SXM");
   ASSERT_TRUE(h100.attention.has_value());

@@ -119,6 +119,30 @@ TEST(FoldedSimulation, ExpertTensorParallelAndRouterOverTensorTimesContext) {
   expect_fold_exact(scenario);
 }
 
+TEST(FoldedSimulation, MultiLatentAttentionAndMultiTokenPrediction) {
+  // MLA layers (latent gathers on the TP groups) and an MTP module on the last stage of an
+  // interleaved pipeline with MoE layers: the last stage's template differs, and still folds.
+  llm::ParallelConfig parallel = tp_pp_dp(2, 3, 2);
+  parallel.virtual_stages = 2;
+  parallel.ep = 2;
+  parallel.sequence_parallel = true;
+  LlmScenario scenario = scenario_of(parallel);
+  scenario.model = small_gpt();
+  scenario.model.dropout = false;
+  scenario.model.attention = llm::AttentionKernel::kFlash;
+  scenario.model.position_embedding = llm::PositionEmbedding::kRope;
+  scenario.model.mla = {.q_lora_rank = 192,
+                        .kv_lora_rank = 128,
+                        .qk_nope_head_dim = 32,
+                        .qk_rope_head_dim = 16,
+                        .v_head_dim = 32};
+  scenario.model.moe.num_experts = 4;
+  scenario.model.moe.top_k = 2;
+  scenario.model.moe.expert_ffn_hidden = 1536;
+  scenario.model.mtp_num_layers = 1;
+  expect_fold_exact(scenario);
+}
+
 TEST(FoldedSimulation, PipelineScatterGather) {
   // Megatron-LM's p2p scatter/gather: the stage boundary's TP all-gather is a role of the
   // stage template too. 1F1B, and interleaved over 3 stages (the last feeds stage 0).

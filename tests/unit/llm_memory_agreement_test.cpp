@@ -87,16 +87,26 @@ llm::ParallelConfig pp2_dp2() {
 // Parameters of stage 0 the closed form counts and the generated trace does not have: per layer
 // the QKV and FC1 biases (split by TP) and the projection, FC2 and two norm biases (4h); the
 // learned position embedding (s h).
-double omitted_parameters(const llm::TransformerConfig& model,
-                          const llm::ParallelConfig& parallel) {
+double omitted_parameters(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
+                          int stage = 0) {
   const double h = model.hidden;
   const double t = parallel.tp;
-  const double qkv_width =
-      static_cast<double>(model.query_width()) + 2.0 * model.kv_heads * model.head_dim();
-  const double layers = llm::stage_layers(model, parallel, 0).last;
+  // Multi-latent attention has no QKV (the closed form counts no bias for it).
+  const double qkv_width = model.is_mla() ? 0.0
+                                          : static_cast<double>(model.query_width()) +
+                                                2.0 * model.kv_heads * model.head_dim();
+  // The last stage also holds the multi-token prediction modules' layers.
+  const bool last = stage == parallel.pp - 1;
+  const llm::LayerRange range = llm::stage_layers(model, parallel, stage);
+  const double layers = range.last - range.first + (last ? model.mtp_num_layers : 0);
   // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
   const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
-  return layers * ((qkv_width + fc1_bias) / t + 4 * h) + static_cast<double>(model.seq_len) * h;
+  // The first stage's learned position embedding; the last stage's final norm bias (the
+  // closed form counts a layer norm's 2h there, the generator an RMSNorm-like h) when it is
+  // not also the first (an existing PP > 1 layout, checked on stage 0 only until MTP).
+  return layers * ((qkv_width + fc1_bias) / t + 4 * h) +
+         (stage == 0 ? static_cast<double>(model.seq_len) * h : 0.0) +
+         (last && stage > 0 ? h : 0.0);
 }
 
 struct Measured {
@@ -106,11 +116,12 @@ struct Measured {
 };
 
 Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
-                 const DeviceMemory& device = {}) {
-  const Trace trace = llm::generate_llm_stage_template(model, parallel, 0).trace;
+                 const DeviceMemory& device = {}, int stage = 0) {
+  const Trace trace = llm::generate_llm_stage_template(model, parallel, stage).trace;
   Measured measured;
   measured.report = trace_memory_report(trace, device);
-  measured.closed = estimate_llm_memory(model, parallel, device).stages.at(0);
+  measured.closed =
+      estimate_llm_memory(model, parallel, device).stages.at(static_cast<std::size_t>(stage));
   const TraceLifetimes lifetimes = infer_tensor_lifetimes(trace);
   const auto first_backward =
       static_cast<std::size_t>(std::find(lifetimes.phase_by_position.begin(),
@@ -126,7 +137,8 @@ Measured measure(const llm::TransformerConfig& model, const llm::ParallelConfig&
 }
 
 // The working set bound of the header comment, in bytes.
-double working_set_bound(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel) {
+double working_set_bound(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
+                         int stage = 0) {
   const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
   const double bytes = element_bytes(model.activation_dtype());
   const double local_tokens = static_cast<double>(shapes.seq_local * shapes.batch);
@@ -151,6 +163,11 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
         static_cast<double>(shapes.heads_local) * shapes.seq * shapes.seq * shapes.batch * bytes;
   if (parallel.zero_stage == 3)
     bound += 2 * static_cast<double>(shapes.layer_parameters()) * bytes;
+  // The last stage (multi-token prediction checks it): the loss backward's fp32 gradient of
+  // the logits and its cast.
+  if (stage == parallel.pp - 1)
+    bound += static_cast<double>(shapes.tokens() * shapes.vocab_local) *
+             (element_bytes(DType::kFloat32) + bytes);
   // PyTorch's fp32 softmax backward (no fused kernel): each of its ops reads one fp32 gradient
   // of the scores and writes another.
   const std::int64_t attention_batches = shapes.batch * shapes.heads_local;
@@ -164,13 +181,14 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
 // The checks every layout shares; `extra_parameter_bytes`: what the replay keeps beyond the
 // closed form's parameters besides the omitted ones (ZeRO-3's unsharded embedding).
 void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
-                      double extra_parameter_bytes = 0) {
+                      double extra_parameter_bytes = 0, int stage = 0) {
   SCOPED_TRACE(std::string("tp ") + std::to_string(parallel.tp) + " cp " +
                std::to_string(parallel.cp) + " ep " + std::to_string(parallel.ep) + " zero " +
-               std::to_string(parallel.zero_stage) + " fp8 " + std::to_string(model.fp8()));
-  const Measured m = measure(model, parallel);
+               std::to_string(parallel.zero_stage) + " fp8 " + std::to_string(model.fp8()) +
+               " stage " + std::to_string(stage));
+  const Measured m = measure(model, parallel, {}, stage);
   const CategoryBytes& peak = m.report.live_at_peak;
-  const double omitted = omitted_parameters(model, parallel);
+  const double omitted = omitted_parameters(model, parallel, stage);
   const double dp = parallel.gradient_group_size();
   const double bytes = element_bytes(model.activation_dtype());
   const double weight_shards = parallel.zero_stage >= 3 ? dp : 1.0;
@@ -199,16 +217,18 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
   double unsaved = 0;
   if (model.is_moe()) {
     const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
-    unsaved = static_cast<double>(llm::stage_layers(model, parallel, 0).last) *
-              m.closed.microbatches_in_flight * static_cast<double>(shapes.seq_local) *
-              shapes.batch * shapes.top_k * 8;
+    const llm::LayerRange range = llm::stage_layers(model, parallel, stage);
+    const double mtp_layers = stage == parallel.pp - 1 ? model.mtp_num_layers : 0;
+    unsaved = (static_cast<double>(range.last - range.first) * m.closed.microbatches_in_flight +
+               mtp_layers) *
+              static_cast<double>(shapes.seq_local) * shapes.batch * shapes.top_k * 8;
   }
   EXPECT_NEAR(static_cast<double>(m.activations_entering_backward),
               static_cast<double>(m.closed.activation_bytes) - unsaved, 1.0);
   const Bytes at_peak = peak[MemoryCategory::kActivations];
   EXPECT_GE(at_peak, m.activations_entering_backward);
   EXPECT_LE(static_cast<double>(at_peak), static_cast<double>(m.activations_entering_backward) +
-                                              working_set_bound(model, parallel));
+                                              working_set_bound(model, parallel, stage));
 }
 
 TEST(LlmMemoryAgreement, Bf16Baseline) {
@@ -483,6 +503,69 @@ TEST(LlmMemoryAgreement, SlidingWindowKeepsWhatFullAttentionKeeps) {
   full.full_attention_every = 0;
   EXPECT_EQ(estimate_llm_memory(model, pp2_dp2(), {}).stages.at(0).activation_bytes,
             estimate_llm_memory(full, pp2_dp2(), {}).stages.at(0).activation_bytes);
+}
+
+llm::TransformerConfig small_mla() {
+  // DeepSeek-V3's attention at a small width: q and kv latents, nope 64 + rope 32, v 48.
+  llm::TransformerConfig model = small_gpt();
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  model.mla.q_lora_rank = 96;
+  model.mla.kv_lora_rank = 64;
+  model.mla.qk_nope_head_dim = 64;
+  model.mla.qk_rope_head_dim = 32;
+  model.mla.v_head_dim = 48;
+  return model;
+}
+
+TEST(LlmMemoryAgreement, MultiLatentAttentionKeepsLatentsAndQueryKeyValue) {
+  // The latents of the rank's own tokens (down projections' outputs and the normed latents)
+  // and the query, key and value the rotary kernels build, at their own widths.
+  llm::TransformerConfig model = small_mla();
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  parallel.sequence_parallel = false;
+  expect_agreement(model, parallel);
+  llm::ParallelConfig context = pp2_dp2();
+  context.cp = 2;
+  expect_agreement(model, context);
+  model.rope_fusion = false;
+  expect_agreement(model, pp2_dp2());
+  model.mla.q_lora_rank = 0;  // DeepSeek-V2-Lite: queries not compressed
+  expect_agreement(model, pp2_dp2());
+  llm::ParallelConfig recompute = pp2_dp2();
+  recompute.recompute = llm::Recompute::kFull;
+  expect_agreement(model, recompute);
+  llm::TransformerConfig moe = small_mla();
+  moe.moe.num_experts = 4;
+  moe.moe.top_k = 2;
+  moe.moe.expert_ffn_hidden = 512;
+  llm::ParallelConfig experts = pp2_dp2();
+  experts.ep = 2;
+  expect_agreement(moe, experts);
+}
+
+TEST(LlmMemoryAgreement, MultiTokenPredictionOnTheLastStage) {
+  // MTP modules on the last stage (stage 1 of PP 2): each one's MoE layer, eh_proj and norms
+  // and the stage's embedding copy as parameters; its layer's, embedding's, concatenation's
+  // and head's activations (the head's once, as the LM head's).
+  llm::TransformerConfig model = small_mla();
+  model.moe.num_experts = 4;
+  model.moe.top_k = 2;
+  model.moe.expert_ffn_hidden = 512;
+  model.mtp_num_layers = 1;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel, 0, 1);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel, 0, 1);
+  model.mtp_num_layers = 2;
+  expect_agreement(model, parallel, 0, 1);
+  expect_agreement(model, parallel);  // the first stage has none
 }
 
 TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {

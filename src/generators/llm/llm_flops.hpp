@@ -17,6 +17,12 @@ namespace perfsim::generators::llm {
 // convention of counting a full layer's unmasked s x s (twice Megatron-Bridge's causal half, on
 // full and windowed layers alike). For s >> window this is the band's work, s x window.
 
+// Multi-latent attention (TransformerConfig::mla) counts its five projections (q down and up,
+// or the uncompressed q projection; kv down and up; the output projection) and the attention
+// over q/k head dimension nope + rope and v head dimension v_head_dim:
+// 2 s^2 heads (nope + rope + v_head_dim) per sequence. Multi-token prediction adds per module
+// the [2h -> h] projection, one layer like the model's last and the logits.
+//
 // Forward GEMM FLOPs of one transformer layer for `sequences` sequences (all TP ranks):
 // layer `layer` (0-based; its attention windowed or not), or with -1 a full-attention layer.
 double layer_forward_flops(const TransformerConfig& model, double sequences, int layer = -1);
@@ -29,6 +35,9 @@ double layers_forward_flops(const TransformerConfig& model, double sequences);
 double moe_layer_forward_flops(const TransformerConfig& model, double sequences, int layer = -1);
 // Forward GEMM FLOPs of the logits for `sequences` sequences.
 double logits_forward_flops(const TransformerConfig& model, double sequences);
+// Forward GEMM FLOPs of one multi-token prediction module: eh_proj [2h -> h], one layer like
+// the model's last (MoE when that is), and the shared output head's logits.
+double mtp_module_forward_flops(const TransformerConfig& model, double sequences);
 // Model FLOPs of one iteration over `global_batch` sequences (forward + backward = 3 x forward).
 double model_flops_per_iteration(const TransformerConfig& model, int global_batch);
 

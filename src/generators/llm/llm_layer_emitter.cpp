@@ -28,8 +28,17 @@ LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& m
 LayerWeights LayerEmitter::make_weights(bool moe) {
   const std::int64_t h = shapes_.hidden;
   LayerWeights weights;
-  weights.qkv = builder_.tensor({h, shapes_.qkv_width});
-  weights.proj = builder_.tensor({shapes_.heads_local * shapes_.head_dim, h});
+  if (shapes_.mla) {
+    weights.mla = true;
+    if (shapes_.q_lora_rank > 0)
+      weights.q_down = builder_.tensor({h, shapes_.q_lora_rank});
+    weights.q_up = builder_.tensor({shapes_.q_up_input(), shapes_.q_up_width()});
+    weights.kv_down = builder_.tensor({h, shapes_.kv_down_width()});
+    weights.kv_up = builder_.tensor({shapes_.kv_lora_rank, shapes_.kv_up_width()});
+  } else {
+    weights.qkv = builder_.tensor({h, shapes_.qkv_width});
+  }
+  weights.proj = builder_.tensor({shapes_.context_width(), h});
   if (!moe) {
     weights.fc1 = builder_.tensor({h, shapes_.fc1_width});
     weights.fc2 = builder_.tensor({shapes_.ffn_local, h});
@@ -48,7 +57,7 @@ LayerWeights LayerEmitter::weights_in(const TensorRef& flat) const {
   const std::int64_t h = shapes_.hidden;
   LayerWeights weights;
   weights.qkv = RankTraceBuilder::view(flat, {h, shapes_.qkv_width});
-  weights.proj = RankTraceBuilder::view(flat, {shapes_.heads_local * shapes_.head_dim, h});
+  weights.proj = RankTraceBuilder::view(flat, {shapes_.context_width(), h});
   weights.fc1 = RankTraceBuilder::view(flat, {h, shapes_.fc1_width});
   weights.fc2 = RankTraceBuilder::view(flat, {shapes_.ffn_local, h});
   return weights;
@@ -475,28 +484,32 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
   ForwardSaved saved;
   saved.x = x;
   saved.ln1 = elementwise("aten::native_layer_norm", {x}, x.shape, kNormFlops);
-  saved.qkv = userbuffers() ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8,
-                                                    shapes_.qkv_width)
-                            : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
-                                             weights.qkv_fp8, tokens, h, shapes_.qkv_width);
-  // Q and K on their way to the attention: normed (QK layer norm), then rotated (rope).
-  TensorRef q = saved.qkv, k = saved.qkv;
-  if (model_.qk_layernorm) {
-    q = qk_norm_forward(saved.qkv, shapes_.heads_local, saved.q_norm_rsigma);
-    k = qk_norm_forward(saved.qkv, shapes_.kv_heads_local, saved.k_norm_rsigma);
-    saved.rotated_q = q;
-    saved.rotated_k = k;
+  if (weights.mla) {
+    saved.context = mla_attention_forward(saved.ln1, weights, saved.mla);
+  } else {
+    saved.qkv = userbuffers() ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8,
+                                                      shapes_.qkv_width)
+                              : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
+                                               weights.qkv_fp8, tokens, h, shapes_.qkv_width);
+    // Q and K on their way to the attention: normed (QK layer norm), then rotated (rope).
+    TensorRef q = saved.qkv, k = saved.qkv;
+    if (model_.qk_layernorm) {
+      q = qk_norm_forward(saved.qkv, shapes_.heads_local, saved.q_norm_rsigma);
+      k = qk_norm_forward(saved.qkv, shapes_.kv_heads_local, saved.k_norm_rsigma);
+      saved.rotated_q = q;
+      saved.rotated_k = k;
+    }
+    if (model_.rope()) {
+      saved.rotated_q = rope_forward(q, shapes_.heads_local, shapes_.head_dim);
+      saved.rotated_k = rope_forward(k, shapes_.kv_heads_local, shapes_.head_dim);
+    }
+    const AttentionSaved attention =
+        attention_core_forward(saved.qkv, saved.rotated_q, saved.rotated_k);
+    saved.context = attention.context;
+    saved.probabilities = attention.probabilities;
+    saved.dropped = attention.dropped;
   }
-  if (model_.rope()) {
-    saved.rotated_q = rope_forward(q, shapes_.heads_local);
-    saved.rotated_k = rope_forward(k, shapes_.kv_heads_local);
-  }
-  const AttentionSaved attention =
-      attention_core_forward(saved.qkv, saved.rotated_q, saved.rotated_k);
-  saved.context = attention.context;
-  saved.probabilities = attention.probabilities;
-  saved.dropped = attention.dropped;
-  const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
+  const std::int64_t context_width = shapes_.context_width();
   TensorRef attention_out = dropout(
       userbuffers() ? pipelined_reduce_scatter_forward(saved.context, weights.proj,
                                                        weights.proj_fp8, context_width)
@@ -584,8 +597,8 @@ TensorRef LayerEmitter::swiglu_backward(const TensorRef& grad_act, const TensorR
   return builder_.tensor({rows, 2 * ffn});
 }
 
-TensorRef LayerEmitter::rope_forward(const TensorRef& qkv, std::int64_t heads) {
-  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+TensorRef LayerEmitter::rope_forward(const TensorRef& qkv, std::int64_t heads, std::int64_t d) {
+  const std::int64_t b = shapes_.batch, s = shapes_.seq;
   const std::vector<std::int64_t> shape{b, heads, s, d};
   const TensorRef t = RankTraceBuilder::view(qkv, shape);
   if (model_.rope_fusion) {
@@ -609,9 +622,9 @@ TensorRef LayerEmitter::rope_forward(const TensorRef& qkv, std::int64_t heads) {
   return rotated;
 }
 
-void LayerEmitter::rope_backward(const TensorRef& grad_qkv, std::int64_t heads,
+void LayerEmitter::rope_backward(const TensorRef& grad_qkv, std::int64_t heads, std::int64_t d,
                                  std::int64_t offset_elements) {
-  const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
+  const std::int64_t b = shapes_.batch, s = shapes_.seq;
   const std::vector<std::int64_t> shape{b, heads, s, d};
   const TensorRef grad = builder_.alias(grad_qkv, shape, grad_qkv.dtype, offset_elements);
   // The result lands where the gradient was (the attention's QKV gradient buffer): the
@@ -698,7 +711,7 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
 TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeights& weights,
                                  const ForwardSaved& kept) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
-  const std::int64_t context_width = shapes_.heads_local * shapes_.head_dim;
+  const std::int64_t context_width = shapes_.context_width();
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   ForwardSaved saved = kept;
   if (recompute_ == Recompute::kFull) {
@@ -732,10 +745,14 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   }
   TensorRef context = saved_operand(saved.context, {tokens, context_width});
   weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
+  if (weights.mla) {
+    const TensorRef grad_x_norm = mla_attention_backward(grad_context, weights, saved);
+    return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
+  }
   TensorRef grad_qkv = attention_core_backward(grad_context, saved);
   if (model_.rope()) {
-    rope_backward(grad_qkv, shapes_.heads_local, 0);
-    rope_backward(grad_qkv, shapes_.kv_heads_local, tokens * context_width);
+    rope_backward(grad_qkv, shapes_.heads_local, shapes_.head_dim, 0);
+    rope_backward(grad_qkv, shapes_.kv_heads_local, shapes_.head_dim, tokens * context_width);
   }
   if (model_.qk_layernorm) {
     qk_norm_backward(grad_qkv, saved.qkv, saved.q_norm_rsigma, shapes_.heads_local, 0);

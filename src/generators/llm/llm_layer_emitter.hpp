@@ -34,6 +34,13 @@ struct LayerWeights {
   TensorRef router;      // [h, experts]
   TensorRef expert_fc1;  // [experts_local, h, expert_fc1_width]
   TensorRef expert_fc2;  // [experts_local, expert_ffn_local, h]
+  // Multi-latent attention (shapes.mla; `qkv` unset): the replicated down projections and the
+  // column-parallel up projections (llm_mla_layer.cpp). proj is [heads_local * v_head_dim, h].
+  bool mla = false;
+  TensorRef q_down;   // [h, q_lora_rank]; unset without query compression
+  TensorRef q_up;     // [q_lora_rank, heads_local (nope + rope)], or linear_q_proj [h, ...]
+  TensorRef kv_down;  // [h, kv_lora_rank + qk_rope_head_dim]
+  TensorRef kv_up;    // [kv_lora_rank, heads_local (nope + v_head_dim)]
   Fp8Copy qkv_fp8, proj_fp8, fc1_fp8, fc2_fp8;
   Fp8Copy expert_fc1_fp8, expert_fc2_fp8;  // viewed [experts_local x in, out]
 };
@@ -53,6 +60,15 @@ struct MoeSaved {
   MlpSaved shared;              // shared experts (unset without them)
 };
 
+// Multi-latent attention's tensors its backward reads: the down projections' outputs (the
+// latent norms' inputs; the kv one with k_pe beside the latent), the normed latents (the up
+// projections' inputs, this rank's SP tokens), and the query, key and value the attention
+// keeps (new tensors, built by the rotary kernels).
+struct MlaSaved {
+  TensorRef q_compressed, q_normed, kv_combined, kv_normed;
+  TensorRef query, key, value;
+};
+
 // What one layer's forward leaves for its backward (Korthikanti et al. 2022 Table 2: the norm
 // inputs, the linear layers' inputs, Q, K, V, the GeLU input; the s x s softmax output and
 // dropout output of unfused attention). Dropout masks are not tensors of the generated trace
@@ -68,6 +84,7 @@ struct ForwardSaved {
   // backward reads beside their inputs (the q and k slices of the kept QKV output).
   TensorRef q_norm_rsigma, k_norm_rsigma;
   MlpSaved mlp;
+  MlaSaved mla;                      // multi-latent attention (unset otherwise)
   TensorRef probabilities, dropped;  // unfused attention: softmax output, dropout output
   MoeSaved moe;
 };
@@ -76,6 +93,26 @@ struct ForwardSaved {
 // fp32 softmax of the logits.
 struct HeadSaved {
   TensorRef x, normed, softmax;
+};
+
+// One multi-token prediction module's weights (Megatron-Core's MultiTokenPredictionLayer):
+// its transformer layer and eh_proj, column-parallel [2h, h / TP]. enorm, hnorm and the
+// layer's final norm are counted as parameters only (no tensor of their own, like the layers'
+// norms); the embedding and the output head are shared with the model.
+struct MtpWeights {
+  LayerWeights layer;
+  TensorRef eh_proj;
+};
+
+// What a module's forward leaves for its backward: the embedding of the shifted tokens
+// (enorm's input), the hidden state it read (hnorm's input), the concatenated normed pair
+// (eh_proj's input, this rank's SP tokens), its layer's and its head's saved tensors, and its
+// output hidden state (the next module's input).
+struct MtpSaved {
+  TensorRef embedded, hidden, concatenated;
+  ForwardSaved layer;
+  HeadSaved head;
+  TensorRef output;
 };
 
 struct TensorParallelGroup {
@@ -166,6 +203,24 @@ class LayerEmitter {
   HeadSaved head_forward(const TensorRef& x, const TensorRef& head_weight);
   TensorRef head_backward(const TensorRef& head_weight, const HeadSaved& saved);
 
+  // Multi-token prediction (llm_mtp_layer.cpp; last stage): a module's weights (its layer a MoE
+  // layer when `moe`), its forward on the previous hidden state [seq_local, b, h] (the
+  // embedding of the shifted tokens, enorm and hnorm, their concatenation, eh_proj with its
+  // input gathered and its output all-gathered over TP and split back to the SP tokens, the
+  // transformer layer, the shared head's final norm, logits and loss), and its backward:
+  // `grad_output` the next module's gradient of this module's output (unset for the last),
+  // returns the gradient of the hidden state it read; the embedding's backward included.
+  MtpWeights make_mtp_weights(bool moe);
+  MtpSaved mtp_forward(const TensorRef& hidden, const TensorRef& embedding_weight,
+                       const TensorRef& head_weight, const MtpWeights& weights);
+  TensorRef mtp_backward(const TensorRef& grad_output, const TensorRef& embedding_weight,
+                         const TensorRef& head_weight, const MtpWeights& weights,
+                         const MtpSaved& saved);
+  // The sum of two gradients of a [seq_local, b, h] activation.
+  TensorRef sum_gradients(const TensorRef& a, const TensorRef& b) {
+    return elementwise("aten::add", {a, b}, {shapes_.seq_local, shapes_.batch, shapes_.hidden}, 1);
+  }
+
  private:
   TensorRef activation(std::vector<std::int64_t> shape) {
     return builder_.tensor(std::move(shape));
@@ -242,11 +297,11 @@ class LayerEmitter {
   // pass reading the tensor and the fp32 [s, d] frequencies, writing the rotated copy), or with
   // rope_fusion off Megatron's PyTorch path (_apply_rotary_pos_emb_bshd: rotate_half's neg and
   // cat, t x cos, rotate_half(t) x sin, their sum, the cat with the unrotated rest).
-  TensorRef rope_forward(const TensorRef& qkv, std::int64_t heads);
+  // `d`: the rotated head dimension (the head, or multi-latent attention's rope part).
+  TensorRef rope_forward(const TensorRef& qkv, std::int64_t heads, std::int64_t d);
   // Gradient of the rotated tensor in (a view of the attention's QKV gradient), written over
   // itself: the fused backward kernel, or the autograd nodes of the PyTorch path (the two
   // multiplies, rotate_half's neg and cat, the sum of both paths).
-  void rope_backward(const TensorRef& grad_qkv, std::int64_t heads, std::int64_t offset_elements);
   // QK layer norm (Megatron-Core's q_layernorm / k_layernorm, TENorm: RMSNorm over each head's
   // d values) of q [b, heads_local, s, d] or k: one memory-bound kernel reading the slice of the
   // QKV output, writing the normed tensor and the fp32 inverse RMS per head row (`rsigma`).
@@ -259,6 +314,33 @@ class LayerEmitter {
   bool windowed_layer() const {
     return builder_.layer() >= 0 && model_.windowed_layer(builder_.layer());
   }
+  void rope_backward(const TensorRef& grad_qkv, std::int64_t heads, std::int64_t d,
+                     std::int64_t offset_elements);
+  // Multi-latent attention (llm_mla_layer.cpp), Megatron-Core's MLASelfAttention with
+  // Transformer Engine modules: linear_q_down_proj and linear_kv_down_proj (TELinear
+  // "duplicated": whole weights on every TP rank, on this rank's SP tokens), q_layernorm and
+  // kv_layernorm on the latents, the latents all-gathered over TP (SP) into the column-parallel
+  // linear_q_up_proj and linear_kv_up_proj, the shared k_pe all-gathered too; the rope parts
+  // rotated (Megatron's fused MLA rope kernels, or rotate-half and the cats), flash attention
+  // with q/k head dimension nope + rope and v head dimension v_head_dim. In: the normed layer
+  // input [seq_local, b, h]; out: the attention's context [tokens, heads_local v_head_dim].
+  TensorRef mla_attention_forward(const TensorRef& normed, const LayerWeights& weights,
+                                  MlaSaved& saved);
+  // Gradient of the context in; gradient of the input layer norm's input out (its backward
+  // included). The latents' data gradients are reduce-scattered over TP (all-reduced without
+  // SP), their inputs gathered again for the weight gradients; no collective on h.
+  TensorRef mla_attention_backward(const TensorRef& grad_context, const LayerWeights& weights,
+                                   const ForwardSaved& saved);
+  // Context parallelism: the CP ring of LayerEmitter::ring_attention_forward on MLA's query,
+  // key and value (K and V of different head dimensions in one exchanged buffer).
+  TensorRef mla_ring_attention_forward(const MlaSaved& saved);
+  TensorRef mla_ring_attention_backward(const TensorRef& grad_context, const MlaSaved& saved);
+  // [seq_local x b, width] rows of this rank's tokens all-gathered over TP with SP
+  // ([tokens, width]); identity without SP or TP.
+  TensorRef sequence_gather(const TensorRef& local, std::int64_t width);
+  // The reverse for a partial gradient [tokens, width]: reduce-scattered with SP, all-reduced
+  // without (TP > 1).
+  TensorRef sequence_reduce(const TensorRef& full, std::int64_t width);
   // Megatron-Core's SwiGLU on FC1's output [rows, 2 ffn] (gate and up halves): the fused
   // bias_swiglu kernel (bias_activation_fusion: reads gate and up, writes their product) or
   // PyTorch's sigmoid and two multiplies; returns [rows, ffn].

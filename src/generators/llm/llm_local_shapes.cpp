@@ -25,6 +25,15 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.dtype = model.activation_dtype();
   shapes.fp8_linear = model.fp8();
   shapes.fp8_all_gather = model.fp8() && parallel.fp8_all_gather;
+  if (model.is_mla()) {
+    const MultiLatentAttention& mla = model.mla;
+    shapes.mla = true;
+    shapes.q_lora_rank = mla.q_lora_rank;
+    shapes.kv_lora_rank = mla.kv_lora_rank;
+    shapes.qk_nope_head_dim = mla.qk_nope_head_dim;
+    shapes.qk_rope_head_dim = mla.qk_rope_head_dim;
+    shapes.v_head_dim = mla.v_head_dim;
+  }
   if (model.is_moe()) {
     const MixtureOfExperts& moe = model.moe;
     const int gated = model.gated_ffn ? 2 : 1;

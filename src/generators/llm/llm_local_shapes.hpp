@@ -52,6 +52,8 @@ struct LocalShapes {
     return hidden * shared_fc1_width + shared_ffn_local * hidden;
   }
   std::int64_t attention_parameters() const {
+    if (mla)
+      return mla_parameters() + 2 * hidden;
     return hidden * qkv_width + heads_local * head_dim * hidden + 2 * hidden;
   }
   // Parameters of a MoE layer held by one rank, those reduced over DP x CP (attention, norms,
@@ -60,14 +62,40 @@ struct LocalShapes {
     return attention_parameters() + router_parameters() + shared_expert_parameters();
   }
 
+  // Multi-latent attention (model.is_mla()): the latent widths (replicated over TP), the local
+  // heads' widths of the up projections and of the attention's value.
+  bool mla = false;
+  std::int64_t q_lora_rank = 0;  // 0: no query compression (linear_q_proj)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  std::int64_t q_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  // linear_q_up_proj (or linear_q_proj) output: heads_local x (nope + rope).
+  std::int64_t q_up_width() const { return heads_local * q_head_dim(); }
+  // linear_kv_up_proj output: heads_local x (nope + v).
+  std::int64_t kv_up_width() const { return heads_local * (qk_nope_head_dim + v_head_dim); }
+  // linear_kv_down_proj output: the kv latent and the shared k_pe.
+  std::int64_t kv_down_width() const { return kv_lora_rank + qk_rope_head_dim; }
+  // The input width of the query's column-parallel projection: the q latent, or h.
+  std::int64_t q_up_input() const { return q_lora_rank > 0 ? q_lora_rank : hidden; }
+  // Parameters of the attention block's projections and latent norms, without the layer norms.
+  std::int64_t mla_parameters() const {
+    return hidden * q_lora_rank + q_up_input() * q_up_width() + hidden * kv_down_width() +
+           kv_lora_rank * kv_up_width() + context_width() * hidden + q_lora_rank + kv_lora_rank;
+  }
+  // The attention output linear_proj reads: heads_local x head_dim (MLA: x v_head_dim).
+  std::int64_t context_width() const { return heads_local * (mla ? v_head_dim : head_dim); }
+
   std::int64_t tokens() const { return seq * batch; }
   // Parameters of one transformer layer held by one TP rank (two norms replicated, no biases).
   std::int64_t layer_parameters() const {
-    return hidden * qkv_width + heads_local * head_dim * hidden + hidden * fc1_width +
-           ffn_local * hidden + 2 * hidden;
+    return attention_parameters() + hidden * fc1_width + ffn_local * hidden;
   }
-  // Parameters of the four linear layers (the ones FP8 keeps FP8 copies of).
-  std::int64_t linear_parameters() const { return layer_parameters() - 2 * hidden; }
+  // Parameters of the linear layers (the ones FP8 keeps FP8 copies of).
+  std::int64_t linear_parameters() const {
+    return layer_parameters() - 2 * hidden - (mla ? q_lora_rank + kv_lora_rank : 0);
+  }
   std::int64_t embedding_parameters() const { return vocab_local * hidden; }
 };
 

@@ -56,6 +56,15 @@ double optional_non_negative_number(const json& doc, const char* field, const st
   return value.get<double>();
 }
 
+int optional_non_negative_int(const json& doc, const char* field, const std::string& file) {
+  if (!doc.contains(field))
+    return 0;
+  const json& value = doc.at(field);
+  if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
+    throw InputError(file, field, "must be a non-negative integer, got " + value.dump());
+  return io::json_int(value, 0, std::numeric_limits<int>::max(), file, field);
+}
+
 // The MoE fields; all absent for a dense model.
 MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& file) {
   MixtureOfExperts moe;
@@ -85,24 +94,8 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
         positive_int(doc, "num_shared_experts", file) * moe.expert_ffn_hidden;
   moe.capacity_factor = optional_non_negative_number(doc, "capacity_factor", file);
   moe.layer_freq = optional_positive_int(doc, "moe_layer_freq", 1, file);
-  if (doc.contains("first_k_dense")) {
-    const json& value = doc.at("first_k_dense");
-    if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
-      throw InputError(file, "first_k_dense",
-                       "must be a non-negative integer, got " + value.dump());
-    moe.first_dense_layers =
-        io::json_int(value, 0, std::numeric_limits<int>::max(), file, "first_k_dense");
-  }
+  moe.first_dense_layers = optional_non_negative_int(doc, "first_k_dense", file);
   return moe;
-}
-
-int optional_non_negative_int(const json& doc, const char* field, const std::string& file) {
-  if (!doc.contains(field))
-    return 0;
-  const json& value = doc.at(field);
-  if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
-    throw InputError(file, field, "must be a non-negative integer, got " + value.dump());
-  return io::json_int(value, 0, std::numeric_limits<int>::max(), file, field);
 }
 
 // The attention-shape fields of issue 15 (llm_model_config.hpp); all absent for the models
@@ -112,6 +105,25 @@ void parse_attention_shape(const json& doc, TransformerConfig& model, const std:
   model.qk_layernorm = optional_bool(doc, "qk_layernorm", false, file);
   model.window_size = optional_non_negative_int(doc, "window_size", file);
   model.full_attention_every = optional_non_negative_int(doc, "full_attention_every", file);
+}
+
+// The multi-latent attention fields; all absent for multi-head or grouped-query attention.
+MultiLatentAttention parse_multi_latent_attention(const json& doc, const std::string& file) {
+  MultiLatentAttention mla;
+  constexpr const char* kMlaOnly[] = {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                      "v_head_dim"};
+  if (!doc.contains("kv_lora_rank")) {
+    for (const char* field : kMlaOnly)
+      if (doc.contains(field))
+        throw InputError(file, field, "is a multi-latent attention field: kv_lora_rank is missing");
+    return mla;
+  }
+  mla.kv_lora_rank = positive_int(doc, "kv_lora_rank", file);
+  mla.qk_nope_head_dim = positive_int(doc, "qk_nope_head_dim", file);
+  mla.qk_rope_head_dim = positive_int(doc, "qk_rope_head_dim", file);
+  mla.v_head_dim = positive_int(doc, "v_head_dim", file);
+  mla.q_lora_rank = optional_non_negative_int(doc, "q_lora_rank", file);
+  return mla;
 }
 
 }  // namespace
@@ -199,12 +211,56 @@ TransformerConfig parse_transformer_config(std::string_view json_text, const std
       optional_string(doc, "position_embedding", "learned", file), file, "position_embedding");
   model.moe = parse_mixture_of_experts(doc, file);
   parse_attention_shape(doc, model, file);
+  model.mla = parse_multi_latent_attention(doc, file);
+  model.mtp_num_layers = optional_non_negative_int(doc, "mtp_num_layers", file);
   validate(model, file);
   return model;
 }
 
 TransformerConfig load_transformer_config(const std::string& path) {
   return parse_transformer_config(io::read_file_decompressed(path), path);
+}
+
+void validate_multi_latent_attention(const TransformerConfig& model, const std::string& file) {
+  const MultiLatentAttention& mla = model.mla;
+  if (mla.kv_lora_rank < 0)
+    throw InputError(file, "kv_lora_rank",
+                     "must not be negative (0: no multi-latent attention), got " +
+                         std::to_string(mla.kv_lora_rank));
+  if (!mla.enabled())
+    return;
+  const std::pair<const char*, int> sizes[] = {{"qk_nope_head_dim", mla.qk_nope_head_dim},
+                                               {"qk_rope_head_dim", mla.qk_rope_head_dim},
+                                               {"v_head_dim", mla.v_head_dim}};
+  for (const auto& [field, value] : sizes) {
+    if (value <= 0)
+      throw InputError(file, field, "must be positive, got " + std::to_string(value));
+    if (value > 4096)
+      throw InputError(file, field, std::to_string(value) + " is above the supported 4096");
+  }
+  if (mla.q_lora_rank < 0)
+    throw InputError(
+        file, "q_lora_rank",
+        "must not be negative (0: queries not compressed), got " + std::to_string(mla.q_lora_rank));
+  for (const auto& [field, value] : {std::pair<const char*, int>{"q_lora_rank", mla.q_lora_rank},
+                                     std::pair<const char*, int>{"kv_lora_rank", mla.kv_lora_rank}})
+    if (value > (1 << 20))
+      throw InputError(file, field, std::to_string(value) + " is above the supported 1048576");
+  // Rotary embedding rotates pairs of the rope part.
+  if (mla.qk_rope_head_dim % 2 != 0)
+    throw InputError(file, "qk_rope_head_dim",
+                     "must be even (rotary embedding rotates pairs), got " +
+                         std::to_string(mla.qk_rope_head_dim));
+  if (!model.rope())
+    throw InputError(file, "position_embedding",
+                     "multi-latent attention rotates its rope part: needs \"rope\"");
+  if (model.attention != AttentionKernel::kFlash)
+    throw InputError(file, "attention",
+                     "multi-latent attention is modelled with fused (flash) attention only");
+  if (model.kv_heads != model.heads)
+    throw InputError(file, "kv_heads",
+                     "multi-latent attention has one key and value per head: kv_heads must "
+                     "equal heads");
 }
 
 void validate(const TransformerConfig& model, const std::string& file) {
@@ -264,6 +320,18 @@ void validate(const TransformerConfig& model, const std::string& file) {
   if (model.full_attention_every > 0 && model.window_size == 0)
     throw InputError(file, "full_attention_every",
                      "names the full-attention layers among windowed ones: window_size is missing");
+  // Multi-latent attention sets its own head dimensions and norms; windows are not modelled
+  // with it.
+  if (model.is_mla()) {
+    for (const auto& [field, set] :
+         {std::pair<const char*, bool>{"head_dim", model.kv_channels > 0},
+          std::pair<const char*, bool>{"qk_layernorm", model.qk_layernorm},
+          std::pair<const char*, bool>{"window_size", model.window_size > 0}})
+      if (set)
+        throw InputError(file, field,
+                         "is not modelled with multi-latent attention (kv_lora_rank): MLA states "
+                         "its own head dimensions and latent norms");
+  }
   if (model.kv_heads > model.heads || model.heads % model.kv_heads != 0)
     throw InputError(file, "kv_heads",
                      "kv_heads " + std::to_string(model.kv_heads) + " must divide heads " +
@@ -273,6 +341,12 @@ void validate(const TransformerConfig& model, const std::string& file) {
                      "global batch " + std::to_string(model.global_batch) +
                          " is not a multiple of the micro-batch " +
                          std::to_string(model.micro_batch));
+  if (model.mtp_num_layers < 0)
+    throw InputError(file, "mtp_num_layers",
+                     "must not be negative (0: no multi-token prediction), got " +
+                         std::to_string(model.mtp_num_layers));
+  at_most("mtp_num_layers", model.mtp_num_layers, 64);
+  validate_multi_latent_attention(model, file);
   if (!model.is_moe())
     return;
   const MixtureOfExperts& moe = model.moe;

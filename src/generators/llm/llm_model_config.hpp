@@ -47,6 +47,30 @@ struct MixtureOfExperts {
   bool enabled() const { return num_experts > 0; }
 };
 
+// Multi-latent attention (DeepSeek-V2 Sec. 2.1; Megatron-Core's MLASelfAttention and
+// MLATransformerConfig): queries and keys/values are projected down to low-rank latents by
+// weights every TP rank holds whole (linear_q_down_proj [h, q_lora_rank], linear_kv_down_proj
+// [h, kv_lora_rank + qk_rope_head_dim]: TELinear "duplicated", on the rank's own SP tokens),
+// each latent is normalized (q_layernorm, kv_layernorm), then projected up per head by
+// column-parallel weights (linear_q_up_proj [q_lora_rank, heads (nope + rope)],
+// linear_kv_up_proj [kv_lora_rank, heads (nope + v)]). Only the rope part of q and the shared
+// k_pe (qk_rope_head_dim, one per token, broadcast to every head) are rotated. Attention runs
+// with q/k head dimension nope + rope and v head dimension v_head_dim; linear_proj is row-
+// parallel [heads v_head_dim, h]. q_lora_rank 0 (DeepSeek-V2-Lite, Megatron's q_lora_rank None):
+// no query compression, one column-parallel linear_q_proj [h, heads (nope + rope)].
+// Model file fields "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+// "v_head_dim"; enabled when kv_lora_rank > 0.
+struct MultiLatentAttention {
+  int q_lora_rank = 0;  // 0: queries not compressed
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;  // Megatron's qk_head_dim
+  int qk_rope_head_dim = 0;  // Megatron's qk_pos_emb_head_dim
+  int v_head_dim = 0;
+
+  bool enabled() const { return kv_lora_rank > 0; }
+  int q_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+};
+
 struct TransformerConfig {
   std::string name;
   std::string source;  // where the shapes come from (paper, model card)
@@ -88,6 +112,14 @@ struct TransformerConfig {
   // kNone: Megatron's unfused path, pass by pass.
   CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::kNone;
   MixtureOfExperts moe;
+  MultiLatentAttention mla;
+  // Multi-token prediction (DeepSeek-V3 Sec. 2.2; Megatron-Core's MultiTokenPredictionBlock,
+  // --mtp-num-layers): after the last layer each of mtp_num_layers modules embeds the tokens
+  // shifted by one more position (the shared embedding), normalizes it and the previous
+  // module's hidden state (two RMSNorms), projects their concatenation [2h -> h] (eh_proj),
+  // runs one transformer layer like the model's last (MoE) layer, and the shared output head
+  // and loss. Megatron-Core builds the modules on the last pipeline stage. 0: none.
+  int mtp_num_layers = 0;
 
   // Attention shapes of today's open models (issue 15; README "Attention shapes"). The defaults
   // describe the files without these fields: heads x head_dim = hidden, no QK norm, full causal
@@ -106,6 +138,7 @@ struct TransformerConfig {
   int window_size = 0;
   int full_attention_every = 0;
 
+  bool is_mla() const { return mla.enabled(); }
   bool is_moe() const { return moe.enabled(); }
   bool is_moe_layer(int layer) const {
     return moe.enabled() && layer >= moe.first_dense_layers &&
@@ -159,5 +192,8 @@ TransformerConfig load_transformer_config(const std::string& path);
 // heads, kv_heads, ffn_hidden, vocab, seq_len, micro_batch, global_batch; the MoE sizes of a
 // MoE model), too large, or inconsistent (heads that do not divide hidden, ...).
 void validate(const TransformerConfig& model, const std::string& file);
+// The multi-latent attention block alone (part of validate): positive head dimensions, an even
+// rope part, rope position embedding, flash attention, kv_heads = heads.
+void validate_multi_latent_attention(const TransformerConfig& model, const std::string& file);
 
 }  // namespace perfsim::generators::llm

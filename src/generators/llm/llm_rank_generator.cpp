@@ -59,6 +59,15 @@ class StageGenerator {
     }
     embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
     head_weight_ = builder_.tensor({shapes_.hidden, shapes_.vocab_local});
+    if (last_stage()) {
+      // Multi-token prediction lives on the last stage (Megatron-Core's mtp_process), each
+      // module's layer like the model's last; with PP > 1 the stage holds its own copy of the
+      // word embedding (its gradient all-reduced with the first stage's, not modelled).
+      for (int module = 0; module < model.mtp_num_layers; ++module)
+        mtp_weights_.push_back(emitter_.make_mtp_weights(model.is_moe_layer(model.layers - 1)));
+      if (model.mtp_num_layers > 0 && !first_stage())
+        mtp_embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
+    }
     place_persistent_state();
   }
 
@@ -75,19 +84,31 @@ class StageGenerator {
       weight.offset_elements = offset;
       offset += weight.numel;
     };
-    for (auto& [layer, weights] : weights_) {
-      layer_shard_offset_[layer] = offset;
-      if (zero3()) {  // only this rank's shard persists; gather_layer makes the rest
-        offset += zero3_dense_shard(weights) + zero3_expert_shard(weights);
-        continue;
+    auto place_layer = [&](LayerWeights& weights) {
+      if (weights.mla) {
+        if (shapes_.q_lora_rank > 0)
+          place(weights.q_down);
+        for (TensorRef* weight : {&weights.q_up, &weights.kv_down, &weights.kv_up})
+          place(*weight);
+        offset += shapes_.q_lora_rank + shapes_.kv_lora_rank;  // the latent norms
+      } else {
+        place(weights.qkv);
       }
-      for (TensorRef* weight : {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2})
+      for (TensorRef* weight : {&weights.proj, &weights.fc1, &weights.fc2})
         place(*weight);
       if (weights.moe) {
         for (TensorRef* weight : {&weights.router, &weights.expert_fc1, &weights.expert_fc2})
           place(*weight);
       }
       offset += 2 * shapes_.hidden;  // the two norms
+    };
+    for (auto& [layer, weights] : weights_) {
+      layer_shard_offset_[layer] = offset;
+      if (zero3()) {  // only this rank's shard persists; gather_layer makes the rest
+        offset += zero3_dense_shard(weights) + zero3_expert_shard(weights);
+        continue;
+      }
+      place_layer(weights);
     }
     if (first_stage())
       place(embedding_weight_);
@@ -95,6 +116,13 @@ class StageGenerator {
       place(head_weight_);
       offset += shapes_.hidden;  // the final norm
     }
+    for (MtpWeights& module : mtp_weights_) {
+      place_layer(module.layer);
+      place(module.eh_proj);
+      offset += 3 * shapes_.hidden;  // enorm, hnorm, the layer's final norm
+    }
+    if (mtp_embedding_weight_.numel > 0)
+      place(mtp_embedding_weight_);
     set_elements(parameters_, offset);
 
     if (shapes_.fp8_linear && !zero3()) {
@@ -219,8 +247,20 @@ class StageGenerator {
       saved_[{layer, micro_batch}] = std::move(saved);
     }
     builder_.set_layer(-1);
-    if (last_virtual(chunk))
+    if (last_virtual(chunk)) {
+      TensorRef hidden = x;
+      for (std::size_t module = 0; module < mtp_weights_.size(); ++module) {
+        builder_.set_layer(model_.layers + static_cast<int>(module));
+        if (micro_batch == 0)
+          emitter_.cast_weights_to_fp8(mtp_weights_[module].layer);
+        MtpSaved saved =
+            emitter_.mtp_forward(hidden, mtp_embedding(), head_weight_, mtp_weights_[module]);
+        hidden = saved.output;
+        mtp_saved_[{static_cast<int>(module), micro_batch}] = std::move(saved);
+      }
+      builder_.set_layer(-1);
       head_saved_[micro_batch] = emitter_.head_forward(x, head_weight_);
+    }
     if (parallel_.timer_syncs)  // timers('forward-compute').stop(), after the loss
       builder_.synchronize_device();
     return x;
@@ -237,6 +277,8 @@ class StageGenerator {
                          ? *grad_output
                          : emitter_.head_backward(head_weight_, head_saved_.at(micro_batch));
     head_saved_.erase(micro_batch);
+    if (!grad_output && !mtp_weights_.empty())
+      grad = emitter_.sum_gradients(grad, mtp_backward(micro_batch, reduce_now));
     if (last_virtual(chunk) && reduce_now)
       add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
     if (zero3() && layers.first < layers.last)
@@ -493,6 +535,10 @@ class StageGenerator {
       total += shapes_.embedding_parameters();
     if (last_stage())
       total += shapes_.embedding_parameters() + shapes_.hidden;
+    for (const MtpWeights& module : mtp_weights_)
+      total += mtp_dense_parameters(module);
+    if (mtp_embedding_weight_.numel > 0)
+      total += shapes_.embedding_parameters();
     return total;
   }
 
@@ -501,7 +547,43 @@ class StageGenerator {
     std::int64_t total = 0;
     for (const auto& [layer, weights] : weights_)
       total += weights.moe ? shapes_.local_expert_parameters() : 0;
+    for (const MtpWeights& module : mtp_weights_)
+      total += module.layer.moe ? shapes_.local_expert_parameters() : 0;
     return total;
+  }
+
+  // One multi-token prediction module's parameters reduced over DP x CP: its layer's (a MoE
+  // layer's dense part), eh_proj, enorm, hnorm and the layer's final norm.
+  std::int64_t mtp_dense_parameters(const MtpWeights& module) const {
+    return (module.layer.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters()) +
+           module.eh_proj.numel + 3 * shapes_.hidden;
+  }
+  const TensorRef& mtp_embedding() const {
+    return mtp_embedding_weight_.numel > 0 ? mtp_embedding_weight_ : embedding_weight_;
+  }
+
+  // The modules' backward, last first (each module's input is the previous one's output);
+  // returns the gradient of the decoder's output they add. At the last micro-batch their
+  // gradients join the buckets.
+  TensorRef mtp_backward(int micro_batch, bool reduce_now) {
+    TensorRef grad;
+    for (int module = static_cast<int>(mtp_weights_.size()) - 1; module >= 0; --module) {
+      builder_.set_layer(model_.layers + module);
+      const auto saved = mtp_saved_.find({module, micro_batch});
+      grad = emitter_.mtp_backward(grad, mtp_embedding(), head_weight_,
+                                   mtp_weights_[static_cast<std::size_t>(module)], saved->second);
+      mtp_saved_.erase(saved);
+      if (reduce_now) {
+        const MtpWeights& weights = mtp_weights_[static_cast<std::size_t>(module)];
+        add_gradients(mtp_dense_parameters(weights));
+        if (weights.layer.moe && expert_buffer_.size > 1)
+          expert_buffer_.pending_elements += shapes_.local_expert_parameters();
+      }
+    }
+    if (reduce_now && mtp_embedding_weight_.numel > 0)
+      add_gradients(shapes_.embedding_parameters());
+    builder_.set_layer(-1);
+    return grad;
   }
 
   const LayerWeights& layer_weights(int layer) {
@@ -702,6 +784,11 @@ class StageGenerator {
   std::int64_t bucket_offset_ = 0, shard_offset_ = 0, gathered_offset_ = 0;
   std::map<std::pair<int, int>, ForwardSaved> saved_;
   std::map<int, HeadSaved> head_saved_;  // micro-batch -> the LM head's
+  // Multi-token prediction (last stage): the modules, the stage's embedding copy (PP > 1), and
+  // (module, micro-batch) -> what each module's forward saved.
+  std::vector<MtpWeights> mtp_weights_;
+  TensorRef mtp_embedding_weight_;
+  std::map<std::pair<int, int>, MtpSaved> mtp_saved_;
 };
 
 bool is_transfer(PipelineAction action) {

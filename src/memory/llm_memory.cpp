@@ -200,7 +200,9 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   double bytes = 0;
   switch (parallel.recompute) {
     case llm::Recompute::kFull:
-      bytes = 2 * sbh;
+      // Only the layer's input is kept: [s/t, b, h] under sequence parallelism, [s, b, h]
+      // without (Korthikanti et al. Table 2's 2sbh is the latter).
+      bytes = parallel.sequence_parallel ? 2 * sbh / t : 2 * sbh;
       break;
     case llm::Recompute::kSelective:
       bytes = parallel.sequence_parallel ? (replicated + split) * sbh / t

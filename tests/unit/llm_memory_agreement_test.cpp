@@ -572,6 +572,11 @@ TEST(LlmMemoryAgreement, RecomputationKeepsLayerInputsOrQkv) {
   llm::ParallelConfig parallel = pp2_dp2();
   parallel.recompute = llm::Recompute::kFull;
   expect_agreement(small_gpt(), parallel);
+  // Under sequence parallelism the kept layer input is the rank's [s/t, b, h] shard.
+  llm::ParallelConfig sharded = parallel;
+  sharded.tp = 2;
+  sharded.sequence_parallel = true;
+  expect_agreement(small_gpt(), sharded);
   llm::TransformerConfig unfused = small_gpt();
   unfused.attention = llm::AttentionKernel::kUnfused;
   expect_agreement(unfused, pp2_dp2());

@@ -56,6 +56,16 @@ llm::TransformerConfig small_gpt() {
   return model;
 }
 
+// Llama's shapes at that width: SwiGLU of 3.5h, 2 KV heads, rotary positions.
+llm::TransformerConfig small_llama() {
+  llm::TransformerConfig model = small_gpt();
+  model.gated_ffn = true;
+  model.ffn_hidden = 896;
+  model.kv_heads = 2;
+  model.position_embedding = llm::PositionEmbedding::kRope;
+  return model;
+}
+
 llm::TransformerConfig small_moe() {
   llm::TransformerConfig model = small_gpt();
   model.moe.num_experts = 4;
@@ -424,11 +434,7 @@ TEST(LlmMemoryAgreement, RotaryEmbeddingKeepsRotatedQueriesAndKeys) {
   // Megatron-Core rotates q and k into new tensors the attention keeps: 2 (h + kv d) / h more
   // of Table 2's split terms; the fused SwiGLU saves its input only (the FC1 output, already
   // counted). Fused or not, the same tensors are saved.
-  llm::TransformerConfig model = small_gpt();
-  model.gated_ffn = true;
-  model.ffn_hidden = 896;
-  model.kv_heads = 2;
-  model.position_embedding = llm::PositionEmbedding::kRope;
+  llm::TransformerConfig model = small_llama();
   llm::ParallelConfig parallel = pp2_dp2();
   expect_agreement(model, parallel);
   parallel.tp = 2;
@@ -442,26 +448,28 @@ TEST(LlmMemoryAgreement, RotaryEmbeddingKeepsRotatedQueriesAndKeys) {
   model.bias_swiglu_fusion = false;
   model.rope_fusion = false;
   expect_agreement(model, pp2_dp2());
-  // The fused cross entropy keeps the same fp32 softmax for the backward.
-  model.cross_entropy_fusion = llm::CrossEntropyFusion::kNative;
-  expect_agreement(model, pp2_dp2());
-  parallel.recompute = llm::Recompute::kNone;
-  expect_agreement(model, parallel);
-  // Transformer Engine's keeps the bf16 gradient in place of the logits instead.
-  model.cross_entropy_fusion = llm::CrossEntropyFusion::kTe;
-  expect_agreement(model, pp2_dp2());
-  expect_agreement(model, parallel);
+}
+
+TEST(LlmMemoryAgreement, FusedCrossEntropyKeepsItsSoftmaxOrGradient) {
+  // Megatron-Core's native fusion keeps the same fp32 softmax for the backward; Transformer
+  // Engine's keeps the bf16 gradient in place of the logits instead.
+  llm::TransformerConfig model = small_llama();
+  llm::ParallelConfig sharded = pp2_dp2();
+  sharded.tp = 2;
+  sharded.sequence_parallel = true;
+  for (const llm::CrossEntropyFusion fusion :
+       {llm::CrossEntropyFusion::kNative, llm::CrossEntropyFusion::kTe}) {
+    model.cross_entropy_fusion = fusion;
+    expect_agreement(model, pp2_dp2());
+    expect_agreement(model, sharded);
+  }
 }
 
 TEST(LlmMemoryAgreement, HeadDimApartFromHiddenOverHeads) {
   // 4 heads of 96 (384 wide, not 256), 2 KV heads: the QKV output, the rotated Q and K and the
   // projection's input are heads x d wide (issue 15).
-  llm::TransformerConfig model = small_gpt();
-  model.gated_ffn = true;
-  model.ffn_hidden = 896;
-  model.kv_heads = 2;
+  llm::TransformerConfig model = small_llama();
   model.kv_channels = 96;
-  model.position_embedding = llm::PositionEmbedding::kRope;
   llm::ParallelConfig parallel = pp2_dp2();
   expect_agreement(model, parallel);
   parallel.tp = 2;

@@ -15,7 +15,9 @@ namespace perfsim::cli {
 namespace {
 
 struct ModelsOptions {
-  std::string device_folder = "configs/devices";  // relative to the working directory
+  // The shipped device files, found from any working directory as device names are elsewhere
+  // (scenario/config_path.hpp).
+  std::string device_folder = std::string(PERFSIM_SOURCE_DIR) + "/configs/devices";
   std::string assets;
   bool list_ops = false;
 };

@@ -141,7 +141,7 @@ std::optional<collectives::NcclSettings> command_line_settings(
   auto settings = restrictions ? collectives::parse_nccl_settings(
                                      options.nccl_algo, options.nccl_proto, "--nccl-algo/proto", "")
                                : topology_settings;
-  if (!restrictions) {
+  if (restrictions) {  // new restrictions; the topology's CTA bounds stay unless given below
     settings.min_ctas = topology_settings.min_ctas;
     settings.max_ctas = topology_settings.max_ctas;
   }

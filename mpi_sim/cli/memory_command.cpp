@@ -18,6 +18,7 @@
 #include "memory/trace_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/pipeline_split_options.hpp"
+#include "mpi_sim/cli/shipped_config_option.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/device_argument.hpp"
 #include "trace_io/kineto_memory_events.hpp"
@@ -112,7 +113,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   };
   CLI::Option* model_file =
       add("--model", options.model_path,
-          "model file (configs/models/*.json) instead of shapes (default: the shapes below)");
+          "model file or name in configs/models instead of shapes (default: the shapes below)")
+          ->transform(shipped_config("models"));
   auto add_shape = [&](const char* name, auto& value, const char* help) {
     add(name, value, help)->excludes(model_file);
   };

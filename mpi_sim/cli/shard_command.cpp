@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/shipped_config_option.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/dlrm_simulation.hpp"
@@ -141,11 +142,13 @@ void add_shard_command(CLI::App& app, CommandRegistry& registry) {
       "shard",
       "Rank the embedding-table sharders of seed 001 Table III for a DLRM config by simulated "
       "iteration time (seed 001 Sec. VI-A); print per-rank load and the chosen plan.");
-  sub->add_option("config", options->dlrm.config_path, "DLRM config (configs/dlrm/*.json)")
-      ->required();
+  sub->add_option("config", options->dlrm.config_path, "DLRM config file or name in configs/dlrm")
+      ->required()
+      ->transform(shipped_config("dlrm"));
   sub->add_option("--topology", options->shared.topology_path,
-                  "topology file (configs/topologies/*.json)")
-      ->required();
+                  "topology file or name in configs/topologies")
+      ->required()
+      ->transform(shipped_config("topologies"));
   add_topology_size_options(*sub, options->shared.topology_size);
   sub->add_option("--device", options->shared.device_path, "device file (configs/devices/*.json)")
       ->required();

@@ -17,6 +17,7 @@
 #include "collectives/error_table.hpp"
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/shipped_config_option.hpp"
 #include "perfsim/error.hpp"
 #include "topology/leaf_spine.hpp"
 #include "topology/node_resize.hpp"
@@ -300,8 +301,9 @@ void add_validate_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::ExistingFile);
   collectives_command
       ->add_option("--topology", options->topology,
-                   "predict through this topology (configs/topologies/*.json); required by "
-                   "--leave-one-out; default: the curves alone")
+                   "predict through this topology (a file or name in configs/topologies); "
+                   "required by --leave-one-out; default: the curves alone")
+      ->transform(shipped_config("topologies"))
       ->check(CLI::ExistingFile);
   collectives_command->add_option("--nodes", options->nodes, "override the topology's node count");
   collectives_command

@@ -1,14 +1,16 @@
 #include "mpi_sim/cli/workload_options.hpp"
 
 #include "mpi_sim/cli/pipeline_split_options.hpp"
+#include "mpi_sim/cli/shipped_config_option.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 
 namespace perfsim::cli {
 
 void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
-                 "LLM workload: model file (configs/models/*.json); generates one trace per "
-                 "rank (TP x PP x DP ranks); default: none (the synthetic workload)");
+                 "LLM workload: model file or name in configs/models (llama3-70b); generates one "
+                 "trace per rank (TP x PP x DP ranks); default: none (the synthetic workload)")
+      ->transform(shipped_config("models"));
   sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
   sub.add_option("--virtual-stages", options.virtual_stages,
@@ -154,12 +156,13 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "backward-compute timers); default: none (Megatron-Core's timers at the default "
                "--timing-log-level 0)");
   sub.add_option("--topology", options.topology_path,
-                 "topology file (configs/topologies/*.json) for the collective model; required by "
-                 "--model, --dlrm and --comm model (no default)");
+                 "topology file or name in configs/topologies (hgx-h100-8node) for the collective "
+                 "model; required by --model, --dlrm and --comm model (no default)")
+      ->transform(shipped_config("topologies"));
   add_topology_size_options(sub, options.topology_size);
   sub.add_option("--device", options.device_path,
-                 "GPU for the kernel models: a device file (configs/devices/*.json), or for "
-                 "trace inputs also a name (default there: the GPU the Kineto trace recorded)");
+                 "GPU for the kernel models: a device file or name in configs/devices "
+                 "(H100-SXM); for trace inputs default: the GPU the Kineto trace recorded");
   sub.add_option("--assets", options.assets_path,
                  "model assets with fitted collective curves (`perfsim fit`); default: "
                  "configs/assets/collective_curves.h5, for --model only where it holds every "
@@ -172,9 +175,10 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
 
 void add_dlrm_simulate_options(CLI::App& sub, scenario::DlrmSimulateOptions& options) {
   sub.add_option("--dlrm", options.config_path,
-                 "DLRM workload: config file (configs/dlrm/*.json); generates one trace per "
+                 "DLRM workload: config file or name in configs/dlrm; generates one trace per "
                  "rank, tables sharded by --sharder; needs --topology and --device; default: "
-                 "none");
+                 "none")
+      ->transform(shipped_config("dlrm"));
   sub.add_option("--sharder", options.sharder, "DLRM: embedding-table sharder (seed 001 Table III)")
       ->check(CLI::IsMember({"naive", "random", "size_greedy", "lookup_greedy",
                              "norm_lookup_greedy", "size_lookup_greedy"}));

@@ -49,4 +49,17 @@ grep -q "bad.json" bad.out || fail "the error does not name the file: $(cat bad.
 "$perfsim" plan korthikanti-22b --topology dgx-a100 --device A100-80GB --global-batch 4 \
   --max-micro-batch 4 --top 2 --quiet >plan.txt 2>&1 || fail "plan failed: $(cat plan.txt)"
 grep -q "calibration: host" plan.txt || fail "plan does not say which calibration it applied"
+
+# simulate takes shipped config names as plan and RUNS.csv do, from any directory: the same run.
+by_name_s="$("$perfsim" simulate --model korthikanti-22b --tp 8 --micro-batch 4 --global-batch 4 \
+  --recompute selective --sequence-parallel --get-batch-sync --timer-syncs --topology dgx-a100 \
+  --device A100-80GB --results "" --format json 2>/dev/null |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["iteration_us"] * 1e-6)')" ||
+  fail "simulate with --model/--topology names failed"
+same "$by_name_s" "$calibrated_s" || fail "by name $by_name_s s, by file $calibrated_s s"
+"$perfsim" simulate --model no-such-model --topology dgx-a100 --device A100-80GB --results "" \
+  >noname.out 2>&1
+status=$?
+[ "$status" -eq 2 ] || fail "an unknown model name gave exit $status, want 2: $(cat noname.out)"
+grep -q "no-such-model" noname.out || fail "the error does not name the model: $(cat noname.out)"
 echo "PASS"

@@ -169,9 +169,13 @@ planner::LayoutScore score_layout(const LayoutSimulation& simulation,
 }
 
 LlmScenario layout_scenario(const PlanRequest& request, const llm::ParallelConfig& parallel) {
+  const devices::DeviceSpec device =
+      devices::parse_device_json(request.device_json, request.device_file);
   return LlmScenario{request.model,
-                     with_te_workspaces(llm::with_collective_bus_rates(parallel, request.topology),
-                                        request.device_memory.architecture),
+                     with_compute_rate(with_te_workspaces(llm::with_collective_bus_rates(
+                                                              parallel, request.topology),
+                                                          request.device_memory.architecture),
+                                       request.model, device),
                      request.topology,
                      request.device_json,
                      request.device_file,

@@ -93,7 +93,7 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
   if (parallel.ep > 1 || parallel.expert_tp() != parallel.tp)
     text += " (EP " + std::to_string(parallel.ep) +
             (parallel.expert_tp() != parallel.tp ? ", ETP " + std::to_string(parallel.etp) : "") +
-            ")";
+            (parallel.moe_a2a_overlap ? ", all-to-all overlapped" : "") + ")";
   text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";

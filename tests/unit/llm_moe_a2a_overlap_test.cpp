@@ -17,6 +17,7 @@
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "perfsim/error.hpp"
+#include "planner/layout_enumerator.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
 #include "topology/topology.hpp"
@@ -263,6 +264,25 @@ TEST(MoeA2aOverlap, IterationGainIsBoundedByTheExposedAllToAll) {
   EXPECT_GE(on.iteration_us, off.iteration_us - exposed_off);
   // ... nor than the all-to-alls alone on their stream.
   EXPECT_GE(on.iteration_us, all_to_all_on);
+}
+
+TEST(MoeA2aOverlap, PlannerSwitchesItOnWhereMegatronAllowsIt) {
+  llm::TransformerConfig model = small_moe();
+  model.layers = 6;
+  model.global_batch = 48;
+  planner::EnumerationLimits limits;
+  limits.gpus = 24;
+  limits.max_virtual_stages = 2;
+  limits.moe_a2a_overlap = true;
+  int on = 0, off = 0;
+  for (const llm::ParallelConfig& layout : planner::enumerate_layouts(model, limits)) {
+    const bool allowed = layout.ep > 1 && (layout.pp == 1 || layout.virtual_stages > 1) &&
+                         layout.recompute != llm::Recompute::kFull;
+    EXPECT_EQ(layout.moe_a2a_overlap, allowed) << describe_layout(layout);
+    (layout.moe_a2a_overlap ? on : off) += 1;
+  }
+  EXPECT_GT(on, 0);
+  EXPECT_GT(off, 0);
 }
 
 TEST(MoeA2aOverlap, RunTableColumn) {

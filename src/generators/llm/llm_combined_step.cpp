@@ -149,7 +149,7 @@ std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_b
   // runs before any all-to-all is in flight.
   append(backward.pieces[0]);
   const std::size_t rounds = std::max(forward.all_to_alls.size(), backward.all_to_alls.size());
-  bool backward_posted = false, forward_posted = false;  // the previous round's all-to-all
+  bool backward_posted = false, forward_posted = false;  // this round posted one
   for (std::size_t i = 0; i < rounds; ++i) {
     if (i < backward.all_to_alls.size()) {
       window_us = window_of(backward.all_to_alls[i]);

@@ -57,6 +57,7 @@ struct PlanOptions {
   std::string calibration;  // "": the shipped one
   bool tp_overlap = false;
   bool tp_comm_overlap = false;
+  bool moe_a2a_overlap = false;
   std::string dtype;                  // "": the model file's
   bool bias_swiglu_fusion = true;     // Megatron-Core's fused SwiGLU
   bool rope_fusion = true;            // Transformer Engine's fused rotary embedding
@@ -135,6 +136,7 @@ int run_plan(const PlanOptions& options) {
   request.limits.account_for_loss = options.account_for_loss;
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.tp_comm_overlap = options.tp_comm_overlap;
+  request.limits.moe_a2a_overlap = options.moe_a2a_overlap;
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
@@ -316,6 +318,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
   command->add_flag("--tp-comm-overlap", options->tp_comm_overlap,
                     "sequence-parallel layouts use Transformer Engine's userbuffer TP overlap "
                     "(see `simulate --tp-comm-overlap`)");
+  command->add_flag("--moe-a2a-overlap", options->moe_a2a_overlap,
+                    "MoE layouts Megatron-Core allows it on (EP > 1, PP 1 or interleaved, no full "
+                    "recomputation) overlap the EP all-to-alls with the other micro-batch's "
+                    "compute (see `simulate --moe-a2a-overlap`)");
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
   command

@@ -102,6 +102,12 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "--sequence-parallel): all-gathers ring-exchanged under the GEMM chunks, "
                "reduce-scatters pipelined with them, backward bulk-overlapped, TE's default ub "
                "config");
+  sub.add_flag("--moe-a2a-overlap", options.moe_a2a_overlap,
+               "LLM, MoE: Megatron-Core --overlap-moe-expert-parallel-comm (Megatron-Bridge "
+               "moe_a2a_overlap): the 1F1B steady state runs one micro-batch's forward and "
+               "another's backward as one combined step, each EP all-to-all beside the other's "
+               "compute (needs EP > 1 and, with PP > 1, --virtual-stages > 1; not with full "
+               "recomputation)");
   sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
                "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
                "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "

@@ -31,6 +31,9 @@ struct EnumerationLimits {
   bool overlap_tp_backward = false;
   // Transformer Engine userbuffer TP overlap on every layout that can use it (SP, TP > 1).
   bool tp_comm_overlap = false;
+  // Megatron-Core's EP all-to-all overlap on every layout Megatron allows it on (EP > 1, PP 1
+  // or interleaved, no full recomputation); the others run without it.
+  bool moe_a2a_overlap = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   // Megatron-Core's embedding / loss counted as a layer of the pipeline split

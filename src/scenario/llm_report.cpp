@@ -86,6 +86,11 @@ std::string overlaps_line(const llm::ParallelConfig& parallel) {
                                 : "waited for");
   text += pipeline_p2p_text(parallel);
   text += "; DP gradient reduction " + gradient_reduction_text(parallel);
+  if (parallel.moe_a2a_overlap)
+    text +=
+        "; EP all-to-alls overlapped with the other micro-batch's compute (Megatron-Core "
+        "combined 1F1B steps, --overlap-moe-expert-parallel-comm; compute beside one on " +
+        std::to_string(parallel.comm_sms) + " fewer SMs)";
   // Which framework's data loading the per-micro-batch host cost follows.
   text += parallel.batch_load_sync
               ? "; get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed)"

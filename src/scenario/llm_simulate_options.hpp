@@ -36,6 +36,7 @@ struct LlmSimulateOptions {
   bool comm_hbm_sharing = true;            // overlapped collectives also take HBM bandwidth
   bool tp_comm_overlap = false;            // Transformer Engine userbuffer TP overlap
   bool overlap_p2p_comm = true;            // Megatron overlap_p2p_comm (interleaved only)
+  bool moe_a2a_overlap = false;            // Megatron-Core --overlap-moe-expert-parallel-comm
   bool p2p_scatter_gather = false;         // Megatron-LM's stage-boundary scatter/gather
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8

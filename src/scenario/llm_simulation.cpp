@@ -93,7 +93,7 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
   if (parallel.ep > 1 || parallel.expert_tp() != parallel.tp)
     text += " (EP " + std::to_string(parallel.ep) +
             (parallel.expert_tp() != parallel.tp ? ", ETP " + std::to_string(parallel.etp) : "") +
-            ")";
+            (parallel.moe_a2a_overlap ? ", all-to-all overlapped" : "") + ")";
   text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
@@ -180,6 +180,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.comm_sms = options.comm_sms;
   parallel.tp_comm_overlap = options.tp_comm_overlap;
   parallel.overlap_p2p_comm = options.overlap_p2p_comm;
+  parallel.moe_a2a_overlap = options.moe_a2a_overlap;
   parallel.p2p_scatter_gather = options.p2p_scatter_gather;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
@@ -191,6 +192,17 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
 llm::ParallelConfig with_te_workspaces(llm::ParallelConfig parallel,
                                        std::string_view architecture) {
   parallel.cublas_workspace_bytes = llm::te_cublas_workspace_bytes(architecture);
+  return parallel;
+}
+
+llm::ParallelConfig with_compute_rate(llm::ParallelConfig parallel,
+                                      const llm::TransformerConfig& model,
+                                      const devices::DeviceSpec& device) {
+  const DType dtype = model.activation_dtype();
+  parallel.gemm_TFLOPs =
+      device.sustained_gemm_flops_per_s(dtype).value_or(device.gemm_peak_flops_per_s(dtype)) /
+      1e12;  // FLOP/s per TFLOP/s
+  parallel.hbm_GBps = device.streaming_bandwidth_GBps();
   return parallel;
 }
 
@@ -247,12 +259,13 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
     const std::string device_source = "<embedded> " + files.device.path;
     LlmWorkload workload = model_and_layout(
         llm::parse_transformer_config(files.model.text, "<embedded> " + files.model.path), options);
+    const devices::DeviceSpec device = devices::parse_device_json(files.device.text, device_source);
+    llm::ParallelConfig parallel =
+        with_compute_rate(with_te_workspaces(std::move(workload.parallel), device.architecture),
+                          workload.model, device);
     return with_link_sharing(
         with_bus_rates(
-            {std::move(workload.model),
-             with_te_workspaces(
-                 std::move(workload.parallel),
-                 devices::parse_device_json(files.device.text, device_source).architecture),
+            {std::move(workload.model), std::move(parallel),
              topology::resized(
                  topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
                  options.topology_size.nodes, options.topology_size.gpus_per_node),
@@ -275,7 +288,9 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
       topology::resized(topology::load_topology(options.topology_path), options.topology_size.nodes,
                         options.topology_size.gpus_per_node);
   const devices::DeviceSpec device = read_device_argument(options.device_path);
-  scenario.parallel = with_te_workspaces(std::move(scenario.parallel), device.architecture);
+  scenario.parallel =
+      with_compute_rate(with_te_workspaces(std::move(scenario.parallel), device.architecture),
+                        scenario.model, device);
   scenario.device_json = io::read_file_decompressed(device.file);
   scenario.device_source = options.device_path;
   scenario.assets_path = options.assets_path;

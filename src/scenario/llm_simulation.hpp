@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/device_spec.hpp"
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
 #include "scenario/llm_simulate_options.hpp"
@@ -30,6 +31,12 @@ generators::llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& o
 // the run table's layouts, read_llm_workload); memory only, iteration times do not change.
 generators::llm::ParallelConfig with_te_workspaces(generators::llm::ParallelConfig parallel,
                                                    std::string_view architecture);
+
+// `parallel` with the device's sustained GEMM rate in `model`'s activation dtype
+// (ParallelConfig::gemm_TFLOPs: which ops of a combined 1F1B step run beside an all-to-all).
+generators::llm::ParallelConfig with_compute_rate(generators::llm::ParallelConfig parallel,
+                                                  const generators::llm::TransformerConfig& model,
+                                                  const devices::DeviceSpec& device);
 
 // What `perfsim generate --model` writes traces of: the model file (with --dtype) and the
 // options' layout, with the workspaces of --device when one is given; validated.

@@ -169,13 +169,17 @@ planner::LayoutScore score_layout(const LayoutSimulation& simulation,
 }
 
 LlmScenario layout_scenario(const PlanRequest& request, const llm::ParallelConfig& parallel) {
-  return LlmScenario{request.model,
-                     with_te_workspaces(llm::with_collective_bus_rates(parallel, request.topology),
-                                        request.device_memory.architecture),
-                     request.topology,
-                     request.device_json,
-                     request.device_file,
-                     request.assets_path,
+  llm::ParallelConfig layout =
+      with_te_workspaces(llm::with_collective_bus_rates(parallel, request.topology),
+                         request.device_memory.architecture);
+  // The device's rates for the all-to-all overlap's windows; a request without a device file
+  // (tests of the layout alone) keeps 0: whole pieces marked.
+  if (!request.device_json.empty())
+    layout =
+        with_compute_rate(std::move(layout), request.model,
+                          devices::parse_device_json(request.device_json, request.device_file));
+  return LlmScenario{request.model,       std::move(layout),   request.topology,
+                     request.device_json, request.device_file, request.assets_path,
                      request.calibration};
 }
 

@@ -116,6 +116,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.tp_comm_overlap = row.tp_comm_overlap.value_or(parallel.tp_comm_overlap);
   parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
   parallel.p2p_scatter_gather = row.p2p_scatter_gather.value_or(parallel.p2p_scatter_gather);
+  parallel.moe_a2a_overlap = row.moe_a2a_overlap;
   parallel.batch_load_sync = row.get_batch_sync;
   parallel.timer_syncs = row.timer_syncs;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
@@ -128,7 +129,8 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   if (nodes != scenario.topology.nodes)
     scenario.topology = topology::with_node_count(std::move(scenario.topology), nodes);
   const devices::DeviceSpec device = read_device_argument(row.device);
-  parallel = with_te_workspaces(parallel, device.architecture);
+  parallel =
+      with_compute_rate(with_te_workspaces(parallel, device.architecture), scenario.model, device);
   scenario.device_json = io::read_file_decompressed(device.file);
   scenario.device_source = device.file;
   scenario.assets_path = assets_path;

@@ -49,6 +49,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "tp_comm_overlap",
                                            "overlap_p2p_comm",
                                            "p2p_scatter_gather",
+                                           "moe_a2a_overlap",
                                            "bias_swiglu_fusion",
                                            "rope_fusion",
                                            "cross_entropy_fusion",
@@ -175,6 +176,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("tp_comm_overlap", row.tp_comm_overlap);
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
   read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
+  read.flag("moe_a2a_overlap", row.moe_a2a_overlap);
   read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
   read.optional_flag("rope_fusion", row.rope_fusion);
   read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});

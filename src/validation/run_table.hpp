@@ -47,6 +47,9 @@ struct RunRow {
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> overlap_p2p_comm;
   std::optional<bool> p2p_scatter_gather;  // Megatron-LM's stage-boundary scatter/gather
+  // Megatron-Core's --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap): EP
+  // all-to-alls overlapped with another micro-batch's compute; 0 (empty cell): off.
+  bool moe_a2a_overlap = false;
   // Megatron-Core's element-wise fusions; nullopt (empty cell): on, Megatron-LM's default.
   std::optional<bool> bias_swiglu_fusion;
   std::optional<bool> rope_fusion;

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <string>
 
 #include "generators/llm/llm_local_shapes.hpp"
@@ -373,6 +374,49 @@ TEST(LlmMemoryAgreement, ExpertParallelMoe) {
   llm::ParallelConfig parallel = pp2_dp2();
   parallel.ep = 2;
   expect_agreement(small_moe(), parallel);
+}
+
+// Megatron-Core's combined 1F1B steps (--moe-a2a-overlap) do not change the closed form: with PP
+// 1 micro-batch i + 1's forward runs beside micro-batch i's backward, layer by layer in opposite
+// directions, and the interleaved schedule warms up one more forward, so as many micro-batches
+// (chunks) are in flight when a backward starts as without it. The replay agrees: the same
+// persistent state and activations entering the backward as the run without the overlap, and a
+// peak at most one layer's activations (the closed form's per layer and micro-batch) above it,
+// the forward's first layer allocated before the backward's last layer is freed.
+void expect_overlap_keeps_memory(const llm::TransformerConfig& model, llm::ParallelConfig parallel,
+                                 int stage) {
+  SCOPED_TRACE("pp " + std::to_string(parallel.pp) + " stage " + std::to_string(stage));
+  parallel.moe_a2a_overlap = false;
+  const Measured off = measure(model, parallel, {}, stage);
+  parallel.moe_a2a_overlap = true;
+  const Measured on = measure(model, parallel, {}, stage);
+  EXPECT_EQ(on.closed.total_bytes, off.closed.total_bytes);
+  for (MemoryCategory category :
+       {MemoryCategory::kParameters, MemoryCategory::kGradients, MemoryCategory::kOptimizerState})
+    EXPECT_EQ(on.report.live_at_peak[category], off.report.live_at_peak[category]);
+  EXPECT_EQ(on.activations_entering_backward, off.activations_entering_backward);
+  const double per_layer = static_cast<double>(off.closed.activation_bytes) /
+                           off.closed.microbatches_in_flight / off.closed.layers;
+  const double peak_on = static_cast<double>(on.report.live_at_peak[MemoryCategory::kActivations]);
+  const double peak_off =
+      static_cast<double>(off.report.live_at_peak[MemoryCategory::kActivations]);
+  std::cout << "stage " << stage << " activations at the peak: " << peak_off << " -> " << peak_on
+            << " B (one layer " << per_layer << " B)\n";
+  EXPECT_LE(peak_on, peak_off + per_layer);
+}
+
+TEST(LlmMemoryAgreement, MoeAllToAllOverlapKeepsTheClosedForm) {
+  llm::ParallelConfig parallel;
+  parallel.dp = 2;
+  parallel.ep = 2;
+  expect_overlap_keeps_memory(small_moe(), parallel, 0);
+  llm::TransformerConfig deep = small_moe();
+  deep.layers = 6;
+  deep.global_batch = 12;  // 6 micro-batches at DP 2, a multiple of PP 3
+  parallel.pp = 3;
+  parallel.virtual_stages = 2;
+  for (int stage = 0; stage < parallel.pp; ++stage)
+    expect_overlap_keeps_memory(deep, parallel, stage);
 }
 
 TEST(LlmMemoryAgreement, Fp8ExpertsKeepTheirCopiesToo) {

@@ -31,6 +31,7 @@ CollectiveBusRates collective_bus_rates(const ParallelConfig& parallel,
                                         const topology::Topology& topology) {
   const std::string tp = tp_group_name(parallel, 0), dp = dp_group_name(parallel, 0);
   const std::string cp = parallel.cp > 1 ? cp_group_name(parallel, 0) : "";
+  const std::string ep = parallel.ep > 1 ? ep_group_name(parallel, 0) : "";
   CollectiveBusRates rates;
   for (const ProcessGroup& group : process_groups_of(parallel, 0)) {
     if (group.name == tp)
@@ -39,6 +40,8 @@ CollectiveBusRates collective_bus_rates(const ParallelConfig& parallel,
       rates.dp_GBps = group_bus_GBps(group.ranks, topology);
     else if (!cp.empty() && group.name == cp)
       rates.cp_GBps = group_bus_GBps(group.ranks, topology);
+    if (!ep.empty() && group.name == ep)  // may be the DP group's ranks and name
+      rates.ep_GBps = group_bus_GBps(group.ranks, topology);
   }
   return rates;
 }

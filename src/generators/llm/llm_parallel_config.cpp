@@ -168,6 +168,27 @@ long padded_vocab(const TransformerConfig& model, const ParallelConfig& parallel
   return (model.vocab + multiple - 1) / multiple * multiple;
 }
 
+std::optional<std::string> moe_a2a_overlap_problem(const TransformerConfig& model,
+                                                   const ParallelConfig& parallel) {
+  // Megatron-Core's asserts (TransformerConfig.__post_init__) first.
+  if (!model.is_moe() || parallel.ep < 2)
+    return "needs a mixture-of-experts model and EP > 1 (Megatron: only supported with expert "
+           "model parallelism)";
+  if (parallel.pp > 1 && parallel.virtual_stages < 2)
+    return "with PP > 1 needs the interleaved schedule, virtual_stages > 1 (Megatron: "
+           "virtual_pipeline_model_parallel_size must be specified)";
+  if (parallel.recompute == Recompute::kFull)
+    return "not with full recomputation (Megatron: disable full recomputation)";
+  if (model.dtype != DType::kBFloat16 && model.dtype != DType::kFloat16 && !model.fp8())
+    return "needs a bf16 or fp16 model (Megatron), got " + std::string(dtype_name(model.dtype));
+  if (model.mtp_num_layers > 1)
+    return "supports at most one MTP layer (Megatron)";
+  // Then what perfsim does not model with it.
+  if (parallel.virtual_stages > 1 && !parallel.overlap_p2p_comm)
+    return "not modelled with the batched interleaved exchange (overlap_p2p_comm off)";
+  return std::nullopt;
+}
+
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   // The model first: a model built in code or from a table row reaches the generator without
   // the checks its file would have had, and a zero size would divide by zero below.
@@ -179,6 +200,9 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
       parallel.ep <= 0)
     throw InputError(kParallel, "tp/cp/ep/pp/dp", "every degree must be positive");
   validate_experts(model, parallel);
+  if (parallel.moe_a2a_overlap)
+    if (const std::optional<std::string> problem = moe_a2a_overlap_problem(model, parallel))
+      throw InputError(kParallel, "moe_a2a_overlap", *problem);
   if (const std::optional<std::string> problem = order_problem(parallel))
     throw InputError(kParallel, "order", *problem);
   // Ops one simulated rank holds: about 200 per layer and micro-batch (forward, recomputation

@@ -33,6 +33,7 @@ struct CollectiveBusRates {
   double tp_GBps = 0;
   double dp_GBps = 0;  // the gradient group (DP x CP)
   double cp_GBps = 0;
+  double ep_GBps = 0;  // the expert-parallel all-to-all group
 };
 std::string_view recompute_name(Recompute recompute);
 // "none", "selective", "full"; throws InputError(flag, "", problem) otherwise.
@@ -119,6 +120,20 @@ struct ParallelConfig {
   // Megatron-LM's default (--no-overlap-p2p-communication turns it off); it applies only with
   // virtual_stages > 1, as Megatron turns it off for the non-interleaved schedule.
   bool overlap_p2p_comm = true;
+  // Megatron-Core's --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap): in the
+  // 1F1B steady state one micro-batch's forward and another's backward run as one combined step,
+  // split at the MoE all-to-alls, so each EP all-to-all of one runs on the communication stream
+  // beside the other's attention or expert compute (llm_combined_step.hpp). Megatron's
+  // preconditions (transformer_config.py): EP > 1, the alltoall (or flex) dispatcher, with
+  // PP > 1 the interleaved schedule, no full recomputation, a bf16/fp16 model, at most one MTP
+  // layer; one more warm-up forward with interleaving (schedules.py).
+  bool moe_a2a_overlap = false;
+  // The device's sustained GEMM rate in the activation dtype (TFLOP/s) and streaming HBM
+  // bandwidth (GB/s), set from the device file by scenario::with_compute_rate: with
+  // moe_a2a_overlap they estimate which compute ops an all-to-all is in flight beside
+  // (llm_combined_step.hpp). 0: unknown, the whole piece is marked.
+  double gemm_TFLOPs = 0;
+  double hbm_GBps = 0;
   // Megatron-LM's scatter/gather optimization of the stage-boundary tensor (Narayanan et al.
   // 2021, Sec. 4.1; megatron/p2p_communication.py, on by default there,
   // --no-scatter-gather-tensors-in-pipeline turns it off): with TP > 1 and without sequence
@@ -244,6 +259,11 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel);
 
 // Group names: "tp/<i>", "dp/<i>", "pp/<i>", "cp/<i>" with i the group's index among groups of
 // its kind.
+// Why `parallel` cannot run with moe_a2a_overlap (Megatron-Core's refusals, then what perfsim
+// does not model with it), or nullopt.
+std::optional<std::string> moe_a2a_overlap_problem(const TransformerConfig& model,
+                                                   const ParallelConfig& parallel);
+
 std::string tp_group_name(const ParallelConfig& parallel, int rank);
 std::string dp_group_name(const ParallelConfig& parallel, int rank);
 std::string pp_group_name(const ParallelConfig& parallel, int rank);

@@ -62,8 +62,8 @@ std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_
   return steps;
 }
 
-std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
-                                               int micro_batches) {
+std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks, int micro_batches,
+                                               bool a2a_overlap) {
   const int total = micro_batches * chunks;
   const int group = stages * chunks;
   auto micro_batch_of = [&](int k) { return (k / group) * stages + k % stages; };
@@ -88,15 +88,45 @@ std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks
     if (!first_virtual(chunk))
       steps.push_back({PipelineAction::kSendBackward, mb, chunk});
   };
-  const int warmup = std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
+  const int warmup =
+      std::min((stages - stage - 1) * 2 + (chunks - 1) * stages + (a2a_overlap ? 1 : 0), total);
   for (int k = 0; k < warmup; ++k)
     forward(k);
   for (int i = 0; i < total - warmup; ++i) {
-    forward(warmup + i);
-    backward(i);
+    if (!a2a_overlap) {
+      forward(warmup + i);
+      backward(i);
+      continue;
+    }
+    const int k = warmup + i;
+    const int f_chunk = forward_chunk(k), f_mb = micro_batch_of(k);
+    const int b_chunk = backward_chunk(i), b_mb = micro_batch_of(i);
+    if (!first_virtual(f_chunk))
+      steps.push_back({PipelineAction::kRecvForward, f_mb, f_chunk});
+    if (!last_virtual(b_chunk))
+      steps.push_back({PipelineAction::kRecvBackward, b_mb, b_chunk});
+    steps.push_back({PipelineAction::kForward, f_mb, f_chunk, true});
+    steps.push_back({PipelineAction::kBackward, b_mb, b_chunk});
+    if (!last_virtual(f_chunk))
+      steps.push_back({PipelineAction::kSendForward, f_mb, f_chunk});
+    if (!first_virtual(b_chunk))
+      steps.push_back({PipelineAction::kSendBackward, b_mb, b_chunk});
   }
   for (int i = total - warmup; i < total; ++i)
     backward(i);
+  return steps;
+}
+
+std::vector<PipelineStep> combined_no_pipelining_schedule(int micro_batches) {
+  std::vector<PipelineStep> steps;
+  if (micro_batches <= 0)
+    return steps;
+  steps.push_back({PipelineAction::kForward, 0});
+  for (int i = 0; i + 1 < micro_batches; ++i) {
+    steps.push_back({PipelineAction::kForward, i + 1, 0, true});
+    steps.push_back({PipelineAction::kBackward, i});
+  }
+  steps.push_back({PipelineAction::kBackward, micro_batches - 1});
   return steps;
 }
 
@@ -200,6 +230,7 @@ std::vector<PipelineStep> receives_one_step_ahead(const std::vector<PipelineStep
   // the send that follows it; npos until the first one.
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::size_t after_forward = kNone, after_backward = kNone;
+  bool in_combined = false;  // between a combined forward and its backward
   auto insert_at = [&](std::size_t position, const PipelineStep& step) {
     out.insert(out.begin() + static_cast<std::ptrdiff_t>(position), step);
     for (std::size_t* other : {&after_forward, &after_backward})
@@ -223,11 +254,17 @@ std::vector<PipelineStep> receives_one_step_ahead(const std::vector<PipelineStep
       case PipelineAction::kForward:
       case PipelineAction::kSendForward:
         out.push_back(step);
-        after_forward = out.size();
+        in_combined = step.combined;
+        if (!in_combined)
+          after_forward = out.size();
         break;
       case PipelineAction::kBackward:
       case PipelineAction::kSendBackward:
         out.push_back(step);
+        if (in_combined && step.action == PipelineAction::kBackward) {
+          after_forward = out.size();
+          in_combined = false;
+        }
         after_backward = out.size();
         break;
     }

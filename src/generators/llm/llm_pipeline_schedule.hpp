@@ -23,6 +23,9 @@ struct PipelineStep {
   PipelineAction action = PipelineAction::kForward;
   int micro_batch = 0;
   int chunk = 0;  // model chunk (virtual stage on this rank); 0 without interleaving
+  // A forward whose compute runs as one combined step with the next backward step of the list
+  // (Megatron-Core's overlap_moe_expert_parallel_comm; llm_combined_step.hpp).
+  bool combined = false;
 };
 
 // Steps of `stage` (0-based) of `stages` over `micro_batches`. The first stage has no
@@ -35,8 +38,17 @@ std::vector<PipelineStep> one_f_one_b_schedule(int stage, int stages, int micro_
 // (P - stage - 1) x 2 + (V - 1) x P steps. Needs micro_batches % stages == 0. The first
 // virtual stage (stage 0, chunk 0) receives no activation, the last (stage P-1, chunk V-1)
 // sends none; the last stage's chunk c feeds stage 0's chunk c + 1.
-std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks,
-                                               int micro_batches);
+// With `a2a_overlap` (Megatron-Core's overlap_moe_expert_parallel_comm) one more warm-up
+// forward (schedules.py: num_warmup_microbatches + 1), and each steady-state pair runs as
+// combined_1f1b_schedule_for_interleaved_pipelining does: both receives, the forward (marked
+// `combined`) and the backward, both sends.
+std::vector<PipelineStep> interleaved_schedule(int stage, int stages, int chunks, int micro_batches,
+                                               bool a2a_overlap = false);
+
+// Megatron-Core's combined_1f1b_schedule_for_no_pipelining (PP 1 with
+// overlap_moe_expert_parallel_comm): micro-batch 0's forward alone, then micro-batch i + 1's
+// forward combined with micro-batch i's backward, then the last backward alone.
+std::vector<PipelineStep> combined_no_pipelining_schedule(int micro_batches);
 
 // Megatron-LM's interleaved schedule without overlap_p2p_comm (batch_p2p_comm; Megatron-LM 2021
 // always): after each compute step one batched exchange (batch_isend_irecv, then
@@ -57,6 +69,7 @@ std::vector<PipelineStep> batched_interleaved_schedule(int stage, int stages, in
 // posted right after the previous forward (with its send), the receive for the next backward
 // right after the previous backward, so each runs beside the compute step between them instead
 // of just before the step that needs it. Receives with no earlier step of their direction stay.
+// A combined forward and its backward stay together: receives go after the pair.
 std::vector<PipelineStep> receives_one_step_ahead(const std::vector<PipelineStep>& steps);
 
 }  // namespace perfsim::generators::llm

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "generators/llm/llm_combined_step.hpp"
 #include "generators/llm/llm_layer_emitter.hpp"
 #include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_pipeline_schedule.hpp"
@@ -841,12 +842,27 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
   // (batched_interleaved_schedule).
   const bool overlap_p2p = parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
   const bool batched_interleaved = !parallel.overlap_p2p_comm && parallel.virtual_stages > 1;
+  // With moe_a2a_overlap Megatron-Core requires the interleaved schedule when PP > 1
+  // (validate), and runs PP 1 as combined_1f1b_schedule_for_no_pipelining.
+  const bool a2a_overlap = parallel.moe_a2a_overlap;
   std::vector<PipelineStep> steps =
-      parallel.virtual_stages == 1 ? one_f_one_b_schedule(stage_index, parallel.pp, micro_batches)
+      a2a_overlap && parallel.pp == 1 ? combined_no_pipelining_schedule(micro_batches)
+      : parallel.virtual_stages == 1 ? one_f_one_b_schedule(stage_index, parallel.pp, micro_batches)
       : batched_interleaved
           ? batched_interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages,
                                          micro_batches)
-          : interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches);
+          : interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches,
+                                 a2a_overlap);
+  const AllToAllContention beside_all_to_all{
+      parallel.comm_sms,
+      kernels::hbm_bytes_per_bus_byte(CollectiveKind::kAllToAllv,
+                                      kernels::CommDataPath::kNcclStaged) *
+          parallel.bus_rates.ep_GBps,
+      parallel.bus_rates.ep_GBps, parallel.gemm_TFLOPs, parallel.hbm_GBps};
+  // Where the ops of a combined step's forward and backward start in the builder's unflushed
+  // ops (kNone: no combined step open).
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t combined_forward = kNone;
   if (overlap_p2p)
     steps = receives_one_step_ahead(steps);
   stage.gather_parameters_for_forward();
@@ -869,6 +885,8 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
         std::optional<TensorRef> input;
         if (auto it = received_activations.find(mb); it != received_activations.end())
           input = stage.gather_boundary(it->second);
+        if (step.combined)
+          combined_forward = builder.trace().ops.size();
         outputs[mb] = stage.forward(step.chunk, step.micro_batch, input);
         received_activations.erase(mb);
         break;
@@ -890,8 +908,14 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
         std::optional<TensorRef> grad;
         if (auto it = received_gradients.find(mb); it != received_gradients.end())
           grad = stage.gather_boundary(it->second);
+        const std::size_t backward_begin = builder.trace().ops.size();
         input_gradients[mb] = stage.backward(step.chunk, step.micro_batch, grad);
         received_gradients.erase(mb);
+        if (combined_forward != kNone) {
+          interleave_combined_step(builder.trace().ops, combined_forward, backward_begin,
+                                   beside_all_to_all);
+          combined_forward = kNone;
+        }
         break;
       }
       case PipelineAction::kSendBackward:
@@ -905,7 +929,8 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
     if (synchronize_p2p && is_transfer(step.action) &&
         (position + 1 == steps.size() || !is_transfer(steps[position + 1].action)))
       builder.synchronize_device();
-    builder.flush();
+    if (combined_forward == kNone)  // a combined forward's ops wait for its backward's
+      builder.flush();
   }
   stage.finish_grad_sync();
   builder.flush();

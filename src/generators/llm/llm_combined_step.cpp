@@ -1,0 +1,193 @@
+#include "generators/llm/llm_combined_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <variant>
+
+#include "generators/llm/llm_trace_builder.hpp"
+
+namespace perfsim::generators::llm {
+namespace {
+
+// A step's ops cut at its EP all-to-alls: pieces[i] precedes all_to_alls[i]; one more piece
+// than all-to-alls (possibly empty).
+struct Pieces {
+  std::vector<std::vector<Op>> pieces;
+  std::vector<Op> all_to_alls;
+};
+
+Pieces cut(std::vector<Op>::iterator begin, std::vector<Op>::iterator end) {
+  Pieces out;
+  out.pieces.emplace_back();
+  for (auto it = begin; it != end; ++it) {
+    if (is_expert_all_to_all(*it)) {
+      out.all_to_alls.push_back(std::move(*it));
+      out.pieces.emplace_back();
+    } else {
+      out.pieces.back().push_back(std::move(*it));
+    }
+  }
+  return out;
+}
+
+bool is_compute(const Op& op) {
+  return !op.is_annotation && !op.comm && !op.kernels.empty() &&
+         op.kernels.front().category != KernelCategory::kCommunication;
+}
+
+// Raises the op's contention attribute `name` to at least `value`.
+template <typename T>
+void raise_attribute(Op& op, const char* name, T value) {
+  for (Attribute& attribute : op.attributes) {
+    if (attribute.name != name)
+      continue;
+    if (const T* current = std::get_if<T>(&attribute.value); current && *current >= value)
+      return;
+    attribute.value = value;
+    return;
+  }
+  op.attributes.push_back({name, value});
+}
+
+double flops_of(const Op& op) {
+  const Attribute* flops = op.find_attribute("flops");
+  if (flops == nullptr)
+    return 0;
+  if (const double* value = std::get_if<double>(&flops->value))
+    return *value;
+  if (const std::int64_t* value = std::get_if<std::int64_t>(&flops->value))
+    return static_cast<double>(*value);
+  return 0;
+}
+
+Bytes bytes_of(const Op& op) {
+  Bytes bytes = 0;
+  for (const std::vector<TensorRef>* tensors : {&op.inputs, &op.outputs})
+    for (const TensorRef& tensor : *tensors)
+      bytes += tensor.bytes();
+  return bytes;
+}
+
+// Marks the compute ops of `piece` that start within `window_us` of its start, each op's
+// estimated time a roofline of its FLOPs and bytes; the op the window ends in with the share
+// it overlaps. window_us < 0: every compute op, whole.
+std::size_t mark_beside(std::vector<Op>& piece, const AllToAllContention& beside,
+                        double window_us) {
+  constexpr double kPerUs = 1e6;  // FLOP/us per TFLOP/s; bytes/us per GB/s is 1e3
+  constexpr double kBytesPerUsPerGBps = 1e3;
+  std::size_t marked = 0;
+  double elapsed_us = 0;
+  for (Op& op : piece) {
+    if (!is_compute(op))
+      continue;
+    if (window_us >= 0 && elapsed_us >= window_us)
+      break;
+    double share = 1;
+    if (window_us >= 0) {
+      const double op_us = std::max(
+          flops_of(op) / (beside.gemm_TFLOPs * kPerUs),
+          static_cast<double>(bytes_of(op)) / (beside.device_hbm_GBps * kBytesPerUsPerGBps));
+      if (op_us > 0)
+        share = std::min(1.0, (window_us - elapsed_us) / op_us);
+      elapsed_us += op_us;
+    }
+    if (beside.sms > 0)
+      raise_attribute(op, "contention_sms",
+                      static_cast<std::int64_t>(std::ceil(share * beside.sms)));
+    if (beside.hbm_GBps > 0)
+      raise_attribute(op, "contention_hbm_GBps", share * beside.hbm_GBps);
+    ++marked;
+  }
+  return marked;
+}
+
+}  // namespace
+
+double all_to_all_estimate_us(const Op& all_to_all, double bus_GBps) {
+  if (!all_to_all.comm || bus_GBps <= 0)
+    return 0;
+  const CommInfo& comm = *all_to_all.comm;
+  const double n = std::max(1, comm.group_size);
+  const double bytes = static_cast<double>(std::max(comm.bytes_in, comm.bytes_out));
+  constexpr double kBytesPerUsPerGBps = 1e3;
+  return bytes * (n - 1) / n / (bus_GBps * kBytesPerUsPerGBps);
+}
+
+bool is_expert_all_to_all(const Op& op) {
+  return op.comm &&
+         (op.comm->kind == CollectiveKind::kAllToAllv ||
+          op.comm->kind == CollectiveKind::kAllToAll) &&
+         !op.kernels.empty() && op.kernels.front().stream == kExpertParallelStream;
+}
+
+std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_begin,
+                                     std::size_t backward_begin, const AllToAllContention& beside) {
+  const auto first = ops.begin() + static_cast<std::ptrdiff_t>(forward_begin);
+  const auto middle = ops.begin() + static_cast<std::ptrdiff_t>(backward_begin);
+  std::vector<std::int64_t> ids;
+  ids.reserve(ops.size() - forward_begin);
+  for (auto it = first; it != ops.end(); ++it)
+    ids.push_back(it->id);
+  std::sort(ids.begin(), ids.end());
+  Pieces forward = cut(first, middle);
+  Pieces backward = cut(middle, ops.end());
+  ops.erase(first, ops.end());
+
+  std::size_t marked = 0;
+  const bool estimated =
+      beside.bus_GBps > 0 && beside.gemm_TFLOPs > 0 && beside.device_hbm_GBps > 0;
+  // How long the all-to-all just posted is estimated to run; -1: mark the whole piece.
+  auto window_of = [&](const Op& all_to_all) {
+    return estimated ? all_to_all_estimate_us(all_to_all, beside.bus_GBps) : -1.0;
+  };
+  double window_us = -1;
+  auto append = [&](std::vector<Op>& piece) {
+    std::move(piece.begin(), piece.end(), std::back_inserter(ops));
+  };
+  // Backward piece 0 (the loss or the received gradient up to the first combine all-to-all)
+  // runs before any all-to-all is in flight.
+  append(backward.pieces[0]);
+  const std::size_t rounds = std::max(forward.all_to_alls.size(), backward.all_to_alls.size());
+  bool backward_posted = false, forward_posted = false;  // this round posted one
+  for (std::size_t i = 0; i < rounds; ++i) {
+    if (i < backward.all_to_alls.size()) {
+      window_us = window_of(backward.all_to_alls[i]);
+      ops.push_back(std::move(backward.all_to_alls[i]));
+      backward_posted = true;
+    } else {
+      backward_posted = false;
+    }
+    // Forward piece i runs beside the backward all-to-all just posted.
+    if (i < forward.pieces.size()) {
+      if (backward_posted)
+        marked += mark_beside(forward.pieces[i], beside, window_us);
+      append(forward.pieces[i]);
+    }
+    if (i < forward.all_to_alls.size()) {
+      window_us = window_of(forward.all_to_alls[i]);
+      ops.push_back(std::move(forward.all_to_alls[i]));
+      forward_posted = true;
+    } else {
+      forward_posted = false;
+    }
+    // Backward piece i + 1 runs beside the forward all-to-all just posted.
+    if (i + 1 < backward.pieces.size()) {
+      if (forward_posted)
+        marked += mark_beside(backward.pieces[i + 1], beside, window_us);
+      append(backward.pieces[i + 1]);
+    }
+  }
+  // What is left: the forward's last piece (after its last combine), or the rest of a side
+  // with more layers.
+  for (std::size_t i = rounds; i < forward.pieces.size(); ++i)
+    append(forward.pieces[i]);
+  for (std::size_t i = rounds + 1; i < backward.pieces.size(); ++i)
+    append(backward.pieces[i]);
+
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    ops[forward_begin + i].id = ids[i];
+  return marked;
+}
+
+}  // namespace perfsim::generators::llm

@@ -19,6 +19,7 @@
 #include "perfsim/error.hpp"
 #include "support/tiny_llm.hpp"
 #include "support/trace_builder.hpp"
+#include "support/unit_duration_run.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -97,6 +98,19 @@ TEST(TwoStageInterleaving, OtherLayoutsKeepTagZero) {
         EXPECT_EQ(std::get<2>(key), 0) << "PP " << parallel.pp << " rank " << rank;
     }
   }
+}
+
+TEST(TwoStageInterleaving, ScatterGatherAndSequenceParallelTransfersMatch) {
+  // Megatron-LM's scatter/gather (TP 2 without SP: each TP rank sends its half, the receiver
+  // all-gathers it over TP) and sequence parallelism: every stream still pairs and the engine
+  // runs every rank to its end.
+  ParallelConfig scatter{.tp = 2, .pp = 2, .dp = 1, .virtual_stages = 2};
+  scatter.p2p_scatter_gather = true;
+  ParallelConfig sequence{.tp = 2, .pp = 2, .dp = 1, .virtual_stages = 2};
+  sequence.sequence_parallel = true;
+  for (const ParallelConfig& parallel : {scatter, sequence})
+    test_support::expect_runs_to_completion(
+        test_support::generate_every_rank(test_support::tiny_gpt(), parallel));
 }
 
 // Layer GEMMs take `layer_gemm_us`, everything else nothing: the stages are exactly balanced.

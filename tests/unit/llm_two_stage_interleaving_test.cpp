@@ -42,6 +42,9 @@ TEST(TwoStageInterleaving, NeedsP2pOverlapAsMegatronDoes) {
     EXPECT_NE(std::string(error.what()).find("overlap_p2p_comm"), std::string::npos)
         << error.what();
   }
+  // One stage: nothing to interleave (Megatron-LM refuses it too).
+  EXPECT_THROW(validate(model, ParallelConfig{.tp = 1, .pp = 1, .dp = 2, .virtual_stages = 2}),
+               InputError);
   // Three stages: a batched exchange holds one transfer per rank pair. 12 layers over PP 3 x VP 2,
   // 24 / (2 x DP 2) = 6 micro-batches.
   TransformerConfig twelve_layers = model;

@@ -220,10 +220,12 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     throw InputError(kParallel, "virtual_stages", "must be positive");
   virtual_stage_layers(model, parallel);  // throws when the layers do not split so
   if (parallel.virtual_stages > 1) {
-    // Megatron-LM's own check (arguments.py): with two stages each batched exchange would hold
-    // two sends and two receives between the same two ranks. With overlap_p2p_comm the
-    // transfers are separate and two stages are allowed.
-    if (parallel.pp < 3 && !parallel.overlap_p2p_comm)
+    // Megatron-LM's own checks (arguments.py): interleaving needs a pipeline, and with two
+    // stages each batched exchange would hold two sends and two receives between the same two
+    // ranks; with overlap_p2p_comm the transfers are separate and two stages are allowed.
+    if (parallel.pp < 2)
+      throw InputError(kParallel, "virtual_stages", "interleaving needs pipeline stages (PP > 1)");
+    if (parallel.pp == 2 && !parallel.overlap_p2p_comm)
       throw InputError(kParallel, "virtual_stages",
                        "interleaving with two stages needs overlap_p2p_comm (Megatron-LM refuses "
                        "batched exchanges between the same two ranks)");

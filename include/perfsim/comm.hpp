@@ -30,9 +30,12 @@ std::string_view collective_name(CollectiveKind kind);
 std::optional<CollectiveKind> parse_collective(std::string_view name);
 bool is_point_to_point(CollectiveKind kind);
 
-// The channel of send/recv traffic from one rank to another: the engine matches a send with
-// its recv on it, and the collective model routes it, under the name "p2p:<from>-><to>".
+// The channel of send/recv traffic from one rank to another: the collective model routes it
+// under the name "p2p:<from>-><to>".
 std::string point_to_point_group_name(int from_rank, int to_rank);
+// Where the engine pairs a send with its recv: the channel itself for match tag 0, else one
+// stream of it per tag, "p2p:<from>-><to>/tag<t>" (sends and recvs pair in order within it).
+std::string point_to_point_stream_name(int from_rank, int to_rank, std::int64_t match_tag);
 
 // A process group of the traced job: its name as the trace spells it and its global ranks.
 struct ProcessGroup {
@@ -52,9 +55,13 @@ struct CommInfo {
   // all-to-allv split sizes in elements, one per peer, as the trace gives them.
   std::vector<std::int64_t> in_split_elements;
   std::vector<std::int64_t> out_split_elements;
-  int peer_rank = -1;  // send/recv: the other side (global rank)
-  int root_rank = -1;  // broadcast/reduce root (global rank) when known
-  std::int64_t tag = 0;
+  int peer_rank = -1;    // send/recv: the other side (global rank)
+  int root_rank = -1;    // broadcast/reduce root (global rank) when known
+  std::int64_t tag = 0;  // as the trace gives it (an execution trace's c10d sequence number)
+  // send/recv: which of the rank pair's independent message streams it belongs to; a send
+  // pairs with the peer's recv of the same match tag, in order. Not `tag`: an execution trace's
+  // is c10d's sequence number, which differs between the two sides. 0 = the pair's one stream.
+  std::int64_t match_tag = 0;
 };
 
 }  // namespace perfsim

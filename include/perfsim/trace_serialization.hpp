@@ -16,7 +16,7 @@
 
 namespace perfsim {
 
-inline constexpr std::uint32_t kTraceSerializationVersion = 1;
+inline constexpr std::uint32_t kTraceSerializationVersion = 2;
 
 template <class Archive>
 void serialize(Archive& ar, TensorRef& tensor) {
@@ -32,7 +32,8 @@ void serialize(Archive& ar, ProcessGroup& group) {
 template <class Archive>
 void serialize(Archive& ar, CommInfo& comm) {
   ar(comm.kind, comm.process_group, comm.group_size, comm.dtype, comm.bytes_in, comm.bytes_out,
-     comm.in_split_elements, comm.out_split_elements, comm.peer_rank, comm.root_rank, comm.tag);
+     comm.in_split_elements, comm.out_split_elements, comm.peer_rank, comm.root_rank, comm.tag,
+     comm.match_tag);
 }
 
 template <class Archive>

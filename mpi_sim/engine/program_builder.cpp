@@ -297,6 +297,7 @@ SimCollective make_collective(const Trace& header, const Op& comm_op, const OpSe
   std::vector<int> members;
   sim_collective.comm = *comm_op.comm;
   const CommInfo& comm = sim_collective.comm;
+  std::string route_group;  // the group the collective model routes it over
   if (is_point_to_point(comm.kind)) {
     if (comm.peer_rank < 0 || comm.peer_rank >= world_size) {
       throw InputError(header.source, "node " + std::to_string(comm_op.id),
@@ -305,7 +306,9 @@ SimCollective make_collective(const Trace& header, const Op& comm_op, const OpSe
     }
     const int from = comm.kind == CollectiveKind::kSend ? sim_rank : comm.peer_rank;
     const int to = comm.kind == CollectiveKind::kSend ? comm.peer_rank : sim_rank;
-    sim_collective.group = point_to_point_group_name(from, to);
+    // Pairing is per message stream of the channel; routing per channel.
+    sim_collective.group = point_to_point_stream_name(from, to, comm.match_tag);
+    route_group = point_to_point_group_name(from, to);
     members = {std::min(from, to), std::max(from, to)};
   } else {
     sim_collective.group = comm.process_group;
@@ -322,6 +325,7 @@ SimCollective make_collective(const Trace& header, const Op& comm_op, const OpSe
       // The trace's default group spans the whole job.
       sim_collective.group = "";
     }
+    route_group = sim_collective.group;
     if (!std::binary_search(members.begin(), members.end(), sim_rank)) {
       throw InputError(header.source, "node " + std::to_string(comm_op.id),
                        "rank " + std::to_string(sim_rank) + " runs a collective of group '" +
@@ -351,7 +355,7 @@ SimCollective make_collective(const Trace& header, const Op& comm_op, const OpSe
     }
   }
   CollectiveCall call;
-  call.group = sim_collective.group;
+  call.group = route_group;
   call.group_size = static_cast<int>(sim_collective.members.size());
   call.index_in_group = sim_collective.index_in_group;
   call.comm = &sim_collective.comm;

@@ -15,7 +15,8 @@ bool same_message(const CommInfo& a, const CommInfo& b) {
   return a.kind == b.kind && a.group_size == b.group_size && a.dtype == b.dtype &&
          a.bytes_in == b.bytes_in && a.bytes_out == b.bytes_out &&
          a.in_split_elements == b.in_split_elements &&
-         a.out_split_elements == b.out_split_elements && a.tag == b.tag;
+         a.out_split_elements == b.out_split_elements && a.tag == b.tag &&
+         a.match_tag == b.match_tag;
 }
 
 bool same_collective_op(const SimCollective& a, const SimCollective& b) {

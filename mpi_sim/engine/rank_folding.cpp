@@ -65,7 +65,8 @@ std::string compare_collectives(const SimCollective& a, const SimCollective& b,
       a.comm.dtype != b.comm.dtype || a.comm.bytes_in != b.comm.bytes_in ||
       a.comm.bytes_out != b.comm.bytes_out ||
       a.comm.in_split_elements != b.comm.in_split_elements ||
-      a.comm.out_split_elements != b.comm.out_split_elements || a.comm.tag != b.comm.tag)
+      a.comm.out_split_elements != b.comm.out_split_elements || a.comm.tag != b.comm.tag ||
+      a.comm.match_tag != b.comm.match_tag)
     return "collective kind or size";
   if (!same_class(a.comm.peer_rank, b.comm.peer_rank, representative_of) ||
       !same_class(a.comm.root_rank, b.comm.root_rank, representative_of))

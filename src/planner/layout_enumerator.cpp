@@ -99,7 +99,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
           const int micro_batches = global_batch / (dp * micro);
           for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
                ++virtual_stages) {
-            if (virtual_stages > 1 && (pp < 3 || micro_batches % pp != 0 ||
+            // Interleaving over 2 stages runs with overlap_p2p_comm, every layout's default.
+            if (virtual_stages > 1 && (pp < 2 || micro_batches % pp != 0 ||
                                        !splits_layers(model, limits, pp, virtual_stages)))
               continue;
             for (bool sequence_parallel : {false, true}) {

@@ -33,7 +33,8 @@ WitnessCollector::Key witness_key(const CommInfo& comm) {
           comm.in_split_elements,
           comm.out_split_elements,
           comm.root_rank,
-          comm.tag};
+          comm.tag,
+          comm.match_tag};
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ class WitnessCollector {
 
   // What a collective's group and duration can depend on: its role and its message.
   using Key = std::tuple<std::string, int, CollectiveKind, int, DType, Bytes, Bytes,
-                         std::vector<std::int64_t>, std::vector<std::int64_t>, int, std::int64_t>;
+                         std::vector<std::int64_t>, std::vector<std::int64_t>, int, std::int64_t,
+                         std::int64_t>;
 
  private:
   generators::llm::StageTemplate witnesses_;

@@ -1,6 +1,7 @@
 #include "trace_io/et_comm_record.hpp"
 
 #include <charconv>
+#include <limits>
 
 #include "io/checked_number.hpp"
 
@@ -161,6 +162,8 @@ CommRecord read_comm_record(const Op& op, const std::vector<RawArgument>& raw,
                            .value_or(total_numel(input_tensors, where));
   record.out_elements = bounded_attribute(op, "out_msg_nelems", 0, io::kMaxElements, where)
                             .value_or(total_numel(op.outputs, where));
+  constexpr std::int64_t kMaxMatchTag = std::numeric_limits<std::int32_t>::max();
+  record.match_tag = bounded_attribute(op, "p2p_match_tag", 0, kMaxMatchTag, where).value_or(0);
   return record;
 }
 

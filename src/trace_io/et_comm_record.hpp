@@ -35,6 +35,7 @@ struct CommRecord {
   std::int64_t in_elements = 0;
   std::int64_t out_elements = 0;
   int fallback_element_bytes = 0;
+  std::int64_t match_tag = 0;  // perfsim's "p2p_match_tag" (CommInfo::match_tag)
 };
 
 // Throws InputError for a record without a collective name or with an unreadable split list.

@@ -100,6 +100,7 @@ class CommunicationBuilder {
     }
     if (record.seq)
       comm.tag = *record.seq;
+    comm.match_tag = record.match_tag;
     if (record.group_size > 0)
       summary_.world_size = std::max(summary_.world_size, record.group_size);
     if (!record.group_name.empty())

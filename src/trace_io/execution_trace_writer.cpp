@@ -319,6 +319,10 @@ class EtWriter {
       attrs.push_back(attribute("pg_desc", "string", group_description));
     }
     attrs.push_back(attribute("pg_size", "uint64", comm.group_size));
+    // perfsim's own: which message stream of the rank pair a send/recv belongs to
+    // (CommInfo::match_tag), written only where it is not the pair's one stream.
+    if (p2p && comm.match_tag != 0)
+      attrs.push_back(attribute("p2p_match_tag", "int64", comm.match_tag));
     nodes_.push_back(node(parent + 1, "record_param_comms", parent, std::move(inputs),
                           argument_lists(op.outputs), std::move(attrs)));
   }

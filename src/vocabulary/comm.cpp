@@ -79,6 +79,13 @@ std::string point_to_point_group_name(int from_rank, int to_rank) {
   return "p2p:" + std::to_string(from_rank) + "->" + std::to_string(to_rank);
 }
 
+std::string point_to_point_stream_name(int from_rank, int to_rank, std::int64_t match_tag) {
+  std::string name = point_to_point_group_name(from_rank, to_rank);
+  if (match_tag != 0)
+    name += "/tag" + std::to_string(match_tag);
+  return name;
+}
+
 bool is_point_to_point(CollectiveKind kind) {
   return kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv;
 }

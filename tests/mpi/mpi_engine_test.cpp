@@ -251,5 +251,46 @@ TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
                                                   inputs.overheads, {}));
 }
 
+// Two interleaved stages (PP 2 x VP 2): each direction of the one rank pair carries two message
+// streams (activations, gradients), each on a communicator of its own; the reductions resolve
+// as in one process whatever the placement.
+TEST(MpiEngine, TwoStageInterleavedLlmRunMatchesInProcess) {
+  generators::llm::ParallelConfig parallel;
+  parallel.tp = 1;
+  parallel.pp = 2;
+  parallel.dp = 2;
+  parallel.virtual_stages = 2;
+  const std::string source = PERFSIM_SOURCE_DIR;
+  const std::string device = source + "/configs/devices/H100-SXM.json";
+  const scenario::LlmScenario scenario{
+      test_support::small_gpt(4, 512, 8),
+      parallel,
+      topology::load_topology(source + "/configs/topologies/hgx-h100.json"),
+      io::read_file_decompressed(device),
+      device,
+      ""};
+  const int world = parallel.world_size();
+  std::vector<RankResult> expected;
+  if (mpi_rank() == 0) {
+    const scenario::SimulationInputs all = scenario::load_llm_inputs(scenario, {0, 1, 2, 3});
+    engine::InProcessClockSync sync;
+    expected = engine::simulate_programs(all.programs, all.overheads, sync);
+  }
+  for (int per_process : {1, 2, 4}) {
+    if (per_process * mpi_size() < world)
+      continue;
+    const std::vector<int> placement = mpi::block_placement(world, per_process);
+    std::vector<int> local;
+    for (int rank = 0; rank < world; ++rank) {
+      if (placement[rank] == mpi_rank())
+        local.push_back(rank);
+    }
+    const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, local);
+    EXPECT_FALSE(mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world).details_gathered);
+    expect_identical(expected, mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
+                                                    inputs.overheads, {}));
+  }
+}
+
 }  // namespace
 }  // namespace perfsim

@@ -100,6 +100,14 @@ inline std::vector<ParallelismLayout> parallelism_layouts() {
   listed.virtual_stages = 2;
   listed.pp_layers = {0, 1, 1, 1, 1, 2};
   add("InterleavedUnevenStagesListed", listed);
+  // Two stages interleaved (Megatron with overlap_p2p_comm): one rank pair carries activations
+  // and gradients both ways, each its own message stream. 6 layers + embedding + loss over
+  // PP 2 x V 2.
+  llm::ParallelConfig two_stages = tp_pp_dp(2, 2, 2);
+  two_stages.virtual_stages = 2;
+  two_stages.account_for_embedding = true;
+  two_stages.account_for_loss = true;
+  add("InterleavedTwoStages", two_stages);
 
   // EP 2 of DP 4: the experts' gradients reduce over their own group (edp), not DP.
   llm::ParallelConfig experts = tp_pp_dp(2, 2, 4);

@@ -108,8 +108,9 @@ double omitted_parameters(const llm::TransformerConfig& model, const llm::Parall
                                                 2.0 * model.kv_heads * model.head_dim();
   // The last stage also holds the multi-token prediction modules' layers.
   const bool last = stage == parallel.pp - 1;
-  const llm::LayerRange range = llm::stage_layers(model, parallel, stage);
-  const double layers = range.last - range.first + (last ? model.mtp_num_layers : 0);
+  // Every model chunk's layers (interleaving).
+  const double layers =
+      llm::layers_of_stage(model, parallel, stage) + (last ? model.mtp_num_layers : 0);
   // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
   const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
   // The first stage's learned position embedding; the last stage's final norm bias (the
@@ -228,10 +229,9 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
   double unsaved = 0;
   if (model.is_moe()) {
     const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
-    const llm::LayerRange range = llm::stage_layers(model, parallel, stage);
+    const double layers = llm::layers_of_stage(model, parallel, stage);
     const double mtp_layers = stage == parallel.pp - 1 ? model.mtp_num_layers : 0;
-    unsaved = (static_cast<double>(range.last - range.first) * m.closed.microbatches_in_flight +
-               mtp_layers) *
+    unsaved = (layers * m.closed.microbatches_in_flight + mtp_layers) *
               static_cast<double>(shapes.seq_local) * shapes.batch * shapes.top_k * 8;
   }
   EXPECT_NEAR(static_cast<double>(m.activations_entering_backward),
@@ -698,6 +698,18 @@ TEST(LlmMemoryAgreement, TransformerEngineCublasWorkspaces) {
     EXPECT_EQ(with.report.live_at_peak[MemoryCategory::kActivations],
               without.report.live_at_peak[MemoryCategory::kActivations]);
   }
+}
+
+TEST(LlmMemoryAgreement, InterleavedTwoStages) {
+  // PP 2 x VP 2 (Megatron with overlap_p2p_comm): stage 0 runs virtual stages 0 and 2, a layer
+  // each. Entering its first backward it has run the (p - 1) 2 + (v - 1) p warm-up forwards and
+  // the first steady one, 5 chunks of one layer: the closed form's p (1 + (p - 1) / (p v)) =
+  // 2.5 micro-batches of its 2 layers (Korthikanti et al. 2022, Sec. 4.2.3).
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.virtual_stages = 2;
+  EXPECT_DOUBLE_EQ(
+      estimate_llm_memory(small_gpt(), parallel, {}).stages.at(0).microbatches_in_flight, 2.5);
+  expect_agreement(small_gpt(), parallel);
 }
 
 TEST(LlmMemoryAgreement, UnevenSplitFirstStageHoldsItsOwnLayers) {

@@ -34,23 +34,23 @@ TEST(LayoutEnumerator, CountForFourGpusMatchesHandCount) {
   limits.gpus = 4;
   limits.gpus_per_node = 4;
   // By hand (micro-batch b divides global / DP; ZeRO 0..3 only with DP > 1; SP only with TP > 1;
-  // 3 recompute choices; interleaving needs PP >= 3, micro-batches % PP == 0 and layers %
-  // (PP v) == 0):
-  //   TP1 PP1 DP4: b 1            x 3 recompute x 4 ZeRO           = 12
-  //   TP1 PP2 DP2: b 1, 2         x 3 x 4                          = 24
-  //   TP1 PP4 DP1: b 1, 2, 4      x 3, plus v = 2 with b = 1 x 3   = 12
-  //   TP2 PP1 DP2: b 1, 2         x 2 SP x 3 x 4                   = 48
-  //   TP2 PP2 DP1: b 1, 2, 4      x 2 x 3                          = 18
-  //   TP4 PP1 DP1: b 1, 2, 4      x 2 x 3                          = 18
+  // 3 recompute choices; interleaving needs PP >= 2, micro-batches % PP == 0 and layers %
+  // (PP v) == 0, v up to 4: v = 2 or 4 on PP 2, v = 2 on PP 4):
+  //   TP1 PP1 DP4: b 1            x 3 recompute x 4 ZeRO                  = 12
+  //   TP1 PP2 DP2: b 1, 2         x 3 x 4, plus v = 2, 4 with b = 1 x 3 x 4 = 48
+  //   TP1 PP4 DP1: b 1, 2, 4      x 3, plus v = 2 with b = 1 x 3          = 12
+  //   TP2 PP1 DP2: b 1, 2         x 2 SP x 3 x 4                          = 48
+  //   TP2 PP2 DP1: b 1, 2, 4      x 2 x 3, plus v = 2, 4 with b 1, 2 x 2 x 3 = 42
+  //   TP4 PP1 DP1: b 1, 2, 4      x 2 x 3                                 = 18
   const auto layouts = enumerate_layouts(small_model(), limits);
-  EXPECT_EQ(layouts.size(), 132u);
+  EXPECT_EQ(layouts.size(), 180u);
   const auto interleaved = std::count_if(
       layouts.begin(), layouts.end(), [](const auto& layout) { return layout.virtual_stages > 1; });
-  EXPECT_EQ(interleaved, 3);
+  EXPECT_EQ(interleaved, 3 + 24 + 24);
 
   // TP stays inside a node: with 2 GPUs per node the 18 TP4 layouts go.
   limits.gpus_per_node = 2;
-  EXPECT_EQ(enumerate_layouts(small_model(), limits).size(), 114u);
+  EXPECT_EQ(enumerate_layouts(small_model(), limits).size(), 162u);
 }
 
 TEST(LayoutEnumerator, OrdersAddOnlyLayoutsThatPlaceGroupsDifferently) {
@@ -59,15 +59,15 @@ TEST(LayoutEnumerator, OrdersAddOnlyLayoutsThatPlaceGroupsDifferently) {
   limits.gpus_per_node = 4;
   limits.orders = {llm::default_rank_order(), llm::parse_rank_order("tp-cp-ep-pp-dp", "--order"),
                    llm::parse_rank_order("tp-pp-dp", "--order")};
-  // Pipeline-inside-the-node differs from the default only where PP > 1 and DP > 1: the 24
+  // Pipeline-inside-the-node differs from the default only where PP > 1 and DP > 1: the 48
   // TP1 PP2 DP2 layouts of the hand count above. tp-pp-dp places them as tp-cp-ep-pp-dp does
   // (CP and EP are 1), so it adds none.
   const auto layouts = enumerate_layouts(small_model(), limits);
-  EXPECT_EQ(layouts.size(), 132u + 24u);
+  EXPECT_EQ(layouts.size(), 180u + 48u);
   const auto reordered = std::count_if(layouts.begin(), layouts.end(), [](const auto& layout) {
     return layout.order != llm::default_rank_order();
   });
-  EXPECT_EQ(reordered, 24);
+  EXPECT_EQ(reordered, 48);
   for (const auto& layout : layouts)
     if (layout.order != llm::default_rank_order()) {
       EXPECT_EQ(llm::rank_order_name(layout.order), "tp-cp-ep-pp-dp");

@@ -244,10 +244,15 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     throw InputError(kParallel, "virtual_stages", "must be positive");
   virtual_stage_layers(model, parallel);  // throws when the layers do not split so
   if (parallel.virtual_stages > 1) {
-    // With two stages the ring's wrap-around link is the same rank pair as the backward link,
-    // and the engine pairs point-to-point messages by rank pair and order only.
-    if (parallel.pp < 3)
-      throw InputError(kParallel, "virtual_stages", "interleaving needs at least three stages");
+    // Megatron-LM's own checks (arguments.py): interleaving needs a pipeline, and with two
+    // stages each batched exchange would hold two sends and two receives between the same two
+    // ranks; with overlap_p2p_comm the transfers are separate and two stages are allowed.
+    if (parallel.pp < 2)
+      throw InputError(kParallel, "virtual_stages", "interleaving needs pipeline stages (PP > 1)");
+    if (parallel.pp == 2 && !parallel.overlap_p2p_comm)
+      throw InputError(kParallel, "virtual_stages",
+                       "interleaving with two stages needs overlap_p2p_comm (Megatron-LM refuses "
+                       "batched exchanges between the same two ranks)");
     require_divisible(micro_batches_per_iteration(model, parallel), parallel.pp, "virtual_stages",
                       "micro-batches per iteration (interleaved schedule)");
   }

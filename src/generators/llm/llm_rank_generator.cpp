@@ -792,6 +792,17 @@ class StageGenerator {
   std::map<std::pair<int, int>, MtpSaved> mtp_saved_;
 };
 
+// The match tag of a stage-boundary transfer. Activations and gradients are two message
+// streams, each paired in order. They share a rank pair only with two interleaved stages (the
+// ring's wrap-around link is then the backward link, both ways): there gradients get a tag of
+// their own; elsewhere every transfer keeps tag 0, and its channel, as before.
+std::int64_t boundary_match_tag(const ParallelConfig& parallel, PipelineAction action) {
+  constexpr std::int64_t kGradientTag = 1;
+  const bool gradient =
+      action == PipelineAction::kRecvBackward || action == PipelineAction::kSendBackward;
+  return gradient && parallel.pp == 2 && parallel.virtual_stages > 1 ? kGradientTag : 0;
+}
+
 bool is_transfer(PipelineAction action) {
   return action == PipelineAction::kRecvForward || action == PipelineAction::kSendForward ||
          action == PipelineAction::kRecvBackward || action == PipelineAction::kSendBackward;
@@ -876,7 +887,8 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
     switch (step.action) {
       case PipelineAction::kRecvForward: {
         TensorRef buffer = stage.stage_boundary_tensor();
-        builder.communicate({CollectiveKind::kRecv, "", 2, stage.previous_rank(), kRecvPrevStream},
+        builder.communicate({CollectiveKind::kRecv, "", 2, stage.previous_rank(), kRecvPrevStream,
+                             boundary_match_tag(parallel, step.action)},
                             buffer, buffer);
         received_activations[mb] = buffer;
         break;
@@ -892,14 +904,16 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
         break;
       }
       case PipelineAction::kSendForward:
-        builder.communicate({CollectiveKind::kSend, "", 2, stage.next_rank(), kSendNextStream},
+        builder.communicate({CollectiveKind::kSend, "", 2, stage.next_rank(), kSendNextStream,
+                             boundary_match_tag(parallel, step.action)},
                             stage.boundary_to_send(outputs.at(mb)),
                             stage.boundary_to_send(outputs.at(mb)));
         outputs.erase(mb);
         break;
       case PipelineAction::kRecvBackward: {
         TensorRef buffer = stage.stage_boundary_tensor();
-        builder.communicate({CollectiveKind::kRecv, "", 2, stage.next_rank(), kRecvNextStream},
+        builder.communicate({CollectiveKind::kRecv, "", 2, stage.next_rank(), kRecvNextStream,
+                             boundary_match_tag(parallel, step.action)},
                             buffer, buffer);
         received_gradients[mb] = buffer;
         break;
@@ -919,7 +933,8 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
         break;
       }
       case PipelineAction::kSendBackward:
-        builder.communicate({CollectiveKind::kSend, "", 2, stage.previous_rank(), kSendPrevStream},
+        builder.communicate({CollectiveKind::kSend, "", 2, stage.previous_rank(), kSendPrevStream,
+                             boundary_match_tag(parallel, step.action)},
                             stage.boundary_to_send(input_gradients.at(mb)),
                             stage.boundary_to_send(input_gradients.at(mb)));
         input_gradients.erase(mb);

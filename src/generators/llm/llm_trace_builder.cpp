@@ -156,6 +156,7 @@ void RankTraceBuilder::communicate(const CollectiveSpec& spec, const TensorRef& 
   comm.bytes_in = input.bytes();
   comm.bytes_out = output.bytes();
   comm.peer_rank = spec.peer_rank;
+  comm.match_tag = spec.match_tag;
   const bool in_place =
       spec.kind == CollectiveKind::kAllReduce || spec.kind == CollectiveKind::kRecv;
   if (in_place || spec.kind == CollectiveKind::kSend) {

@@ -42,6 +42,7 @@ struct CollectiveSpec {
   int group_size = 0;
   int peer_rank = -1;  // send/recv
   StreamId stream = kTensorParallelStream;
+  std::int64_t match_tag = 0;  // send/recv: CommInfo::match_tag
 };
 
 class RankTraceBuilder {

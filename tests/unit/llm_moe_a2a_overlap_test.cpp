@@ -20,6 +20,7 @@
 #include "planner/layout_enumerator.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
+#include "support/small_moe.hpp"
 #include "topology/topology.hpp"
 #include "validation/run_table.hpp"
 
@@ -34,22 +35,7 @@ const std::string kSource = PERFSIM_SOURCE_DIR;
 
 // 2 MoE layers, h 1024, 8 experts of 1024 (top 2), sequence 1024, 4 micro-batches at DP 8.
 llm::TransformerConfig small_moe() {
-  llm::TransformerConfig model;
-  model.name = "small-moe";
-  model.layers = 2;
-  model.hidden = 1024;
-  model.heads = 16;
-  model.kv_heads = 16;
-  model.ffn_hidden = 4096;
-  model.gated_ffn = true;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 32;
-  model.moe.num_experts = 8;
-  model.moe.top_k = 2;
-  model.moe.expert_ffn_hidden = 1024;
-  return model;
+  return test_support::small_moe(2, 32);
 }
 
 llm::ParallelConfig ep8(bool overlap) {

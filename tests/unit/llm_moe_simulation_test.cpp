@@ -9,6 +9,7 @@
 #include "generators/llm/llm_model_config.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
+#include "support/small_moe.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::scenario {
@@ -32,21 +33,7 @@ double exposed(const LlmRunSummary& summary, const std::string& kind) {
 }
 
 TEST(LlmMoeSimulation, PipelineRepresentativesMatchEveryRank) {
-  llm::TransformerConfig model;
-  model.name = "small-moe";
-  model.layers = 4;
-  model.hidden = 1024;
-  model.heads = 16;
-  model.kv_heads = 16;
-  model.ffn_hidden = 4096;
-  model.gated_ffn = true;
-  model.vocab = 32768;
-  model.seq_len = 1024;
-  model.micro_batch = 1;
-  model.global_batch = 16;
-  model.moe.num_experts = 8;
-  model.moe.top_k = 2;
-  model.moe.expert_ffn_hidden = 1024;
+  llm::TransformerConfig model = test_support::small_moe(4, 16);
   model.moe.shared_expert_ffn_hidden = 1024;
   const llm::ParallelConfig parallel{
       .tp = 2, .pp = 2, .dp = 4, .ep = 4, .moe_imbalance = 1.25, .sequence_parallel = true};

@@ -10,6 +10,8 @@
 namespace perfsim::generators::llm {
 namespace {
 
+constexpr double kBytesPerUsPerGBps = 1e3;
+
 // A step's ops cut at its EP all-to-alls: pieces[i] precedes all_to_alls[i]; one more piece
 // than all-to-alls (possibly empty).
 struct Pieces {
@@ -74,8 +76,7 @@ Bytes bytes_of(const Op& op) {
 // it overlaps. window_us < 0: every compute op, whole.
 std::size_t mark_beside(std::vector<Op>& piece, const AllToAllContention& beside,
                         double window_us) {
-  constexpr double kPerUs = 1e6;  // FLOP/us per TFLOP/s; bytes/us per GB/s is 1e3
-  constexpr double kBytesPerUsPerGBps = 1e3;
+  constexpr double kFlopsPerUsPerTFLOPs = 1e6;
   std::size_t marked = 0;
   double elapsed_us = 0;
   for (Op& op : piece) {
@@ -86,7 +87,7 @@ std::size_t mark_beside(std::vector<Op>& piece, const AllToAllContention& beside
     double share = 1;
     if (window_us >= 0) {
       const double op_us = std::max(
-          flops_of(op) / (beside.gemm_TFLOPs * kPerUs),
+          flops_of(op) / (beside.gemm_TFLOPs * kFlopsPerUsPerTFLOPs),
           static_cast<double>(bytes_of(op)) / (beside.device_hbm_GBps * kBytesPerUsPerGBps));
       if (op_us > 0)
         share = std::min(1.0, (window_us - elapsed_us) / op_us);
@@ -110,7 +111,6 @@ double all_to_all_estimate_us(const Op& all_to_all, double bus_GBps) {
   const CommInfo& comm = *all_to_all.comm;
   const double n = std::max(1, comm.group_size);
   const double bytes = static_cast<double>(std::max(comm.bytes_in, comm.bytes_out));
-  constexpr double kBytesPerUsPerGBps = 1e3;
   return bytes * (n - 1) / n / (bus_GBps * kBytesPerUsPerGBps);
 }
 
@@ -141,42 +141,31 @@ std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_b
   auto window_of = [&](const Op& all_to_all) {
     return estimated ? all_to_all_estimate_us(all_to_all, beside.bus_GBps) : -1.0;
   };
-  double window_us = -1;
   auto append = [&](std::vector<Op>& piece) {
     std::move(piece.begin(), piece.end(), std::back_inserter(ops));
   };
   // Backward piece 0 (the loss or the received gradient up to the first combine all-to-all)
   // runs before any all-to-all is in flight.
   append(backward.pieces[0]);
+  // Posts `posting`'s all-to-all `a2a` (if it has one) and appends `running`'s piece `piece`
+  // (if any), marked as beside that all-to-all when one was posted.
+  auto post_then_run = [&](Pieces& posting, std::size_t a2a, Pieces& running, std::size_t piece) {
+    const bool posted = a2a < posting.all_to_alls.size();
+    double window_us = -1;
+    if (posted) {
+      window_us = window_of(posting.all_to_alls[a2a]);
+      ops.push_back(std::move(posting.all_to_alls[a2a]));
+    }
+    if (piece < running.pieces.size()) {
+      if (posted)
+        marked += mark_beside(running.pieces[piece], beside, window_us);
+      append(running.pieces[piece]);
+    }
+  };
   const std::size_t rounds = std::max(forward.all_to_alls.size(), backward.all_to_alls.size());
-  bool backward_posted = false, forward_posted = false;  // this round posted one
   for (std::size_t i = 0; i < rounds; ++i) {
-    if (i < backward.all_to_alls.size()) {
-      window_us = window_of(backward.all_to_alls[i]);
-      ops.push_back(std::move(backward.all_to_alls[i]));
-      backward_posted = true;
-    } else {
-      backward_posted = false;
-    }
-    // Forward piece i runs beside the backward all-to-all just posted.
-    if (i < forward.pieces.size()) {
-      if (backward_posted)
-        marked += mark_beside(forward.pieces[i], beside, window_us);
-      append(forward.pieces[i]);
-    }
-    if (i < forward.all_to_alls.size()) {
-      window_us = window_of(forward.all_to_alls[i]);
-      ops.push_back(std::move(forward.all_to_alls[i]));
-      forward_posted = true;
-    } else {
-      forward_posted = false;
-    }
-    // Backward piece i + 1 runs beside the forward all-to-all just posted.
-    if (i + 1 < backward.pieces.size()) {
-      if (forward_posted)
-        marked += mark_beside(backward.pieces[i + 1], beside, window_us);
-      append(backward.pieces[i + 1]);
-    }
+    post_then_run(backward, i, forward, i);      // forward piece i beside backward all-to-all i
+    post_then_run(forward, i, backward, i + 1);  // backward piece i + 1 beside forward's i
   }
   // What is left: the forward's last piece (after its last combine), or the rest of a side
   // with more layers.

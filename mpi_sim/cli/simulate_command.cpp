@@ -162,11 +162,7 @@ std::vector<RankResult> simulate_every_rank(const scenario::SimulateOptions& opt
                                  std::to_string(world_size) + " simulated ranks");
   }
   const std::vector<int> placement = mpi::block_placement(world_size, ranks_per_process);
-  std::vector<int> local_ranks;
-  for (int rank = 0; rank < world_size; ++rank) {
-    if (placement[rank] == context.processes.rank())
-      local_ranks.push_back(rank);
-  }
+  const std::vector<int> local_ranks = mpi::ranks_placed_on(placement, context.processes.rank());
   if (context.processes.is_root() && !options.quiet) {
     std::cerr << "perfsim: simulating " << world_size << " ranks on " << context.processes.size()
               << " MPI processes (" << ranks_per_process << " per process)\n";

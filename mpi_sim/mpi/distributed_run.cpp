@@ -75,6 +75,15 @@ std::vector<int> block_placement(int world_size, int ranks_per_process) {
   return placement;
 }
 
+std::vector<int> ranks_placed_on(std::span<const int> placement, int process) {
+  std::vector<int> ranks;
+  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
+    if (placement[rank] == process)
+      ranks.push_back(static_cast<int>(rank));
+  }
+  return ranks;
+}
+
 CollectiveCheck check_collectives(MPI_Comm world,
                                   std::span<const engine::RankProgram> local_programs,
                                   int world_size) {

@@ -28,6 +28,8 @@ class AllRanksError : public InputError {
 
 // Which MPI process simulates each rank: K consecutive ranks per process.
 std::vector<int> block_placement(int world_size, int ranks_per_process);
+// The ranks `placement` gives to MPI process `process`, ascending.
+std::vector<int> ranks_placed_on(std::span<const int> placement, int process);
 
 struct CollectiveCheck {
   // The hashes disagreed, so the signatures were gathered on process 0 and compared there (a

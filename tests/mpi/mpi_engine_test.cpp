@@ -200,11 +200,7 @@ TEST(MpiEngine, DlrmFixtureMatchesInProcess) {
   }
   const int per_process = (world + mpi_size() - 1) / mpi_size();
   const std::vector<int> placement = mpi::block_placement(world, per_process);
-  std::vector<int> local;
-  for (int rank = 0; rank < world; ++rank) {
-    if (placement[rank] == mpi_rank())
-      local.push_back(rank);
-  }
+  const std::vector<int> local = mpi::ranks_placed_on(placement, mpi_rank());
   scenario::SimulationInputs inputs = scenario::load_simulation_inputs(options, world, local);
   mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world);
   auto actual =
@@ -241,11 +237,7 @@ TEST(MpiEngine, LinkSharingLlmRunMatchesInProcess) {
   }
   const int per_process = (world + mpi_size() - 1) / mpi_size();
   const std::vector<int> placement = mpi::block_placement(world, per_process);
-  std::vector<int> local;
-  for (int rank = 0; rank < world; ++rank) {
-    if (placement[rank] == mpi_rank())
-      local.push_back(rank);
-  }
+  const std::vector<int> local = mpi::ranks_placed_on(placement, mpi_rank());
   const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, local);
   expect_identical(expected, mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,
                                                   inputs.overheads, {}));
@@ -280,11 +272,7 @@ TEST(MpiEngine, TwoStageInterleavedLlmRunMatchesInProcess) {
     if (per_process * mpi_size() < world)
       continue;
     const std::vector<int> placement = mpi::block_placement(world, per_process);
-    std::vector<int> local;
-    for (int rank = 0; rank < world; ++rank) {
-      if (placement[rank] == mpi_rank())
-        local.push_back(rank);
-    }
+    const std::vector<int> local = mpi::ranks_placed_on(placement, mpi_rank());
     const scenario::SimulationInputs inputs = scenario::load_llm_inputs(scenario, local);
     EXPECT_FALSE(mpi::check_collectives(MPI_COMM_WORLD, inputs.programs, world).details_gathered);
     expect_identical(expected, mpi::run_distributed(MPI_COMM_WORLD, inputs.programs, placement,

@@ -17,6 +17,7 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
+#include "support/free_collectives.hpp"
 #include "support/generated_llm_iteration.hpp"
 #include "support/tiny_llm.hpp"
 #include "validation/run_table.hpp"
@@ -177,11 +178,7 @@ class LayerPricedKernels final : public KernelDurationSource {
   bool heavy_;
 };
 
-class FreeCollectives final : public CommDurationSource {
- public:
-  DurationUs collective_duration_us(const CollectiveCall&) const override { return 0; }
-  std::string_view name() const override { return "free"; }
-};
+using test_support::FreeCollectives;
 
 double iteration_us(const TransformerConfig& model, const ParallelConfig& parallel,
                     bool heavy_ends) {

@@ -14,6 +14,7 @@
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
+#include "support/free_collectives.hpp"
 #include "support/generated_llm_iteration.hpp"
 #include "support/tiny_llm.hpp"
 
@@ -128,11 +129,7 @@ class LayerGemms final : public KernelDurationSource {
   DurationUs us_;
 };
 
-class FreeCollectives final : public CommDurationSource {
- public:
-  DurationUs collective_duration_us(const CollectiveCall&) const override { return 0; }
-  std::string_view name() const override { return "free"; }
-};
+using test_support::FreeCollectives;
 
 TimestampUs iteration_us(const TransformerConfig& model, const ParallelConfig& parallel,
                          HostOverheads overheads) {

@@ -17,6 +17,7 @@
 #include "mpi_sim/engine/measured_durations.hpp"
 #include "mpi_sim/engine/rank_program.hpp"
 #include "perfsim/error.hpp"
+#include "support/free_collectives.hpp"
 #include "support/tiny_llm.hpp"
 #include "support/trace_builder.hpp"
 #include "support/unit_duration_run.hpp"
@@ -131,11 +132,7 @@ class LayerGemms final : public KernelDurationSource {
   DurationUs us_;
 };
 
-class FreeCollectives final : public CommDurationSource {
- public:
-  DurationUs collective_duration_us(const CollectiveCall&) const override { return 0; }
-  std::string_view name() const override { return "free"; }
-};
+using test_support::FreeCollectives;
 
 TEST(TwoStageInterleaving, ScheduleTimeIsTheInterleavedBubble) {
   // Unfused attention: 6 GEMMs a layer forward (QKV, QK^T, AV, projection, FC1, FC2), 12 back.

@@ -3,6 +3,7 @@
 // broken files end in InputErrors naming file and location.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "devices/device_spec.hpp"
@@ -127,6 +128,32 @@ TEST(ChakraEt, GeneratedLlmRanksSimulateExactlyAfterTheRoundTrip) {
     generated.push_back(
         generators::llm::generate_llm_rank(test_support::tiny_llama(), parallel, rank));
   expect_same_simulation(generated, "tiny TP2 PP2 DP2");
+}
+
+// Two interleaved stages pair gradients on the rank pair's second message stream
+// (CommInfo::match_tag 1); the .et keeps it ("p2p_match_tag" beside comm_tag, which holds the
+// sequence number), so the transfers pair as generated and the iteration is the same.
+TEST(ChakraEt, TwoStageInterleavedMatchTagsSurviveTheRoundTrip) {
+  REQUIRE_CHAKRA();
+  ParallelConfig parallel = test_support::tiny_tp2_pp2_dp2();
+  parallel.virtual_stages = 2;
+  std::vector<Trace> generated;
+  for (int rank = 0; rank < parallel.world_size(); ++rank) {
+    generated.push_back(
+        generators::llm::generate_llm_rank(test_support::tiny_llama(), parallel, rank));
+    const Trace loaded = round_trip(generated.back());
+    std::vector<std::int64_t> written;
+    std::vector<std::int64_t> read;
+    for (const Op& op : generated.back().ops)
+      if (op.comm && is_point_to_point(op.comm->kind))
+        written.push_back(op.comm->match_tag);
+    for (const Op& op : loaded.ops)
+      if (op.comm && is_point_to_point(op.comm->kind))
+        read.push_back(op.comm->match_tag);
+    EXPECT_EQ(read, written) << "rank " << rank;
+    EXPECT_NE(std::count(written.begin(), written.end(), 1), 0) << "rank " << rank;
+  }
+  expect_same_simulation(generated, "tiny TP2 PP2 VP2 DP2");
 }
 
 TEST(ChakraEt, GeneratedDlrmRanksSimulateExactlyAfterTheRoundTrip) {
@@ -316,6 +343,13 @@ TEST(ChakraEt, UnsupportedCollectivesAndPeerlessSendsAreInputErrors) {
   expect_input_error(frame({&metadata, &node}), "node 1, field comm_type: collective GATHER");
   node.set_type(ChakraProtoMsg::COMM_SEND_NODE);
   expect_input_error(frame({&metadata, &node}), "node 1, field comm_dst");
+  auto* peer = node.add_attr();
+  peer->set_name("comm_dst");
+  peer->set_int64_val(1);
+  auto* match_tag = node.add_attr();
+  match_tag->set_name("p2p_match_tag");
+  match_tag->set_int64_val(-1);
+  expect_input_error(frame({&metadata, &node}), "node 1, field p2p_match_tag: must be between");
   ChakraProtoMsg::Node host;
   host.set_id(2);
   host.set_name("aten::mm");

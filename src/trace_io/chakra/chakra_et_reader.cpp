@@ -324,6 +324,11 @@ class ChakraReader {
       if (!peer || *peer < 0 || *peer > std::numeric_limits<int>::max())
         where.fail(sends ? "comm_dst" : "comm_src", "a send or receive needs its peer rank");
       comm.peer_rank = static_cast<int>(*peer);
+      const std::int64_t match_tag = integer(node, "p2p_match_tag").value_or(0);
+      if (match_tag < 0 || match_tag > std::numeric_limits<std::int32_t>::max())
+        where.fail("p2p_match_tag",
+                   "must be between 0 and 2147483647, got " + std::to_string(match_tag));
+      comm.match_tag = match_tag;
       return comm;
     }
     comm.kind = collective_kind(integer(node, "comm_type"), where);

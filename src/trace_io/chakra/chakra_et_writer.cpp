@@ -228,6 +228,10 @@ class DeviceNodeWriter {
       add_int32(node, "comm_src", sends ? trace_.rank : comm.peer_rank);
       add_int32(node, "comm_dst", sends ? comm.peer_rank : trace_.rank);
       add_int32(node, "comm_tag", static_cast<std::int32_t>(comm.tag));
+      // comm_tag holds c10d's sequence number; the pairing tag (CommInfo::match_tag) travels
+      // as perfsim's own attribute, as in the JSON execution trace, only where it is not 0.
+      if (comm.match_tag != 0)
+        add_int(node, "p2p_match_tag", comm.match_tag);
       return;
     }
     node.set_type(pb::COMM_COLL_NODE);

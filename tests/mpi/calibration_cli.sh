@@ -62,4 +62,12 @@ same "$by_name_s" "$calibrated_s" || fail "by name $by_name_s s, by file $calibr
 status=$?
 [ "$status" -eq 2 ] || fail "an unknown model name gave exit $status, want 2: $(cat noname.out)"
 grep -q "no-such-model" noname.out || fail "the error does not name the model: $(cat noname.out)"
+grep -q "llama3-70b, llama3-8b" noname.out || fail "the error does not list the shipped names"
+# A shipped name typed with other capitals is the same file.
+by_capitals_s="$("$perfsim" simulate --model Korthikanti-22B --tp 8 --micro-batch 4 --global-batch 4 \
+  --recompute selective --sequence-parallel --get-batch-sync --timer-syncs --topology DGX-A100 \
+  --device A100-80GB --results "" --format json 2>/dev/null |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["iteration_us"] * 1e-6)')" ||
+  fail "simulate with --model Korthikanti-22B failed"
+same "$by_capitals_s" "$by_name_s" || fail "Korthikanti-22B $by_capitals_s s, korthikanti-22b $by_name_s s"
 echo "PASS"

@@ -537,6 +537,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // permutation kernels and the router's top-k are memory-bound passes over their tensors.
     t["te::grouped_gemm"] = product(0, 1);
     t["te::moe_permute"] = elementwise(0);
+    t["te::moe_sort_chunks_by_index"] = elementwise(0);
     t["te::moe_unpermute"] = elementwise(2);
     t["te::moe_unpermute_backward"] = elementwise(2);
     t["aten::topk"] = elementwise(2);

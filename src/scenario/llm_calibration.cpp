@@ -1,5 +1,6 @@
 #include "scenario/llm_calibration.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
@@ -40,6 +41,8 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::Calibrat
         point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
   overheads.per_op[std::string(generators::llm::kLoadBatchOpName)].t5 = {
       point.host_us_per_micro_batch, 0.0, 1};
+  overheads.per_op[std::string(generators::llm::kExpertGemmLaunchOpName)].t1 = {
+      std::min(point.host_us_per_op, kMeasuredLaunchUs), 0.0, 1};
   return overheads;
 }
 

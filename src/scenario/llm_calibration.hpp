@@ -33,9 +33,17 @@ bool gemm_scale_applies(const validation::EndToEndCalibration& calibration,
 double gemm_time_scale_for(const validation::EndToEndCalibration& calibration,
                            const CalibrationTarget& target);
 
+// The measured host time of issuing one kernel (configs/assets/host_launch_dlrm_v100.json's
+// host_us_per_op: median of eager one-kernel ops on the DLRM Kineto traces, measured, not fitted;
+// unit_shipped_calibration_test checks the two agree). A kernel launched from a C++ loop inside
+// a call the per-op cost already covers (TE's per-expert cuBLASLt GEMMs) costs at most this.
+inline constexpr double kMeasuredLaunchUs = 13.0;
+
 // The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
 // more of it before communication ops, and the batch load as the CPU time of the get_batch op
-// after its host wait (T5 of an op without kernels).
+// after its host wait (T5 of an op without kernels); a MoE layer's per-expert GEMM launches
+// (generators::llm::kExpertGemmLaunchOpName) min(per-op cost, kMeasuredLaunchUs), so that a
+// calibration without host costs keeps them free.
 HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point);
 
 // `--calibration VALUE` of simulate and plan: "" = the shipped calibration compiled into the

@@ -56,8 +56,12 @@ constexpr HeldOutTable kTables[] = {
     // max 32.96%. The bounds did not move. Issue 15 then let interleaving run over two stages:
     // the Qwen3 30B-A3B rows' first run (held out, nothing changed in them) -65.0% / -64.9%,
     // 6 of 6 rows, mean 37.68%, max 65.01%, every row too fast: the bounds follow the README's
-    // figures (this guards against regressions; it was not chosen to fit the rows).
-    {"published-megatron-bridge-moe-h100.csv", 6, 0.38, 0.655},
+    // figures (this guards against regressions; it was not chosen to fit the rows). Issue 15's
+    // MoE host path (dispatcher counts, their all-gather and host wait, per-expert launches and
+    // dummy gradients; the rule fixed from the frameworks' code before this file was run with
+    // it): GPT-OSS -30.6% / -25.7%, Qwen3 30B-A3B -52.2% / -62.2%, Qwen3 235B -16.3% / -16.3%,
+    // mean 33.88%, max 62.19%, every row still too fast; bounds rounded up to whole percents.
+    {"published-megatron-bridge-moe-h100.csv", 6, 0.34, 0.63},
 };
 
 void check(const HeldOutTable& held_out) {

@@ -16,7 +16,7 @@ namespace {
 using test_support::tiny_moe;
 
 struct AuxLossOps {
-  int token_sums = 0;         // aten::sum over a [tokens, 4] tensor
+  int token_sums = 0;         // aten::sum over a [tokens, 4] tensor into fp32
   Bytes token_sum_bytes = 0;  // what they read
   int count_all_reduces = 0;  // all-reduces of the 4 experts' fp32 counts
   int gradient_adds = 0;      // aten::add writing [tokens, 4] in backward
@@ -26,7 +26,10 @@ AuxLossOps aux_loss_ops(const ParallelConfig& parallel, std::int64_t tokens) {
   AuxLossOps ops;
   for (const Op& op : generate_llm_rank(tiny_moe(), parallel, 0).ops) {
     const std::vector<std::int64_t> per_token{tokens, 4};
-    if (op.name == "aten::sum" && op.inputs.at(0).shape == per_token) {
+    // The loss's sums write fp32; the dispatcher's own int64 count of the routing map
+    // (llm_moe_host_path.cpp) is not the loss's.
+    if (op.name == "aten::sum" && op.inputs.at(0).shape == per_token &&
+        op.outputs.at(0).dtype == DType::kFloat32) {
       ++ops.token_sums;
       ops.token_sum_bytes +=
           static_cast<Bytes>(op.inputs.at(0).numel) * element_bytes(op.inputs.at(0).dtype);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "devices/device_spec.hpp"
+#include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "validation/shipped_calibration.hpp"
@@ -66,6 +67,22 @@ TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {
   EXPECT_DOUBLE_EQ(overheads.all_ops.t1.mean_us, 50);
   EXPECT_DOUBLE_EQ(overheads.per_op.at("nccl:all_reduce").t1.mean_us, 57);
   EXPECT_DOUBLE_EQ(overheads.per_op.at("megatron.get_batch").t5.mean_us, 4000);
+  // A MoE expert's GEMM launched from TE's C++ loop: the measured launch floor, never more
+  // than the per-op cost (so no calibration, no host cost).
+  const std::string launch(generators::llm::kExpertGemmLaunchOpName);
+  EXPECT_DOUBLE_EQ(overheads.per_op.at(launch).t1.mean_us, scenario::kMeasuredLaunchUs);
+  point.host_us_per_op = 5;
+  EXPECT_DOUBLE_EQ(scenario::with_host_cost({}, point).per_op.at(launch).t1.mean_us, 5);
+  point.host_us_per_op = 0;
+  EXPECT_DOUBLE_EQ(scenario::with_host_cost({}, point).per_op.at(launch).t1.mean_us, 0);
+}
+
+// The launch floor is the measured file's per-op cost, not a number of its own.
+TEST(ShippedCalibration, LaunchFloorIsTheMeasuredFile) {
+  const validation::EndToEndCalibration measured = validation::load_calibration(
+      std::string(PERFSIM_SOURCE_DIR) + "/configs/assets/host_launch_dlrm_v100.json");
+  EXPECT_EQ(measured.fitted_rows, 0u);  // measured, not fitted on any run table
+  EXPECT_DOUBLE_EQ(measured.host.host_us_per_op, scenario::kMeasuredLaunchUs);
 }
 
 }  // namespace

@@ -407,6 +407,20 @@ class LayerEmitter {
   TensorRef grouped_gemm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
                          std::int64_t n);
   std::int64_t tokens_per_expert() const;
+  // The host path of Megatron-Core's alltoall dispatcher and TE's GroupedLinear
+  // (llm_moe_host_path.cpp). dispatcher_token_counts: the preprocess's token counts over this
+  // rank's `tokens`, their all-gather over the ETP x EP group, the device-to-host copies;
+  // dispatcher_wait: the host waits for those copies (once per MoE forward).
+  void dispatcher_token_counts(std::int64_t tokens);
+  void dispatcher_wait();
+  // Rows [rows, width] reordered by local expert (sort_chunks_by_idxs, fused); unchanged with
+  // one local expert.
+  TensorRef sort_chunks_by_expert(const TensorRef& rows, std::int64_t row_count,
+                                  std::int64_t width);
+  // The launches of the local experts after the first in one grouped GEMM (TE's C++ loop), and
+  // the dummy weight gradients of one grouped linear's backward (a Python loop per expert).
+  void expert_gemm_launches();
+  void expert_dummy_wgrads();
   // The dense MLP on the gathered normed input: fc1, activation, fc2 (width ffn_local).
   // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
   // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).

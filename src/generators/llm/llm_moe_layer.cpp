@@ -27,6 +27,7 @@ TensorRef LayerEmitter::grouped_gemm(const TensorRef& a, const TensorRef& b, std
       "te::grouped_gemm",
       {RankTraceBuilder::view(a, {experts, m, k}), RankTraceBuilder::view(b, {experts, k, n})},
       {out}, KernelCategory::kGemm, 2.0 * experts * m * k * n);
+  expert_gemm_launches();
   return out;
 }
 
@@ -132,12 +133,17 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   builder_.compute("aten::topk", {probabilities}, {top_probabilities, top_indices},
                    KernelCategory::kOther, kTopKFlops * static_cast<double>(tokens * experts));
   load_balancing_loss_forward(probabilities, tokens);
-  // Dispatch: each token copied once per chosen expert, grouped by expert, sent to its rank.
+  // Dispatch: the token counts to the host (llm_moe_host_path.cpp); each token copied once per
+  // chosen expert, grouped by expert; the host waits for the counts; sent to the experts' ranks
+  // and regrouped by local expert.
+  dispatcher_token_counts(tokens);
   const TensorRef permuted = activation({dispatched, h});
   builder_.compute("te::moe_permute", {RankTraceBuilder::view(normed, {tokens, h}), top_indices},
                    {permuted}, KernelCategory::kOther, kPermuteFlops);
+  dispatcher_wait();
   const TensorRef arrived = expert_all_to_all(permuted, received);
-  const TensorRef expert_input = tp_gather_rows(arrived, received, h);
+  const TensorRef expert_input =
+      sort_chunks_by_expert(tp_gather_rows(arrived, received, h), shapes_.expert_tokens(), h);
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t rows = shapes_.experts_local * per_expert;
@@ -158,7 +164,8 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                                          shapes_.expert_ffn_local, h),
                    per_expert, shapes_.expert_ffn_local, h);
   // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
-  const TensorRef expert_output = tp_reduce_scatter_rows(fc2, received, h);
+  const TensorRef expert_output =
+      tp_reduce_scatter_rows(sort_chunks_by_expert(fc2, shapes_.expert_tokens(), h), received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
   saved.probabilities = probabilities;
   saved.top_probabilities = top_probabilities;
@@ -197,7 +204,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
                    {grad_rows, grad_top_probabilities}, KernelCategory::kOther,
                    kUnpermuteFlops * static_cast<double>(dispatched * h));
   const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
-  const TensorRef grad_expert_output = tp_gather_rows(grad_arrived, received, h);
+  const TensorRef grad_expert_output =
+      sort_chunks_by_expert(tp_gather_rows(grad_arrived, received, h), shapes_.expert_tokens(), h);
   // The experts backward: FC2 data and weight gradients, activation, FC1 data and weight.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
@@ -213,6 +221,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   grouped_gemm(
       saved_operand(saved.act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
       grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
+  expert_dummy_wgrads();
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
     grad_fc1 = swiglu_backward(grad_act, saved.fc1, rows, ffn);
@@ -228,7 +237,9 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   grouped_gemm(
       saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}, saved_input_dtype),
       grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
-  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_expert_input, received, h);
+  expert_dummy_wgrads();
+  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(
+      sort_chunks_by_expert(grad_expert_input, shapes_.expert_tokens(), h), received, h);
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
   // Permute backward: each token's k row gradients summed.
   TensorRef grad_routed = activation(local_shape);

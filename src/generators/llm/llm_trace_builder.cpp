@@ -143,6 +143,23 @@ void RankTraceBuilder::load_batch(bool host_sync) {
   trace_.ops.push_back(std::move(op));
 }
 
+void RankTraceBuilder::host_call(std::string op_name) {
+  Op op;
+  op.id = next_op_id_++;
+  op.name = std::move(op_name);
+  add_context(op);
+  trace_.ops.push_back(std::move(op));
+}
+
+void RankTraceBuilder::wait_for_compute_stream(std::string op_name) {
+  Op op;
+  op.id = next_op_id_++;
+  op.name = std::move(op_name);
+  add_context(op);
+  op.runtime_calls.push_back({"cudaEventSynchronize", 0.0, 0.0, -1});
+  trace_.ops.push_back(std::move(op));
+}
+
 void RankTraceBuilder::communicate(const CollectiveSpec& spec, const TensorRef& input,
                                    const TensorRef& output) {
   Op op;

@@ -35,6 +35,17 @@ inline constexpr StreamId kTensorRecvStream = kDefaultCommStream + 10;
 // The op of load_batch(): host overhead assets may give it the data loader's CPU time.
 inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";
 
+// Host-only ops of a MoE layer (llm_moe_host_path.cpp). Host overheads price them by name.
+// One more local expert's cuBLASLt GEMM, issued by Transformer Engine's C++ loop
+// (nvte_multi_stream_cublas_gemm) inside the Python call its te::grouped_gemm op stands for.
+inline constexpr std::string_view kExpertGemmLaunchOpName = "te::multi_stream_cublas_gemm.launch";
+// One expert weight's dummy gradient, allocated by TE GroupedLinear's backward in Python
+// (handle_custom_ddp_from_mcore: torch.empty per weight) once its wgrad went to main_grad.
+inline constexpr std::string_view kExpertDummyWgradOpName = "te::grouped_linear.dummy_wgrad";
+// Megatron-Core's alltoall dispatcher waits for its device-to-host copies of the token counts
+// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize: d2h_event.synchronize()).
+inline constexpr std::string_view kDispatcherSyncOpName = "megatron.moe_dispatcher.d2h_sync";
+
 // What one communication op moves.
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -84,6 +95,12 @@ class RankTraceBuilder {
   // copy: the host waits for the compute stream). No kernel worth pricing: its cost is the CPU
   // time host overheads give the op.
   void load_batch(bool host_sync);
+  // An op without kernels: host work only (a Python-level call or a launch from a C++ loop
+  // that the kernel of another op already prices); host overheads give it its CPU time by name.
+  void host_call(std::string op_name);
+  // An op without kernels whose cudaEventSynchronize blocks the host until the compute stream
+  // has drained up to it (an event recorded after device-to-host copies queued behind it).
+  void wait_for_compute_stream(std::string op_name);
 
   // Attributes attached to ops appended from now on ("phase", "micro_batch", "layer").
   void set_context(std::string phase, int micro_batch, int layer);

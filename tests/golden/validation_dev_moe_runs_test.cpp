@@ -3,8 +3,9 @@
 // FP8, DeepSeek-V3 671B on 512 and 1024 H100 in BF16; README "MoE development runs"). The file
 // was committed, its recipe switches filled, before perfsim was run on it; the first run (no
 // constant fitted, nothing chosen on these rows yet) gave mean |error| 12.18%, max 23.61%, every
-// row too fast (-12.2% signed). Physics work may look at these rows, after which their errors are
-// in sample. The bounds are those figures rounded up to the next whole percent: a guard against
+// row too fast (-12.2% signed). The MoE host path (README "The MoE layer's host path", designed
+// from Megatron-Core's and Transformer Engine's code without these rows) moved them to 11.04%,
+// max 22.30%. Physics work may look at these rows, after which their errors are in sample. The bounds are those figures rounded up to the next whole percent: a guard against
 // getting worse, not a target; a physics change that moves them on purpose moves the bounds and
 // the README's figures together.
 #include <gtest/gtest.h>
@@ -37,8 +38,8 @@ TEST(ValidateRunsGolden, DevelopmentMoeRunsFirstRun) {
             << 100 * report.errors.mean_abs << "%, max " << 100 * report.errors.max_abs
             << "%, mean signed " << 100 * report.errors.mean_signed << "%\n";
   EXPECT_EQ(report.errors.count, 18u) << "a row stopped simulating";
-  EXPECT_LE(report.errors.mean_abs, 0.13);
-  EXPECT_LE(report.errors.max_abs, 0.24);
+  EXPECT_LE(report.errors.mean_abs, 0.12);
+  EXPECT_LE(report.errors.max_abs, 0.23);
 }
 
 }  // namespace

@@ -214,6 +214,8 @@ std::string llm_stream_label(StreamId stream) {
       return "tensor-parallel ring send";
     case llm::kTensorRecvStream:
       return "tensor-parallel ring recv";
+    case llm::kExpertDataParallelStream:
+      return "expert data-parallel comm";
     default:
       return "stream " + std::to_string(stream);
   }

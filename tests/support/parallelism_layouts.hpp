@@ -115,6 +115,12 @@ inline std::vector<ParallelismLayout> parallelism_layouts() {
   experts.moe_imbalance = 1.25;
   experts.sequence_parallel = true;
   add("ExpertParallel", experts);
+  // The same with the distributed optimizer gathering parameters under the first forward: the
+  // expert buckets over edp on their own stream beside the dense ones over DP.
+  experts.zero_stage = 1;
+  experts.overlap_grad_reduce = true;
+  experts.overlap_param_gather = true;
+  add("ExpertParallelOverlappedParameterGather", experts);
   return layouts;
 }
 

@@ -376,6 +376,27 @@ TEST(LlmMemoryAgreement, ExpertParallelMoe) {
   expect_agreement(small_moe(), parallel);
 }
 
+// overlap_param_gather with experts: Megatron-Core gathers each bucket into its parameter
+// buffer in place (the bucket's param_data), dense and expert buffers alike, so the closed form
+// is unchanged and the replay holds no gathered copy. DP 4, EP 2: expert-DP 2, so the experts
+// are gathered too.
+TEST(LlmMemoryAgreement, ExpertParallelMoeWithOverlappedParameterGather) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.dp = 4;
+  parallel.ep = 2;
+  parallel.zero_stage = 1;
+  parallel.overlap_grad_reduce = true;
+  parallel.overlap_param_gather = true;
+  expect_agreement(small_moe(), parallel);
+  parallel.overlap_param_gather = false;
+  const Measured off = measure(small_moe(), parallel);
+  parallel.overlap_param_gather = true;
+  const Measured on = measure(small_moe(), parallel);
+  EXPECT_EQ(on.closed.total_bytes, off.closed.total_bytes);
+  EXPECT_EQ(on.report.live_at_peak[MemoryCategory::kParameters],
+            off.report.live_at_peak[MemoryCategory::kParameters]);
+}
+
 // Megatron-Core's combined 1F1B steps (--moe-a2a-overlap) do not change the closed form: with PP
 // 1 micro-batch i + 1's forward runs beside micro-batch i's backward, layer by layer in opposite
 // directions, and the interleaved schedule warms up one more forward, so as many micro-batches

@@ -59,8 +59,6 @@ void validate_experts(const TransformerConfig& model, const ParallelConfig& para
                      "max / mean expert load must be between 1 and num_experts / top_k = " +
                          std::to_string(max_imbalance) + ", got " +
                          std::to_string(parallel.moe_imbalance));
-  if (parallel.overlap_param_gather)
-    throw InputError(kParallel, "overlap_param_gather", "not modelled for MoE layers");
 }
 
 }  // namespace

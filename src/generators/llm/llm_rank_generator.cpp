@@ -227,17 +227,8 @@ class StageGenerator {
         gather_layer(layer + 1);
       // With overlap_param_gather the first forward reads the freshly gathered parameters and
       // runs beside the all-gathers still in flight.
-      const auto gathered = first_use_parameters_.find(layer);
-      const bool first_use = micro_batch == 0 && gathered != first_use_parameters_.end();
-      LayerWeights weights = layer_weights(layer);
-      if (first_use) {
-        const LayerWeights fp8_copies = weights;
-        weights = emitter_.weights_in(gathered->second);
-        weights.qkv_fp8 = fp8_copies.qkv_fp8;
-        weights.proj_fp8 = fp8_copies.proj_fp8;
-        weights.fc1_fp8 = fp8_copies.fc1_fp8;
-        weights.fc2_fp8 = fp8_copies.fc2_fp8;
-      }
+      const bool first_use = micro_batch == 0 && first_use_parameters_.count(layer) > 0;
+      const LayerWeights weights = first_use ? gathered_for_first_use(layer) : layer_weights(layer);
       ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0,
                              first_use ? dp_hbm_GBps(CollectiveKind::kAllGather) : 0);
       // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
@@ -342,7 +333,12 @@ class StageGenerator {
   // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets of
   // consecutive layers in forward order at the start of the iteration; the first micro-batch's
   // forward of each layer reads its bucket's output, so it waits for that all-gather only, and
-  // runs beside the gathers still in flight (ZeRO 1/2 with DP x CP > 1).
+  // runs beside the gathers still in flight (ZeRO 1/2 with DP x CP > 1). A MoE layer's local
+  // experts sit in Megatron-Core's expert buffers, sharded over the expert-DP group: their
+  // buckets form a chain of their own (DistributedDataParallel links next_param_gather_bucket_group
+  // within bucket_groups and within expert_parallel_bucket_groups apart), gathered over that
+  // group on its own stream; each model chunk has its own buffers, so an expert bucket never
+  // spans two chunks. With expert-DP 1 every rank holds its experts whole: nothing to gather.
   void gather_parameters_for_forward() {
     if (!gathers_parameters() || !parallel_.overlap_param_gather)
       return;
@@ -366,7 +362,8 @@ class StageGenerator {
     };
     for (const LayerRange& chunk : chunks_) {
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
-        pending += shapes_.layer_parameters();
+        pending +=
+            weights_.at(layer).moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
         pending_layers.push_back(layer);
         if (pending >= bucket)
           gather();
@@ -375,6 +372,41 @@ class StageGenerator {
     if (last_stage())
       pending += shapes_.embedding_parameters() + shapes_.hidden;
     gather();
+    gather_expert_parameters_for_forward(bucket);
+  }
+
+  // The expert chain of gather_parameters_for_forward, after the dense part of the buffer.
+  void gather_expert_parameters_for_forward(std::int64_t bucket) {
+    const int size = expert_buffer_.size;
+    if (size == 1)
+      return;
+    std::int64_t pending = 0;
+    std::vector<int> pending_layers;
+    auto gather = [&] {
+      if (pending == 0)
+        return;
+      const std::int64_t shard = ceil_div(pending, size);
+      const TensorRef full = parameter_view(shard * size);
+      builder_.communicate(
+          {CollectiveKind::kAllGather, expert_buffer_.group, size, -1, kExpertDataParallelStream},
+          parameter_view(shard), full);
+      gathered_offset_ += shard * size;
+      for (int layer : pending_layers)
+        first_use_expert_parameters_[layer] = full;
+      pending = 0;
+      pending_layers.clear();
+    };
+    for (const LayerRange& chunk : chunks_) {
+      for (int layer = chunk.first; layer < chunk.last; ++layer) {
+        if (!weights_.at(layer).moe)
+          continue;
+        pending += shapes_.local_expert_parameters();
+        pending_layers.push_back(layer);
+        if (pending >= bucket)
+          gather();
+      }
+      gather();  // the chunk's buffers end here
+    }
   }
 
   // Megatron-Core's gradient clipping (optimizer.py, clip_grads.py): get_grad_norm_fp32 is the
@@ -587,6 +619,31 @@ class StageGenerator {
     return grad;
   }
 
+  // overlap_param_gather: the layer's weights as views of the buckets that gathered them (a
+  // MoE layer's attention, shared experts and router in its dense bucket, its experts in its
+  // expert bucket), its FP8 copies its own.
+  LayerWeights gathered_for_first_use(int layer) const {
+    const LayerWeights& own = weights_.at(layer);
+    const TensorRef& dense = first_use_parameters_.at(layer);
+    if (!own.moe) {
+      LayerWeights weights = emitter_.weights_in(dense);
+      weights.qkv_fp8 = own.qkv_fp8;
+      weights.proj_fp8 = own.proj_fp8;
+      weights.fc1_fp8 = own.fc1_fp8;
+      weights.fc2_fp8 = own.fc2_fp8;
+      return weights;
+    }
+    LayerWeights weights = own;
+    for (TensorRef* weight :
+         {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2, &weights.router})
+      *weight = RankTraceBuilder::view(dense, weight->shape);
+    if (const auto experts = first_use_expert_parameters_.find(layer);
+        experts != first_use_expert_parameters_.end())
+      for (TensorRef* weight : {&weights.expert_fc1, &weights.expert_fc2})
+        *weight = RankTraceBuilder::view(experts->second, weight->shape);
+    return weights;
+  }
+
   const LayerWeights& layer_weights(int layer) {
     if (zero3())
       return gathered_.at(layer);
@@ -766,7 +823,8 @@ class StageGenerator {
   std::vector<TensorRef> optimizer_gradients_;
   std::vector<std::int64_t> bucket_elements_;
   std::vector<std::int64_t> deferred_elements_;
-  std::map<int, TensorRef> first_use_parameters_;  // overlap_param_gather: layer -> bucket
+  // overlap_param_gather: layer -> the dense bucket and (MoE layers) the expert bucket it reads.
+  std::map<int, TensorRef> first_use_parameters_, first_use_expert_parameters_;
   // MoE: the local experts' gradients, bucketed apart from the dense ones.
   struct ExpertGradientBuffer {
     std::string group;

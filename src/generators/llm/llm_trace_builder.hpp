@@ -31,6 +31,9 @@ inline constexpr StreamId kExpertParallelStream = kDefaultCommStream + 8;
 // Transformer Engine userbuffers: chunks passed around the TP ring (ring-exchange overlap).
 inline constexpr StreamId kTensorSendStream = kDefaultCommStream + 9;
 inline constexpr StreamId kTensorRecvStream = kDefaultCommStream + 10;
+// The expert parameters' all-gathers under overlap_param_gather: Megatron-Core's expert buffers
+// are gathered over the expert-DP communicator, its own NCCL stream beside the dense DP one.
+inline constexpr StreamId kExpertDataParallelStream = kDefaultCommStream + 11;
 
 // The op of load_batch(): host overhead assets may give it the data loader's CPU time.
 inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";

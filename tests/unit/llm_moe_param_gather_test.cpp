@@ -47,11 +47,16 @@ struct Gather {
   std::size_t index = 0;  // in the trace
 };
 
+// The parameter all-gathers: on the data-parallel streams (the MoE dispatcher's token-count
+// all-gathers run on the EP / TP streams).
 std::vector<Gather> gathers(const Trace& trace) {
   std::vector<Gather> out;
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
     const Op& op = trace.ops[i];
-    if (op.comm && op.comm->kind == CollectiveKind::kAllGather)
+    if (!op.comm || op.comm->kind != CollectiveKind::kAllGather)
+      continue;
+    const StreamId stream = op.kernels.at(0).stream;
+    if (stream == kDataParallelStream || stream == kExpertDataParallelStream)
       out.push_back({op.comm->process_group, op.comm->group_size, op.kernels.at(0).stream,
                      op.comm->bytes_out, i});
   }

@@ -134,10 +134,13 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.tp_comm_overlap =
                         limits.tp_comm_overlap && sequence_parallel &&
                         (model.seq_len / cp * micro) % (llm::kUserbufferPipelineSplits * tp) == 0;
-                    layout.overlap_grad_reduce = limits.overlap_grad_reduce;
+                    // Megatron's rules: the parameter gather overlap needs the distributed
+                    // optimizer and the overlapped gradient reduce, so it brings the latter.
+                    layout.overlap_param_gather = limits.overlap_param_gather && zero > 0;
+                    layout.overlap_grad_reduce =
+                        limits.overlap_grad_reduce || layout.overlap_param_gather;
                     layout.moe_a2a_overlap =
                         limits.moe_a2a_overlap && !llm::moe_a2a_overlap_problem(model, layout);
-                    layout.overlap_param_gather = limits.overlap_param_gather;
                     // Megatron's main-gradient dtype for the model's (fp16 keeps fp16).
                     layout.gradient_dtype = llm::main_gradient_dtype("auto", model, "--dtype");
                     const std::size_t first_of_layout = layouts.size();

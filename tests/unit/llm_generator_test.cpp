@@ -482,6 +482,7 @@ TEST(LlmGenerator, GradientReductionAfterTheBackwardIsExposed) {
 TEST(LlmGenerator, ParameterGatherMovesUnderTheFirstForward) {
   for (bool overlap : {false, true}) {
     ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+    parallel.overlap_grad_reduce = overlap;  // Megatron requires it with the gather overlap
     parallel.overlap_param_gather = overlap;
     const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
     std::size_t first_forward = 0, last_gather = 0, first_gather = trace.ops.size();
@@ -616,6 +617,7 @@ TEST(LlmGenerator, ContextParallelRingAttention) {
 
 TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+  parallel.overlap_grad_reduce = true;  // Megatron requires it with the parameter gather overlap
   parallel.overlap_param_gather = true;
   parallel.bucket_bytes = 4 * 1'000'000;  // fp32 gradients: buckets of 1e6 parameters
   const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
@@ -641,6 +643,31 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   EXPECT_EQ(first_reads, 8 * 4);  // the 4 linear GEMMs of every layer's first forward
   EXPECT_EQ(later_reads, 0);
   EXPECT_EQ(contended, 8 * 4);
+}
+
+// Megatron-LM's argument checks: the overlapped parameter gather is the distributed optimizer's
+// and rides on the overlapped gradient reduce's buckets.
+TEST(LlmGenerator, OverlappedParameterGatherNeedsTheDistributedOptimizerAndReduceOverlap) {
+  ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 1};
+  parallel.overlap_param_gather = true;
+  parallel.overlap_grad_reduce = true;
+  EXPECT_NO_THROW(validate(tiny_gpt(), parallel));
+  parallel.overlap_grad_reduce = false;
+  try {
+    validate(tiny_gpt(), parallel);
+    ADD_FAILURE() << "no overlap_grad_reduce accepted";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.location(), "overlap_param_gather");
+    EXPECT_NE(error.problem().find("overlap_grad_reduce"), std::string::npos) << error.what();
+  }
+  parallel.overlap_grad_reduce = true;
+  parallel.zero_stage = 0;
+  try {
+    validate(tiny_gpt(), parallel);
+    ADD_FAILURE() << "ZeRO 0 accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(error.problem().find("distributed optimizer"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

@@ -177,6 +177,7 @@ TEST(LlmMoeParamGather, ExpertBucketsDoNotSpanModelChunks) {
   TransformerConfig model = test_support::small_moe(4, 16);
   ParallelConfig parallel{.pp = 2, .dp = 4, .ep = 2, .zero_stage = 1};
   parallel.virtual_stages = 2;
+  parallel.overlap_grad_reduce = true;
   parallel.overlap_param_gather = true;
   parallel.moe_a2a_overlap = true;
   for (int stage = 0; stage < 2; ++stage) {
@@ -189,8 +190,9 @@ TEST(LlmMoeParamGather, ExpertBucketsDoNotSpanModelChunks) {
 }
 
 TEST(LlmMoeParamGather, PlannerEnumeratesMoeLayoutsWithIt) {
-  // `plan --overlap-param-gather` used to skip every MoE layout; now each layout carries the
-  // switch, with expert parallelism among them (MLA and MTP models stay skipped: refused).
+  // `plan --overlap-param-gather` used to skip every MoE layout; now each layout with the
+  // distributed optimizer carries the switch and, as Megatron requires, the overlapped gradient
+  // reduce, with expert parallelism among them (MLA and MTP models stay skipped: refused).
   planner::EnumerationLimits limits;
   limits.gpus = 8;
   limits.gpus_per_node = 8;
@@ -201,8 +203,10 @@ TEST(LlmMoeParamGather, PlannerEnumeratesMoeLayoutsWithIt) {
   std::set<int> expert_degrees;
   const std::vector<ParallelConfig> layouts = planner::enumerate_layouts(model, limits);
   for (const ParallelConfig& layout : layouts) {
-    EXPECT_TRUE(layout.overlap_param_gather);
-    expert_degrees.insert(layout.ep);
+    EXPECT_EQ(layout.overlap_param_gather, layout.zero_stage > 0);
+    EXPECT_EQ(layout.overlap_grad_reduce, layout.zero_stage > 0);
+    if (layout.overlap_param_gather)
+      expert_degrees.insert(layout.ep);
   }
   EXPECT_FALSE(layouts.empty());
   EXPECT_GT(expert_degrees.count(4), 0u);

@@ -294,6 +294,17 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",
                      "ZeRO stage must be 0..3, got " + std::to_string(parallel.zero_stage));
+  // Megatron-LM's argument checks: the prefetched all-gather is the distributed optimizer's,
+  // and its buckets are the gradient buffer's, dispatched by the overlapped reduce's hooks.
+  if (parallel.overlap_param_gather && parallel.zero_stage == 0)
+    throw InputError(
+        kParallel, "overlap_param_gather",
+        "needs the distributed optimizer (ZeRO 1/2; Megatron: \"--overlap-param-gather "
+        "only supported with distributed optimizer\")");
+  if (parallel.overlap_param_gather && !parallel.overlap_grad_reduce)
+    throw InputError(kParallel, "overlap_param_gather",
+                     "needs overlap_grad_reduce (Megatron: \"Must use --overlap-param-gather with "
+                     "--overlap-grad-reduce\")");
   if (parallel.bucket_bytes < 0)
     throw InputError(kParallel, "bucket_bytes", "must not be negative (0: Megatron's default)");
   const int micro = micro_batch_size(model, parallel);

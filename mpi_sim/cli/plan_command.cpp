@@ -287,7 +287,8 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "every layout reduces gradients in buckets under the backward (see "
                     "`simulate --overlap-grad-reduce`)");
   command->add_flag("--overlap-param-gather", options->overlap_param_gather,
-                    "ZeRO 1/2 layouts all-gather parameters under the first forward");
+                    "ZeRO 1/2/3 layouts all-gather parameters under the first forward, with "
+                    "--overlap-grad-reduce as Megatron requires");
   add_pipeline_split_accounting_flags(*command, options->account_for_embedding,
                                       options->account_for_loss, "every layout: ");
   command->add_flag("--tp-overlap", options->tp_overlap,

@@ -86,8 +86,9 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "LLM: Megatron's distributed optimizer: gradients reduce-scattered, optimizer "
                "state sharded over DP, parameters all-gathered (ZeRO 1)");
   sub.add_flag("--overlap-param-gather", options.overlap_param_gather,
-               "LLM: with the distributed optimizer (ZeRO 1/2), all-gather the parameters under "
-               "the next forward (Megatron --overlap-param-gather)");
+               "LLM: with the distributed optimizer (ZeRO 1/2) and --overlap-grad-reduce, as "
+               "Megatron requires, all-gather the parameters under the next forward (Megatron "
+               "--overlap-param-gather)");
   sub.add_option("--make-vocab-size-divisible-by", options.vocab_divisible_by,
                  "LLM: pad the vocabulary to a multiple of this x TP, as Megatron does (default "
                  "128)")

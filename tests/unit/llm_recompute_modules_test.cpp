@@ -20,6 +20,7 @@
 #include "support/small_moe.hpp"
 #include "support/tiny_llm.hpp"
 #include "support/unit_duration_run.hpp"
+#include "validation/run_table.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -117,6 +118,25 @@ TEST(RecomputeModules, UnknownAndUnmodelledNamesAreNamedErrors) {
       EXPECT_NE(error.problem().find("\"" + name + "\""), std::string::npos) << error.what();
     }
   }
+}
+
+TEST(RecomputeModules, RunsCsvColumnTakesSpacesOrPlusAndNamesABadCell) {
+  const validation::RunTable table = validation::parse_run_table(
+      "name,model,gpus,tp,pp,dp,micro_batch,global_batch,recompute,recompute_modules,device,"
+      "topology,"
+      "measured_iteration_s\n"
+      "a,gpt-oss-120b,8,1,1,8,1,8,selective,layernorm moe_act,H100-SXM,hgx-h100,1\n"
+      "b,gpt-oss-120b,8,1,1,8,1,8,selective,layernorm+moe_act,H100-SXM,hgx-h100,1\n"
+      "c,gpt-oss-120b,8,1,1,8,1,8,selective,,H100-SXM,hgx-h100,1\n"
+      "d,gpt-oss-120b,8,1,1,8,1,8,selective,moe,H100-SXM,hgx-h100,1\n",
+      "runs.csv");
+  ASSERT_EQ(table.rows.size(), 4u);
+  for (int row : {0, 1, 2})
+    EXPECT_TRUE(table.rows[static_cast<std::size_t>(row)].error.empty())
+        << table.rows[static_cast<std::size_t>(row)].error;
+  EXPECT_EQ(table.rows[0].recompute_modules, "layernorm moe_act");
+  EXPECT_NE(table.rows[3].error.find("recompute_modules"), std::string::npos);
+  EXPECT_NE(table.rows[3].error.find("\"moe\""), std::string::npos) << table.rows[3].error;
 }
 
 TEST(RecomputeModules, NeedSelectiveRecomputeAndTheirModule) {

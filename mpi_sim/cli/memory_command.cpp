@@ -53,6 +53,7 @@ struct MemoryOptions {
   LlmShapeFlags shape;
   llm::ParallelConfig parallel;
   std::string recompute = "none";
+  std::string recompute_modules;           // Megatron-Core's --recompute-modules; empty: core_attn
   std::string grad_reduce_dtype = "auto";  // Megatron's default for the model's dtype
   std::string device;                      // name or file; gives the capacity
   std::string device_name;
@@ -151,6 +152,9 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--global-batch", parallel.global_batch, "with --model: global batch (default: the file's)")
       ->needs(model_file);
   add("--recompute", options.recompute, "activation recomputation: none, selective, full");
+  add("--recompute-modules", options.recompute_modules,
+      "with --recompute selective: Megatron-Core's recompute modules, comma-separated "
+      "(core_attn, layernorm, moe_act, mla_up_proj; default core_attn)");
   add("--grad-reduce-dtype", options.grad_reduce_dtype,
       "main gradients fp32, bf16 or fp16, as `simulate --grad-reduce-dtype` (default "
       "Megatron's: fp16 for fp16 training, else fp32)")
@@ -167,6 +171,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
 
 int run_llm_memory(MemoryOptions& options) {
   options.parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
+  options.parallel.recompute_modules =
+      llm::parse_recompute_modules(options.recompute_modules, "--recompute-modules", "");
   llm::TransformerConfig model;
   if (options.model_path.empty()) {
     model = model_from_flags(options.shape, options.parallel);

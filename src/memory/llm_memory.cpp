@@ -130,6 +130,32 @@ double mla_latent_terms(const llm::TransformerConfig& model) {
          model.hidden;
 }
 
+// Megatron-Core's granular selective recompute (llm_recompute_modules.hpp) in Table 2's
+// units (per sbh at 2 bytes): what a layer's attention side no longer keeps. layernorm frees an
+// MLA layer's input norm output (2, split by SP); mla_up_proj the query, key and value (split
+// by TP) and the normed latents (split by SP), and keeps the gathered k_pe instead (whole on
+// every TP rank: gathered over TP with SP; without SP it is a view of the kept kv_combined).
+struct RecomputedTerms {
+  double replicated = 0, split = 0, whole = 0;
+};
+RecomputedTerms recomputed_attention_terms(const llm::TransformerConfig& model,
+                                           const llm::ParallelConfig& parallel) {
+  RecomputedTerms freed;
+  if (parallel.recompute != llm::Recompute::kSelective || !model.is_mla())
+    return freed;
+  const double h = model.hidden, a = model.heads;
+  const llm::MultiLatentAttention& mla = model.mla;
+  if (parallel.recompute_modules.layernorm)
+    freed.replicated += 2;
+  if (parallel.recompute_modules.mla_up_proj) {
+    freed.split += 2 * (2 * a * mla.q_head_dim() + a * mla.v_head_dim) / h;
+    freed.replicated += (2.0 * mla.q_lora_rank + 2.0 * mla.kv_lora_rank) / h;
+    if (parallel.sequence_parallel && parallel.tp > 1)
+      freed.whole -= 2.0 * mla.qk_rope_head_dim / h;
+  }
+  return freed;
+}
+
 // Multi-latent attention's parameters per layer: those split by TP (the up projections, or the
 // uncompressed q projection, and linear_proj) and those every TP rank holds whole (the down
 // projections and the latent norms).
@@ -195,9 +221,13 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
   // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks;
   // multi-latent attention's latents.
-  const double replicated = 8 + masks + mla_latent_terms(model);
-  const double split = split_activation_terms(model);  // 24 for GPT shapes
-  double bytes = 0;
+  const RecomputedTerms freed = recomputed_attention_terms(model, parallel);
+  const double replicated = 8 + masks + mla_latent_terms(model) - freed.replicated;
+  const double split = split_activation_terms(model) - freed.split;  // 24 for GPT shapes
+  // Without core_attn in the recompute modules the attention core keeps its s x s tensors.
+  const bool core_attn_recomputed =
+      parallel.recompute == llm::Recompute::kSelective && parallel.recompute_modules.core_attn;
+  double bytes = -freed.whole * sbh;
   switch (parallel.recompute) {
     case llm::Recompute::kFull:
       // Only the layer's input is kept: [s/t, b, h] under sequence parallelism, [s, b, h]
@@ -205,12 +235,15 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       bytes = parallel.sequence_parallel ? 2 * sbh / t : 2 * sbh;
       break;
     case llm::Recompute::kSelective:
-      bytes = parallel.sequence_parallel ? (replicated + split) * sbh / t
-                                         : sbh * (replicated + split / t);
-      break;
+      if (core_attn_recomputed) {
+        bytes += parallel.sequence_parallel ? (replicated + split) * sbh / t
+                                            : sbh * (replicated + split / t);
+        break;
+      }
+      [[fallthrough]];
     case llm::Recompute::kNone:
-      bytes = parallel.sequence_parallel ? sbh * ((replicated + split) / t + scores)
-                                         : sbh * (replicated + split / t + scores);
+      bytes += parallel.sequence_parallel ? sbh * ((replicated + split) / t + scores)
+                                          : sbh * (replicated + split / t + scores);
       break;
   }
   constexpr double kTableDtypeBytes = 2;
@@ -223,7 +256,7 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   // its saved output is fp32 instead of the activation dtype; without dropout the bmm keeps
   // the cast copy too. Per score: + 4 - e bytes with dropout, + 4 without (e: activation bytes).
   const double heads_local = a / t;
-  if (parallel.recompute == llm::Recompute::kNone &&
+  if (parallel.recompute != llm::Recompute::kFull && !core_attn_recomputed &&
       model.attention == llm::AttentionKernel::kUnfused &&
       !llm::megatron_fused_causal_softmax_available(static_cast<std::int64_t>(b * heads_local),
                                                     static_cast<std::int64_t>(s))) {
@@ -314,11 +347,17 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // The router input (the second norm's output) stays for the router's weight gradient: split
   // by SP, else whole on every TP rank.
   const double router_input = sb * h * bytes / (parallel.sequence_parallel ? t : 1.0);
+  // Granular selective recompute: layernorm frees the router input (the pre-MLP norm's output,
+  // a TENorm of its own in a MoE layer), moe_act the experts' FC2 input.
+  const bool selective = parallel.recompute == llm::Recompute::kSelective;
+  const bool norm_recomputed = selective && parallel.recompute_modules.layernorm;
+  const double act_kept = selective && parallel.recompute_modules.moe_act ? 0.0 : 1.0;
   const double moe_block =
-      router_input + sb / t * moe.num_experts * bytes  // router probabilities
-      + sb / t * moe.top_k * (bytes + 8)               // top-k probabilities, indices
-      + routed * h * bytes                             // expert FC1 input (TP-gathered)
-      + routed * (gated + 1) * moe.expert_ffn_hidden / etp * bytes   // FC1 output, FC2 input
+      (norm_recomputed ? 0.0 : router_input) +
+      sb / t * moe.num_experts * bytes    // router probabilities
+      + sb / t * moe.top_k * (bytes + 8)  // top-k probabilities, indices
+      + routed * h * bytes                // expert FC1 input (TP-gathered)
+      + routed * (gated + act_kept) * moe.expert_ffn_hidden / etp * bytes  // FC1 out, FC2 in
       + sb / t * moe.top_k * h * bytes                               // combined rows (unpermute)
       + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes  // shared experts
       + (model.dropout ? sb * h / t : 0.0);                          // dropout mask
@@ -487,6 +526,9 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << " virtual=" << parallel.virtual_stages << " ZeRO=" << parallel.zero_stage
       << " SP=" << (parallel.sequence_parallel ? "on" : "off")
       << " recompute=" << llm::recompute_name(parallel.recompute)
+      << (parallel.recompute_modules.is_default()
+              ? ""
+              : "(" + llm::recompute_modules_name(parallel.recompute_modules) + ")")
       << " grads=" << main_gradient_dtype_name(model, parallel) << "\n";
   out << "  activations per layer per micro-batch: "
       << format_bytes(to_bytes(estimate.activation_bytes_per_layer)) << "\n";

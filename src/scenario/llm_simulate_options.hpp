@@ -24,6 +24,8 @@ struct LlmSimulateOptions {
   std::string order = "tp-cp-ep-dp-pp";
   bool sequence_parallel = false;
   std::string recompute = "none";
+  // Megatron-Core's --recompute-modules (with selective recompute); empty: core_attn.
+  std::string recompute_modules;
   int zero_stage = 0;
   double bucket_mb = 0;                    // 0: Megatron's max(40e6, 1e6 x DP) parameters
   bool overlap_grad_reduce = false;        // Megatron --overlap-grad-reduce

@@ -102,8 +102,10 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
   if (parallel.micro_batch > 0)
     text += ", micro-batch " + std::to_string(parallel.micro_batch);
   text += std::string(", sequence parallel ") + (parallel.sequence_parallel ? "on" : "off") +
-          ", recompute " + std::string(llm::recompute_name(parallel.recompute)) + ", ZeRO " +
-          std::to_string(parallel.zero_stage);
+          ", recompute " + std::string(llm::recompute_name(parallel.recompute));
+  if (!parallel.recompute_modules.is_default())
+    text += " (" + llm::recompute_modules_name(parallel.recompute_modules) + ")";
+  text += ", ZeRO " + std::to_string(parallel.zero_stage);
   return text;
 }
 
@@ -168,6 +170,8 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.global_batch = options.global_batch;
   parallel.sequence_parallel = options.sequence_parallel;
   parallel.recompute = llm::parse_recompute(options.recompute, "--recompute");
+  parallel.recompute_modules =
+      llm::parse_recompute_modules(options.recompute_modules, "--recompute-modules", "");
   parallel.zero_stage =
       options.distributed_optimizer ? std::max(1, options.zero_stage) : options.zero_stage;
   parallel.bucket_bytes = static_cast<Bytes>(options.bucket_mb * 1e6);

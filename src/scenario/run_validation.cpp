@@ -103,6 +103,8 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.global_batch = row.global_batch;
   parallel.sequence_parallel = row.sequence_parallel && row.tp > 1;
   parallel.recompute = llm::parse_recompute(row.recompute, "recompute");
+  parallel.recompute_modules = llm::parse_recompute_modules(
+      row.recompute_modules, table + " line " + std::to_string(row.line), "recompute_modules");
   // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
   // gradients reduce-scattered, parameters all-gathered.
   parallel.zero_stage = row.distributed_optimizer ? 1 : 0;

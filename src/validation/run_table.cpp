@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "generators/llm/llm_recompute_modules.hpp"
 #include "io/csv_table.hpp"
 #include "io/input_file.hpp"
 #include "perfsim/error.hpp"
@@ -39,6 +40,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "micro_batch",
                                            "global_batch",
                                            "recompute",
+                                           "recompute_modules",
                                            "sequence_parallel",
                                            "dtype",
                                            "distributed_optimizer",
@@ -159,6 +161,12 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.integer("micro_batch", row.micro_batch, 1);
   read.integer("global_batch", row.global_batch, 1);
   read.choice("recompute", row.recompute, {"none", "selective", "full"});
+  row.recompute_modules = read.text("recompute_modules");
+  try {
+    generators::llm::parse_recompute_modules(row.recompute_modules, "", "");
+  } catch (const InputError& problem) {
+    throw std::invalid_argument("recompute_modules: " + problem.problem());
+  }
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);

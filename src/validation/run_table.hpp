@@ -31,6 +31,9 @@ struct RunRow {
   std::string order;  // Megatron-Core's rank order (tp-cp-ep-pp-dp, ...); empty: the default
   int micro_batch = 0, global_batch = 0;
   std::string recompute = "none";
+  // Megatron-Core's --recompute-modules with selective recompute, names separated by spaces or
+  // '+' (generators/llm/llm_recompute_modules.hpp); empty: core_attn.
+  std::string recompute_modules;
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;

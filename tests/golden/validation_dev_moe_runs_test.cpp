@@ -5,7 +5,11 @@
 // constant fitted, nothing chosen on these rows yet) gave mean |error| 12.18%, max 23.61%, every
 // row too fast (-12.2% signed). The MoE host path (README "The MoE layer's host path", designed
 // from Megatron-Core's and Transformer Engine's code without these rows) moved them to 11.04%,
-// max 22.30%. Physics work may look at these rows, after which their errors are in sample. The bounds are those figures rounded up to the next whole percent: a guard against
+// max 22.30%. The DeepSeek-V3 rows' recompute_modules mla_up_proj (their launch script's;
+// expressible since --recompute-modules, filled after their errors had been seen) moved them
+// to 10.92%, max 21.34%; with the Grok-1 rows' overlap_param_gather (their recipes') as well,
+// 11.04%, max 21.34%. Physics work may look at these rows, after which their errors are in
+// sample. The bounds are those figures rounded up to the next whole percent: a guard against
 // getting worse, not a target; a physics change that moves them on purpose moves the bounds and
 // the README's figures together.
 #include <gtest/gtest.h>
@@ -39,7 +43,7 @@ TEST(ValidateRunsGolden, DevelopmentMoeRunsFirstRun) {
             << "%, mean signed " << 100 * report.errors.mean_signed << "%\n";
   EXPECT_EQ(report.errors.count, 18u) << "a row stopped simulating";
   EXPECT_LE(report.errors.mean_abs, 0.12);
-  EXPECT_LE(report.errors.max_abs, 0.23);
+  EXPECT_LE(report.errors.max_abs, 0.22);
 }
 
 }  // namespace

@@ -173,6 +173,24 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
       model.attention == llm::AttentionKernel::kUnfused)
     bound +=
         static_cast<double>(shapes.heads_local) * shapes.seq * shapes.seq * shapes.batch * bytes;
+  // Granular selective recompute (--recompute-modules): one layer's remade tensors at a time.
+  if (parallel.recompute == llm::Recompute::kSelective) {
+    const llm::RecomputeModules& modules = parallel.recompute_modules;
+    if (modules.layernorm)  // the pre-MLP and the input norm's outputs
+      bound += 2 * incoming;
+    if (modules.moe_act)  // the experts' FC2 input
+      bound += static_cast<double>(shapes.expert_tokens() * shapes.expert_ffn_local) * bytes;
+    if (modules.mla_up_proj) {
+      // The normed latents, local and gathered, the up projections' outputs, query, key, value.
+      const double latents = static_cast<double>(shapes.q_lora_rank + shapes.kv_lora_rank);
+      const double tokens = static_cast<double>(shapes.tokens());
+      bound += (local_tokens + tokens) * latents * bytes +
+               tokens *
+                   static_cast<double>(3 * shapes.q_up_width() + shapes.kv_up_width() +
+                                       shapes.heads_local * shapes.v_head_dim) *
+                   bytes;
+    }
+  }
   if (parallel.zero_stage == 3)
     bound += 2 * static_cast<double>(shapes.layer_parameters()) * bytes;
   // The last stage (multi-token prediction checks it): the loss backward's fp32 gradient of
@@ -620,6 +638,46 @@ TEST(LlmMemoryAgreement, MultiLatentAttentionKeepsLatentsAndQueryKeyValue) {
   llm::ParallelConfig experts = pp2_dp2();
   experts.ep = 2;
   expect_agreement(moe, experts);
+}
+
+// Megatron-Core's --recompute-modules: the closed form drops what the generated trace no
+// longer keeps into the backward (the pre-MLP norm's output and the experts' FC2 input; MLA's
+// query, key, value and normed latents, keeping the gathered k_pe).
+TEST(LlmMemoryAgreement, GranularRecomputeLayernormAndMoeAct) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.recompute = llm::Recompute::kSelective;
+  parallel.recompute_modules = llm::parse_recompute_modules("layernorm moe_act", "<test>", "");
+  expect_agreement(small_moe(), parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(small_moe(), parallel);
+  parallel.ep = 2;
+  expect_agreement(small_moe(), parallel);
+  llm::TransformerConfig mla_moe = small_mla();
+  mla_moe.moe.num_experts = 4;
+  mla_moe.moe.top_k = 2;
+  mla_moe.moe.expert_ffn_hidden = 512;
+  expect_agreement(mla_moe, parallel);
+}
+
+TEST(LlmMemoryAgreement, GranularRecomputeMlaUpProj) {
+  llm::TransformerConfig model = small_mla();
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.recompute = llm::Recompute::kSelective;
+  parallel.recompute_modules = llm::parse_recompute_modules("mla_up_proj", "<test>", "");
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;  // k_pe kept gathered over TP
+  expect_agreement(model, parallel);
+  parallel.sequence_parallel = false;
+  expect_agreement(model, parallel);
+  parallel.recompute_modules =
+      llm::parse_recompute_modules("core_attn,layernorm,mla_up_proj", "<test>", "");
+  expect_agreement(model, parallel);
+  model.rope_fusion = false;
+  expect_agreement(model, parallel);
+  model.mla.q_lora_rank = 0;  // linear_q_proj on the (kept) normed hidden states
+  expect_agreement(model, parallel);
 }
 
 TEST(LlmMemoryAgreement, MultiTokenPredictionOnTheLastStage) {

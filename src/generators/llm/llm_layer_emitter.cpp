@@ -449,7 +449,7 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
     return grad_qkv;
   }
   AttentionSaved attention{saved.context, saved.probabilities, saved.dropped};
-  if (recompute_ == Recompute::kSelective) {
+  if (recomputes(&RecomputeModules::core_attn)) {
     // Korthikanti et al. Sec. 5: recompute only the attention core (QK^T, softmax, dropout,
     // attention over V) from the stored Q, K, V.
     builder_.set_phase("recompute");
@@ -723,7 +723,16 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   // MLP block.
   TensorRef grad_x1_norm;
   if (weights.moe) {
-    grad_x1_norm = moe_backward(dropout_backward(grad_output), weights, saved);
+    const TensorRef grad_moe_output = dropout_backward(grad_output);
+    if (recomputes(&RecomputeModules::layernorm)) {
+      // The pre-MLP norm (a TENorm of its own in a MoE layer) again from the kept x1, as the
+      // MoE block's output gradient arrives (CheckpointWithoutOutput's gradient hook).
+      builder_.set_phase("recompute");
+      saved.ln2 = elementwise("aten::native_layer_norm", {saved_operand(kept.x1, local_shape)},
+                              local_shape, kNormFlops);
+      builder_.set_phase("backward");
+    }
+    grad_x1_norm = moe_backward(grad_moe_output, weights, saved);
   } else {
     const bool ub = userbuffers();
     TensorRef grad_mlp = ub ? dropout_backward(grad_output)
@@ -734,12 +743,21 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
   }
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
+  const TensorRef grad_attention_output = dropout_backward(grad_x1);
+  if (weights.mla && recomputes(&RecomputeModules::layernorm)) {
+    // MLA's input norm (a TENorm of its own) again from the kept x, as the gradient of
+    // linear_proj's output arrives.
+    builder_.set_phase("recompute");
+    saved.ln1 = elementwise("aten::native_layer_norm", {saved_operand(kept.x, local_shape)},
+                            local_shape, kNormFlops);
+    builder_.set_phase("backward");
+  }
   TensorRef grad_attention, grad_context;
   if (userbuffers()) {
-    grad_context = ring_exchange_data_gradient(dropout_backward(grad_x1), weights.proj,
+    grad_context = ring_exchange_data_gradient(grad_attention_output, weights.proj,
                                                weights.proj_fp8, context_width, grad_attention);
   } else {
-    grad_attention = backward_operand(tp_gather(dropout_backward(grad_x1)), tokens, h);
+    grad_attention = backward_operand(tp_gather(grad_attention_output), tokens, h);
     grad_context =
         data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
   }

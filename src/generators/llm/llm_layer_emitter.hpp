@@ -67,6 +67,9 @@ struct MoeSaved {
 struct MlaSaved {
   TensorRef q_compressed, q_normed, kv_combined, kv_normed;
   TensorRef query, key, value;
+  // k_pe as the up projections' rope reads it (gathered over TP with SP, else a view of
+  // kv_combined): an input of the mla_up_proj checkpoint, kept only with that recompute.
+  TensorRef k_pe;
 };
 
 // What one layer's forward leaves for its backward (Korthikanti et al. 2022 Table 2: the norm
@@ -166,6 +169,8 @@ class LayerEmitter {
                TensorParallelOverlap overlap, TensorParallelGroup tp, ContextParallelRing cp,
                ExpertParallelGroup ep, RankTraceBuilder& builder);
   // Bus bandwidths of the TP collectives and the CP ring (ParallelConfig::bus_rates).
+  // Megatron-Core's --recompute-modules (used with Recompute::kSelective only).
+  void set_recompute_modules(const RecomputeModules& modules) { modules_ = modules; }
   void set_comm_bus_rates(double tp_GBps, double cp_GBps) {
     overlap_.bus_GBps = tp_GBps;
     cp_.bus_GBps = cp_GBps;
@@ -326,6 +331,16 @@ class LayerEmitter {
   // input [seq_local, b, h]; out: the attention's context [tokens, heads_local v_head_dim].
   TensorRef mla_attention_forward(const TensorRef& normed, const LayerWeights& weights,
                                   MlaSaved& saved);
+  // The rotary embedding of the up projections' outputs `q` and `kv` and of `k_pe`: writes
+  // saved.query, key and value.
+  void mla_rope_forward(const TensorRef& q, const TensorRef& kv, const TensorRef& k_pe,
+                        MlaSaved& saved);
+  // The mla_up_proj recompute (llm_recompute_modules.hpp): the latent norms, the up
+  // projections' gathers and GEMMs and the rope again, from the kept down projections' outputs
+  // and k_pe (`normed`: the input norm's output, linear_q_proj's input without q_lora_rank).
+  // Returns `kept` with the remade normed latents, query, key and value.
+  MlaSaved mla_recompute_up_proj(const MlaSaved& kept, const TensorRef& normed,
+                                 const LayerWeights& weights);
   // Gradient of the context in; gradient of the input layer norm's input out (its backward
   // included). The latents' data gradients are reduce-scattered over TP (all-reduced without
   // SP), their inputs gathered again for the weight gradients; no collective on h.
@@ -463,6 +478,11 @@ class LayerEmitter {
   LocalShapes shapes_;
   const TransformerConfig& model_;
   Recompute recompute_;
+  RecomputeModules modules_;
+  // Whether selective recompute covers `module` (a RecomputeModules flag).
+  bool recomputes(bool RecomputeModules::*module) const {
+    return recompute_ == Recompute::kSelective && modules_.*module;
+  }
   TensorParallelOverlap overlap_;
   TensorParallelGroup tp_;
   ContextParallelRing cp_;

@@ -105,7 +105,7 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
   const std::int64_t local_rows = shapes_.seq_local * shapes_.batch;
   const std::int64_t b = shapes_.batch, s = shapes_.seq, heads = shapes_.heads_local;
   const std::int64_t q_lora = shapes_.q_lora_rank, kv_lora = shapes_.kv_lora_rank;
-  const std::int64_t rope = shapes_.qk_rope_head_dim, nope = shapes_.qk_nope_head_dim;
+  const std::int64_t rope = shapes_.qk_rope_head_dim;
   const std::int64_t v_dim = shapes_.v_head_dim, q_dim = shapes_.q_head_dim();
   // Down projections on this rank's own tokens (duplicated weights: no collective).
   TensorRef q_input;
@@ -125,9 +125,30 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
   const TensorRef kv_input = sequence_gather(saved.kv_normed, kv_lora);
   const TensorRef k_pe =
       sequence_gather(RankTraceBuilder::view(saved.kv_combined, {local_rows, rope}), rope);
+  saved.k_pe = k_pe;
   // Up projections over the local heads.
   const TensorRef q = mm(q_input, weights.q_up, tokens, shapes_.q_up_input(), shapes_.q_up_width());
   const TensorRef kv = mm(kv_input, weights.kv_up, tokens, kv_lora, shapes_.kv_up_width());
+  mla_rope_forward(q, kv, k_pe, saved);
+  if (cp_.size > 1)
+    return mla_ring_attention_forward(saved);
+  // Causal flash attention, q/k head dimension nope + rope, v head dimension v_head_dim:
+  // half of 2 b heads s^2 (q_dim + v_dim).
+  TensorRef context = activation({b, heads, s, v_dim});
+  flash_attention("aten::_scaled_dot_product_flash_attention",
+                  {RankTraceBuilder::view(saved.query, {b, heads, s, q_dim}),
+                   RankTraceBuilder::view(saved.key, {b, heads, s, q_dim}),
+                   RankTraceBuilder::view(saved.value, {b, heads, s, v_dim})},
+                  context, true, 1.0 * b * heads * s * s * (q_dim + v_dim));
+  return context;
+}
+
+void LayerEmitter::mla_rope_forward(const TensorRef& q, const TensorRef& kv, const TensorRef& k_pe,
+                                    MlaSaved& saved) {
+  const std::int64_t tokens = shapes_.tokens();
+  const std::int64_t s = shapes_.seq, heads = shapes_.heads_local;
+  const std::int64_t rope = shapes_.qk_rope_head_dim, nope = shapes_.qk_nope_head_dim;
+  const std::int64_t v_dim = shapes_.v_head_dim;
   // Rotary embedding of the rope parts; query, key and value as new contiguous tensors.
   const std::int64_t value_width = heads * v_dim;
   if (model_.rope_fusion) {
@@ -157,23 +178,45 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
                      {saved.value, RankTraceBuilder::view(kv, {tokens, value_width})},
                      {saved.value}, KernelCategory::kMemory, 0);
   }
-  if (cp_.size > 1)
-    return mla_ring_attention_forward(saved);
-  // Causal flash attention, q/k head dimension nope + rope, v head dimension v_head_dim:
-  // half of 2 b heads s^2 (q_dim + v_dim).
-  TensorRef context = activation({b, heads, s, v_dim});
-  flash_attention("aten::_scaled_dot_product_flash_attention",
-                  {RankTraceBuilder::view(saved.query, {b, heads, s, q_dim}),
-                   RankTraceBuilder::view(saved.key, {b, heads, s, q_dim}),
-                   RankTraceBuilder::view(saved.value, {b, heads, s, v_dim})},
-                  context, true, 1.0 * b * heads * s * s * (q_dim + v_dim));
-  return context;
+}
+
+MlaSaved LayerEmitter::mla_recompute_up_proj(const MlaSaved& kept, const TensorRef& normed,
+                                             const LayerWeights& weights) {
+  const std::int64_t tokens = shapes_.tokens();
+  const std::int64_t local_rows = shapes_.seq_local * shapes_.batch;
+  const std::int64_t q_lora = shapes_.q_lora_rank, kv_lora = shapes_.kv_lora_rank;
+  MlaSaved remade = kept;
+  // The checkpointed function's inputs: q_compressed, the kv latent (the front of
+  // kv_combined), k_pe; without query compression linear_q_proj reads the normed hidden states.
+  TensorRef q_input;
+  if (q_lora > 0) {
+    remade.q_normed = elementwise("aten::native_layer_norm",
+                                  {saved_operand(kept.q_compressed, {local_rows, q_lora})},
+                                  {local_rows, q_lora}, kNormFlops);
+    q_input = sequence_gather(remade.q_normed, q_lora);
+  } else {
+    q_input = tp_gather(saved_operand(normed, {shapes_.seq_local, shapes_.batch, shapes_.hidden}));
+  }
+  remade.kv_normed = elementwise("aten::native_layer_norm",
+                                 {saved_operand(kept.kv_combined, {local_rows, kv_lora})},
+                                 {local_rows, kv_lora}, kNormFlops);
+  const TensorRef kv_input = sequence_gather(remade.kv_normed, kv_lora);
+  const TensorRef q = mm(q_input, weights.q_up, tokens, shapes_.q_up_input(), shapes_.q_up_width());
+  const TensorRef kv = mm(kv_input, weights.kv_up, tokens, kv_lora, shapes_.kv_up_width());
+  mla_rope_forward(q, kv, saved_operand(kept.k_pe, kept.k_pe.shape), remade);
+  return remade;
 }
 
 TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
                                                const LayerWeights& weights,
                                                const ForwardSaved& saved) {
-  const MlaSaved& mla = saved.mla;
+  MlaSaved mla = saved.mla;
+  if (recomputes(&RecomputeModules::mla_up_proj)) {
+    // qkv_up_proj_and_rope_apply again as the attention output's gradient arrives.
+    builder_.set_phase("recompute");
+    mla = mla_recompute_up_proj(saved.mla, saved.ln1, weights);
+    builder_.set_phase("backward");
+  }
   const std::int64_t h = shapes_.hidden, tokens = shapes_.tokens();
   const std::int64_t local_rows = shapes_.seq_local * shapes_.batch;
   const std::int64_t b = shapes_.batch, s = shapes_.seq, heads = shapes_.heads_local;

@@ -214,13 +214,22 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // FP8: each output gradient cast to E5M2 with its transpose; the weights' FP8 transposes
   // were made with their copies.
   const DType saved_input_dtype = shapes_.fp8_linear ? DType::kFloat8 : DType::kUnknown;
+  TensorRef act = saved.act;
+  if (recomputes(&RecomputeModules::moe_act)) {
+    // moe_act: FC2's input was freed after FC2's forward; the activation runs again on the
+    // kept FC1 output as FC2's output gradient arrives (CheckpointWithoutOutput's hook).
+    builder_.set_phase("recompute");
+    const TensorRef fc1 = saved_operand(saved.fc1, {rows, fc1_width});
+    act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, ffn)
+                            : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
+    builder_.set_phase("backward");
+  }
   const TensorRef grad_fc2_out = backward_operand(grad_expert_output, rows, h);
   const TensorRef grad_act = grouped_gemm(
       grad_fc2_out, expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, true, h, ffn),
       per_expert, h, ffn);
-  grouped_gemm(
-      saved_operand(saved.act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
-      grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
+  grouped_gemm(saved_operand(act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
+               grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
   expert_dummy_wgrads();
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {

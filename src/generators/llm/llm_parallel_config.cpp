@@ -203,6 +203,18 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
       throw InputError(kParallel, "moe_a2a_overlap", *problem);
   if (const std::optional<std::string> problem = order_problem(parallel))
     throw InputError(kParallel, "order", *problem);
+  if (!parallel.recompute_modules.is_default()) {
+    // Megatron-Core reads recompute_modules only with --recompute-granularity selective, and
+    // refuses moe_act without experts and mla_up_proj without multi-latent attention.
+    if (parallel.recompute != Recompute::kSelective)
+      throw InputError(kParallel, "recompute_modules",
+                       "\"" + recompute_modules_name(parallel.recompute_modules) +
+                           "\" needs recompute selective");
+    if (parallel.recompute_modules.moe_act && !model.is_moe())
+      throw InputError(kParallel, "recompute_modules", "moe_act needs a mixture-of-experts model");
+    if (parallel.recompute_modules.mla_up_proj && !model.is_mla())
+      throw InputError(kParallel, "recompute_modules", "mla_up_proj needs multi-latent attention");
+  }
   // Ops one simulated rank holds: about 200 per layer and micro-batch (forward, recomputation
   // and backward kernels and collectives). Past a few hundred million the run cannot fit in
   // memory; say so with the estimate instead of generating for hours.

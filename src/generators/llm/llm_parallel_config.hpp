@@ -19,6 +19,7 @@
 
 #include "generators/llm/llm_model_config.hpp"
 #include "generators/llm/llm_rank_order.hpp"
+#include "generators/llm/llm_recompute_modules.hpp"
 #include "perfsim/comm.hpp"
 #include "perfsim/units.hpp"
 
@@ -74,6 +75,9 @@ struct ParallelConfig {
   int virtual_stages = 1;          // model chunks per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = false;  // TP collectives become reduce-scatter / all-gather
   Recompute recompute = Recompute::kNone;
+  // With selective recompute: the submodules recomputed (Megatron-Core's --recompute-modules,
+  // llm_recompute_modules.hpp); the default, core_attn, is Korthikanti et al.'s selective.
+  RecomputeModules recompute_modules = {};
   int zero_stage = 0;  // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
                        // params; 3: also all-gather params per layer
   // Data-parallel gradient reduction as Megatron-LM's DistributedDataParallel runs it.

@@ -58,6 +58,30 @@ inline generators::llm::TransformerConfig tiny_moe() {
   return model;
 }
 
+// 2 layers, h 256, 4 heads of multi-latent attention (q_lora_rank 96, kv_lora_rank 64, nope 32
+// + rope 16, v 24), SwiGLU of 512, sequence 128, two micro-batches: a DeepSeek shape.
+inline generators::llm::TransformerConfig tiny_mla() {
+  generators::llm::TransformerConfig model;
+  model.name = "tiny-mla";
+  model.layers = 2;
+  model.hidden = 256;
+  model.heads = 4;
+  model.kv_heads = 4;
+  model.ffn_hidden = 512;
+  model.gated_ffn = true;
+  model.vocab = 1024;
+  model.seq_len = 128;
+  model.micro_batch = 1;
+  model.global_batch = 2;
+  model.position_embedding = generators::llm::PositionEmbedding::kRope;
+  model.mla = {.q_lora_rank = 96,
+               .kv_lora_rank = 64,
+               .qk_nope_head_dim = 32,
+               .qk_rope_head_dim = 16,
+               .v_head_dim = 24};
+  return model;
+}
+
 // TP 2 x PP 2 x DP 2 with sequence parallelism and ZeRO 1: every group kind on 8 ranks.
 inline generators::llm::ParallelConfig tiny_tp2_pp2_dp2() {
   generators::llm::ParallelConfig parallel;

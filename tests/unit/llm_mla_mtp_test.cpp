@@ -17,6 +17,7 @@
 #include "kernels/op_kernel_registry.hpp"
 #include "memory/llm_memory.hpp"
 #include "perfsim/error.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
@@ -25,27 +26,7 @@ constexpr std::int64_t kTokens = 128;
 constexpr std::int64_t kHidden = 256;
 constexpr std::int64_t kBf16 = 2;
 
-TransformerConfig tiny_mla() {
-  TransformerConfig model;
-  model.name = "tiny-mla";
-  model.layers = 2;
-  model.hidden = 256;
-  model.heads = 4;
-  model.kv_heads = 4;
-  model.ffn_hidden = 512;
-  model.gated_ffn = true;
-  model.vocab = 1024;
-  model.seq_len = 128;
-  model.micro_batch = 1;
-  model.global_batch = 2;
-  model.position_embedding = PositionEmbedding::kRope;
-  model.mla = {.q_lora_rank = 96,
-               .kv_lora_rank = 64,
-               .qk_nope_head_dim = 32,
-               .qk_rope_head_dim = 16,
-               .v_head_dim = 24};
-  return model;
-}
+using test_support::tiny_mla;
 
 std::int64_t int_attribute(const Op& op, const char* name) {
   const Attribute* attribute = op.find_attribute(name);

@@ -25,29 +25,7 @@
 namespace perfsim::generators::llm {
 namespace {
 
-// tests/unit/llm_mla_mtp_test.cpp's tiny DeepSeek-shaped model: h 256, 4 heads, q_lora_rank
-// 96, kv_lora_rank 64, nope 32 + rope 16, v 24, sequence 128.
-TransformerConfig tiny_mla() {
-  TransformerConfig model;
-  model.name = "tiny-mla";
-  model.layers = 2;
-  model.hidden = 256;
-  model.heads = 4;
-  model.kv_heads = 4;
-  model.ffn_hidden = 512;
-  model.gated_ffn = true;
-  model.vocab = 1024;
-  model.seq_len = 128;
-  model.micro_batch = 1;
-  model.global_batch = 2;
-  model.position_embedding = PositionEmbedding::kRope;
-  model.mla = {.q_lora_rank = 96,
-               .kv_lora_rank = 64,
-               .qk_nope_head_dim = 32,
-               .qk_rope_head_dim = 16,
-               .v_head_dim = 24};
-  return model;
-}
+using test_support::tiny_mla;
 
 // The same with every layer a MoE layer (4 experts of 256, top 2).
 TransformerConfig tiny_mla_moe() {

@@ -14,25 +14,15 @@
 #include <iostream>
 #include <string>
 
-#include "scenario/run_validation.hpp"
-#include "validation/end_to_end_calibration.hpp"
-#include "validation/run_table.hpp"
+#include "support/shipped_run_table.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 TEST(ValidateRunsGolden, DevelopmentH100RunsInSample) {
-  const std::string root = PERFSIM_SOURCE_DIR;
-  const validation::RunTable table =
-      validation::load_run_table(root + "/configs/validation/published-dev-dgxc-h100.csv");
-  RunValidationRequest request;
-  request.jobs = 2;
-  request.calibration = validation::load_calibration(root + "/configs/assets/llm_calibration.json");
-  const RunValidationReport report = validate_runs(table, request);
-  std::cout << "published-dev-dgxc-h100.csv (development, in sample): " << report.errors.count
-            << " of " << report.predictions.size() << " simulated, mean |error| "
-            << 100 * report.errors.mean_abs << "%, max " << 100 * report.errors.max_abs
-            << "%, mean signed " << 100 * report.errors.mean_signed << "%\n";
+  const test_support::ShippedTableRun run =
+      test_support::validate_shipped_table("published-dev-dgxc-h100.csv", "development, in sample");
+  const RunValidationReport& report = run.report;
   EXPECT_EQ(report.errors.count, 10u) << "a row stopped simulating";
   EXPECT_LE(report.errors.mean_abs, 0.05);
   EXPECT_LE(report.errors.max_abs, 0.10);

@@ -11,9 +11,7 @@
 #include <iostream>
 #include <string>
 
-#include "scenario/run_validation.hpp"
-#include "validation/end_to_end_calibration.hpp"
-#include "validation/run_table.hpp"
+#include "support/shipped_run_table.hpp"
 
 namespace perfsim::scenario {
 namespace {
@@ -65,24 +63,11 @@ constexpr HeldOutTable kTables[] = {
 };
 
 void check(const HeldOutTable& held_out) {
-  const std::string root = PERFSIM_SOURCE_DIR;
-  const validation::RunTable table =
-      validation::load_run_table(root + "/configs/validation/" + held_out.file);
-  RunValidationRequest request;
-  request.jobs = 2;
-  request.calibration = validation::load_calibration(root + "/configs/assets/llm_calibration.json");
-  ASSERT_EQ(request.calibration.fitted_on, "vtrain-singlenode-a100.csv")
+  const test_support::ShippedTableRun run =
+      test_support::validate_shipped_table(held_out.file, "held out, out of sample");
+  ASSERT_EQ(run.calibration_fitted_on, "vtrain-singlenode-a100.csv")
       << "these rows are out of sample only for a calibration fitted elsewhere";
-  const RunValidationReport report = validate_runs(table, request);
-  for (const RunPrediction& prediction : report.predictions)
-    std::cout << "  " << prediction.row->name << ": "
-              << (prediction.skipped.empty() ? std::to_string(100 * prediction.signed_error) + "%"
-                                             : "skipped: " + prediction.skipped)
-              << "\n";
-  std::cout << held_out.file << " (held out, out of sample): " << report.errors.count << " of "
-            << report.predictions.size() << " simulated, mean |error| "
-            << 100 * report.errors.mean_abs << "%, max " << 100 * report.errors.max_abs
-            << "%, mean signed " << 100 * report.errors.mean_signed << "%\n";
+  const RunValidationReport& report = run.report;
   EXPECT_GE(report.errors.count, held_out.simulated_at_least) << "a row stopped simulating";
   EXPECT_LE(report.errors.mean_abs, held_out.mean_abs_error_bound);
   EXPECT_LE(report.errors.max_abs, held_out.max_abs_error_bound);

@@ -346,32 +346,25 @@ class StageGenerator {
     builder_.set_context("param-gather", -1, -1);
     const std::int64_t bucket = std::max<std::int64_t>(
         1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
-    std::int64_t pending = first_stage() ? shapes_.embedding_parameters() : 0;
-    std::vector<int> pending_layers;
+    PendingGather pending{first_stage() ? shapes_.embedding_parameters() : 0, {}};
     gathered_offset_ = 0;
     auto gather = [&] {
-      if (pending == 0)
-        return;
-      const std::int64_t shard = ceil_div(pending, dp_size());
-      const TensorRef full = parameter_view(shard * dp_size());
-      dp_collective(CollectiveKind::kAllGather, parameter_view(shard), full);
-      gathered_offset_ += shard * dp_size();
-      for (int layer : pending_layers)
-        first_use_parameters_[layer] = full;
-      pending = 0;
-      pending_layers.clear();
+      gather_bucket(pending, dp_size(), first_use_parameters_,
+                    [&](const TensorRef& shard, const TensorRef& full) {
+                      dp_collective(CollectiveKind::kAllGather, shard, full);
+                    });
     };
     for (const LayerRange& chunk : chunks_) {
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
-        pending +=
+        pending.elements +=
             weights_.at(layer).moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
-        pending_layers.push_back(layer);
-        if (pending >= bucket)
+        pending.layers.push_back(layer);
+        if (pending.elements >= bucket)
           gather();
       }
     }
     if (last_stage())
-      pending += shapes_.embedding_parameters() + shapes_.hidden;
+      pending.elements += shapes_.embedding_parameters() + shapes_.hidden;
     gather();
     gather_expert_parameters_for_forward(bucket);
   }
@@ -381,33 +374,47 @@ class StageGenerator {
     const int size = expert_buffer_.size;
     if (size == 1)
       return;
-    std::int64_t pending = 0;
-    std::vector<int> pending_layers;
+    PendingGather pending;
     auto gather = [&] {
-      if (pending == 0)
-        return;
-      const std::int64_t shard = ceil_div(pending, size);
-      const TensorRef full = parameter_view(shard * size);
-      builder_.communicate(
-          {CollectiveKind::kAllGather, expert_buffer_.group, size, -1, kExpertDataParallelStream},
-          parameter_view(shard), full);
-      gathered_offset_ += shard * size;
-      for (int layer : pending_layers)
-        first_use_expert_parameters_[layer] = full;
-      pending = 0;
-      pending_layers.clear();
+      gather_bucket(pending, size, first_use_expert_parameters_,
+                    [&](const TensorRef& shard, const TensorRef& full) {
+                      builder_.communicate({CollectiveKind::kAllGather, expert_buffer_.group, size,
+                                            -1, kExpertDataParallelStream},
+                                           shard, full);
+                    });
     };
     for (const LayerRange& chunk : chunks_) {
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
         if (!weights_.at(layer).moe)
           continue;
-        pending += shapes_.local_expert_parameters();
-        pending_layers.push_back(layer);
-        if (pending >= bucket)
+        pending.elements += shapes_.local_expert_parameters();
+        pending.layers.push_back(layer);
+        if (pending.elements >= bucket)
           gather();
       }
       gather();  // the chunk's buffers end here
     }
+  }
+
+  // One bucket of an overlap_param_gather chain (parameters of consecutive layers): each rank's
+  // shard all-gathered over `size` ranks by `all_gather` into the next slice of the parameter
+  // buffer, whose output the bucket's layers read in their first forward.
+  struct PendingGather {
+    std::int64_t elements = 0;
+    std::vector<int> layers;
+  };
+  template <typename AllGather>
+  void gather_bucket(PendingGather& pending, int size, std::map<int, TensorRef>& first_use,
+                     AllGather all_gather) {
+    if (pending.elements == 0)
+      return;
+    const std::int64_t shard = ceil_div(pending.elements, size);
+    const TensorRef full = parameter_view(shard * size);
+    all_gather(parameter_view(shard), full);
+    gathered_offset_ += shard * size;
+    for (int layer : pending.layers)
+      first_use[layer] = full;
+    pending = {};
   }
 
   // Megatron-Core's gradient clipping (optimizer.py, clip_grads.py): get_grad_norm_fp32 is the

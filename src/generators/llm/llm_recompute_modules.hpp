@@ -38,8 +38,8 @@ struct RecomputeModules {
 };
 
 // Megatron's names separated by ',', ' ' or '+' (a RUNS.csv cell cannot hold commas); empty
-// text is the default, core_attn. Throws InputError(file, field, ...) naming an unknown or an
-// unmodelled module, or an empty list.
+// text (or separators only) is the default, core_attn. Throws InputError(file, field, ...)
+// naming an unknown or an unmodelled module.
 RecomputeModules parse_recompute_modules(std::string_view text, const std::string& file,
                                          const std::string& field);
 // The modules joined by '+' in Megatron's order, e.g. "layernorm+moe_act"; "" when none.

@@ -141,13 +141,13 @@ struct RecomputedTerms {
 RecomputedTerms recomputed_attention_terms(const llm::TransformerConfig& model,
                                            const llm::ParallelConfig& parallel) {
   RecomputedTerms freed;
-  if (parallel.recompute != llm::Recompute::kSelective || !model.is_mla())
+  if (!model.is_mla())
     return freed;
   const double h = model.hidden, a = model.heads;
   const llm::MultiLatentAttention& mla = model.mla;
-  if (parallel.recompute_modules.layernorm)
+  if (parallel.recomputes(&llm::RecomputeModules::layernorm))
     freed.replicated += 2;
-  if (parallel.recompute_modules.mla_up_proj) {
+  if (parallel.recomputes(&llm::RecomputeModules::mla_up_proj)) {
     freed.split += 2 * (2 * a * mla.q_head_dim() + a * mla.v_head_dim) / h;
     freed.replicated += (2.0 * mla.q_lora_rank + 2.0 * mla.kv_lora_rank) / h;
     if (parallel.sequence_parallel && parallel.tp > 1)
@@ -225,8 +225,7 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double replicated = 8 + masks + mla_latent_terms(model) - freed.replicated;
   const double split = split_activation_terms(model) - freed.split;  // 24 for GPT shapes
   // Without core_attn in the recompute modules the attention core keeps its s x s tensors.
-  const bool core_attn_recomputed =
-      parallel.recompute == llm::Recompute::kSelective && parallel.recompute_modules.core_attn;
+  const bool core_attn_recomputed = parallel.recomputes(&llm::RecomputeModules::core_attn);
   double bytes = -freed.whole * sbh;
   switch (parallel.recompute) {
     case llm::Recompute::kFull:
@@ -349,9 +348,8 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double router_input = sb * h * bytes / (parallel.sequence_parallel ? t : 1.0);
   // Granular selective recompute: layernorm frees the router input (the pre-MLP norm's output,
   // a TENorm of its own in a MoE layer), moe_act the experts' FC2 input.
-  const bool selective = parallel.recompute == llm::Recompute::kSelective;
-  const bool norm_recomputed = selective && parallel.recompute_modules.layernorm;
-  const double act_kept = selective && parallel.recompute_modules.moe_act ? 0.0 : 1.0;
+  const bool norm_recomputed = parallel.recomputes(&llm::RecomputeModules::layernorm);
+  const double act_kept = parallel.recomputes(&llm::RecomputeModules::moe_act) ? 0.0 : 1.0;
   const double moe_block =
       (norm_recomputed ? 0.0 : router_input) +
       sb / t * moe.num_experts * bytes    // router probabilities

@@ -78,6 +78,10 @@ struct ParallelConfig {
   // With selective recompute: the submodules recomputed (Megatron-Core's --recompute-modules,
   // llm_recompute_modules.hpp); the default, core_attn, is Korthikanti et al.'s selective.
   RecomputeModules recompute_modules = {};
+  // Whether selective recompute covers `module` (a RecomputeModules flag).
+  bool recomputes(bool RecomputeModules::*module) const {
+    return recompute == Recompute::kSelective && recompute_modules.*module;
+  }
   int zero_stage = 0;  // 0: DDP all-reduce; 1, 2: reduce-scatter grads + all-gather
                        // params; 3: also all-gather params per layer
   // Data-parallel gradient reduction as Megatron-LM's DistributedDataParallel runs it.

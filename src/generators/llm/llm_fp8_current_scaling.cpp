@@ -37,13 +37,14 @@ void LayerEmitter::current_scale(const TensorRef& x, std::int64_t rows, std::int
   TensorRef amax;
   if (scaling.amax == AmaxSource::kKernel) {
     amax = builder_.tensor({1}, DType::kFloat32);
-    builder_.compute(std::string(kFp8AmaxOpName), {RankTraceBuilder::view(x, {rows, cols})},
-                     {amax}, KernelCategory::kOther, static_cast<double>(rows * cols));
+    builder_.compute(std::string(kFp8AmaxOpName), {RankTraceBuilder::view(x, {rows, cols})}, {amax},
+                     KernelCategory::kOther, static_cast<double>(rows * cols));
   } else {
     // The norm wrote the amax with x: it is ready when x is (a one-float view of x's id).
     amax = RankTraceBuilder::view(x, {1});
     amax.dtype = DType::kFloat32;
     amax.element_bytes = element_bytes(DType::kFloat32);
+    amax.offset_elements = x.offset_elements * x.element_bytes / amax.element_bytes;
   }
   if (scaling.tp_all_reduce && shapes_.sequence_parallel && tp_.size > 1)
     builder_.communicate(

@@ -492,11 +492,11 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
   if (weights.mla) {
     saved.context = mla_attention_forward(saved.ln1, weights, saved.mla);
   } else {
-    saved.qkv = userbuffers() ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8,
-                                                      shapes_.qkv_width)
-                              : linear_forward(gather_linear_input(saved.ln1, kAmaxNormTpReduced),
-                                               weights.qkv, weights.qkv_fp8, tokens, h,
-                                               shapes_.qkv_width, kAmaxNormTpReduced);
+    saved.qkv =
+        userbuffers()
+            ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8, shapes_.qkv_width)
+            : linear_forward(gather_linear_input(saved.ln1, kAmaxNormTpReduced), weights.qkv,
+                             weights.qkv_fp8, tokens, h, shapes_.qkv_width, kAmaxNormTpReduced);
     // Q and K on their way to the attention: normed (QK layer norm), then rotated (rope).
     TensorRef q = saved.qkv, k = saved.qkv;
     if (model_.qk_layernorm) {
@@ -541,10 +541,10 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
                                    Fp8Scaling fc1_scaling, bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
-  saved.fc1 = userbuffers ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8,
-                                                  fc1_width)
-                          : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h,
-                                           fc1_width, fc1_scaling);
+  saved.fc1 = userbuffers
+                  ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
+                  : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
+                                   fc1_scaling);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   saved.act = shapes_.gated_ffn
                   ? swiglu_forward(saved.fc1, tokens, ffn_local)

@@ -292,8 +292,7 @@ class LayerEmitter {
   // FP8 current scaling (llm_fp8_current_scaling.cpp), before the cast of x [rows, cols]:
   // the amax kernel (unless the norm wrote it), the amax's MAX all-reduce over TP when asked
   // for with SP, and the scale kernel. No-op under delayed scaling or with AmaxSource::kNone.
-  void current_scale(const TensorRef& x, std::int64_t rows, std::int64_t cols,
-                     Fp8Scaling scaling);
+  void current_scale(const TensorRef& x, std::int64_t rows, std::int64_t cols, Fp8Scaling scaling);
   // Current scaling of an expert weight [experts_local x rows, cols] at its per-iteration
   // cast: GroupedLinear quantizes each expert's weight, an amax and a scale kernel each.
   void expert_weight_current_scale(const TensorRef& weight, std::int64_t rows, std::int64_t cols);

@@ -179,9 +179,9 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   if (shapes_.shared_ffn_local == 0)
     return routed;
   // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
-  saved.shared = mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced), weights,
-                             shapes_.shared_ffn_local, shapes_.shared_fc1_width,
-                             kAmaxKernelTpReduced);
+  saved.shared =
+      mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced), weights,
+                  shapes_.shared_ffn_local, shapes_.shared_fc1_width, kAmaxKernelTpReduced);
   const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(saved.shared.output), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
@@ -276,8 +276,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
         norm_shape, 12);
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
-  const TensorRef grad_shared =
-      backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);
+  const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);
   const TensorRef grad_shared_fc1 =
       mlp_backward(grad_shared, weights, saved.shared, shapes_.shared_ffn_local);
   const TensorRef grad_norm_input = norm_input_backward(

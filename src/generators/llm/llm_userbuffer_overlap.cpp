@@ -104,8 +104,7 @@ TensorRef LayerEmitter::ring_exchange_data_gradient(const TensorRef& grad_local,
                                                     const TensorRef& weight, const Fp8Copy& fp8,
                                                     std::int64_t in_width, TensorRef& gathered) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
-  TensorRef chunk =
-      backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h, true);
+  TensorRef chunk = backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h, true);
   TensorRef weight_t = RankTraceBuilder::view(weight, {h, in_width});
   if (shapes_.fp8_linear)
     weight_t = fp8.set ? builder_.alias(fp8.transposed, {h, in_width}, DType::kFloat8)

@@ -132,6 +132,14 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                  "LLM: training precision bf16, fp16 or fp8 (Transformer Engine recipe: "
                  "linear-layer GEMMs in FP8, the rest bf16); default: the model file's")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  sub.add_option("--fp8-recipe", options.fp8_recipe,
+                 "LLM, with fp8: Transformer Engine's scaling recipe, delayed (DelayedScaling: "
+                 "scales from an amax history, one fused cast per tensor) or current "
+                 "(Float8CurrentScaling, Megatron's tensorwise, Megatron-Bridge's FP8-CS: each "
+                 "cast first finds the tensor's amax, an amax and a scale kernel, the amax "
+                 "all-reduced over TP with sequence parallelism, per expert in MoE layers)")
+      ->check(CLI::IsMember({"delayed", "current", "tensorwise"}))
+      ->capture_default_str();
   sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
                "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
                "before their TP all-gather (Transformer Engine's FP8 all-gather)");

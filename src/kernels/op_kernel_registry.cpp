@@ -508,6 +508,10 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // Transformer Engine FP8: the fused cast + transpose + amax kernel reads the bf16 tensor
     // and writes its FP8 copy and transpose (both listed as outputs).
     t["te::cast_transpose"] = elementwise(2);
+    // FP8 current scaling (generators/llm/llm_fp8_current_scaling.cpp): the amax kernel reads
+    // the tensor once into one float; the scale kernel is one thread's work on that float.
+    t["te::compute_amax"] = reduction_rule;
+    t["te::compute_scale_from_amax"] = elementwise(1);
     // Megatron-Core's fused element-wise kernels (generators/llm, issue 15): SwiGLU (reads gate
     // and up, writes the product; backward reads gradient and input, writes both gradients) and
     // Transformer Engine's rotary embedding over q or k.

@@ -41,8 +41,13 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::Calibrat
         point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
   overheads.per_op[std::string(generators::llm::kLoadBatchOpName)].t5 = {
       point.host_us_per_micro_batch, 0.0, 1};
-  overheads.per_op[std::string(generators::llm::kExpertGemmLaunchOpName)].t1 = {
-      std::min(point.host_us_per_op, kMeasuredLaunchUs), 0.0, 1};
+  // Kernels launched from C++ inside a call whose own op carries the per-op cost (TE's
+  // per-expert GEMMs; FP8 current scaling's amax and scale kernels and per-expert casts).
+  for (std::string_view launch :
+       {generators::llm::kExpertGemmLaunchOpName, generators::llm::kFp8AmaxOpName,
+        generators::llm::kFp8ScaleOpName, generators::llm::kFp8ExpertCastLaunchOpName})
+    overheads.per_op[std::string(launch)].t1 = {std::min(point.host_us_per_op, kMeasuredLaunchUs),
+                                                0.0, 1};
   return overheads;
 }
 

@@ -42,8 +42,10 @@ inline constexpr double kMeasuredLaunchUs = 13.0;
 // The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
 // more of it before communication ops, and the batch load as the CPU time of the get_batch op
 // after its host wait (T5 of an op without kernels); a MoE layer's per-expert GEMM launches
-// (generators::llm::kExpertGemmLaunchOpName) min(per-op cost, kMeasuredLaunchUs), so that a
-// calibration without host costs keeps them free.
+// (generators::llm::kExpertGemmLaunchOpName) and FP8 current scaling's C++ launches (its amax
+// and scale kernels, the per-expert casts after the first: kFp8AmaxOpName, kFp8ScaleOpName,
+// kFp8ExpertCastLaunchOpName) min(per-op cost, kMeasuredLaunchUs), so that a calibration
+// without host costs keeps them free.
 HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point);
 
 // `--calibration VALUE` of simulate and plan: "" = the shipped calibration compiled into the

@@ -105,6 +105,7 @@ std::string precision_line(const llm::TransformerConfig& model,
   std::string text(dtype_name(model.dtype));
   if (model.fp8())
     text += std::string(" (Transformer Engine recipe: linear-layer GEMMs FP8, the rest bf16") +
+            (model.fp8_recipe == llm::Fp8Recipe::kCurrent ? "; current scaling" : "") +
             (parallel.fp8_all_gather && parallel.sequence_parallel
                  ? "; linear inputs all-gathered in FP8)"
                  : ")");

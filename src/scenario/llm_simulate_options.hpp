@@ -42,6 +42,7 @@ struct LlmSimulateOptions {
   bool p2p_scatter_gather = false;         // Megatron-LM's stage-boundary scatter/gather
   std::string dtype;                       // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;             // FP8 + SP: linear inputs all-gathered in FP8
+  std::string fp8_recipe = "delayed";      // delayed | current (tensorwise)
   bool bias_swiglu_fusion = true;          // Megatron-Core's fused SwiGLU (gated FFNs)
   bool rope_fusion = true;                 // Transformer Engine's fused rotary embedding
   bool cross_entropy_fusion = false;       // Megatron-Core's fused cross entropy

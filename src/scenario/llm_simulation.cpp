@@ -216,6 +216,7 @@ namespace {
 llm::TransformerConfig with_dtype(llm::TransformerConfig model, const LlmSimulateOptions& options) {
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
+  model.fp8_recipe = llm::parse_fp8_recipe(options.fp8_recipe, "--fp8-recipe", "");
   model.bias_swiglu_fusion = options.bias_swiglu_fusion;
   model.rope_fusion = options.rope_fusion;
   model.cross_entropy_fusion = options.cross_entropy_fusion ? llm::parse_cross_entropy_fusion(

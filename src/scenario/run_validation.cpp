@@ -75,6 +75,8 @@ llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
   if (!dtype)
     throw InputError(table, "line " + std::to_string(row.line), "dtype " + row.dtype);
   model.dtype = *dtype;
+  if (!row.fp8_recipe.empty())
+    model.fp8_recipe = llm::parse_fp8_recipe(row.fp8_recipe, table, "fp8_recipe");
   model.micro_batch = row.micro_batch;
   model.global_batch = row.global_batch;
   llm::validate(model, table + " line " + std::to_string(row.line));

@@ -59,6 +59,9 @@ struct RunRow {
   // Megatron-Core's cross-entropy fusion: none | native | te; empty: none (Megatron-LM's
   // default).
   std::string cross_entropy_fusion;
+  // Transformer Engine's FP8 recipe with dtype fp8: delayed | current (Megatron's tensorwise,
+  // Megatron-Bridge's FP8-CS); empty: delayed.
+  std::string fp8_recipe;
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
   bool get_batch_sync = false;

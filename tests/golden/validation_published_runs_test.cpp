@@ -43,6 +43,9 @@ struct HeldOutTable {
 // 19.23% (+16.8%); both files 9.15%. Bounds moved with it. Session 13 filled the Megatron-Bridge
 // rows' TP-overlap, gradient-dtype, DP-overlap and cross-entropy switches from the H100 recipes
 // (after their errors had been seen, PUBLISHED.md): mean 3.30%, max 5.68% (-0.4% signed).
+// Issue 15's FP8 current scaling on the two 25.11 rows whose table states FP8-CS (fp8_recipe
+// filled from the table before any run with it; designed from TE's code): Llama 3 70B +3.4% ->
+// +5.3%, Llama 3.1 405B -5.7% -> -3.8%; mean 3.32%, max 5.34% (+0.5% signed). Bounds unchanged.
 constexpr HeldOutTable kTables[] = {
     {"published-nemo-24.07-h100.csv", 12, 0.07, 0.15},
     {"published-megatron-bridge-h100.csv", 4, 0.04, 0.06},
@@ -59,7 +62,11 @@ constexpr HeldOutTable kTables[] = {
     // dummy gradients; the rule fixed from the frameworks' code before this file was run with
     // it): GPT-OSS -30.6% / -25.7%, Qwen3 30B-A3B -52.2% / -62.2%, Qwen3 235B -16.3% / -16.3%,
     // mean 33.88%, max 62.19%, every row still too fast; bounds rounded up to whole percents.
-    {"published-megatron-bridge-moe-h100.csv", 6, 0.34, 0.63},
+    // overlap_param_gather 1 (the recipes'): mean 33.87%, max 62.04%. Issue 15's FP8 current
+    // scaling on the two 25.11 Qwen3 rows whose table states FP8-CS (fp8_recipe filled from the
+    // table before any run with it; designed from TE's code): Qwen3 30B-A3B -62.0% -> -58.5%,
+    // Qwen3 235B-A22B -16.2% -> -15.8%; mean 33.22%, max 58.52%; the max bound follows.
+    {"published-megatron-bridge-moe-h100.csv", 6, 0.34, 0.59},
 };
 
 void check(const HeldOutTable& held_out) {

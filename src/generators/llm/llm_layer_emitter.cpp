@@ -93,7 +93,8 @@ TensorRef LayerEmitter::elementwise(const std::string& op, std::vector<TensorRef
 }
 
 TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols,
-                                       const Fp8Copy& into) {
+                                       const Fp8Copy& into, Fp8Scaling scaling) {
+  current_scale(x, rows, cols, scaling);
   TensorRef fp8 = into.set ? builder_.alias(into.copy, {rows, cols}, DType::kFloat8)
                            : builder_.tensor({rows, cols}, DType::kFloat8);
   TensorRef fp8_transposed = into.set
@@ -114,7 +115,7 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
                                                                 {&weights.fc1, &weights.fc1_fp8},
                                                                 {&weights.fc2, &weights.fc2_fp8}};
   for (const auto& [weight, copy] : linear)
-    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1), *copy);
+    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1), *copy, kAmaxKernel);
   if (!weights.moe)
     return;
   // The experts' [experts_local, in, out] weights, one cast kernel each (Transformer Engine's
@@ -122,8 +123,10 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
   const std::pair<const TensorRef*, const Fp8Copy*> experts[] = {
       {&weights.expert_fc1, &weights.expert_fc1_fp8},
       {&weights.expert_fc2, &weights.expert_fc2_fp8}};
-  for (const auto& [weight, copy] : experts)
+  for (const auto& [weight, copy] : experts) {
+    expert_weight_current_scale(*weight, weight->shape.at(1), weight->shape.at(2));
     cast_transpose(*weight, weight->shape.at(0) * weight->shape.at(1), weight->shape.at(2), *copy);
+  }
 }
 
 std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const {
@@ -165,12 +168,12 @@ std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorR
 
 TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight,
                                        const Fp8Copy& fp8, std::int64_t m, std::int64_t k,
-                                       std::int64_t n) {
+                                       std::int64_t n, Fp8Scaling scaling) {
   if (!shapes_.fp8_linear)
     return mm(x, weight, m, k, n);
   // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8); an input
   // all-gathered in FP8 is used as it is.
-  const TensorRef x_fp8 = x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k);
+  const TensorRef x_fp8 = x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k, {}, scaling);
   return mm(x_fp8,
             fp8.set ? builder_.alias(fp8.copy, {k, n}, DType::kFloat8)
                     : builder_.tensor({k, n}, DType::kFloat8),
@@ -178,8 +181,10 @@ TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weig
 }
 
 TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
-                                         std::int64_t cols) {
-  return shapes_.fp8_linear ? cast_transpose(grad, rows, cols) : grad;
+                                         std::int64_t cols, bool tp_reduced) {
+  return shapes_.fp8_linear
+             ? cast_transpose(grad, rows, cols, {}, tp_reduced ? kAmaxKernelTpReduced : kAmaxKernel)
+             : grad;
 }
 
 TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& weight,
@@ -229,13 +234,13 @@ TensorRef LayerEmitter::tp_gather(const TensorRef& local) {
   return full;
 }
 
-TensorRef LayerEmitter::gather_linear_input(const TensorRef& local) {
+TensorRef LayerEmitter::gather_linear_input(const TensorRef& local, Fp8Scaling scaling) {
   if (!shapes_.fp8_linear || !shapes_.fp8_all_gather || !shapes_.sequence_parallel || tp_.size == 1)
     return tp_gather(local);
   const std::int64_t h = shapes_.hidden;
-  const TensorRef local_fp8 =
-      RankTraceBuilder::view(cast_transpose(local, shapes_.seq_local * shapes_.batch, h),
-                             {shapes_.seq_local, shapes_.batch, h});
+  const TensorRef local_fp8 = RankTraceBuilder::view(
+      cast_transpose(local, shapes_.seq_local * shapes_.batch, h, {}, scaling),
+      {shapes_.seq_local, shapes_.batch, h});
   TensorRef full = builder_.tensor({shapes_.seq, shapes_.batch, h}, DType::kFloat8);
   builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
                        local_fp8, full);
@@ -487,10 +492,11 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
   if (weights.mla) {
     saved.context = mla_attention_forward(saved.ln1, weights, saved.mla);
   } else {
-    saved.qkv = userbuffers() ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8,
-                                                      shapes_.qkv_width)
-                              : linear_forward(gather_linear_input(saved.ln1), weights.qkv,
-                                               weights.qkv_fp8, tokens, h, shapes_.qkv_width);
+    saved.qkv =
+        userbuffers()
+            ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8, shapes_.qkv_width)
+            : linear_forward(gather_linear_input(saved.ln1, kAmaxNormTpReduced), weights.qkv,
+                             weights.qkv_fp8, tokens, h, shapes_.qkv_width, kAmaxNormTpReduced);
     // Q and K on their way to the attention: normed (QK layer norm), then rotated (rope).
     TensorRef q = saved.qkv, k = saved.qkv;
     if (model_.qk_layernorm) {
@@ -522,8 +528,8 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
     mlp_out = dropout(moe_forward(saved.ln2, weights, saved.moe));
   } else {
     const bool ub = userbuffers();
-    saved.mlp = mlp_forward(ub ? saved.ln2 : gather_linear_input(saved.ln2), weights,
-                            shapes_.ffn_local, shapes_.fc1_width, ub);
+    saved.mlp = mlp_forward(ub ? saved.ln2 : gather_linear_input(saved.ln2, kAmaxNormTpReduced),
+                            weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub);
     mlp_out = dropout(ub ? saved.mlp.output : tp_reduce(saved.mlp.output));
   }
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
@@ -532,12 +538,13 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
 
 MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
                                    std::int64_t ffn_local, std::int64_t fc1_width,
-                                   bool userbuffers) {
+                                   Fp8Scaling fc1_scaling, bool userbuffers) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
   saved.fc1 = userbuffers
                   ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
-                  : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width);
+                  : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
+                                   fc1_scaling);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   saved.act = shapes_.gated_ffn
                   ? swiglu_forward(saved.fc1, tokens, ffn_local)
@@ -735,8 +742,9 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     grad_x1_norm = moe_backward(grad_moe_output, weights, saved);
   } else {
     const bool ub = userbuffers();
-    TensorRef grad_mlp = ub ? dropout_backward(grad_output)
-                            : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h);
+    TensorRef grad_mlp =
+        ub ? dropout_backward(grad_output)
+           : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h, true);
     TensorRef grad_fc1 = mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, ub);
     grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, weights.fc1_fp8, shapes_.fc1_width,
                                        saved.x1, saved.ln2);
@@ -757,7 +765,7 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     grad_context = ring_exchange_data_gradient(grad_attention_output, weights.proj,
                                                weights.proj_fp8, context_width, grad_attention);
   } else {
-    grad_attention = backward_operand(tp_gather(grad_attention_output), tokens, h);
+    grad_attention = backward_operand(tp_gather(grad_attention_output), tokens, h, true);
     grad_context =
         data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
   }

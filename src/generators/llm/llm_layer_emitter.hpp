@@ -22,6 +22,27 @@ struct Fp8Copy {
   TensorRef transposed;  // [n, k]
 };
 
+// FP8 current scaling (LocalShapes::fp8_current_scaling; llm_fp8_current_scaling.cpp): where
+// Transformer Engine's Float8CurrentScalingQuantizer finds the amax of a tensor it casts, and
+// whether it MAX-reduces the amax over TP first. Delayed scaling ignores it.
+enum class AmaxSource {
+  kNone,    // no new scale: the cast stands for the transpose of data already in FP8
+  kKernel,  // an amax kernel reads the tensor before the cast (nvte_compute_amax)
+  kNorm,    // the layer norm before it wrote the amax with its output (TE LayerNormLinear)
+};
+struct Fp8Scaling {
+  AmaxSource amax = AmaxSource::kNone;
+  // TE Linear/LayerNormLinear with sequence parallelism: the input of a column-parallel layer
+  // (forward) and the output gradient of a row-parallel one (backward) are quantized before
+  // their all-gather with one scale over TP (with_amax_reduction over tp_group). Only with
+  // SP and TP > 1.
+  bool tp_all_reduce = false;
+};
+// A fresh cast of a layer's operand (no reduction), and the two kinds that reduce over TP.
+inline constexpr Fp8Scaling kAmaxKernel{AmaxSource::kKernel, false};
+inline constexpr Fp8Scaling kAmaxKernelTpReduced{AmaxSource::kKernel, true};
+inline constexpr Fp8Scaling kAmaxNormTpReduced{AmaxSource::kNorm, true};
+
 // The weight tensors one layer's GEMMs read. With ZeRO-3 they are views of the parameters
 // all-gathered for this use, so the GEMMs wait for the all-gather.
 struct LayerWeights {
@@ -244,11 +265,20 @@ class LayerEmitter {
   // A linear layer's GEMMs: y = x W (forward), dX = dY W^T (data gradient), dW = X^T dY
   // (weight gradient). With FP8 the forward casts x first and every GEMM reads FP8 operands
   // (E4M3 weights and inputs, E5M2 gradients); the output is bf16.
+  // `scaling`: how current scaling finds the scale of x's cast (not cast when x is FP8).
   TensorRef linear_forward(const TensorRef& x, const TensorRef& weight, const Fp8Copy& fp8,
-                           std::int64_t m, std::int64_t k, std::int64_t n);
+                           std::int64_t m, std::int64_t k, std::int64_t n,
+                           Fp8Scaling scaling = kAmaxKernel);
   // The gradient as the two backward GEMMs read it: itself, or (FP8) its E5M2 cast and the
-  // cast's transpose from one fused cast-transpose kernel.
-  TensorRef backward_operand(const TensorRef& grad, std::int64_t rows, std::int64_t cols);
+  // cast's transpose from one fused cast-transpose kernel. `tp_reduced`: the output gradient
+  // of a row-parallel layer with SP (current scaling reduces its amax over TP).
+  TensorRef backward_operand(const TensorRef& grad, std::int64_t rows, std::int64_t cols,
+                             bool tp_reduced = false);
+  // A grouped GEMM's operand [experts_local x per_expert, cols] (expert input or output
+  // gradient) as backward_operand casts it. Current scaling quantizes each expert's rows
+  // separately (tex.split_quantize: an amax, a scale and a cast per expert from TE's C++ loop);
+  // delayed scaling casts them all in one fused kernel (nvte_multi_cast_transpose).
+  TensorRef grouped_operand(const TensorRef& x, std::int64_t per_expert, std::int64_t cols);
   TensorRef data_gradient(const TensorRef& grad, const TensorRef& weight, const Fp8Copy& fp8,
                           std::int64_t tokens, std::int64_t out_width, std::int64_t in_width);
   // `cast_input`: with FP8, the input must be cast again (it was all-gathered in bf16).
@@ -256,8 +286,16 @@ class LayerEmitter {
                        std::int64_t tokens, std::int64_t out_width, bool cast_input);
   // Transformer Engine's fused cast + transpose + amax: reads the bf16 tensor once, writes
   // the FP8 copy and its transpose (into `into` when set); returns the copy.
+  // Current scaling: `scaling` says how its scale is found first (current_scale).
   TensorRef cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols,
-                           const Fp8Copy& into = {});
+                           const Fp8Copy& into = {}, Fp8Scaling scaling = {});
+  // FP8 current scaling (llm_fp8_current_scaling.cpp), before the cast of x [rows, cols]:
+  // the amax kernel (unless the norm wrote it), the amax's MAX all-reduce over TP when asked
+  // for with SP, and the scale kernel. No-op under delayed scaling or with AmaxSource::kNone.
+  void current_scale(const TensorRef& x, std::int64_t rows, std::int64_t cols, Fp8Scaling scaling);
+  // Current scaling of an expert weight [experts_local x rows, cols] at its per-iteration
+  // cast: GroupedLinear quantizes each expert's weight, an amax and a scale kernel each.
+  void expert_weight_current_scale(const TensorRef& weight, std::int64_t rows, std::int64_t cols);
   // A saved tensor as the backward reads it (its own id, the saved storage).
   TensorRef saved_operand(const TensorRef& saved, std::vector<std::int64_t> shape,
                           DType dtype = DType::kUnknown) {
@@ -270,7 +308,9 @@ class LayerEmitter {
   TensorRef tp_gather(const TensorRef& local);
   // The input of a column-parallel linear layer, gathered over TP with SP: in bf16, or cast to
   // FP8 first with fp8_all_gather.
-  TensorRef gather_linear_input(const TensorRef& local);
+  // `scaling`: the forward's quantization of the input (kNone: the backward's re-gather of an
+  // input quantized in the forward).
+  TensorRef gather_linear_input(const TensorRef& local, Fp8Scaling scaling = {});
   TensorRef tp_reduce(const TensorRef& full);
   // Backward of norm -> column-parallel linear: data gradient (reduced over TP), weight
   // gradient, norm backward; returns the gradient of the norm's input.
@@ -439,8 +479,11 @@ class LayerEmitter {
   // The dense MLP on the gathered normed input: fc1, activation, fc2 (width ffn_local).
   // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
   // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).
+  // `fc1_scaling`: how current scaling scales FC1's input (a dense layer's norm is fused into
+  // FC1, TE LayerNormLinear; the shared experts' FC1 reads the MoE block's own norm).
   MlpSaved mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
-                       std::int64_t ffn_local, std::int64_t fc1_width, bool userbuffers = false);
+                       std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
+                       bool userbuffers = false);
   // Gradient of the MLP output (gathered, [tokens, h]) in; gradient of fc1's output out.
   // With `userbuffers` the gradient is the local rows, gathered by ring exchange under fc2's
   // data-gradient GEMM.

@@ -25,6 +25,7 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.dtype = model.activation_dtype();
   shapes.fp8_linear = model.fp8();
   shapes.fp8_all_gather = model.fp8() && parallel.fp8_all_gather;
+  shapes.fp8_current_scaling = model.fp8() && model.fp8_recipe == Fp8Recipe::kCurrent;
   if (model.is_mla()) {
     const MultiLatentAttention& mla = model.mla;
     shapes.mla = true;

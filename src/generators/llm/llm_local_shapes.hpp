@@ -28,6 +28,8 @@ struct LocalShapes {
   DType dtype = DType::kBFloat16;  // activations (bf16 under the FP8 recipe)
   bool fp8_linear = false;         // linear-layer GEMMs in FP8 (Transformer Engine)
   bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
+  // FP8 current scaling (model.fp8_recipe): each cast first finds its tensor's amax
+  bool fp8_current_scaling = false;
   // MoE layers (model.is_moe()); the experts split over ETP ranks (TP by default).
   std::int64_t experts = 0;        // routed experts of the model
   std::int64_t experts_local = 0;  // experts / EP

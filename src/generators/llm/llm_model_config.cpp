@@ -175,6 +175,21 @@ std::string_view cross_entropy_fusion_name(CrossEntropyFusion fusion) {
   return "none";
 }
 
+Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where,
+                           const std::string& field) {
+  if (text == "delayed")
+    return Fp8Recipe::kDelayed;
+  if (text == "current" || text == "tensorwise")
+    return Fp8Recipe::kCurrent;
+  throw InputError(where, field,
+                   "must be \"delayed\", \"current\" or \"tensorwise\" (current), got \"" +
+                       std::string(text) + "\"");
+}
+
+std::string_view fp8_recipe_name(Fp8Recipe recipe) {
+  return recipe == Fp8Recipe::kCurrent ? "current" : "delayed";
+}
+
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {
   const json doc = io::parse_json_document(json_text, file);
   if (!doc.is_object())
@@ -346,6 +361,10 @@ void validate(const TransformerConfig& model, const std::string& file) {
                      "must not be negative (0: no multi-token prediction), got " +
                          std::to_string(model.mtp_num_layers));
   at_most("mtp_num_layers", model.mtp_num_layers, 64);
+  if (model.fp8_recipe != Fp8Recipe::kDelayed && !model.fp8())
+    throw InputError(file, "fp8_recipe",
+                     "\"" + std::string(fp8_recipe_name(model.fp8_recipe)) +
+                         "\" scaling needs dtype fp8, got " + std::string(dtype_name(model.dtype)));
   validate_multi_latent_attention(model, file);
   if (!model.is_moe())
     return;

@@ -25,6 +25,9 @@ enum class PositionEmbedding { kLearned, kRope };
 // How the loss's cross entropy runs (TransformerConfig::cross_entropy_fusion).
 enum class CrossEntropyFusion { kNone, kNative, kTe };
 
+// How Transformer Engine scales a tensor it casts to FP8 (TransformerConfig::fp8_recipe).
+enum class Fp8Recipe { kDelayed, kCurrent };
+
 // Mixture of experts as Megatron-LM's MoE layer runs it: the dense MLP of a MoE layer is
 // replaced by a router (a [h, experts] GEMM, softmax, top-k), `num_experts` routed experts of
 // which each token visits `top_k` (each expert a gated or plain MLP of `expert_ffn_hidden`), and
@@ -111,6 +114,12 @@ struct TransformerConfig {
   // and the bf16 gradient in place of the logits, scaled by the loss gradient in the backward).
   // kNone: Megatron's unfused path, pass by pass.
   CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::kNone;
+  // The FP8 recipe (Megatron-Core --fp8-recipe; only with dtype fp8). kDelayed: Transformer
+  // Engine's DelayedScaling, each cast scaled from an amax history (one fused cast kernel per
+  // tensor). kCurrent: Float8CurrentScaling (Megatron's "tensorwise", Megatron-Bridge's FP8-CS):
+  // each cast scaled from the tensor's own amax, found just before it (generators/llm/
+  // llm_fp8_current_scaling.cpp).
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   MixtureOfExperts moe;
   MultiLatentAttention mla;
   // Multi-token prediction (DeepSeek-V3 Sec. 2.2; Megatron-Core's MultiTokenPredictionBlock,
@@ -184,6 +193,12 @@ std::string_view position_embedding_name(PositionEmbedding embedding);
 CrossEntropyFusion parse_cross_entropy_fusion(std::string_view text, const std::string& where,
                                               const std::string& field);
 std::string_view cross_entropy_fusion_name(CrossEntropyFusion fusion);
+
+// "delayed", "current" or Megatron-Core's name of the current recipe, "tensorwise"; throws
+// InputError(where, field, problem) otherwise.
+Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where,
+                           const std::string& field);
+std::string_view fp8_recipe_name(Fp8Recipe recipe);
 
 // Throws InputError naming the file, the field and the problem.
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);

@@ -151,7 +151,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // input cast to E4M3 (its transpose for the weight gradient read from the saved input, as
   // the dense layers do), the weights' FP8 copies made at the first micro-batch.
   const TensorRef fc1 =
-      grouped_gemm(backward_operand(expert_input, rows, h),
+      grouped_gemm(grouped_operand(expert_input, per_expert, h),
                    expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, false, h,
                                          shapes_.expert_fc1_width),
                    per_expert, h, shapes_.expert_fc1_width);
@@ -159,7 +159,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, shapes_.expert_ffn_local)
                                           : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
   const TensorRef fc2 =
-      grouped_gemm(backward_operand(act, rows, shapes_.expert_ffn_local),
+      grouped_gemm(grouped_operand(act, per_expert, shapes_.expert_ffn_local),
                    expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
                                          shapes_.expert_ffn_local, h),
                    per_expert, shapes_.expert_ffn_local, h);
@@ -178,8 +178,10 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                    KernelCategory::kOther, kUnpermuteFlops * static_cast<double>(dispatched * h));
   if (shapes_.shared_ffn_local == 0)
     return routed;
-  saved.shared = mlp_forward(gather_linear_input(normed), weights, shapes_.shared_ffn_local,
-                             shapes_.shared_fc1_width);
+  // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
+  saved.shared =
+      mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced), weights,
+                  shapes_.shared_ffn_local, shapes_.shared_fc1_width, kAmaxKernelTpReduced);
   const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(saved.shared.output), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
@@ -224,7 +226,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
                             : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
     builder_.set_phase("backward");
   }
-  const TensorRef grad_fc2_out = backward_operand(grad_expert_output, rows, h);
+  const TensorRef grad_fc2_out = grouped_operand(grad_expert_output, per_expert, h);
   const TensorRef grad_act = grouped_gemm(
       grad_fc2_out, expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, true, h, ffn),
       per_expert, h, ffn);
@@ -238,7 +240,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
     grad_fc1 = elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
                            ffn_shape, 12);
   }
-  const TensorRef grad_fc1_out = backward_operand(grad_fc1, rows, fc1_width);
+  const TensorRef grad_fc1_out = grouped_operand(grad_fc1, per_expert, fc1_width);
   const TensorRef grad_expert_input = grouped_gemm(
       grad_fc1_out,
       expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, true, fc1_width, h),
@@ -274,7 +276,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
         norm_shape, 12);
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
-  const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h);
+  const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);
   const TensorRef grad_shared_fc1 =
       mlp_backward(grad_shared, weights, saved.shared, shapes_.shared_ffn_local);
   const TensorRef grad_norm_input = norm_input_backward(

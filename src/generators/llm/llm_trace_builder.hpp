@@ -45,6 +45,15 @@ inline constexpr std::string_view kExpertGemmLaunchOpName = "te::multi_stream_cu
 // One expert weight's dummy gradient, allocated by TE GroupedLinear's backward in Python
 // (handle_custom_ddp_from_mcore: torch.empty per weight) once its wgrad went to main_grad.
 inline constexpr std::string_view kExpertDummyWgradOpName = "te::grouped_linear.dummy_wgrad";
+// FP8 current scaling (llm_fp8_current_scaling.cpp): the kernels Transformer Engine's
+// Float8CurrentScalingQuantizer::quantize_impl launches from C++ besides the cast, inside the
+// Python call the cast's te::cast_transpose op stands for: nvte_compute_amax (one read of the
+// tensor into its amax) and nvte_compute_scale_from_amax (the scale from the amax); and one
+// more local expert's cast kernel, launched by the loop of tex.split_quantize (GroupedLinear)
+// whose GPU work the grouped te::cast_transpose op prices. Host overheads price them by name.
+inline constexpr std::string_view kFp8AmaxOpName = "te::compute_amax";
+inline constexpr std::string_view kFp8ScaleOpName = "te::compute_scale_from_amax";
+inline constexpr std::string_view kFp8ExpertCastLaunchOpName = "te::split_quantize.launch";
 // Megatron-Core's alltoall dispatcher waits for its device-to-host copies of the token counts
 // (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize: d2h_event.synchronize()).
 inline constexpr std::string_view kDispatcherSyncOpName = "megatron.moe_dispatcher.d2h_sync";

@@ -40,7 +40,8 @@ TensorRef LayerEmitter::exchange_tp_chunk(const TensorRef& chunk) {
 TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const TensorRef& weight,
                                               const Fp8Copy& fp8, std::int64_t n) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
-  TensorRef chunk = shapes_.fp8_linear ? cast_transpose(local, rows, h)
+  // The QKV / FC1 input: its norm is fused into the layer (TE LayerNormLinear).
+  TensorRef chunk = shapes_.fp8_linear ? cast_transpose(local, rows, h, {}, kAmaxNormTpReduced)
                                        : RankTraceBuilder::view(local, {rows, h});
   TensorRef operand = weight;
   if (shapes_.fp8_linear)
@@ -75,7 +76,7 @@ TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
   TensorRef x = input;
   TensorRef operand = weight;
   if (shapes_.fp8_linear) {
-    x = input.dtype == DType::kFloat8 ? input : cast_transpose(input, tokens, k);
+    x = input.dtype == DType::kFloat8 ? input : cast_transpose(input, tokens, k, {}, kAmaxKernel);
     operand = fp8.set ? builder_.alias(fp8.copy, {k, h}, DType::kFloat8)
                       : builder_.tensor({k, h}, DType::kFloat8);
   }
@@ -103,7 +104,7 @@ TensorRef LayerEmitter::ring_exchange_data_gradient(const TensorRef& grad_local,
                                                     const TensorRef& weight, const Fp8Copy& fp8,
                                                     std::int64_t in_width, TensorRef& gathered) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
-  TensorRef chunk = backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h);
+  TensorRef chunk = backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h, true);
   TensorRef weight_t = RankTraceBuilder::view(weight, {h, in_width});
   if (shapes_.fp8_linear)
     weight_t = fp8.set ? builder_.alias(fp8.transposed, {h, in_width}, DType::kFloat8)

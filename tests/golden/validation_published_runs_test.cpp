@@ -59,7 +59,11 @@ constexpr HeldOutTable kTables[] = {
     // dummy gradients; the rule fixed from the frameworks' code before this file was run with
     // it): GPT-OSS -30.6% / -25.7%, Qwen3 30B-A3B -52.2% / -62.2%, Qwen3 235B -16.3% / -16.3%,
     // mean 33.88%, max 62.19%, every row still too fast; bounds rounded up to whole percents.
-    {"published-megatron-bridge-moe-h100.csv", 6, 0.34, 0.63},
+    // The MoE op inventory from Megatron-Core's source (router, aux loss, permute, probabilities'
+    // all-to-all; the rows' moe_router_fusion, moe_permute_fusion and force load balancing,
+    // designed from the code before this file was run with it): GPT-OSS -30.6% / -26.0%, Qwen3
+    // 30B-A3B -48.7% / -62.1%, Qwen3 235B -9.9% / -10.2%, mean 31.26%, max 62.05%.
+    {"published-megatron-bridge-moe-h100.csv", 6, 0.32, 0.63},
 };
 
 void check(const HeldOutTable& held_out) {

@@ -22,8 +22,8 @@ struct PhaseCounts {
   std::map<std::string, int> forward, backward;
   int forward_ops = 0, backward_ops = 0;
   int forward_host_syncs = 0;
-  int to_host = 0;              // copies whose output is a host tensor
-  int count_all_reduces = 0;    // all-reduces of the 4 experts' fp32 token counts
+  int to_host = 0;            // copies whose output is a host tensor
+  int count_all_reduces = 0;  // all-reduces of the 4 experts' fp32 token counts
   int probability_all_to_all = 0;
   int fwd(const std::string& name) const { return of(forward, name); }
   int bwd(const std::string& name) const { return of(backward, name); }
@@ -54,8 +54,7 @@ PhaseCounts count(const TransformerConfig& model, const ParallelConfig& parallel
       ++counts.to_host;
     if (op.comm && op.comm->kind == CollectiveKind::kAllReduce && op.comm->bytes_in == 4 * 4)
       ++counts.count_all_reduces;
-    if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv &&
-        op.comm->dtype == DType::kFloat32)
+    if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv && op.comm->dtype == DType::kFloat32)
       ++counts.probability_all_to_all;
   }
   return counts;
@@ -86,7 +85,7 @@ TEST(LlmMoeOpInventory, RouterFusedAndUnfused) {
 
   const PhaseCounts unfused = count(test_support::tiny_moe(), switches(ep2, false, true));
   EXPECT_EQ(unfused.fwd("te::fused_topk_with_score_function"), 0);
-  EXPECT_EQ(unfused.fwd("aten::topk"), 2 * kLayers);   // routing and aux-loss scores
+  EXPECT_EQ(unfused.fwd("aten::topk"), 2 * kLayers);     // routing and aux-loss scores
   EXPECT_EQ(unfused.fwd("aten::scatter"), 3 * kLayers);  // probs, map; aux map
   EXPECT_EQ(unfused.bwd("aten::scatter"), kLayers);      // topk's backward
   EXPECT_EQ(unfused.bwd("aten::gather"), kLayers);       // scatter's backward

@@ -52,11 +52,10 @@ struct MlpSaved {
 
 // The MoE block's tensors its backward reads (Megatron's router, dispatcher and experts).
 struct MoeSaved {
-  TensorRef probabilities;      // router softmax [tokens, experts]
+  TensorRef probabilities;      // router scores [tokens, experts] (llm_moe_router.cpp)
   TensorRef top_probabilities;  // [tokens, top_k]
   TensorRef expert_input;       // the TP-gathered tokens of the local experts
   TensorRef fc1, act;           // expert FC1 output, FC2 input
-  TensorRef returned;           // the rows unpermute combined
   MlpSaved shared;              // shared experts (unset without them)
   TensorRef routing_map;        // [tokens, experts] bool (its gradient kernels read it)
 };

@@ -112,14 +112,14 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                    expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
                                          shapes_.expert_ffn_local, h),
                    per_expert, shapes_.expert_ffn_local, h);
-  // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
+  // Combine: back over TP and EP, then each token's k rows summed (the probabilities were
+  // applied in the activation).
   const TensorRef expert_output = tp_reduce_scatter_rows(
       sort_chunks(fc2, {}, shapes_.expert_tokens(), h, false).rows, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
   saved.expert_input = expert_input;
   saved.fc1 = fc1;
   saved.act = act;
-  saved.returned = returned;
   const TensorRef routed =
       RankTraceBuilder::view(unpermute_tokens(returned, saved.routing_map, tokens), local_shape);
   if (shapes_.shared_ffn_local == 0)
@@ -193,10 +193,13 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const Permuted grad_sorted =
       sort_chunks(grad_expert_input, builder_.tensor({shapes_.expert_tokens()}, DType::kFloat32),
                   shapes_.expert_tokens(), h, true);
+  // Both reduce-scattered over ETP, then both all-to-alls back (posted together).
   const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_sorted.rows, received, h);
+  const TensorRef grad_arrived_probabilities =
+      tp_reduce_scatter_rows(grad_sorted.probabilities, received, 1);
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
-  const TensorRef grad_permuted_probabilities = probabilities_all_to_all(
-      tp_reduce_scatter_rows(grad_sorted.probabilities, received, 1), dispatched);
+  const TensorRef grad_permuted_probabilities =
+      probabilities_all_to_all(grad_arrived_probabilities, dispatched);
   // Permute backward: each token's k row gradients summed, the probabilities' gradients back to
   // [tokens, experts].
   const Permuted grad_routing =

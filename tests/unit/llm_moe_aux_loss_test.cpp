@@ -49,17 +49,17 @@ AuxLossOps aux_loss_ops(const ParallelConfig& parallel, std::int64_t tokens) {
 
 TEST(LlmMoeAuxLoss, KernelsPerLayerAndMicroBatch) {
   // TP 1: 32 tokens per rank; no all-reduce. Two sums per layer: the loss's routing map (bool,
-  // 1 byte) and its scores (the softmax in fp32, Megatron-Core's compute_routing_scores_for_aux
-  // _loss): 2 layers x 32 x 4 x (1 + 4) bytes read.
+  // 1 byte) and its scores (bf16 here; fp32 in Megatron-Core, kept in the activation dtype for
+  // the memory closed form): 2 layers x 32 x 4 x (1 + 2) bytes read.
   const AuxLossOps tp1 = aux_loss_ops({.dp = 4, .ep = 2}, 32);
   EXPECT_EQ(tp1.token_sums, 2 * 2);
-  EXPECT_EQ(tp1.token_sum_bytes, 2 * 32 * 4 * (1 + 4));
+  EXPECT_EQ(tp1.token_sum_bytes, 2 * 32 * 4 * (1 + 2));
   EXPECT_EQ(tp1.count_all_reduces, 0);
   EXPECT_EQ(tp1.gradient_adds, 2);
   // TP 2 with SP: 16 tokens per rank, and one all-reduce of 4 fp32 counts per layer.
   const AuxLossOps tp2 = aux_loss_ops({.tp = 2, .dp = 4, .ep = 2, .sequence_parallel = true}, 16);
   EXPECT_EQ(tp2.token_sums, 2 * 2);
-  EXPECT_EQ(tp2.token_sum_bytes, 2 * 16 * 4 * (1 + 4));
+  EXPECT_EQ(tp2.token_sum_bytes, 2 * 16 * 4 * (1 + 2));
   EXPECT_EQ(tp2.count_all_reduces, 2);
   EXPECT_EQ(tp2.gradient_adds, 2);
 }

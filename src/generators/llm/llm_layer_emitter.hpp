@@ -56,8 +56,9 @@ struct MoeSaved {
   TensorRef top_probabilities;  // [tokens, top_k]
   TensorRef expert_input;       // the TP-gathered tokens of the local experts
   TensorRef fc1, act;           // expert FC1 output, FC2 input
+  TensorRef returned;           // the rows unpermute combined (its backward keeps them)
   MlpSaved shared;              // shared experts (unset without them)
-  TensorRef routing_map;        // [tokens, experts] bool (its gradient kernels read it)
+  TensorRef routing_map;        // [tokens, experts] bool (the permute and unpermute read it)
 };
 
 // Megatron-Core's MoE kernel switches (ParallelConfig::moe_router_fusion, moe_permute_fusion,
@@ -457,8 +458,11 @@ class LayerEmitter {
                           const TensorRef& routing_map, std::int64_t token_count);
   TensorRef unpermute_tokens(const TensorRef& rows, const TensorRef& routing_map,
                              std::int64_t token_count);
-  TensorRef unpermute_backward(const TensorRef& grad_tokens, const TensorRef& routing_map,
-                               std::int64_t token_count);
+  // `combined_rows`: the rows the forward unpermuted, which perfsim keeps for this backward as
+  // TE's unpermute with probabilities did (Megatron-Core <= 0.13; the memory closed form counts
+  // them); 0.14+ keeps only the row-id map.
+  TensorRef unpermute_backward(const TensorRef& grad_tokens, const TensorRef& combined_rows,
+                               const TensorRef& routing_map, std::int64_t token_count);
   // Permute backward: the rows' and probabilities' gradients -> the tokens' [tokens, h] and
   // the dense probabilities' [tokens, experts] gradients.
   Permuted permute_backward(const TensorRef& grad_rows, const TensorRef& grad_probabilities,

@@ -118,6 +118,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
       sort_chunks(fc2, {}, shapes_.expert_tokens(), h, false).rows, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
   saved.expert_input = expert_input;
+  saved.returned = returned;
   saved.fc1 = fc1;
   saved.act = act;
   const TensorRef routed =
@@ -139,10 +140,14 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   const TensorRef grad_tokens = RankTraceBuilder::view(grad_output, {tokens, h});
+  // The routing map / TE's row-id map the permute kernels' backwards read: kept by their
+  // autograd contexts, which the memory closed form does not count (not a saved tensor here).
+  const TensorRef routing_map = builder_.tensor({tokens, experts}, DType::kBool);
 
   // Unpermute backward: the output gradient copied to each of a token's k rows (the
   // probabilities were applied in the experts, whose activation backward gives their gradient).
-  const TensorRef grad_rows = unpermute_backward(grad_tokens, saved.routing_map, tokens);
+  const TensorRef grad_rows = unpermute_backward(
+      grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
   const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
   const TensorRef grad_expert_output =
       sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
@@ -203,7 +208,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // Permute backward: each token's k row gradients summed, the probabilities' gradients back to
   // [tokens, experts].
   const Permuted grad_routing =
-      permute_backward(grad_permuted, grad_permuted_probabilities, saved.routing_map, tokens);
+      permute_backward(grad_permuted, grad_permuted_probabilities, routing_map, tokens);
   const TensorRef grad_routed = RankTraceBuilder::view(grad_routing.rows, local_shape);
   // Router backward: through top-k, the score function and the aux loss to the logits, then
   // the router's GEMMs.

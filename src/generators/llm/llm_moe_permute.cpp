@@ -84,14 +84,16 @@ TensorRef LayerEmitter::unpermute_tokens(const TensorRef& rows, const TensorRef&
 }
 
 TensorRef LayerEmitter::unpermute_backward(const TensorRef& grad_tokens,
+                                           const TensorRef& combined_rows,
                                            const TensorRef& routing_map, std::int64_t token_count) {
   const std::int64_t h = shapes_.hidden, dispatched = shapes_.dispatched_tokens;
   TensorRef grad_rows = activation({dispatched, h});
   // Fused: permute_with_mask_map copies each token's gradient to its k rows; unfused:
   // scatter_add_'s backward, a gather.
-  builder_.compute(moe_switches_.permute_fusion ? "te::moe_unpermute_backward" : "aten::gather",
-                   {RankTraceBuilder::view(grad_tokens, {token_count, h}), routing_map},
-                   {grad_rows}, KernelCategory::kOther, 0);
+  builder_.compute(
+      moe_switches_.permute_fusion ? "te::moe_unpermute_backward" : "aten::gather",
+      {RankTraceBuilder::view(grad_tokens, {token_count, h}), combined_rows, routing_map},
+      {grad_rows}, KernelCategory::kOther, 0);
   return grad_rows;
 }
 

@@ -86,8 +86,9 @@ TensorRef LayerEmitter::load_balancing_loss_forward(const TensorRef& logits, std
     builder_.compute("te::fused_compute_score_for_moe_aux_loss", {logits}, {scores, loss_map},
                      KernelCategory::kOther, (kSoftmaxFlops + kTopKFlops) * elements);
   } else {
-    scores =
-        elementwise("aten::softmax", {logits}, {tokens, experts}, kSoftmaxFlops, DType::kFloat32);
+    // fp32 in Megatron-Core (softmax(..., dtype=float32)); kept in the activation dtype here so
+    // the saved scores are the bytes the memory closed form counts (llm_memory.cpp).
+    scores = elementwise("aten::softmax", {logits}, {tokens, experts}, kSoftmaxFlops);
     const TensorRef top_scores = builder_.tensor({tokens, k}, DType::kFloat32);
     const TensorRef top_indices = builder_.tensor({tokens, k}, DType::kInt64);
     builder_.compute("aten::topk", {scores}, {top_scores, top_indices}, KernelCategory::kOther,
@@ -165,11 +166,14 @@ TensorRef LayerEmitter::router_backward(const TensorRef& grad_probabilities, con
                                         std::int64_t tokens) {
   const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
   const TensorRef scores = saved_operand(saved.probabilities, {tokens, experts});
+  // The routing map as the fused backward reads it (TE keeps it in its context; not counted by
+  // the memory closed form, so not a saved tensor here).
+  const TensorRef routing_map = builder_.tensor({tokens, experts}, DType::kBool);
   TensorRef grad_logits;
   if (moe_switches_.router_fusion) {
     grad_logits = builder_.tensor({tokens, experts});
     builder_.compute("te::fused_topk_with_score_function_backward",
-                     {grad_probabilities, saved.routing_map, scores}, {grad_logits},
+                     {grad_probabilities, routing_map, scores}, {grad_logits},
                      KernelCategory::kOther, 3 * static_cast<double>(tokens * experts));
   } else {
     // scatter's backward (gather of the k chosen), type_as's, the softmax's on [tokens, k],

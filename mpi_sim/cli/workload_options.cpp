@@ -112,6 +112,16 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "another's backward as one combined step, each EP all-to-all beside the other's "
                "compute (needs EP > 1 and, with PP > 1, --virtual-stages > 1; not with full "
                "recomputation)");
+  sub.add_flag("--moe-router-fusion", options.moe_router_fusion,
+               "LLM, MoE: Megatron-Core --moe-router-fusion: Transformer Engine's fused top-k, "
+               "aux-loss scores and aux loss (one kernel each way) instead of PyTorch ops");
+  sub.add_flag("--moe-permute-fusion", options.moe_permute_fusion,
+               "LLM, MoE: Megatron-Core --moe-permute-fusion: Transformer Engine's Triton "
+               "permute, sort and unpermute; without it masked_select / index_select / cat / "
+               "scatter_add_, and two host synchronizations per MoE forward");
+  sub.add_flag("--moe-router-force-load-balancing", options.moe_router_force_load_balancing,
+               "LLM, MoE: Megatron-Core --moe-router-force-load-balancing (benchmarks): random "
+               "router logits (a clone and a normal_ per MoE forward)");
   sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
                "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
                "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "

@@ -121,6 +121,9 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
   parallel.p2p_scatter_gather = row.p2p_scatter_gather.value_or(parallel.p2p_scatter_gather);
   parallel.moe_a2a_overlap = row.moe_a2a_overlap;
+  parallel.moe_router_fusion = row.moe_router_fusion;
+  parallel.moe_permute_fusion = row.moe_permute_fusion;
+  parallel.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
   parallel.batch_load_sync = row.get_batch_sync;
   parallel.timer_syncs = row.timer_syncs;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));

@@ -53,6 +53,9 @@ const std::vector<std::string> kColumns = {"name",
                                            "overlap_p2p_comm",
                                            "p2p_scatter_gather",
                                            "moe_a2a_overlap",
+                                           "moe_router_fusion",
+                                           "moe_permute_fusion",
+                                           "moe_router_force_load_balancing",
                                            "bias_swiglu_fusion",
                                            "rope_fusion",
                                            "cross_entropy_fusion",
@@ -186,6 +189,9 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
   read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
   read.flag("moe_a2a_overlap", row.moe_a2a_overlap);
+  read.flag("moe_router_fusion", row.moe_router_fusion);
+  read.flag("moe_permute_fusion", row.moe_permute_fusion);
+  read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);
   read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
   read.optional_flag("rope_fusion", row.rope_fusion);
   read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});

@@ -53,6 +53,11 @@ struct RunRow {
   // Megatron-Core's --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap): EP
   // all-to-alls overlapped with another micro-batch's compute; 0 (empty cell): off.
   bool moe_a2a_overlap = false;
+  // Megatron-Core's MoE kernel switches (TransformerConfig moe_router_fusion,
+  // moe_permute_fusion, moe_router_force_load_balancing); 0 (empty cell): off, its default.
+  bool moe_router_fusion = false;
+  bool moe_permute_fusion = false;
+  bool moe_router_force_load_balancing = false;
   // Megatron-Core's element-wise fusions; nullopt (empty cell): on, Megatron-LM's default.
   std::optional<bool> bias_swiglu_fusion;
   std::optional<bool> rope_fusion;

@@ -8,10 +8,13 @@
 // max 22.30%. The DeepSeek-V3 rows' recompute_modules mla_up_proj (their launch script's;
 // expressible since --recompute-modules, filled after their errors had been seen) moved them
 // to 10.92%, max 21.34%; with the Grok-1 rows' overlap_param_gather (their recipes') as well,
-// 11.04%, max 21.34%. Physics work may look at these rows, after which their errors are in
-// sample. The bounds are those figures rounded up to the next whole percent: a guard against
-// getting worse, not a target; a physics change that moves them on purpose moves the bounds and
-// the README's figures together.
+// 11.04%, max 21.34%. The MoE op inventory (README "The MoE layer's op inventory from
+// Megatron-Core's source"; Grok-1 with Megatron-Core's default unfused router and permute, the
+// DeepSeek-V3 rows' moe_permute_fusion as their script states, filled after their errors had
+// been seen) moved them to 9.17%, max 21.10%. Physics work may look at these rows, after which
+// their errors are in sample. The bounds are those figures rounded up to the next whole percent: a
+// guard against getting worse, not a target; a physics change that moves them on purpose moves the
+// bounds and the README's figures together.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -27,7 +30,7 @@ TEST(ValidateRunsGolden, DevelopmentMoeRunsFirstRun) {
       test_support::validate_shipped_table("published-dev-moe.csv", "development");
   const RunValidationReport& report = run.report;
   EXPECT_EQ(report.errors.count, 18u) << "a row stopped simulating";
-  EXPECT_LE(report.errors.mean_abs, 0.12);
+  EXPECT_LE(report.errors.mean_abs, 0.10);
   EXPECT_LE(report.errors.max_abs, 0.22);
 }
 

@@ -149,9 +149,11 @@ TEST(MoeA2aOverlap, RefusesWhatMegatronRefuses) {
 
 struct OpCounts {
   std::map<std::string, int> by_name;
-  int all_to_alls = 0;
+  int all_to_alls = 0;  // the tokens' (rows of h); the probabilities' (1-D) counted apart
   int all_to_alls_on_ep_stream = 0;
-  int marked = 0;  // compute ops with contention_sms
+  int probability_all_to_alls = 0;
+  int probabilities_after_their_tokens = 0;  // posted right after a tokens' one, same micro-batch
+  int marked = 0;                            // compute ops with contention_sms
   std::vector<std::int64_t> all_to_all_micro_batches;
 };
 
@@ -163,10 +165,19 @@ std::int64_t integer_attribute(const Op& op, const char* name) {
 OpCounts count(const Trace& trace) {
   OpCounts counts;
   std::vector<std::int64_t> ids;
+  const Op* previous = nullptr;
   for (const Op& op : trace.ops) {
     ids.push_back(op.id);
     ++counts.by_name[op.name];
-    if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv) {
+    const Op* before = previous;
+    previous = &op;
+    if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv &&
+        op.inputs.at(0).shape.size() == 1) {
+      ++counts.probability_all_to_alls;
+      counts.probabilities_after_their_tokens +=
+          before != nullptr && before->comm && before->comm->kind == CollectiveKind::kAllToAllv &&
+          integer_attribute(*before, "micro_batch") == integer_attribute(op, "micro_batch");
+    } else if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv) {
       ++counts.all_to_alls;
       counts.all_to_alls_on_ep_stream += op.kernels.at(0).stream == llm::kExpertParallelStream;
       counts.all_to_all_micro_batches.push_back(integer_attribute(op, "micro_batch"));
@@ -186,6 +197,11 @@ TEST(MoeA2aOverlap, CombinedStepsReorderTheSameOpsAndAlternateTheAllToAlls) {
   // 2 layers x (dispatch + combine) x (forward + backward) x 4 micro-batches.
   EXPECT_EQ(off.all_to_alls, 2 * 2 * 2 * 4);
   EXPECT_EQ(on.all_to_alls, off.all_to_alls);
+  // The probabilities to the experts and their gradients back: 2 layers x 2 x 4 micro-batches,
+  // each posted with the tokens' all-to-all before it (Megatron-Core's dispatch node).
+  EXPECT_EQ(off.probability_all_to_alls, 2 * 2 * 4);
+  EXPECT_EQ(on.probability_all_to_alls, off.probability_all_to_alls);
+  EXPECT_EQ(on.probabilities_after_their_tokens, on.probability_all_to_alls);
   EXPECT_EQ(on.all_to_alls_on_ep_stream, on.all_to_alls);  // stream 32, never the compute one
   EXPECT_EQ(off.marked, 0);
   EXPECT_GT(on.marked, 0);

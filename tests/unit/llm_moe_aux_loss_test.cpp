@@ -1,8 +1,9 @@
 // The router's load-balancing auxiliary loss (Megatron-Core's default aux_loss, Switch
-// Transformer eq. 4): per MoE layer and micro-batch, forward sums the routing map and the router
-// probabilities over the tokens ([tokens, experts] each), all-reduces the experts' token counts
-// over TP (the other ranks hold the rest of the sequence), and takes the scaled dot product;
-// backward adds the loss's gradient to every router probability's. Counted on a 2-layer case.
+// Transformer eq. 4), unfused (moe_router_fusion off, Megatron-Core's default): per MoE layer and
+// micro-batch, forward sums the loss's routing map and scores over the tokens ([tokens, experts]
+// each), all-reduces the experts' token counts over TP (the other ranks hold the rest of the
+// sequence), and takes the scaled dot product; backward adds the loss's share to the logits'
+// gradient. Counted on a 2-layer case.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -47,8 +48,9 @@ AuxLossOps aux_loss_ops(const ParallelConfig& parallel, std::int64_t tokens) {
 }
 
 TEST(LlmMoeAuxLoss, KernelsPerLayerAndMicroBatch) {
-  // TP 1: 32 tokens per rank; no all-reduce. Two sums per layer: the routing map (bool, 1 byte)
-  // and the probabilities (bf16): 2 layers x 32 x 4 x (1 + 2) bytes read.
+  // TP 1: 32 tokens per rank; no all-reduce. Two sums per layer: the loss's routing map (bool,
+  // 1 byte) and its scores (bf16 here; fp32 in Megatron-Core, kept in the activation dtype for
+  // the memory closed form): 2 layers x 32 x 4 x (1 + 2) bytes read.
   const AuxLossOps tp1 = aux_loss_ops({.dp = 4, .ep = 2}, 32);
   EXPECT_EQ(tp1.token_sums, 2 * 2);
   EXPECT_EQ(tp1.token_sum_bytes, 2 * 32 * 4 * (1 + 2));

@@ -62,13 +62,20 @@ Counts count(const Trace& trace) {
   return counts;
 }
 
+// These counts are TE's fused permute path (moe_permute_fusion, as the Megatron-Bridge recipes
+// set it); llm_moe_op_inventory_test counts the unfused one.
+ParallelConfig fused(ParallelConfig parallel) {
+  parallel.moe_permute_fusion = true;
+  return parallel;
+}
+
 const std::string kLaunch(kExpertGemmLaunchOpName);
 const std::string kDummyWgrad(kExpertDummyWgradOpName);
 const std::string kSync(kDispatcherSyncOpName);
 
 // tiny_moe: 2 MoE layers, 1 micro-batch per rank (global batch 4 over DP 4), DP 4.
 TEST(LlmMoeHostPath, ExactCountsPerRankWithTwoLocalExperts) {
-  const Counts c = count(generate_llm_rank(test_support::tiny_moe(), {.dp = 4, .ep = 2}, 0));
+  const Counts c = count(generate_llm_rank(test_support::tiny_moe(), fused({.dp = 4, .ep = 2}), 0));
   // Per layer: one host wait (in the forward), one count all-gather over EP 2 of 4 int64 counts.
   EXPECT_EQ(c.of(kSync), 2);
   EXPECT_EQ(c.host_syncs, 2);
@@ -90,7 +97,7 @@ TEST(LlmMoeHostPath, CountsFollowTheLocalExperts) {
   // EP 1: every expert local: no count exchange, tokens per expert alone to the host, still one
   // wait per MoE forward; 3 more launches per grouped GEMM; sorts as with EP 2.
   const Counts all_local =
-      count(generate_llm_rank(test_support::tiny_moe(), {.dp = 4, .ep = 1}, 0));
+      count(generate_llm_rank(test_support::tiny_moe(), fused({.dp = 4, .ep = 1}), 0));
   EXPECT_EQ(all_local.count_gathers, 0);
   EXPECT_EQ(all_local.to_host, 2);
   EXPECT_EQ(all_local.of(kSync), 2);
@@ -99,7 +106,7 @@ TEST(LlmMoeHostPath, CountsFollowTheLocalExperts) {
   EXPECT_EQ(all_local.of("te::moe_sort_chunks_by_index"), 2 * 4);
   // EP 4: one expert per rank: nothing to sort, no extra launch, 2 dummy gradients per layer.
   const Counts one_local =
-      count(generate_llm_rank(test_support::tiny_moe(), {.dp = 4, .ep = 4}, 0));
+      count(generate_llm_rank(test_support::tiny_moe(), fused({.dp = 4, .ep = 4}), 0));
   EXPECT_EQ(one_local.count_gathers, 2);
   EXPECT_EQ(one_local.count_gather_bytes_out, 4 * 4 * 8);
   EXPECT_EQ(one_local.of(kSync), 2);
@@ -112,7 +119,7 @@ TEST(LlmMoeHostPath, CountsFollowTheLocalExperts) {
 
 TEST(LlmMoeHostPath, ExpertTensorParallelGathersOverEpThenEtp) {
   const ParallelConfig parallel{.tp = 2, .dp = 4, .ep = 2, .sequence_parallel = true};
-  const Counts c = count(generate_llm_rank(test_support::tiny_moe(), parallel, 0));
+  const Counts c = count(generate_llm_rank(test_support::tiny_moe(), fused(parallel), 0));
   EXPECT_EQ(c.count_gathers, 2 * 2);                   // per layer: over EP, then over ETP
   EXPECT_EQ(c.count_gather_bytes_out, 2 * 2 * 4 * 8);  // ETP x EP ranks' 4 counts
   EXPECT_EQ(c.to_host, 2 * 4);
@@ -122,7 +129,7 @@ TEST(LlmMoeHostPath, ExpertTensorParallelGathersOverEpThenEtp) {
 TEST(LlmMoeHostPath, FullRecomputationWaitsAgainInTheRecomputedForward) {
   ParallelConfig parallel{.dp = 4, .ep = 2};
   parallel.recompute = Recompute::kFull;
-  const Counts c = count(generate_llm_rank(test_support::tiny_moe(), parallel, 0));
+  const Counts c = count(generate_llm_rank(test_support::tiny_moe(), fused(parallel), 0));
   EXPECT_EQ(c.of(kSync), 2 * 2);
 }
 
@@ -142,13 +149,13 @@ double host_cost_us(const Trace& trace) {
 }
 
 TEST(LlmMoeHostPath, HostCostPerExpertFollowsTheRule) {
-  const Trace ep2 = generate_llm_rank(test_support::tiny_moe(), {.dp = 4, .ep = 2}, 0);
-  const Trace ep4 = generate_llm_rank(test_support::tiny_moe(), {.dp = 4, .ep = 4}, 0);
+  const Trace ep2 = generate_llm_rank(test_support::tiny_moe(), fused({.dp = 4, .ep = 2}), 0);
+  const Trace ep4 = generate_llm_rank(test_support::tiny_moe(), fused({.dp = 4, .ep = 4}), 0);
   // One expert more per rank: per layer 6 launches at the measured floor and 2 dummy
-  // gradients at the per-op cost, plus 4 sorts at the per-op cost (EP 4 has none); the
-  // collectives and everything else are the same ops.
+  // gradients at the per-op cost, plus the sorts at the per-op cost (EP 4 has none): 2 forward,
+  // each with its chunk map, and 2 backward; the collectives and everything else are the same.
   const double per_op = scenario::calibration_argument("").host.host_us_per_op;
-  const double expected = 2 * (6 * scenario::kMeasuredLaunchUs + 2 * per_op + 4 * per_op);
+  const double expected = 2 * (6 * scenario::kMeasuredLaunchUs + 2 * per_op + 6 * per_op);
   EXPECT_NEAR(host_cost_us(ep2) - host_cost_us(ep4), expected, 1e-9);
 }
 

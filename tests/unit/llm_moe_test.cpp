@@ -119,7 +119,7 @@ TEST(LlmMoeTrace, ExactOpCountsAndAllToAllBytes) {
   for (const double imbalance : {1.0, 1.5}) {
     const ParallelConfig parallel{.dp = 4, .ep = 2, .moe_imbalance = imbalance};
     const Trace trace = generate_llm_rank(model, parallel, 0);
-    int grouped = 0, all_to_all = 0, routers = 0;
+    int grouped = 0, all_to_all = 0, probability_all_to_all = 0, routers = 0;
     double forward_expert_flops = 0;
     const Bytes dispatched_bytes = 32 * 2 * 64 * 2;  // s b x top_k tokens of h bf16
     const auto received_rows = static_cast<Bytes>(std::ceil(32 * 2 * imbalance));
@@ -132,7 +132,13 @@ TEST(LlmMoeTrace, ExactOpCountsAndAllToAllBytes) {
       }
       if (op.name == "aten::topk")
         ++routers;
-      if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv) {
+      if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv &&
+          op.comm->dtype == DType::kFloat32) {
+        // The permuted probabilities (forward) and their gradients (backward), fp32 per row.
+        ++probability_all_to_all;
+        EXPECT_EQ(std::min(op.comm->bytes_in, op.comm->bytes_out), 32 * 2 * 4);
+        EXPECT_EQ(std::max(op.comm->bytes_in, op.comm->bytes_out), received_rows * 4);
+      } else if (op.comm && op.comm->kind == CollectiveKind::kAllToAllv) {
         ++all_to_all;
         EXPECT_EQ(op.comm->group_size, 2);
         EXPECT_EQ(op.comm->process_group.rfind("ep/", 0), 0u);
@@ -143,9 +149,10 @@ TEST(LlmMoeTrace, ExactOpCountsAndAllToAllBytes) {
         EXPECT_EQ(large, received_rows * 64 * 2);
       }
     }
-    EXPECT_EQ(routers, 2);  // one top-k per layer
+    EXPECT_EQ(routers, 2 * 2);  // per layer: the routing's top-k and the aux loss's (unfused)
     EXPECT_EQ(grouped, 2 * 6);
     EXPECT_EQ(all_to_all, 2 * 4);
+    EXPECT_EQ(probability_all_to_all, 2 * 2);
     // Two experts of 64 x 128 and 128 x 64 on the received rows (32 per expert at balance).
     const double rows = 2.0 * std::ceil(received_rows / 2.0);
     EXPECT_DOUBLE_EQ(forward_expert_flops, 2 * 2 * rows * (64.0 * 128 + 128.0 * 64));

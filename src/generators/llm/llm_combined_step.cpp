@@ -13,18 +13,30 @@ namespace {
 constexpr double kBytesPerUsPerGBps = 1e3;
 
 // A step's ops cut at its EP all-to-alls: pieces[i] precedes all_to_alls[i]; one more piece
-// than all-to-alls (possibly empty).
+// than all-to-alls (possibly empty). An all-to-all of the routing probabilities (one value per
+// row, 1-D) right after the tokens' joins their posting: Megatron-Core's dispatch node sends
+// both, so the other micro-batch's piece runs beside the two.
 struct Pieces {
   std::vector<std::vector<Op>> pieces;
-  std::vector<Op> all_to_alls;
+  std::vector<std::vector<Op>> all_to_alls;
 };
+
+bool is_probabilities_all_to_all(const Op& op) {
+  return !op.inputs.empty() && op.inputs.front().shape.size() == 1;
+}
 
 Pieces cut(std::vector<Op>::iterator begin, std::vector<Op>::iterator end) {
   Pieces out;
   out.pieces.emplace_back();
   for (auto it = begin; it != end; ++it) {
     if (is_expert_all_to_all(*it)) {
-      out.all_to_alls.push_back(std::move(*it));
+      if (is_probabilities_all_to_all(*it) && !out.all_to_alls.empty() &&
+          out.pieces.back().empty()) {
+        out.all_to_alls.back().push_back(std::move(*it));
+        continue;
+      }
+      out.all_to_alls.emplace_back();
+      out.all_to_alls.back().push_back(std::move(*it));
       out.pieces.emplace_back();
     } else {
       out.pieces.back().push_back(std::move(*it));
@@ -153,8 +165,12 @@ std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_b
     const bool posted = a2a < posting.all_to_alls.size();
     double window_us = -1;
     if (posted) {
-      window_us = window_of(posting.all_to_alls[a2a]);
-      ops.push_back(std::move(posting.all_to_alls[a2a]));
+      window_us = 0;
+      for (Op& all_to_all : posting.all_to_alls[a2a]) {
+        const double one_us = window_of(all_to_all);
+        window_us = one_us < 0 || window_us < 0 ? -1.0 : window_us + one_us;
+        ops.push_back(std::move(all_to_all));
+      }
     }
     if (piece < running.pieces.size()) {
       if (posted)

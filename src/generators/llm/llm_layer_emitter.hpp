@@ -73,12 +73,21 @@ struct MlpSaved {
 
 // The MoE block's tensors its backward reads (Megatron's router, dispatcher and experts).
 struct MoeSaved {
-  TensorRef probabilities;      // router softmax [tokens, experts]
+  TensorRef probabilities;      // router scores [tokens, experts] (llm_moe_router.cpp)
   TensorRef top_probabilities;  // [tokens, top_k]
   TensorRef expert_input;       // the TP-gathered tokens of the local experts
   TensorRef fc1, act;           // expert FC1 output, FC2 input
-  TensorRef returned;           // the rows unpermute combined
+  TensorRef returned;           // the rows unpermute combined (its backward keeps them)
   MlpSaved shared;              // shared experts (unset without them)
+  TensorRef routing_map;        // [tokens, experts] bool (the permute and unpermute read it)
+};
+
+// Megatron-Core's MoE kernel switches (ParallelConfig::moe_router_fusion, moe_permute_fusion,
+// moe_router_force_load_balancing; README "The MoE layer's op inventory").
+struct MoeKernelSwitches {
+  bool router_fusion = false;
+  bool permute_fusion = false;
+  bool force_load_balancing = false;
 };
 
 // Multi-latent attention's tensors its backward reads: the down projections' outputs (the
@@ -192,6 +201,7 @@ class LayerEmitter {
   // Bus bandwidths of the TP collectives and the CP ring (ParallelConfig::bus_rates).
   // Megatron-Core's --recompute-modules (used with Recompute::kSelective only).
   void set_recompute_modules(const RecomputeModules& modules) { modules_ = modules; }
+  void set_moe_switches(const MoeKernelSwitches& switches) { moe_switches_ = switches; }
   void set_comm_bus_rates(double tp_GBps, double cp_GBps) {
     overlap_.bus_GBps = tp_GBps;
     cp_.bus_GBps = cp_GBps;
@@ -323,12 +333,11 @@ class LayerEmitter {
   TensorRef expert_weight_operand(const TensorRef& weight, const Fp8Copy& fp8, bool transposed,
                                   std::int64_t k, std::int64_t n);
   // The router's load-balancing auxiliary loss (Megatron's default moe_router_load_balancing
-  // _type aux_loss, Switch Transformer): small memory-bound kernels and, with TP, an all-reduce
-  // of the experts' token counts; backward returns the gradient of the router probabilities
-  // with the loss's share added.
-  void load_balancing_loss_forward(const TensorRef& probabilities, std::int64_t tokens);
-  TensorRef load_balancing_loss_backward(const TensorRef& grad_top_probabilities,
-                                         std::int64_t tokens);
+  // _type aux_loss, Switch Transformer; llm_moe_router.cpp): its scores and routing map, the
+  // experts' token counts (all-reduced over TP x CP), the loss and its logging; backward returns
+  // the logits' share of the loss's gradient [tokens, experts].
+  TensorRef load_balancing_loss_forward(const TensorRef& logits, std::int64_t tokens);
+  TensorRef load_balancing_loss_backward(const TensorRef& saved_scores, std::int64_t tokens);
   // The attention core's output; unfused attention also its softmax and dropout outputs.
   struct AttentionSaved {
     TensorRef context, probabilities, dropped;
@@ -468,14 +477,42 @@ class LayerEmitter {
   // dispatcher_wait: the host waits for those copies (once per MoE forward).
   void dispatcher_token_counts(std::int64_t tokens);
   void dispatcher_wait();
-  // Rows [rows, width] reordered by local expert (sort_chunks_by_idxs, fused); unchanged with
-  // one local expert.
-  TensorRef sort_chunks_by_expert(const TensorRef& rows, std::int64_t row_count,
-                                  std::int64_t width);
   // The launches of the local experts after the first in one grouped GEMM (TE's C++ loop), and
   // the dummy weight gradients of one grouped linear's backward (a Python loop per expert).
   void expert_gemm_launches();
   void expert_dummy_wgrads();
+  // The router after its GEMM (llm_moe_router.cpp): random logits (force load balancing), top-k
+  // with the score function and the aux loss, fused (TE) or as PyTorch ops; returns the dense
+  // routing probabilities [tokens, experts] and sets saved.probabilities, top_probabilities and
+  // routing_map. Backward: the probabilities' gradient [tokens, experts] in, the logits' out.
+  TensorRef router_forward(const TensorRef& logits, std::int64_t tokens, MoeSaved& saved);
+  TensorRef router_backward(const TensorRef& grad_probabilities, const MoeSaved& saved,
+                            std::int64_t tokens);
+  // The dispatcher's data movement (llm_moe_permute.cpp), fused (TE's Triton kernels) or
+  // PyTorch ops (masked_select synchronizes the host). permute: tokens [tokens, h] and dense
+  // probabilities -> [dispatched, h] rows and their [dispatched] fp32 probabilities.
+  struct Permuted {
+    TensorRef rows, probabilities;
+  };
+  Permuted permute_tokens(const TensorRef& tokens, const TensorRef& probabilities,
+                          const TensorRef& routing_map, std::int64_t token_count);
+  TensorRef unpermute_tokens(const TensorRef& rows, const TensorRef& routing_map,
+                             std::int64_t token_count);
+  // `combined_rows`: the rows the forward unpermuted, which perfsim keeps for this backward as
+  // TE's unpermute with probabilities did (Megatron-Core <= 0.13; the memory closed form counts
+  // them); 0.14+ keeps only the row-id map.
+  TensorRef unpermute_backward(const TensorRef& grad_tokens, const TensorRef& combined_rows,
+                               const TensorRef& routing_map, std::int64_t token_count);
+  // Permute backward: the rows' and probabilities' gradients -> the tokens' [tokens, h] and
+  // the dense probabilities' [tokens, experts] gradients.
+  Permuted permute_backward(const TensorRef& grad_rows, const TensorRef& grad_probabilities,
+                            const TensorRef& routing_map, std::int64_t token_count);
+  // The permuted probabilities over EP (all-to-all-v of fp32 values, one per row).
+  TensorRef probabilities_all_to_all(const TensorRef& probabilities, std::int64_t out_rows);
+  // sort_chunks_by_idxs with the probabilities (dispatch) or without (combine): `backward`
+  // runs its autograd backward (no chunk map to build, the forward's is kept).
+  Permuted sort_chunks(const TensorRef& rows, const TensorRef& probabilities,
+                       std::int64_t row_count, std::int64_t width, bool backward);
   // The dense MLP on the gathered normed input: fc1, activation, fc2 (width ffn_local).
   // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
   // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).
@@ -530,6 +567,7 @@ class LayerEmitter {
   TensorParallelGroup tp_;
   ContextParallelRing cp_;
   ExpertParallelGroup ep_;
+  MoeKernelSwitches moe_switches_;
   RankTraceBuilder& builder_;
 };
 

@@ -42,6 +42,7 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
     shapes.ep = parallel.ep;
     shapes.experts_local = moe.num_experts / parallel.ep;
     shapes.top_k = moe.top_k;
+    shapes.moe_aux_loss = moe.aux_loss;
     shapes.etp = parallel.expert_tp();
     shapes.expert_ffn_local = moe.expert_ffn_hidden / shapes.etp;
     shapes.expert_fc1_width = gated * shapes.expert_ffn_local;

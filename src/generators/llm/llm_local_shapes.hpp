@@ -40,6 +40,7 @@ struct LocalShapes {
   std::int64_t shared_fc1_width = 0;
   std::int64_t ep = 1;
   std::int64_t etp = 1;
+  bool moe_aux_loss = true;  // the router's load-balancing loss (MixtureOfExperts::aux_loss)
   // Tokens this rank dispatches per micro-batch (tokens() x top_k), and the tokens the busiest
   // EP rank receives: dispatched x min(imbalance, capacity factor when set).
   std::int64_t dispatched_tokens = 0;

@@ -74,7 +74,8 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
                                       "num_shared_experts",
                                       "capacity_factor",
                                       "moe_layer_freq",
-                                      "first_k_dense"};
+                                      "first_k_dense",
+                                      "router_load_balancing"};
   if (!doc.contains("num_experts")) {
     for (const char* field : kMoeOnly)
       if (doc.contains(field))
@@ -95,6 +96,13 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
   moe.capacity_factor = optional_non_negative_number(doc, "capacity_factor", file);
   moe.layer_freq = optional_positive_int(doc, "moe_layer_freq", 1, file);
   moe.first_dense_layers = optional_non_negative_int(doc, "first_k_dense", file);
+  const std::string balancing = optional_string(doc, "router_load_balancing", "aux_loss", file);
+  if (balancing != "aux_loss" && balancing != "none")
+    throw InputError(file, "router_load_balancing",
+                     "must be \"aux_loss\" or \"none\" (Megatron-Core's "
+                     "moe_router_load_balancing_type; others are not modelled), got \"" +
+                         balancing + "\"");
+  moe.aux_loss = balancing == "aux_loss";
   return moe;
 }
 

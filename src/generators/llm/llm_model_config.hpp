@@ -46,6 +46,9 @@ struct MixtureOfExperts {
   // moe_layer_freq); the other layers keep the dense MLP of ffn_hidden.
   int layer_freq = 1;
   int first_dense_layers = 0;
+  // Megatron-Core's moe_router_load_balancing_type: "aux_loss" (its default: the switch-style
+  // auxiliary loss, true) or "none" (false: no loss ops). Model field router_load_balancing.
+  bool aux_loss = true;
 
   bool enabled() const { return num_experts > 0; }
 };

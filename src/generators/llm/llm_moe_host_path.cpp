@@ -20,8 +20,8 @@ namespace perfsim::generators::llm {
 // (gather_from_sequence_parallel_region on tp_ep_group), the local experts' slice made
 // contiguous and summed per rank, per ETP rank and per local expert. Then
 // _maybe_dtoh_and_synchronize copies tokens_per_expert, input_splits, output_splits and
-// output_splits_tp to the host (tokens_per_expert alone without EP and ETP; with
-// moe_permute_fusion the per-local-expert counts stay on the device).
+// output_splits_tp to the host (tokens_per_expert alone without EP and ETP), and without
+// moe_permute_fusion num_global_tokens_per_local_expert as well.
 void LayerEmitter::dispatcher_token_counts(std::int64_t tokens) {
   const std::int64_t experts = shapes_.experts, local = shapes_.experts_local;
   const int ep = ep_.size, etp = ep_.tensor_size;
@@ -58,6 +58,10 @@ void LayerEmitter::dispatcher_token_counts(std::int64_t tokens) {
     const TensorRef per_local_expert = sum(local_counts, {local});
     to_host = {per_local_expert, input_splits, RankTraceBuilder::view(per_rank, {ep}),
                output_splits_tp};
+    // Without moe_permute_fusion, sort_chunks_by_idxs splits on the host: the per-rank,
+    // per-local-expert counts are copied too (when a rank holds more than one expert).
+    if (!moe_switches_.permute_fusion && local > 1)
+      to_host.push_back(local_counts);
   }
   for (const TensorRef& device_counts : to_host) {
     TensorRef host_counts = builder_.tensor(device_counts.shape, DType::kInt64);
@@ -71,20 +75,6 @@ void LayerEmitter::dispatcher_token_counts(std::int64_t tokens) {
 // the compute stream's work, so the host waits for that stream (and for the counts' gather).
 void LayerEmitter::dispatcher_wait() {
   builder_.wait_for_compute_stream(std::string(kDispatcherSyncOpName));
-}
-
-// sort_chunks_by_idxs with moe_permute_fusion (TE's moe_sort_chunks_by_index): the received
-// rows, grouped by source rank, regrouped by local expert; combine_preprocess undoes it, and
-// each has its backward. One memory-bound pass over the rows.
-TensorRef LayerEmitter::sort_chunks_by_expert(const TensorRef& rows, std::int64_t row_count,
-                                              std::int64_t width) {
-  if (shapes_.experts_local == 1)
-    return rows;
-  TensorRef sorted = activation({row_count, width});
-  builder_.compute("te::moe_sort_chunks_by_index",
-                   {RankTraceBuilder::view(rows, {row_count, width})}, {sorted},
-                   KernelCategory::kOther, 0);
-  return sorted;
 }
 
 // te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm: for each GEMM, nvte_cublas_gemm on

@@ -5,15 +5,6 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 
 namespace perfsim::generators::llm {
-namespace {
-
-// Informational flops per element (the kernel models price these kernels by their bytes).
-constexpr double kSoftmaxFlops = 5;
-constexpr double kTopKFlops = 2;       // a compare and a select per candidate
-constexpr double kPermuteFlops = 0;    // pure data movement
-constexpr double kUnpermuteFlops = 2;  // the probability-weighted sum of a token's k rows
-
-}  // namespace
 
 std::int64_t LayerEmitter::tokens_per_expert() const {
   return (shapes_.expert_tokens() + shapes_.experts_local - 1) / shapes_.experts_local;
@@ -77,73 +68,31 @@ TensorRef LayerEmitter::expert_weight_operand(const TensorRef& weight, const Fp8
   return builder_.tensor(shape, DType::kFloat8);
 }
 
-void LayerEmitter::load_balancing_loss_forward(const TensorRef& probabilities,
-                                               std::int64_t tokens) {
-  const std::int64_t experts = shapes_.experts;
-  const double elements = static_cast<double>(tokens * experts);
-  // Tokens per expert: a sum over the [tokens, experts] routing map, then over the TP x CP
-  // group, whose ranks route the other parts of the sequences (Megatron-Core's router passes
-  // its tp_cp_group as the loss's sequence_partition_group when it has more than one rank).
-  TensorRef tokens_per_expert = builder_.tensor({experts}, DType::kFloat32);
-  builder_.compute("aten::sum", {builder_.tensor({tokens, experts}, DType::kBool)},
-                   {tokens_per_expert}, KernelCategory::kOther, elements);
-  if (ep_.router_size > 1) {
-    const TensorRef summed = builder_.tensor({experts}, DType::kFloat32);
-    builder_.communicate(
-        {CollectiveKind::kAllReduce, ep_.router_name, ep_.router_size, -1, kTensorParallelStream},
-        tokens_per_expert, summed);
-    tokens_per_expert = summed;
-  }
-  // The router probabilities summed per expert, and the loss: their dot product, scaled.
-  const TensorRef probability_sums = builder_.tensor({experts}, DType::kFloat32);
-  builder_.compute("aten::sum", {probabilities}, {probability_sums}, KernelCategory::kOther,
-                   elements);
-  const TensorRef products = elementwise("aten::mul", {probability_sums, tokens_per_expert},
-                                         {experts}, 1, DType::kFloat32);
-  const TensorRef loss = builder_.tensor({1}, DType::kFloat32);
-  builder_.compute("aten::sum", {products}, {loss}, KernelCategory::kOther,
-                   static_cast<double>(experts));
-  elementwise("aten::mul", {loss}, {1}, 1, DType::kFloat32);  // the coefficient
-}
-
-TensorRef LayerEmitter::load_balancing_loss_backward(const TensorRef& grad_top_probabilities,
-                                                     std::int64_t tokens) {
-  const std::int64_t experts = shapes_.experts;
-  // d loss / d probability(x, e) is the scaled token count of expert e for every token x: one
-  // small kernel for the per-expert scale, broadcast and added to the top-k gradient.
-  const TensorRef scale = elementwise("aten::mul", {builder_.tensor({experts}, DType::kFloat32)},
-                                      {experts}, 1, DType::kFloat32);
-  return elementwise("aten::add", {grad_top_probabilities, scale}, {tokens, experts}, 1);
-}
-
 TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights,
                                     MoeSaved& saved) {
   const std::int64_t h = shapes_.hidden;
   const std::int64_t tokens = shapes_.seq_local * shapes_.batch;  // this rank's (SP) tokens
-  const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
+  const std::int64_t experts = shapes_.experts;
   const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
 
-  // Router: logits, softmax over the experts, top-k (Megatron's TopKRouter).
+  // Router: logits, then top-k and the aux loss (Megatron's TopKRouter; llm_moe_router.cpp).
   const TensorRef logits = mm(normed, weights.router, tokens, h, experts);
-  const TensorRef probabilities =
-      elementwise("aten::softmax", {logits}, {tokens, experts}, kSoftmaxFlops);
-  const TensorRef top_probabilities = builder_.tensor({tokens, k});
-  const TensorRef top_indices = builder_.tensor({tokens, k}, DType::kInt64);
-  builder_.compute("aten::topk", {probabilities}, {top_probabilities, top_indices},
-                   KernelCategory::kOther, kTopKFlops * static_cast<double>(tokens * experts));
-  load_balancing_loss_forward(probabilities, tokens);
+  const TensorRef probabilities = router_forward(logits, tokens, saved);
   // Dispatch: the token counts to the host (llm_moe_host_path.cpp); each token copied once per
-  // chosen expert, grouped by expert; the host waits for the counts; sent to the experts' ranks
-  // and regrouped by local expert.
+  // chosen expert with its probability, grouped by expert (llm_moe_permute.cpp); the host waits
+  // for the counts; tokens and probabilities sent to the experts' ranks and regrouped by local
+  // expert (the probabilities weight the experts' activation).
   dispatcher_token_counts(tokens);
-  const TensorRef permuted = activation({dispatched, h});
-  builder_.compute("te::moe_permute", {RankTraceBuilder::view(normed, {tokens, h}), top_indices},
-                   {permuted}, KernelCategory::kOther, kPermuteFlops);
+  const Permuted permuted = permute_tokens(normed, probabilities, saved.routing_map, tokens);
   dispatcher_wait();
-  const TensorRef arrived = expert_all_to_all(permuted, received);
-  const TensorRef expert_input =
-      sort_chunks_by_expert(tp_gather_rows(arrived, received, h), shapes_.expert_tokens(), h);
+  const TensorRef arrived = expert_all_to_all(permuted.rows, received);
+  const TensorRef arrived_probabilities =
+      probabilities_all_to_all(permuted.probabilities, received);
+  const TensorRef expert_input = sort_chunks(tp_gather_rows(arrived, received, h),
+                                             tp_gather_rows(arrived_probabilities, received, 1),
+                                             shapes_.expert_tokens(), h, false)
+                                     .rows;
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t rows = shapes_.experts_local * per_expert;
@@ -163,19 +112,17 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                    expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
                                          shapes_.expert_ffn_local, h),
                    per_expert, shapes_.expert_ffn_local, h);
-  // Combine: back over TP and EP, then each token's k rows summed with their probabilities.
-  const TensorRef expert_output =
-      tp_reduce_scatter_rows(sort_chunks_by_expert(fc2, shapes_.expert_tokens(), h), received, h);
+  // Combine: back over TP and EP, then each token's k rows summed (the probabilities were
+  // applied in the activation).
+  const TensorRef expert_output = tp_reduce_scatter_rows(
+      sort_chunks(fc2, {}, shapes_.expert_tokens(), h, false).rows, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
-  saved.probabilities = probabilities;
-  saved.top_probabilities = top_probabilities;
   saved.expert_input = expert_input;
+  saved.returned = returned;
   saved.fc1 = fc1;
   saved.act = act;
-  saved.returned = returned;
-  TensorRef routed = activation(local_shape);
-  builder_.compute("te::moe_unpermute", {returned, top_probabilities}, {routed},
-                   KernelCategory::kOther, kUnpermuteFlops * static_cast<double>(dispatched * h));
+  const TensorRef routed =
+      RankTraceBuilder::view(unpermute_tokens(returned, saved.routing_map, tokens), local_shape);
   if (shapes_.shared_ffn_local == 0)
     return routed;
   // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
@@ -191,23 +138,22 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const MoeSaved& saved = layer.moe;
   const std::int64_t h = shapes_.hidden;
   const std::int64_t tokens = shapes_.seq_local * shapes_.batch;
-  const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
+  const std::int64_t experts = shapes_.experts;
   const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   const TensorRef grad_tokens = RankTraceBuilder::view(grad_output, {tokens, h});
+  // The routing map / TE's row-id map the permute kernels' backwards read: kept by their
+  // autograd contexts, which the memory closed form does not count (not a saved tensor here).
+  const TensorRef routing_map = builder_.tensor({tokens, experts}, DType::kBool);
 
-  // Unpermute backward: the output gradient copied to each of a token's k rows (scaled by its
-  // probability) and the probabilities' gradients (a dot product per row).
-  const TensorRef permuted_input = saved_operand(saved.returned, {dispatched, h});
-  const TensorRef top_probabilities = saved_operand(saved.top_probabilities, {tokens, k});
-  const TensorRef grad_rows = activation({dispatched, h});
-  const TensorRef grad_top_probabilities = builder_.tensor({tokens, k});
-  builder_.compute("te::moe_unpermute_backward", {grad_tokens, permuted_input, top_probabilities},
-                   {grad_rows, grad_top_probabilities}, KernelCategory::kOther,
-                   kUnpermuteFlops * static_cast<double>(dispatched * h));
+  // Unpermute backward: the output gradient copied to each of a token's k rows (the
+  // probabilities were applied in the experts, whose activation backward gives their gradient).
+  const TensorRef grad_rows = unpermute_backward(
+      grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
   const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
   const TensorRef grad_expert_output =
-      sort_chunks_by_expert(tp_gather_rows(grad_arrived, received, h), shapes_.expert_tokens(), h);
+      sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
+          .rows;
   // The experts backward: FC2 data and weight gradients, activation, FC1 data and weight.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
@@ -249,19 +195,26 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
       saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}, saved_input_dtype),
       grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
   expert_dummy_wgrads();
-  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(
-      sort_chunks_by_expert(grad_expert_input, shapes_.expert_tokens(), h), received, h);
+  // The probabilities' gradients (the weighted activation's backward, one per expert row)
+  // follow the rows' back: the sort's backward, over TP and EP, the permute's backward.
+  const Permuted grad_sorted =
+      sort_chunks(grad_expert_input, builder_.tensor({shapes_.expert_tokens()}, DType::kFloat32),
+                  shapes_.expert_tokens(), h, true);
+  // Both reduce-scattered over ETP, then both all-to-alls back (posted together).
+  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_sorted.rows, received, h);
+  const TensorRef grad_arrived_probabilities =
+      tp_reduce_scatter_rows(grad_sorted.probabilities, received, 1);
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
-  // Permute backward: each token's k row gradients summed.
-  TensorRef grad_routed = activation(local_shape);
-  builder_.compute("te::moe_unpermute", {grad_permuted}, {grad_routed}, KernelCategory::kOther,
-                   static_cast<double>(dispatched * h));
-  // Router backward: through top-k and softmax to the logits, then the router's GEMMs.
-  const TensorRef probabilities = saved_operand(saved.probabilities, {tokens, experts});
-  const TensorRef grad_logits =
-      elementwise("aten::_softmax_backward_data",
-                  {load_balancing_loss_backward(grad_top_probabilities, tokens), probabilities},
-                  {tokens, experts}, 3);
+  const TensorRef grad_permuted_probabilities =
+      probabilities_all_to_all(grad_arrived_probabilities, dispatched);
+  // Permute backward: each token's k row gradients summed, the probabilities' gradients back to
+  // [tokens, experts].
+  const Permuted grad_routing =
+      permute_backward(grad_permuted, grad_permuted_probabilities, routing_map, tokens);
+  const TensorRef grad_routed = RankTraceBuilder::view(grad_routing.rows, local_shape);
+  // Router backward: through top-k, the score function and the aux loss to the logits, then
+  // the router's GEMMs.
+  const TensorRef grad_logits = router_backward(grad_routing.probabilities, saved, tokens);
   const TensorRef grad_router_input =
       mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);
   mm(saved_operand(layer.ln2, {h, tokens}), grad_logits, h, tokens,

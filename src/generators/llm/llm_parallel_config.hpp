@@ -136,6 +136,14 @@ struct ParallelConfig {
   // PP > 1 the interleaved schedule, no full recomputation, a bf16/fp16 model, at most one MTP
   // layer; one more warm-up forward with interleaving (schedules.py).
   bool moe_a2a_overlap = false;
+  // Megatron-Core's MoE kernel switches (README "The MoE layer's op inventory"), each off by
+  // default as in TransformerConfig: moe_router_fusion (TE's fused top-k, aux-loss scores and
+  // aux loss instead of the PyTorch ops), moe_permute_fusion (TE's Triton permute, sort and
+  // unpermute instead of masked_select / index_select / cat / scatter_add, which synchronize
+  // the host), moe_router_force_load_balancing (random logits for benchmarks, RandomSTE).
+  bool moe_router_fusion = false;
+  bool moe_permute_fusion = false;
+  bool moe_router_force_load_balancing = false;
   // The device's sustained GEMM rate in the activation dtype (TFLOP/s) and streaming HBM
   // bandwidth (GB/s), set from the device file by scenario::with_compute_rate: with
   // moe_a2a_overlap they estimate which compute ops an all-to-all is in flight beside

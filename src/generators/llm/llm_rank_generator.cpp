@@ -52,6 +52,9 @@ class StageGenerator {
         micro_batches_(micro_batches_per_iteration(model, parallel)) {
     emitter_.set_comm_bus_rates(parallel.bus_rates.tp_GBps, parallel.bus_rates.cp_GBps);
     emitter_.set_recompute_modules(parallel.recompute_modules);
+    emitter_.set_moe_switches({.router_fusion = parallel.moe_router_fusion,
+                               .permute_fusion = parallel.moe_permute_fusion,
+                               .force_load_balancing = parallel.moe_router_force_load_balancing});
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {

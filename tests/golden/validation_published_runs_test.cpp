@@ -68,7 +68,8 @@ constexpr HeldOutTable kTables[] = {
     // Qwen3 235B-A22B -16.2% -> -15.8%; mean 33.22%, max 58.52%. The MoE op inventory from
     // Megatron-Core's source (router, aux loss, permute, probabilities' all-to-all; the rows'
     // moe_router_fusion, moe_permute_fusion and force load balancing, designed from the code
-    // before this file was run with it), alone: mean 33.19%, max 62.05%. MERGED_FIGURES
+    // before this file was run with it), alone: GPT-OSS -30.5% / -25.8%, Qwen3
+    // 30B-A3B -48.7% / -61.8%, Qwen3 235B -15.8% / -15.7%, mean 33.03%, max 61.77%. MERGED_FIGURES
     {"published-megatron-bridge-moe-h100.csv", 6, 0.34, 0.63},
 };
 

@@ -3,6 +3,7 @@
 // extracted from profiler traces. Shared across workloads (seed 000 Sec. 4.4.2).
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,13 @@ struct HostOverheads {
   OverheadStats t4_all;  // pooled T4: the fallback for unseen runtime APIs
   LaunchParameters launch;
   std::int64_t source_traces = 0;  // how many traces were merged into this set
+  // CPU time added to (negative: taken from) the T1 of every top-level op whose "phase"
+  // attribute (generated traces: forward, backward, recompute, ...) is a key, the sum kept
+  // non-negative; ops named in t1_phase_exempt keep their T1. The end-to-end calibration sets
+  // it (scenario/llm_calibration.hpp: eager forward ops are issued from Python, backward ops by
+  // the C++ autograd engine); profiles give none. Empty: T1 depends on the op's name alone.
+  std::map<std::string, DurationUs, std::less<>> t1_delta_per_phase_us;
+  std::set<std::string, std::less<>> t1_phase_exempt;  // op names
 
   // Mean of the op's samples of that type; the pooled mean when the op was never seen or
   // has no sample of that type (e.g. no T1 for the first op of a thread).
@@ -81,8 +89,16 @@ struct HostOverheads {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(per_op, t4_per_runtime, all_ops, t4_all, launch, source_traces);
+    ar(per_op, t4_per_runtime, all_ops, t4_all, launch, source_traces, t1_delta_per_phase_us,
+       t1_phase_exempt);
   }
+
+  // The T1 adjustment of an op of `phase` (0 for a phase without one).
+  DurationUs t1_delta_us(std::string_view phase) const {
+    auto it = t1_delta_per_phase_us.find(phase);
+    return it != t1_delta_per_phase_us.end() ? it->second : 0.0;
+  }
+  bool t1_phase_exempt_op(std::string_view op) const { return t1_phase_exempt.contains(op); }
 
  private:
   DurationUs pick(std::string_view op, OverheadStats OpOverheads::*type) const {

@@ -34,6 +34,7 @@ struct ValidateRunsOptions {
   std::string assets;
   std::string format = "text";
   int jobs = 1;
+  bool fit_backward_host_cost = false;
   bool quiet = false;
 };
 
@@ -128,14 +129,23 @@ void print_json(const scenario::RunValidationReport& report, std::ostream& out) 
   doc["schema"] = "perfsim-validate-runs/1";
   doc["source"] = report.source;
   doc["cross_validated"] = report.cross_validated;
+  // As the calibration file: one host_us_per_op, or the forward / backward pair where they
+  // differ.
   auto calibration_of = [](const validation::EndToEndCalibration& c) {
-    return nlohmann::ordered_json{{"host_us_per_op", c.host.host_us_per_op},
-                                  {"host_us_per_collective", c.host.host_us_per_collective},
-                                  {"host_us_per_micro_batch", c.host.host_us_per_micro_batch},
-                                  {"iteration_us", c.iteration_us},
-                                  {"gemm_time_scale", c.host.gemm_time_scale},
-                                  {"device", c.device},
-                                  {"fitted_on", c.fitted_on}};
+    nlohmann::ordered_json out;
+    if (c.host.host_us_per_forward_op == c.host.host_us_per_backward_op) {
+      out["host_us_per_op"] = c.host.host_us_per_forward_op;
+    } else {
+      out["host_us_per_forward_op"] = c.host.host_us_per_forward_op;
+      out["host_us_per_backward_op"] = c.host.host_us_per_backward_op;
+    }
+    out["host_us_per_collective"] = c.host.host_us_per_collective;
+    out["host_us_per_micro_batch"] = c.host.host_us_per_micro_batch;
+    out["iteration_us"] = c.iteration_us;
+    out["gemm_time_scale"] = c.host.gemm_time_scale;
+    out["device"] = c.device;
+    out["fitted_on"] = c.fitted_on;
+    return out;
   };
   if (report.cross_validated) {
     doc["fold_calibrations"] = nlohmann::ordered_json::array();
@@ -183,6 +193,7 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   request.assets_path = options.assets;
   request.folds = options.folds;
   request.jobs = options.jobs;
+  request.fit_backward_host_cost = options.fit_backward_host_cost;
   if (options.folds <= 1 && options.fit_output.empty() && options.calibration != "none")
     request.calibration = validation::load_calibration(options.calibration);
   if (!options.quiet && stderr_reaches_terminal()) {
@@ -248,6 +259,11 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::IsMember({"text", "csv", "json"}));
   runs->add_option("--jobs", options->jobs, "simulation threads (default 1)")
       ->check(CLI::Range(1, 256));
+  runs->add_flag("--fit-backward-host-cost", options->fit_backward_host_cost,
+                 "with --cv or --fit-calibration: fit the host cost per op of the backward pass "
+                 "(issued by the autograd engine) apart from the cost per op issued from Python "
+                 "(forward, recompute, loss, optimizer), as a ratio of 1, 0.75, 0.5 or 0.25 (one "
+                 "fit per ratio: about four times the run time); default: one cost for every op");
   runs->add_flag("--quiet", options->quiet, "no progress on stderr");
   registry.add(runs, RankScope::kRankZeroOnly,
                [options](const CommandContext&) { return run_validate_runs(*options); });

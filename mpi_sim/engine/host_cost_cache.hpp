@@ -21,6 +21,7 @@ struct OpHostCosts {
   DurationUs t2_us = 0;
   DurationUs t3_us = 0;
   DurationUs t5_us = 0;
+  bool phase_exempt = false;  // keeps its T1 in every phase (HostOverheads::t1_phase_exempt)
 };
 
 class HostCostCache {
@@ -30,8 +31,18 @@ class HostCostCache {
   const OpHostCosts& op(std::string_view name) {
     return lookup(ops_, name, [this](std::string_view key) {
       return OpHostCosts{overheads_.t1_us(key), overheads_.t2_us(key), overheads_.t3_us(key),
-                         overheads_.t5_us(key)};
+                         overheads_.t5_us(key), overheads_.t1_phase_exempt_op(key)};
     });
+  }
+  // T1 of an op with these costs in `phase` (a NamePool name, as above): adjusted by the
+  // phase's delta and kept non-negative. Without phase deltas (every profile-derived set) it
+  // is costs.t1_us itself.
+  DurationUs t1_us(const OpHostCosts& costs, std::string_view phase) {
+    if (overheads_.t1_delta_per_phase_us.empty() || costs.phase_exempt)
+      return costs.t1_us;
+    const DurationUs delta = lookup(
+        phases_, phase, [this](std::string_view key) { return overheads_.t1_delta_us(key); });
+    return std::max<DurationUs>(0, costs.t1_us + delta);
   }
   DurationUs t4_us(std::string_view runtime_api) {
     // Nearly every kernel names the launch API the one before it named.
@@ -70,7 +81,8 @@ class HostCostCache {
   const HostOverheads& overheads_;
   std::vector<Entry<OpHostCosts>> ops_;
   std::vector<Entry<DurationUs>> apis_;
-  std::string_view last_api_;  // the API t4_us looked up last, once has_last_api_
+  std::vector<Entry<DurationUs>> phases_;  // T1 delta per phase
+  std::string_view last_api_;              // the API t4_us looked up last, once has_last_api_
   bool has_last_api_ = false;
   DurationUs last_t4_us_ = 0;
 };

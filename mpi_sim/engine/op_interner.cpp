@@ -55,11 +55,11 @@ auto fields_of(const SimKernel& kernel) {
 }
 
 auto fields_of(const SimOp& op) {
-  const auto& [collective_index, name, kernels, collective, waits_for_communication, waits_for_seq,
-               host_sync, queued_before_trace, continues_previous, continued_by_next,
+  const auto& [collective_index, name, phase, kernels, collective, waits_for_communication,
+               waits_for_seq, host_sync, queued_before_trace, continues_previous, continued_by_next,
                measured_start_us, consumed_tensor_ids, recorded_host] = op;
   // The pointers compare by address: only ops without either are shared (both null).
-  return std::tuple(collective_index, name, Elements<SimKernel>{kernels}, collective.get(),
+  return std::tuple(collective_index, name, phase, Elements<SimKernel>{kernels}, collective.get(),
                     waits_for_communication, waits_for_seq, host_sync, queued_before_trace,
                     continues_previous, continued_by_next, bits_of(measured_start_us),
                     Elements<std::int64_t>{consumed_tensor_ids}, recorded_host.get());

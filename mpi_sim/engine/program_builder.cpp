@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "mpi_sim/engine/op_interner.hpp"
 #include "mpi_sim/engine/tensor_labels.hpp"
@@ -484,6 +485,9 @@ void ProgramBuilder::add(const Trace& batch, std::size_t first_position) {
       SimOp& sim_op = scratch;
       clear_keeping_capacity(sim_op);
       sim_op.name = program.names->intern(op.name);
+      if (const Attribute* phase = op.find_attribute("phase"))
+        if (const auto* text = std::get_if<std::string>(&phase->value))
+          sim_op.phase = program.names->intern(*text);
       sim_op.measured_start_us = op.measured_start_us.value_or(0);
       sim_op.continues_previous = s > 0;
       sim_op.continued_by_next = s + 1 < segments.size();

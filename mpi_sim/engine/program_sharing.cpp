@@ -34,7 +34,7 @@ bool same_kernel(const SimKernel& a, const SimKernel& b) {
 }
 
 bool same_op(const SimOp& a, const SimOp& b) {
-  if (a.collective_index != b.collective_index || a.name != b.name ||
+  if (a.collective_index != b.collective_index || a.name != b.name || a.phase != b.phase ||
       a.waits_for_communication != b.waits_for_communication ||
       a.waits_for_seq != b.waits_for_seq || a.host_sync != b.host_sync ||
       a.queued_before_trace != b.queued_before_trace ||

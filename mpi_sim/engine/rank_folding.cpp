@@ -93,6 +93,8 @@ std::string compare_ops(const SimOp& a, const SimOp& b, std::span<const int> rep
                         RenamingBuilder& renaming) {
   if (a.name != b.name)
     return "op name";
+  if (a.phase != b.phase)
+    return "phase";
   if (a.kernels.size() != b.kernels.size() ||
       !std::equal(a.kernels.begin(), a.kernels.end(), b.kernels.begin(), same_kernel))
     return "kernels";

@@ -104,6 +104,10 @@ struct SimOp {
   // where a rank that shares these ops finds its own group (RankProgram::collective_of).
   std::uint32_t collective_index = 0;
   std::string_view name;
+  // The op's "phase" attribute (generated traces: forward, backward, recompute, loss, ...; ""
+  // without one): host overheads may charge ops of a phase more or less CPU time
+  // (HostOverheads::t1_delta_per_phase_us).
+  std::string_view phase;
   std::vector<SimKernel> kernels;  // launch order; a collective appears as one slot
   // Shared and immutable once built: most ops have none, and an inline optional would cost
   // every op the 240 bytes of a SimCollective (a 1024-rank LLM program has ~40 M ops).

@@ -434,7 +434,7 @@ void RankSimulator::run_op(const SimOp& op) {
   const OpHostCosts& costs = host_costs_.op(op.name);
   // A continued op's parts share one T1/T2 before the first launch and one T3 after the last;
   // between parts the host spends what it spends between any two launches (T5).
-  cpu_us_ += op.continues_previous ? costs.t5_us : costs.t1_us;
+  cpu_us_ += op.continues_previous ? costs.t5_us : host_costs_.t1_us(costs, op.phase);
   if (op.kernels.empty()) {
     if (!op.continued_by_next) {
       apply_host_sync(op);

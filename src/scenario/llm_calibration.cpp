@@ -32,22 +32,32 @@ double gemm_time_scale_for(const validation::EndToEndCalibration& calibration,
 }
 
 HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point) {
-  overheads.all_ops.t1 = {point.host_us_per_op, 0.0, 1};
+  const double per_op_us = point.host_us_per_forward_op;
+  overheads.all_ops.t1 = {per_op_us, 0.0, 1};
   for (CollectiveKind kind :
        {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
         CollectiveKind::kAllToAll, CollectiveKind::kBroadcast, CollectiveKind::kSend,
         CollectiveKind::kRecv})
     overheads.per_op["nccl:" + std::string(collective_name(kind))].t1 = {
-        point.host_us_per_op + point.host_us_per_collective, 0.0, 1};
+        per_op_us + point.host_us_per_collective, 0.0, 1};
   overheads.per_op[std::string(generators::llm::kLoadBatchOpName)].t5 = {
       point.host_us_per_micro_batch, 0.0, 1};
   // Kernels launched from C++ inside a call whose own op carries the per-op cost (TE's
-  // per-expert GEMMs; FP8 current scaling's amax and scale kernels and per-expert casts).
-  for (std::string_view launch :
-       {generators::llm::kExpertGemmLaunchOpName, generators::llm::kFp8AmaxOpName,
-        generators::llm::kFp8ScaleOpName, generators::llm::kFp8ExpertCastLaunchOpName})
-    overheads.per_op[std::string(launch)].t1 = {std::min(point.host_us_per_op, kMeasuredLaunchUs),
-                                                0.0, 1};
+  // per-expert GEMMs; FP8 current scaling's amax and scale kernels and per-expert casts), in
+  // every phase.
+  constexpr std::string_view kCppLaunches[] = {
+      generators::llm::kExpertGemmLaunchOpName, generators::llm::kFp8AmaxOpName,
+      generators::llm::kFp8ScaleOpName, generators::llm::kFp8ExpertCastLaunchOpName};
+  for (std::string_view launch : kCppLaunches)
+    overheads.per_op[std::string(launch)].t1 = {std::min(per_op_us, kMeasuredLaunchUs), 0.0, 1};
+  // Ops of the backward pass cost what the autograd engine spends instead of the Python path;
+  // only where the two differ, so that one cost for every op leaves the overheads as they were.
+  if (point.host_us_per_backward_op != point.host_us_per_forward_op) {
+    overheads.t1_delta_per_phase_us[std::string(kBackwardPhase)] =
+        point.host_us_per_backward_op - point.host_us_per_forward_op;
+    for (std::string_view launch : kCppLaunches)
+      overheads.t1_phase_exempt.insert(std::string(launch));
+  }
   return overheads;
 }
 
@@ -73,10 +83,15 @@ std::string fixed(double value, int digits) {
 std::string describe_calibration(const validation::EndToEndCalibration& calibration) {
   if (calibration.fitted_on.empty())
     return "none (kernel, collective and engine models only)";
-  return "host " + fixed(calibration.host.host_us_per_op, 1) + " us/op + " +
-         fixed(calibration.host.host_us_per_collective, 0) + " us/collective, " +
-         fixed(calibration.host.host_us_per_micro_batch, 0) + " us/micro-batch, " +
-         fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
+  const validation::CalibrationPoint& host = calibration.host;
+  const std::string per_op = host.host_us_per_forward_op == host.host_us_per_backward_op
+                                 ? fixed(host.host_us_per_forward_op, 1) + " us/op"
+                                 : fixed(host.host_us_per_forward_op, 1) +
+                                       " us/forward op (Python-issued), " +
+                                       fixed(host.host_us_per_backward_op, 1) + " us/backward op";
+  return "host " + per_op + " + " + fixed(calibration.host.host_us_per_collective, 0) +
+         " us/collective, " + fixed(calibration.host.host_us_per_micro_batch, 0) +
+         " us/micro-batch, " + fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
          (calibration.device.empty()
               ? std::string()
               : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +

@@ -39,13 +39,20 @@ double gemm_time_scale_for(const validation::EndToEndCalibration& calibration,
 // a call the per-op cost already covers (TE's per-expert cuBLASLt GEMMs) costs at most this.
 inline constexpr double kMeasuredLaunchUs = 13.0;
 
-// The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1),
-// more of it before communication ops, and the batch load as the CPU time of the get_batch op
-// after its host wait (T5 of an op without kernels); a MoE layer's per-expert GEMM launches
-// (generators::llm::kExpertGemmLaunchOpName) and FP8 current scaling's C++ launches (its amax
-// and scale kernels, the per-expert casts after the first: kFp8AmaxOpName, kFp8ScaleOpName,
-// kFp8ExpertCastLaunchOpName) min(per-op cost, kMeasuredLaunchUs), so that a calibration
-// without host costs keeps them free.
+// The phase (the generator's "phase" attribute) whose ops the C++ autograd engine issues; ops
+// of every other phase (forward, recompute, loss, optimizer, gradient reduction, pipeline
+// exchanges) are issued from Python.
+inline constexpr std::string_view kBackwardPhase = "backward";
+
+// The host costs as the engine's overheads: per op the pooled gap between top-level ops (T1:
+// the per forward op cost), more of it before communication ops, and the batch load as the CPU
+// time of the get_batch op after its host wait (T5 of an op without kernels); ops of
+// kBackwardPhase the per backward op cost instead (a T1 delta per phase, set only where the two
+// costs differ); a MoE layer's per-expert GEMM launches (generators::llm::kExpertGemmLaunchOpName)
+// and FP8 current scaling's C++ launches (its amax and scale kernels, the per-expert casts after
+// the first: kFp8AmaxOpName, kFp8ScaleOpName, kFp8ExpertCastLaunchOpName)
+// min(per forward op cost, kMeasuredLaunchUs) in every phase, so that a calibration without host
+// costs keeps them free.
 HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point);
 
 // `--calibration VALUE` of simulate and plan: "" = the shipped calibration compiled into the

@@ -273,7 +273,7 @@ std::vector<SimulatedRow> simulate_rows(const validation::RunTable& table,
 // Fits on the rows at `indices` (of simulated rows); the GEMM time scale only when they all
 // ran on one device (a scale is a property of a device's kernels, not of a table).
 EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<std::size_t>& indices,
-                           int jobs) {
+                           const RunValidationRequest& request) {
   std::vector<double> measured;
   std::set<std::string> devices;
   for (std::size_t index : indices) {
@@ -281,12 +281,12 @@ EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<st
     devices.insert(rows[index].model->device());
   }
   const bool one_device = devices.size() == 1;
-  EndToEndCalibration calibration = validation::fit_calibration(
-      measured,
-      [&](std::size_t i, const validation::CalibrationPoint& point) {
-        return rows[indices[i]].model->iteration_us(point);
-      },
-      jobs, one_device);
+  EndToEndCalibration calibration =
+      validation::fit_calibration(measured,
+                                  [&](std::size_t i, const validation::CalibrationPoint& point) {
+                                    return rows[indices[i]].model->iteration_us(point);
+                                  },
+                                  request.jobs, {one_device, request.fit_backward_host_cost});
   if (one_device)
     calibration.device = *devices.begin();
   return calibration;
@@ -377,7 +377,7 @@ RunValidationReport validate_runs(const validation::RunTable& table,
     for (std::size_t k = 0; k < simulated.size(); ++k)
       if (k % folds != fold)
         training.push_back(simulated[k]);
-    EndToEndCalibration calibration = fit_on(rows, training, request.jobs);
+    EndToEndCalibration calibration = fit_on(rows, training, request);
     calibration.fitted_on = table.source + " (all folds but " + std::to_string(fold + 1) + ")";
     for (std::size_t k = fold; k < simulated.size(); k += folds) {
       RunPrediction& prediction = report.predictions[simulated[k]];
@@ -401,7 +401,7 @@ EndToEndCalibration fit_calibration_on(const validation::RunTable& table,
       simulated.push_back(i);
   if (simulated.empty())
     throw InputError(table.source, "", "no row could be simulated: nothing to fit");
-  EndToEndCalibration calibration = fit_on(rows, simulated, request.jobs);
+  EndToEndCalibration calibration = fit_on(rows, simulated, request);
   calibration.fitted_on = std::filesystem::path(table.source).filename().string();
   return calibration;
 }

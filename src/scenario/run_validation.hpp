@@ -22,6 +22,9 @@ struct RunValidationRequest {
   validation::EndToEndCalibration calibration;
   int folds = 0;  // > 1: K-fold cross-validation of the calibration, held-fold predictions only
   int jobs = 1;
+  // Fits (folds or --fit-calibration) search the per backward op host cost apart from the
+  // per forward op one (validation::FitAxes::backward_over_forward).
+  bool fit_backward_host_cost = false;
   // Called as rows are generated and simulated ("runs"), and as folds are fitted ("folds").
   std::function<void(const char* stage, std::size_t done, std::size_t total)> progress;
 };

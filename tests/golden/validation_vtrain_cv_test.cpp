@@ -39,7 +39,8 @@ TEST(ValidateRunsGolden, VtrainSingleNodeFiveFoldCrossValidation) {
             << "%, max " << 100 * report.errors.max_abs << "%, mean signed "
             << 100 * report.errors.mean_signed << "%\n";
   for (const auto& fold : report.fold_calibrations)
-    std::cout << "  fold host costs: " << fold.host.host_us_per_op << " us/op, "
+    std::cout << "  fold host costs: " << fold.host.host_us_per_forward_op << " us/forward op, "
+              << fold.host.host_us_per_backward_op << " us/backward op, "
               << fold.host.host_us_per_collective << " us/collective, "
               << fold.host.host_us_per_micro_batch << " us/micro-batch, " << fold.iteration_us
               << " us/iteration, GEMM time x" << fold.host.gemm_time_scale << " on " << fold.device

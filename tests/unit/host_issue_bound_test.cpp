@@ -4,6 +4,7 @@
 // longer than it hide the host time. Clocks worked out by hand in each test.
 #include <gtest/gtest.h>
 
+#include "generators/llm/llm_trace_builder.hpp"
 #include "mpi_sim/engine/in_process_clock_sync.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/measured_durations.hpp"
@@ -42,8 +43,14 @@ Trace ops_of(int count, DurationUs kernel_us) {
 
 validation::CalibrationPoint per_op(double host_us) {
   validation::CalibrationPoint point;
-  point.host_us_per_op = host_us;
+  point.host_us_per_forward_op = host_us;
+  point.host_us_per_backward_op = host_us;
   return point;
+}
+
+// Tags op `index` of `trace` with a "phase" attribute, as the LLM generator does.
+void set_phase(Trace& trace, std::size_t index, const std::string& phase) {
+  trace.ops.at(index).attributes.push_back({"phase", phase});
 }
 
 // Ten 5 us kernels, 20 us of host time each: op i is issued at 20 i and its kernel runs
@@ -88,6 +95,48 @@ TEST(HostIssueBound, CollectiveCallsCostTheirExtraHostTime) {
   builder.op("aten::add", {1});
   // Issued at 20, 20 + 50 = 70 and 90; the last kernel ends at 91.
   EXPECT_DOUBLE_EQ(simulate_one_rank(builder.build(), point).iteration_us, 91);
+}
+
+// Ops of the backward phase cost the per backward op time, every other op the per forward op
+// time; a collective adds its extra to its phase's cost; the expert GEMM launch from TE's C++
+// loop keeps the measured launch floor in the backward too.
+TEST(HostIssueBound, BackwardOpsCostThePerBackwardOpTime) {
+  validation::CalibrationPoint point = per_op(kHostUsPerOp);
+  point.host_us_per_backward_op = 8;
+  point.host_us_per_collective = 30;
+  TraceBuilder builder;
+  builder.op("aten::add", {1});                            // forward: issued at 20
+  builder.op("aten::add", {1});                            // recompute: 40
+  builder.op("aten::add", {1});                            // backward: 48
+  builder.op("nccl:all_reduce", {1}, kDefaultCommStream);  // backward: 48 + 8 + 30 = 86
+  builder.op(std::string(generators::llm::kExpertGemmLaunchOpName), {});  // backward: 86 + 13
+  builder.op("aten::add", {1});                                           // optimizer: 119
+  Trace trace = builder.build();
+  const char* phases[] = {"forward", "recompute", "backward", "backward", "backward", "optimizer"};
+  for (std::size_t i = 0; i < trace.ops.size(); ++i)
+    set_phase(trace, i, phases[i]);
+  const RankResult split = simulate_one_rank(trace, point);
+  EXPECT_DOUBLE_EQ(split.cpu_us, 119);
+  EXPECT_DOUBLE_EQ(split.iteration_us, 120);
+  // One cost for every op: the phases change nothing (20 + 20 + 20 + 50 + 13 + 20 = 143).
+  point.host_us_per_backward_op = point.host_us_per_forward_op;
+  EXPECT_DOUBLE_EQ(simulate_one_rank(trace, point).cpu_us, 143);
+}
+
+// A backward op cost above the forward one adds time, and a phase's adjustment never makes an
+// op's host time negative.
+TEST(HostIssueBound, PhaseAdjustmentAddsAndStopsAtZero) {
+  TraceBuilder builder;
+  builder.op("aten::add", {1});
+  builder.op("aten::add", {1});
+  Trace trace = builder.build();
+  set_phase(trace, 0, "forward");
+  set_phase(trace, 1, "backward");
+  validation::CalibrationPoint point = per_op(10);
+  point.host_us_per_backward_op = 25;
+  EXPECT_DOUBLE_EQ(simulate_one_rank(trace, point).cpu_us, 35);
+  point.host_us_per_backward_op = 0;
+  EXPECT_DOUBLE_EQ(simulate_one_rank(trace, point).cpu_us, 10);
 }
 
 }  // namespace

@@ -177,12 +177,12 @@ TEST(LlmFp8CurrentScaling, GroupedLinearQuantizesEachLocalExpert) {
 
 TEST(LlmFp8CurrentScaling, NewLaunchesCostTheMeasuredLaunchFloor) {
   validation::CalibrationPoint point;
-  point.host_us_per_op = 56;
+  point.host_us_per_forward_op = point.host_us_per_backward_op = 56;
   const HostOverheads overheads = scenario::with_host_cost({}, point);
   for (const std::string& name : {kAmax, kScale, kCastLaunch})
     EXPECT_DOUBLE_EQ(overheads.t1_us(name), scenario::kMeasuredLaunchUs) << name;
   EXPECT_DOUBLE_EQ(overheads.t1_us(kCast), 56);
-  point.host_us_per_op = 5;  // a host cheaper than the floor: the per-op cost
+  point.host_us_per_forward_op = point.host_us_per_backward_op = 5;  // cheaper than the floor
   EXPECT_DOUBLE_EQ(scenario::with_host_cost({}, point).t1_us(kAmax), 5);
 }
 

@@ -154,7 +154,7 @@ TEST(LlmMoeHostPath, HostCostPerExpertFollowsTheRule) {
   // One expert more per rank: per layer 6 launches at the measured floor and 2 dummy
   // gradients at the per-op cost, plus the sorts at the per-op cost (EP 4 has none): 2 forward,
   // each with its chunk map, and 2 backward; the collectives and everything else are the same.
-  const double per_op = scenario::calibration_argument("").host.host_us_per_op;
+  const double per_op = scenario::calibration_argument("").host.host_us_per_forward_op;
   const double expected = 2 * (6 * scenario::kMeasuredLaunchUs + 2 * per_op + 6 * per_op);
   EXPECT_NEAR(host_cost_us(ep2) - host_cost_us(ep4), expected, 1e-9);
 }

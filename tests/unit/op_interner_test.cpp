@@ -74,6 +74,7 @@ TEST(OpInterner, OpsThatDifferInAnyFieldAreKeptApart) {
   const std::vector<std::pair<const char*, std::function<void(SimOp&)>>> changes = {
       {"collective_index", [](SimOp& op) { op.collective_index = 1; }},
       {"name", [](SimOp& op) { op.name = "aten::addmm"; }},
+      {"phase", [](SimOp& op) { op.phase = "backward"; }},
       {"kernel count", [](SimOp& op) { op.kernels.push_back(op.kernels.back()); }},
       {"waits_for_communication", [](SimOp& op) { op.waits_for_communication = true; }},
       {"waits_for_seq", [](SimOp& op) { op.waits_for_seq = 0; }},

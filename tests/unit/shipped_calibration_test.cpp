@@ -60,7 +60,8 @@ TEST(ShippedCalibration, OnlyMeasuredGemmTermsCount) {
 
 TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {
   validation::CalibrationPoint point;
-  point.host_us_per_op = 50;
+  point.host_us_per_forward_op = 50;
+  point.host_us_per_backward_op = 50;
   point.host_us_per_collective = 7;
   point.host_us_per_micro_batch = 4000;
   const HostOverheads overheads = scenario::with_host_cost({}, point);
@@ -71,10 +72,33 @@ TEST(ShippedCalibration, HostCostsBecomeEngineOverheads) {
   // than the per-op cost (so no calibration, no host cost).
   const std::string launch(generators::llm::kExpertGemmLaunchOpName);
   EXPECT_DOUBLE_EQ(overheads.per_op.at(launch).t1.mean_us, scenario::kMeasuredLaunchUs);
-  point.host_us_per_op = 5;
+  // One cost for every op: no phase adjusts it (the overheads are those of a single cost).
+  EXPECT_TRUE(overheads.t1_delta_per_phase_us.empty());
+  EXPECT_TRUE(overheads.t1_phase_exempt.empty());
+  point.host_us_per_forward_op = point.host_us_per_backward_op = 5;
   EXPECT_DOUBLE_EQ(scenario::with_host_cost({}, point).per_op.at(launch).t1.mean_us, 5);
-  point.host_us_per_op = 0;
+  point.host_us_per_forward_op = point.host_us_per_backward_op = 0;
   EXPECT_DOUBLE_EQ(scenario::with_host_cost({}, point).per_op.at(launch).t1.mean_us, 0);
+}
+
+// A per backward op cost apart from the per forward op one: T1 (and the collectives' T1) is the
+// forward cost, ops of the backward phase are adjusted by the difference, and the expert GEMM
+// launches from TE's C++ loop keep the launch floor in every phase.
+TEST(ShippedCalibration, BackwardOpsGetTheirOwnHostCost) {
+  validation::CalibrationPoint point;
+  point.host_us_per_forward_op = 60;
+  point.host_us_per_backward_op = 24;
+  point.host_us_per_collective = 7;
+  const HostOverheads overheads = scenario::with_host_cost({}, point);
+  EXPECT_DOUBLE_EQ(overheads.all_ops.t1.mean_us, 60);
+  EXPECT_DOUBLE_EQ(overheads.per_op.at("nccl:all_reduce").t1.mean_us, 67);
+  EXPECT_DOUBLE_EQ(overheads.t1_delta_us(scenario::kBackwardPhase), -36);
+  EXPECT_DOUBLE_EQ(overheads.t1_delta_us("forward"), 0);
+  EXPECT_DOUBLE_EQ(overheads.t1_delta_us("recompute"), 0);
+  const std::string launch(generators::llm::kExpertGemmLaunchOpName);
+  EXPECT_TRUE(overheads.t1_phase_exempt_op(launch));
+  EXPECT_FALSE(overheads.t1_phase_exempt_op("aten::mm"));
+  EXPECT_DOUBLE_EQ(overheads.per_op.at(launch).t1.mean_us, scenario::kMeasuredLaunchUs);
 }
 
 // The launch floor is the measured file's per-op cost, not a number of its own.
@@ -82,7 +106,8 @@ TEST(ShippedCalibration, LaunchFloorIsTheMeasuredFile) {
   const validation::EndToEndCalibration measured = validation::load_calibration(
       std::string(PERFSIM_SOURCE_DIR) + "/configs/assets/host_launch_dlrm_v100.json");
   EXPECT_EQ(measured.fitted_rows, 0u);  // measured, not fitted on any run table
-  EXPECT_DOUBLE_EQ(measured.host.host_us_per_op, scenario::kMeasuredLaunchUs);
+  EXPECT_DOUBLE_EQ(measured.host.host_us_per_forward_op, scenario::kMeasuredLaunchUs);
+  EXPECT_DOUBLE_EQ(measured.host.host_us_per_backward_op, scenario::kMeasuredLaunchUs);
 }
 
 }  // namespace

@@ -47,8 +47,10 @@ TEST(RunStatistics, RegretOfThePick) {
 // find the costs and the per-iteration term that generated the measurements.
 TEST(EndToEndCalibration, RecoversGeneratingParameters) {
   const CalibrationAxes& axes = calibration_axes();
-  const CalibrationPoint truth{axes.per_op_us.at(5), axes.per_collective_us.at(3),
-                               axes.per_micro_batch_us.at(7)};
+  const CalibrationPoint truth{.host_us_per_forward_op = axes.per_op_us.at(5),
+                               .host_us_per_backward_op = axes.per_op_us.at(5),
+                               .host_us_per_collective = axes.per_collective_us.at(3),
+                               .host_us_per_micro_batch = axes.per_micro_batch_us.at(7)};
   const double iteration = 1500.0;
   struct Row {
     double base, ops, collectives, batches;
@@ -59,7 +61,7 @@ TEST(EndToEndCalibration, RecoversGeneratingParameters) {
                     static_cast<double>(1 << (i % 4))});
   auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
     const Row& row = rows[i];
-    return row.base + row.ops * point.host_us_per_op +
+    return row.base + row.ops * point.host_us_per_forward_op +
            row.collectives * point.host_us_per_collective +
            row.batches * point.host_us_per_micro_batch;
   };
@@ -67,7 +69,8 @@ TEST(EndToEndCalibration, RecoversGeneratingParameters) {
   for (std::size_t i = 0; i < rows.size(); ++i)
     measured.push_back(simulated(i, truth) + iteration);
   const EndToEndCalibration fitted = fit_calibration(measured, simulated, 2);
-  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_op, truth.host_us_per_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_forward_op, truth.host_us_per_forward_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_backward_op, truth.host_us_per_forward_op);
   EXPECT_DOUBLE_EQ(fitted.host.host_us_per_collective, truth.host_us_per_collective);
   EXPECT_DOUBLE_EQ(fitted.host.host_us_per_micro_batch, truth.host_us_per_micro_batch);
   EXPECT_NEAR(fitted.iteration_us, iteration, 1e-6);
@@ -80,7 +83,9 @@ TEST(EndToEndCalibration, RecoversGeneratingParameters) {
 // single axis follows. The fit must still reach the generating costs.
 TEST(EndToEndCalibration, FollowsValleyBetweenCorrelatedCosts) {
   const CalibrationAxes& axes = calibration_axes();
-  const CalibrationPoint truth{axes.per_op_us.at(10), 0.0, axes.per_micro_batch_us.at(8)};
+  const CalibrationPoint truth{.host_us_per_forward_op = axes.per_op_us.at(10),
+                               .host_us_per_backward_op = axes.per_op_us.at(10),
+                               .host_us_per_micro_batch = axes.per_micro_batch_us.at(8)};
   struct Row {
     double base, ops, batches;
   };
@@ -91,13 +96,14 @@ TEST(EndToEndCalibration, FollowsValleyBetweenCorrelatedCosts) {
   }
   auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
     const Row& row = rows[i];
-    return row.base + row.ops * point.host_us_per_op + row.batches * point.host_us_per_micro_batch;
+    return row.base + row.ops * point.host_us_per_forward_op +
+           row.batches * point.host_us_per_micro_batch;
   };
   std::vector<double> measured;
   for (std::size_t i = 0; i < rows.size(); ++i)
     measured.push_back(simulated(i, truth));
   const EndToEndCalibration fitted = fit_calibration(measured, simulated, 2);
-  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_op, truth.host_us_per_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_forward_op, truth.host_us_per_forward_op);
   EXPECT_DOUBLE_EQ(fitted.host.host_us_per_micro_batch, truth.host_us_per_micro_batch);
   EXPECT_NEAR(fitted.fit_mean_abs_error, 0.0, 1e-12);
 }
@@ -111,13 +117,18 @@ TEST(EndToEndCalibration, IterationTermNeverNegative) {
 
 TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
   EndToEndCalibration calibration;
-  calibration.host = {12.5, 40, 750, 1.12};
+  calibration.host = {.host_us_per_forward_op = 12.5,
+                      .host_us_per_backward_op = 12.5,
+                      .host_us_per_collective = 40,
+                      .host_us_per_micro_batch = 750,
+                      .gemm_time_scale = 1.12};
   calibration.device = "A100-80GB";
   calibration.iteration_us = 3000;
   calibration.fitted_on = "runs.csv";
   calibration.fitted_rows = 7;
   const EndToEndCalibration back = parse_calibration(calibration_json(calibration), "c.json");
-  EXPECT_DOUBLE_EQ(back.host.host_us_per_op, 12.5);
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_forward_op, 12.5);
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_backward_op, 12.5);
   EXPECT_DOUBLE_EQ(back.host.host_us_per_collective, 40);
   EXPECT_DOUBLE_EQ(back.host.host_us_per_micro_batch, 750);
   EXPECT_DOUBLE_EQ(back.iteration_us, 3000);
@@ -154,6 +165,38 @@ TEST(EndToEndCalibration, JsonRoundTripAndErrors) {
       "c.json");
   EXPECT_DOUBLE_EQ(old.host.gemm_time_scale, 1.0);
   EXPECT_TRUE(old.device.empty());
+  // One host_us_per_op (every file written before the split) is the cost of every op.
+  EXPECT_DOUBLE_EQ(old.host.host_us_per_forward_op, 5);
+  EXPECT_DOUBLE_EQ(old.host.host_us_per_backward_op, 5);
+}
+
+// A forward and a backward cost that differ are written as the pair and read back; one cost
+// for both is written as host_us_per_op, so such files stay as before. Giving both forms, or
+// half the pair, is an error.
+TEST(EndToEndCalibration, BackwardCostJson) {
+  EndToEndCalibration calibration;
+  calibration.host.host_us_per_forward_op = 60;
+  calibration.host.host_us_per_backward_op = 22.5;
+  calibration.fitted_on = "runs.csv";
+  const std::string text = calibration_json(calibration);
+  EXPECT_EQ(text.find("\"host_us_per_op\""), std::string::npos);
+  const EndToEndCalibration back = parse_calibration(text, "c.json");
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_forward_op, 60);
+  EXPECT_DOUBLE_EQ(back.host.host_us_per_backward_op, 22.5);
+  calibration.host.host_us_per_backward_op = 60;
+  const std::string single = calibration_json(calibration);
+  EXPECT_NE(single.find("\"host_us_per_op\": 60"), std::string::npos);
+  EXPECT_EQ(single.find("host_us_per_forward_op"), std::string::npos);
+  EXPECT_THROW(
+      parse_calibration(
+          R"({"schema":"perfsim-llm-calibration/1","host_us_per_op":5,"host_us_per_forward_op":5,"host_us_per_backward_op":2,"host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0})",
+          "c.json"),
+      InputError);
+  EXPECT_THROW(
+      parse_calibration(
+          R"({"schema":"perfsim-llm-calibration/1","host_us_per_forward_op":5,"host_us_per_collective":0,"host_us_per_micro_batch":0,"iteration_us":0})",
+          "c.json"),
+      InputError);
 }
 
 // Rows with GEMM time and host time in different proportions: the fit must separate a GEMM
@@ -171,21 +214,65 @@ TEST(EndToEndCalibration, RecoversGemmTimeScale) {
   // GPU and CPU overlap: the slower of the two sets the time, as in the engine.
   auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
     const Row& row = rows[i];
-    return std::max(row.gemm_us * point.gemm_time_scale, row.ops * point.host_us_per_op) + 800.0;
+    return std::max(row.gemm_us * point.gemm_time_scale, row.ops * point.host_us_per_forward_op) +
+           800.0;
   };
   CalibrationPoint truth;
-  truth.host_us_per_op = true_per_op;
+  truth.host_us_per_forward_op = true_per_op;
+  truth.host_us_per_backward_op = true_per_op;
   truth.gemm_time_scale = true_scale;
   std::vector<double> measured;
   for (std::size_t i = 0; i < rows.size(); ++i)
     measured.push_back(simulated(i, truth));
-  const EndToEndCalibration fitted = fit_calibration(measured, simulated, 2, true);
+  const EndToEndCalibration fitted =
+      fit_calibration(measured, simulated, 2, {.gemm_time_scale = true});
   EXPECT_DOUBLE_EQ(fitted.host.gemm_time_scale, true_scale);
-  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_op, true_per_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_forward_op, true_per_op);
   EXPECT_NEAR(fitted.fit_mean_abs_error, 0.0, 1e-12);
   const EndToEndCalibration host_only = fit_calibration(measured, simulated, 2);
   EXPECT_DOUBLE_EQ(host_only.host.gemm_time_scale, 1.0);
   EXPECT_GT(host_only.fit_mean_abs_error, 0.01);
+}
+
+// Rows with forward and backward ops in different proportions (full recompute runs the
+// forward twice) and GPU time that hides the host on some: the fit must separate the per
+// backward op cost from the per forward op cost when asked to, and keep one cost for both
+// unless asked.
+TEST(EndToEndCalibration, RecoversBackwardOverForwardCost) {
+  const CalibrationAxes& axes = calibration_axes();
+  const double forward_us = axes.per_op_us.at(14);  // 56
+  ASSERT_NE(std::find(axes.backward_over_forward.begin(), axes.backward_over_forward.end(), 0.5),
+            axes.backward_over_forward.end());
+  const CalibrationPoint truth{.host_us_per_forward_op = forward_us,
+                               .host_us_per_backward_op = 0.5 * forward_us,
+                               .host_us_per_micro_batch = axes.per_micro_batch_us.at(19)};
+  struct Row {
+    double gpu_us, forward_ops, backward_ops, batches;
+  };
+  std::vector<Row> rows;
+  for (int i = 0; i < 30; ++i) {
+    const double batches = 1 + i % 4, layers = 12 + 4 * (i % 3), recompute = i % 2;
+    rows.push_back({2'000.0 * layers * batches * (1 + i % 5) / 3,
+                    30 * layers * batches * (1 + recompute), 27 * layers * batches, batches});
+  }
+  auto simulated = [&](std::size_t i, const CalibrationPoint& point) {
+    const Row& row = rows[i];
+    const double host = row.forward_ops * point.host_us_per_forward_op +
+                        row.backward_ops * point.host_us_per_backward_op;
+    return std::max(row.gpu_us, host) + row.batches * point.host_us_per_micro_batch;
+  };
+  std::vector<double> measured;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    measured.push_back(simulated(i, truth));
+  const EndToEndCalibration fitted =
+      fit_calibration(measured, simulated, 2, {.backward_over_forward = true});
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_forward_op, truth.host_us_per_forward_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_backward_op, truth.host_us_per_backward_op);
+  EXPECT_DOUBLE_EQ(fitted.host.host_us_per_micro_batch, truth.host_us_per_micro_batch);
+  EXPECT_NEAR(fitted.fit_mean_abs_error, 0.0, 1e-12);
+  const EndToEndCalibration one_cost = fit_calibration(measured, simulated, 2);
+  EXPECT_DOUBLE_EQ(one_cost.host.host_us_per_forward_op, one_cost.host.host_us_per_backward_op);
+  EXPECT_GT(one_cost.fit_mean_abs_error, 0.01);
 }
 
 }  // namespace

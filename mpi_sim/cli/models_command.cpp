@@ -10,9 +10,25 @@
 #include "kernels/model_catalog.hpp"
 #include "kernels/op_kernel_registry.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "validation/end_to_end_calibration.hpp"
+#include "validation/shipped_calibration.hpp"
 
 namespace perfsim::cli {
 namespace {
+
+// Which shipped end-to-end calibration a device's LLM runs take, and whether runs on this device
+// (measured) or on another platform (carried over) are behind it.
+std::string llm_host_cost_provenance(const devices::DeviceSpec& device) {
+  const validation::ShippedCalibration& shipped = validation::shipped_calibration_for(device.name);
+  const validation::EndToEndCalibration calibration =
+      validation::parse_calibration(shipped.json, std::string(shipped.path));
+  const bool own = calibration.device == device.name;
+  return std::string(own ? "measured" : "carried over") + ": end-to-end fit on " +
+         calibration.fitted_on + " (" + std::string(shipped.path) + "; " +
+         std::string(shipped.platform) + ")" + (own ? std::string() : "; no runs on this device") +
+         " (its per-micro-batch host wait only after a host synchronization, e.g. "
+         "--get-batch-sync)";
+}
 
 struct ModelsOptions {
   // The shipped device files, found from any working directory as device names are elsewhere
@@ -92,15 +108,7 @@ void print_data_behind(const devices::DeviceSpec& device,
                "table)\n"
             << "      kernel floor           "
             << devices::provenance_name(device.min_kernel_duration_us.provenance) << "\n"
-            << "      LLM host costs         "
-            << (device.architecture == "ampere"
-                    ? "measured: end-to-end fit on vTrain A100 runs (configs/assets/"
-                      "llm_calibration.json)"
-                    : "carried over: end-to-end fit on vTrain A100 runs (configs/assets/"
-                      "llm_calibration.json); no runs on this device")
-            << " (Megatron-DeepSpeed's CPU time; its per-micro-batch host wait only with "
-               "--get-batch-sync)"
-            << "\n";
+            << "      LLM host costs         " << llm_host_cost_provenance(device) << "\n";
 }
 
 int run_models(const ModelsOptions& options) {

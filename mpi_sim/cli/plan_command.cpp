@@ -147,7 +147,7 @@ int run_plan(const PlanOptions& options) {
   request.jobs = options.jobs;
   request.exhaustive = options.exhaustive;
   request.assets_path = options.assets;
-  request.calibration = scenario::calibration_argument(options.calibration);
+  request.calibration = scenario::calibration_argument(options.calibration, device.name);
   if (!options.quiet)
     std::cerr << "perfsim plan: " << model.name << " on " << gpus << " x " << device.name << " ("
               << topology.name << "), capacity "
@@ -270,10 +270,11 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       "--assets", options->assets,
       "fitted collective curves (`perfsim fit`); default: the shipped ones where they "
       "cover the topology, else nominal curves");
-  command->add_option("--calibration", options->calibration,
-                      "end-to-end calibration applied to every layout (as `perfsim simulate "
-                      "--calibration`): a file from `perfsim validate runs --fit-calibration`, or "
-                      "none; default: the shipped configs/assets/llm_calibration.json");
+  command->add_option(
+      "--calibration", options->calibration,
+      "end-to-end calibration applied to every layout (as `perfsim simulate "
+      "--calibration`): a file from `perfsim validate runs --fit-calibration`, or "
+      "none; default: the shipped one of the device's platform (as `perfsim simulate`)");
   command
       ->add_option("--dtype", options->dtype,
                    "training precision bf16, fp16 or fp8 (default: the model file's)")

@@ -19,17 +19,12 @@
 namespace perfsim::cli {
 namespace {
 
-// Fitted on the vTrain calibration half by the command in README ("Validating against
-// measured runs").
-std::string default_calibration_path() {
-  return std::string(PERFSIM_SOURCE_DIR) + "/configs/assets/llm_calibration.json";
-}
-
 struct ValidateRunsOptions {
   std::string table;
   int folds = 0;
-  // The calibration to apply without cross-validation: a file, or "none".
-  std::string calibration = default_calibration_path();
+  // The calibration to apply without cross-validation: "" = the shipped one of each row's
+  // device (validation::shipped_calibration_for), a file, or "none".
+  std::string calibration;
   std::string fit_output;  // fit on every row and write here
   std::string assets;
   std::string format = "text";
@@ -63,6 +58,14 @@ void print_text(const scenario::RunValidationReport& report, std::ostream& out) 
     for (std::size_t fold = 0; fold < report.fold_calibrations.size(); ++fold)
       out << "  fold " << fold + 1 << ": "
           << scenario::describe_calibration(report.fold_calibrations[fold]) << "\n";
+  } else if (report.calibrations_by_device.size() > 1) {
+    out << "calibration: the shipped one of each row's platform (by its device):\n";
+    for (const auto& [calibration, devices] : report.calibrations_by_device) {
+      std::string names;
+      for (const std::string& device : devices)
+        names += (names.empty() ? "" : ", ") + device;
+      out << "  " << names << ": " << scenario::describe_calibration(calibration) << "\n";
+    }
   } else {
     out << "calibration: " << scenario::describe_calibration(report.calibration) << "\n";
   }
@@ -151,6 +154,13 @@ void print_json(const scenario::RunValidationReport& report, std::ostream& out) 
     doc["fold_calibrations"] = nlohmann::ordered_json::array();
     for (const auto& c : report.fold_calibrations)
       doc["fold_calibrations"].push_back(calibration_of(c));
+  } else if (report.calibrations_by_device.size() > 1) {
+    doc["calibrations"] = nlohmann::ordered_json::array();
+    for (const auto& [calibration, devices] : report.calibrations_by_device) {
+      nlohmann::ordered_json entry = calibration_of(calibration);
+      entry["applied_to_devices"] = devices;
+      doc["calibrations"].push_back(entry);
+    }
   } else {
     doc["calibration"] = calibration_of(report.calibration);
   }
@@ -194,8 +204,12 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   request.folds = options.folds;
   request.jobs = options.jobs;
   request.fit_backward_host_cost = options.fit_backward_host_cost;
-  if (options.folds <= 1 && options.fit_output.empty() && options.calibration != "none")
-    request.calibration = validation::load_calibration(options.calibration);
+  if (options.folds <= 1 && options.fit_output.empty()) {
+    if (options.calibration.empty())
+      request.shipped_calibration_by_device = true;
+    else if (options.calibration != "none")
+      request.calibration = validation::load_calibration(options.calibration);
+  }
   if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [](const char* stage, std::size_t done, std::size_t total) {
       std::fprintf(stderr, "\r  %s: %zu/%zu", stage, done, total);
@@ -244,11 +258,15 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
                    "K-fold cross-validation of the end-to-end calibration: fit on K-1 folds, "
                    "predict the held one; only held-fold (out-of-sample) errors are reported")
       ->check(CLI::Range(2, 100));
-  runs->add_option("--calibration", options->calibration,
-                   "host-cost calibration to apply (perfsim-llm-calibration/1 JSON), or \"none\" "
-                   "for the kernel, collective and engine models alone; default: "
-                   "configs/assets/llm_calibration.json (fitted on the vTrain calibration half: "
-                   "in-sample on that table). Ignored with --cv, which fits its own per fold");
+  runs->add_option(
+      "--calibration", options->calibration,
+      "host-cost calibration to apply (perfsim-llm-calibration/1 JSON), or \"none\" "
+      "for the kernel, collective and engine models alone; default: the shipped one of each "
+      "row's platform, by its device: configs/assets/llm_calibration-h100.json (fitted "
+      "on the H100 development table) for H100-SXM and H200, "
+      "configs/assets/llm_calibration.json (fitted on the vTrain calibration half) for "
+      "every other device; in-sample on the table each was fitted on. Ignored with "
+      "--cv, which fits its own per fold");
   runs->add_option("--fit-calibration", options->fit_output,
                    "fit the calibration on every row of the table, write it to this JSON file "
                    "(the fit error printed is in-sample; default: no fit)");

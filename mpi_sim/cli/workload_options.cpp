@@ -198,7 +198,9 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
   sub.add_option("--calibration", options.calibration,
                  "LLM: end-to-end calibration (host us per op, per collective, per micro-batch; "
                  "GEMM time scale) as `perfsim validate runs --fit-calibration` writes it, or "
-                 "none; default: the shipped configs/assets/llm_calibration.json (compiled in)");
+                 "none; default: the shipped one of the device's platform (compiled in): "
+                 "configs/assets/llm_calibration-h100.json for H100-SXM and H200, "
+                 "configs/assets/llm_calibration.json for every other device");
 }
 
 void add_dlrm_simulate_options(CLI::App& sub, scenario::DlrmSimulateOptions& options) {

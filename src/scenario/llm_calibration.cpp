@@ -61,12 +61,15 @@ HostOverheads with_host_cost(HostOverheads overheads, const validation::Calibrat
   return overheads;
 }
 
-validation::EndToEndCalibration calibration_argument(const std::string& value) {
+validation::EndToEndCalibration calibration_argument(const std::string& value,
+                                                     std::string_view device_name) {
   if (value == "none")
     return {};
-  if (value.empty())
-    return validation::parse_calibration(validation::shipped_calibration_json(),
-                                         "<embedded> " + validation::kShippedCalibrationPath);
+  if (value.empty()) {
+    const validation::ShippedCalibration& shipped =
+        validation::shipped_calibration_for(device_name);
+    return validation::parse_calibration(shipped.json, "<embedded> " + std::string(shipped.path));
+  }
   return validation::load_calibration(value);
 }
 
@@ -76,6 +79,15 @@ std::string fixed(double value, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << value;
   return out.str();
+}
+
+// The platform of a shipped calibration (matched by the table it was fitted on), else "".
+std::string_view shipped_platform(const validation::EndToEndCalibration& calibration) {
+  for (const validation::ShippedCalibration& shipped : validation::shipped_calibrations())
+    if (validation::parse_calibration(shipped.json, std::string(shipped.path)).fitted_on ==
+        calibration.fitted_on)
+      return shipped.platform;
+  return {};
 }
 
 }  // namespace
@@ -89,20 +101,21 @@ std::string describe_calibration(const validation::EndToEndCalibration& calibrat
                                  : fixed(host.host_us_per_forward_op, 1) +
                                        " us/forward op (Python-issued), " +
                                        fixed(host.host_us_per_backward_op, 1) + " us/backward op";
+  const std::string_view platform = shipped_platform(calibration);
   return "host " + per_op + " + " + fixed(calibration.host.host_us_per_collective, 0) +
          " us/collective, " + fixed(calibration.host.host_us_per_micro_batch, 0) +
          " us/micro-batch, " + fixed(calibration.iteration_us / 1000.0, 2) + " ms/iteration" +
          (calibration.device.empty()
               ? std::string()
               : ", GEMM time x" + fixed(calibration.host.gemm_time_scale, 2) + " fitted on " +
-                    calibration.device +
-                    " (also on devices without GEMM data of their own; not on fp8 runs)") +
+                    calibration.device + " (applied to its runs, and to devices without GEMM " +
+                    "data of their own except on fp8 runs)") +
          ", fitted on " + calibration.fitted_on +
-         "; the host terms are CPU time of the framework and hosts that table ran on (the "
-         "shipped one: Megatron-DeepSpeed, eager PyTorch, DGX A100), run beside the GPU: they "
-         "cost time only where the GPU waits for the CPU (after a host synchronization such as "
-         "--get-batch-sync, --timer-syncs or the 1F1B batch_p2p_sync, or when the CPU is the "
-         "bottleneck)";
+         "; the host terms are CPU time of the framework and hosts that table ran on" +
+         (platform.empty() ? std::string() : " (" + std::string(platform) + ")") +
+         ", run beside the GPU: they cost time only where the GPU waits for the CPU (after a host "
+         "synchronization such as --get-batch-sync, --timer-syncs or the 1F1B batch_p2p_sync, or "
+         "when the CPU is the bottleneck)";
 }
 
 }  // namespace perfsim::scenario

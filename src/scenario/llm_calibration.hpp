@@ -55,10 +55,11 @@ inline constexpr std::string_view kBackwardPhase = "backward";
 // costs keeps them free.
 HostOverheads with_host_cost(HostOverheads overheads, const validation::CalibrationPoint& point);
 
-// `--calibration VALUE` of simulate and plan: "" = the shipped calibration compiled into the
-// binary (a copy of configs/assets/llm_calibration.json), "none" = no calibration, else a file
-// written by `perfsim validate runs --fit-calibration`.
-validation::EndToEndCalibration calibration_argument(const std::string& value);
+// `--calibration VALUE` of simulate, plan and validate runs: "" = the shipped calibration for a
+// run on `device_name` (validation::shipped_calibration_for: compiled into the binary), "none" =
+// no calibration, else a file written by `perfsim validate runs --fit-calibration`.
+validation::EndToEndCalibration calibration_argument(const std::string& value,
+                                                     std::string_view device_name);
 
 // One line for the output: what was applied and where it was fitted.
 std::string describe_calibration(const validation::EndToEndCalibration& calibration);

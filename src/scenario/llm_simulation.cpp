@@ -278,7 +278,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
                  topology::parse_topology(files.topology.text, "<embedded> " + files.topology.path),
                  options.topology_size.nodes, options.topology_size.gpus_per_node),
              files.device.text, device_source, options.assets_path,
-             calibration_argument(options.calibration)},
+             calibration_argument(options.calibration, device.name)},
             options),
         options);
   }
@@ -302,7 +302,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
   scenario.device_json = io::read_file_decompressed(device.file);
   scenario.device_source = options.device_path;
   scenario.assets_path = options.assets_path;
-  scenario.calibration = calibration_argument(options.calibration);
+  scenario.calibration = calibration_argument(options.calibration, device.name);
   return with_link_sharing(with_bus_rates(std::move(scenario), options), options);
 }
 

@@ -357,10 +357,27 @@ RunValidationReport validate_runs(const validation::RunTable& table,
 
   if (request.folds <= 1) {
     report.calibration = request.calibration;
-    for (std::size_t i : simulated)
-      report.predictions[i].predicted_s = request.calibration.fitted_on.empty()
-                                              ? report.predictions[i].simulated_s
-                                              : calibrated_s(rows[i], request.calibration);
+    for (std::size_t i : simulated) {
+      if (!request.shipped_calibration_by_device) {
+        report.predictions[i].predicted_s = request.calibration.fitted_on.empty()
+                                                ? report.predictions[i].simulated_s
+                                                : calibrated_s(rows[i], request.calibration);
+        continue;
+      }
+      const std::string device = rows[i].model->target().device;
+      EndToEndCalibration shipped = calibration_argument("", device);
+      report.predictions[i].predicted_s = calibrated_s(rows[i], shipped);
+      auto& applied = report.calibrations_by_device;
+      auto same = std::find_if(applied.begin(), applied.end(), [&](const auto& entry) {
+        return entry.first.fitted_on == shipped.fitted_on;
+      });
+      if (same == applied.end())
+        same = applied.insert(applied.end(), {std::move(shipped), {}});
+      if (std::find(same->second.begin(), same->second.end(), device) == same->second.end())
+        same->second.push_back(device);
+    }
+    if (report.calibrations_by_device.size() == 1)
+      report.calibration = report.calibrations_by_device.front().first;
     finish(report);
     return report;
   }

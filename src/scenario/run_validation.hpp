@@ -20,6 +20,9 @@ struct RunValidationRequest {
   std::string assets_path;  // fitted collective curves; "" = shipped where they cover, else nominal
   // Used when folds == 0; empty fitted_on = no calibration.
   validation::EndToEndCalibration calibration;
+  // When folds == 0, instead of `calibration`: each row takes the shipped calibration of its
+  // device's platform (calibration_argument("", device), validation::shipped_calibration_for).
+  bool shipped_calibration_by_device = false;
   int folds = 0;  // > 1: K-fold cross-validation of the calibration, held-fold predictions only
   int jobs = 1;
   // Fits (folds or --fit-calibration) search the per backward op host cost apart from the
@@ -55,6 +58,10 @@ struct RunValidationReport {
   std::vector<validation::EndToEndCalibration> fold_calibrations;  // cross-validation only
   validation::EndToEndCalibration calibration;  // the one applied (no cross-validation), or the
                                                 // fit on every row (--fit-calibration)
+  // The shipped calibrations applied (shipped_calibration_by_device), in the order rows first
+  // took them, with the devices of those rows; empty otherwise.
+  std::vector<std::pair<validation::EndToEndCalibration, std::vector<std::string>>>
+      calibrations_by_device;
   bool cross_validated = false;
 };
 

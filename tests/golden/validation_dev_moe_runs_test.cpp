@@ -11,7 +11,10 @@
 // 11.04%, max 21.34%. The MoE op inventory (README "The MoE layer's op inventory from
 // Megatron-Core's source"; Grok-1 with Megatron-Core's default unfused router and permute, the
 // DeepSeek-V3 rows' moe_permute_fusion as their script states, filled after their errors had
-// been seen) moved them to 9.16%, max 20.98%. Physics work may look at these rows, after which
+// been seen) moved them to 9.16%, max 20.98%. Session 17's shipped H100 calibration (fitted on the
+// dense H100 development table, not on these rows: out of sample for the calibration; its adoption
+// rule, fixed before, required this file not to get worse) moved them to 5.51%, max 17.47%
+// (-3.0% signed). Physics work may look at these rows, after which
 // their errors are in sample. The bounds are those figures rounded up to the next whole percent: a
 // guard against getting worse, not a target; a physics change that moves them on purpose moves the
 // bounds and the README's figures together.
@@ -30,8 +33,8 @@ TEST(ValidateRunsGolden, DevelopmentMoeRunsFirstRun) {
       test_support::validate_shipped_table("published-dev-moe.csv", "development");
   const RunValidationReport& report = run.report;
   EXPECT_EQ(report.errors.count, 18u) << "a row stopped simulating";
-  EXPECT_LE(report.errors.mean_abs, 0.10);
-  EXPECT_LE(report.errors.max_abs, 0.21);
+  EXPECT_LE(report.errors.mean_abs, 0.06);
+  EXPECT_LE(report.errors.max_abs, 0.18);
 }
 
 }  // namespace

@@ -46,9 +46,13 @@ struct HeldOutTable {
 // Issue 15's FP8 current scaling on the two 25.11 rows whose table states FP8-CS (fp8_recipe
 // filled from the table before any run with it; designed from TE's code): Llama 3 70B +3.4% ->
 // +5.3%, Llama 3.1 405B -5.7% -> -3.8%; mean 3.32%, max 5.34% (+0.5% signed). Bounds unchanged.
+// Session 17: H100 rows take the shipped H100 calibration (fitted on the dense H100 development
+// table, adopted by a rule fixed on development data before these files were run with it; run
+// once after): NeMo 24.07 mean 6.49% -> 6.81%, max 14.69% -> 16.98% (GPT-3 175B on 128 GPUs
+// +0.3% -> +17.0%); Megatron-Bridge 3.32% -> 4.23%, max 5.34% -> 9.05%. Bounds moved with it.
 constexpr HeldOutTable kTables[] = {
-    {"published-nemo-24.07-h100.csv", 12, 0.07, 0.15},
-    {"published-megatron-bridge-h100.csv", 4, 0.04, 0.06},
+    {"published-nemo-24.07-h100.csv", 12, 0.07, 0.18},
+    {"published-megatron-bridge-h100.csv", 4, 0.05, 0.10},
     // Session 13, first run (held out; 4 of 6 rows: PP 2 interleaving refused): GPT-OSS 120B
     // BF16 -33.0% / -27.7% (too fast), Qwen3 235B-A22B FP8 +19.5% / +16.7% (too slow; the
     // recipe's EP all-to-all overlap, moe_a2a_overlap, is not modelled): mean 24.23%, max 32.96%.
@@ -71,15 +75,18 @@ constexpr HeldOutTable kTables[] = {
     // before this file was run with it), alone: GPT-OSS -30.5% / -25.8%, Qwen3
     // 30B-A3B -48.7% / -61.8%, Qwen3 235B -15.8% / -15.7%, mean 33.03%, max 61.77%. Both together
     // (session 16's main): GPT-OSS -30.5% / -25.8%, Qwen3 30B-A3B -48.7% / -57.9%, Qwen3 235B
-    // -15.8% / -15.2%, mean 32.29%, max 57.86%.
-    {"published-megatron-bridge-moe-h100.csv", 6, 0.33, 0.58},
+    // -15.8% / -15.2%, mean 32.29%, max 57.86%. Session 17's shipped H100 calibration (above):
+    // GPT-OSS -23.7% / -23.4%, Qwen3 30B-A3B -31.3% / -52.7%, Qwen3 235B -12.6% / -11.7%, mean
+    // 25.94%, max 52.74%.
+    {"published-megatron-bridge-moe-h100.csv", 6, 0.26, 0.53},
 };
 
 void check(const HeldOutTable& held_out) {
   const test_support::ShippedTableRun run =
       test_support::validate_shipped_table(held_out.file, "held out, out of sample");
-  ASSERT_EQ(run.calibration_fitted_on, "vtrain-singlenode-a100.csv")
-      << "these rows are out of sample only for a calibration fitted elsewhere";
+  ASSERT_EQ(run.calibration_fitted_on, "published-dev-dgxc-h100.csv")
+      << "these H100 rows take the calibration fitted on the H100 development table; they are "
+         "out of sample only for a calibration fitted elsewhere";
   const RunValidationReport& report = run.report;
   EXPECT_GE(report.errors.count, held_out.simulated_at_least) << "a row stopped simulating";
   EXPECT_LE(report.errors.mean_abs, held_out.mean_abs_error_bound);

@@ -1,6 +1,7 @@
 #pragma once
 // The golden run-table tests' common step: one of configs/validation's tables through
-// `validate runs` with the shipped calibration (configs/assets/llm_calibration.json), each row's
+// `validate runs` with the shipped calibrations (each row takes its device's platform's one,
+// validation::shipped_calibration_for, as `validate runs` does by default), each row's
 // signed error and the summary printed under a label that says which split the table is.
 #include <iostream>
 #include <memory>
@@ -26,9 +27,11 @@ inline ShippedTableRun validate_shipped_table(const std::string& file, const std
       validation::load_run_table(root + "/configs/validation/" + file));
   scenario::RunValidationRequest request;
   request.jobs = 2;
-  request.calibration = validation::load_calibration(root + "/configs/assets/llm_calibration.json");
-  run.calibration_fitted_on = request.calibration.fitted_on;
+  request.shipped_calibration_by_device = true;
   run.report = scenario::validate_runs(*run.table, request);
+  for (const auto& [calibration, devices] : run.report.calibrations_by_device)
+    run.calibration_fitted_on +=
+        (run.calibration_fitted_on.empty() ? "" : ", ") + calibration.fitted_on;
   const scenario::RunValidationReport& report = run.report;
   for (const scenario::RunPrediction& prediction : report.predictions)
     std::cout << "  " << prediction.row->name << ": "

@@ -234,7 +234,7 @@ TEST(LlmFp8CurrentScalingSimulation, CurrentScalingCostsMoreWithMoreLocalExperts
     model.fp8_recipe = recipe;
     LlmScenario scenario = test_support::h100_sxm_scenario(model, {.dp = 8, .ep = ep},
                                                            topology::load_topology(topology), true);
-    scenario.calibration = calibration_argument("");
+    scenario.calibration = calibration_argument("", "H100-SXM");
     return simulate_layout(scenario, SimulatedRanks::kAll).summary.iteration_us;
   };
   const double extra_ep8 = iteration_us(8, generators::llm::Fp8Recipe::kCurrent) -

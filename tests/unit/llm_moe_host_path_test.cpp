@@ -137,7 +137,7 @@ TEST(LlmMoeHostPath, FullRecomputationWaitsAgainInTheRecomputedForward) {
 // (the engine's T1); the gradient reduction after them depends on the expert-DP group.
 double host_cost_us(const Trace& trace) {
   const HostOverheads overheads =
-      scenario::with_host_cost({}, scenario::calibration_argument("").host);
+      scenario::with_host_cost({}, scenario::calibration_argument("", "H100-SXM").host);
   double total = 0;
   for (const Op& op : trace.ops) {
     const Attribute* phase = op.is_annotation ? nullptr : op.find_attribute("phase");
@@ -154,7 +154,7 @@ TEST(LlmMoeHostPath, HostCostPerExpertFollowsTheRule) {
   // One expert more per rank: per layer 6 launches at the measured floor and 2 dummy
   // gradients at the per-op cost, plus the sorts at the per-op cost (EP 4 has none): 2 forward,
   // each with its chunk map, and 2 backward; the collectives and everything else are the same.
-  const double per_op = scenario::calibration_argument("").host.host_us_per_forward_op;
+  const double per_op = scenario::calibration_argument("", "H100-SXM").host.host_us_per_forward_op;
   const double expected = 2 * (6 * scenario::kMeasuredLaunchUs + 2 * per_op + 6 * per_op);
   EXPECT_NEAR(host_cost_us(ep2) - host_cost_us(ep4), expected, 1e-9);
 }
@@ -176,7 +176,7 @@ TEST(LlmMoeHostPathSimulation, MoreLocalExpertsMoreHostTime) {
     LlmScenario scenario =
         test_support::h100_sxm_scenario(test_support::small_moe(2, 8), {.dp = 8, .ep = ep},
                                         topology::load_topology(topology), true);
-    scenario.calibration = calibration_argument("");
+    scenario.calibration = calibration_argument("", "H100-SXM");
     const LayoutSimulation run = simulate_layout(scenario, SimulatedRanks::kAll);
     double cpu_us = 0;
     for (const RankResult& rank : run.results)

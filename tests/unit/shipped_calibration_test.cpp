@@ -12,20 +12,43 @@ namespace perfsim {
 namespace {
 
 TEST(ShippedCalibration, EmbeddedTextEqualsTheRepositoryFile) {
-  const std::string path =
-      std::string(PERFSIM_SOURCE_DIR) + "/" + validation::kShippedCalibrationPath;
-  EXPECT_EQ(std::string(validation::shipped_calibration_json()), io::read_file_decompressed(path))
-      << path << " changed: copy it into src/validation/shipped_calibration.cpp";
+  ASSERT_EQ(validation::shipped_calibrations().size(), 2u);
+  EXPECT_EQ(validation::shipped_calibrations().front().path, validation::kShippedCalibrationPath);
+  for (const validation::ShippedCalibration& shipped : validation::shipped_calibrations()) {
+    const std::string path = std::string(PERFSIM_SOURCE_DIR) + "/" + std::string(shipped.path);
+    EXPECT_EQ(std::string(shipped.json), io::read_file_decompressed(path))
+        << path << " changed: copy it into src/validation/shipped_calibration.cpp";
+  }
 }
 
-TEST(ShippedCalibration, DefaultArgumentIsTheShippedFileAndNoneIsNothing) {
-  const validation::EndToEndCalibration shipped = scenario::calibration_argument("");
-  const validation::EndToEndCalibration file = validation::load_calibration(
-      std::string(PERFSIM_SOURCE_DIR) + "/" + validation::kShippedCalibrationPath);
-  EXPECT_EQ(shipped.host, file.host);
-  EXPECT_EQ(shipped.device, file.device);
-  EXPECT_FALSE(shipped.fitted_on.empty());
-  EXPECT_TRUE(scenario::calibration_argument("none").fitted_on.empty());
+// Each run takes the calibration fitted on its platform's runs: the H100 development table's
+// for H100-SXM and H200 (same Hopper hosts and software), vTrain's DGX A100 fit for every other
+// device, as the nearest platform with data.
+TEST(ShippedCalibration, DefaultArgumentIsThePlatformsShippedFileAndNoneIsNothing) {
+  const auto file = [](const char* name) {
+    return validation::load_calibration(std::string(PERFSIM_SOURCE_DIR) + "/configs/assets/" +
+                                        name);
+  };
+  const validation::EndToEndCalibration a100 = file("llm_calibration.json");
+  const validation::EndToEndCalibration h100 = file("llm_calibration-h100.json");
+  EXPECT_EQ(a100.fitted_on, "vtrain-singlenode-a100.csv");
+  EXPECT_EQ(h100.fitted_on, "published-dev-dgxc-h100.csv");
+  for (const char* device : {"A100-80GB", "A100-40GB", "V100-SXM2", "GV100", "unknown"}) {
+    const validation::EndToEndCalibration shipped = scenario::calibration_argument("", device);
+    EXPECT_EQ(shipped.host, a100.host) << device;
+    EXPECT_EQ(shipped.device, a100.device) << device;
+    EXPECT_EQ(shipped.fitted_on, a100.fitted_on) << device;
+  }
+  for (const char* device : {"H100-SXM", "H200"}) {
+    const validation::EndToEndCalibration shipped = scenario::calibration_argument("", device);
+    EXPECT_EQ(shipped.host, h100.host) << device;
+    EXPECT_EQ(shipped.device, h100.device) << device;
+    EXPECT_EQ(shipped.fitted_on, h100.fitted_on) << device;
+  }
+  EXPECT_TRUE(scenario::calibration_argument("none", "H100-SXM").fitted_on.empty());
+  // A file given on the command line applies whatever the device.
+  const std::string path = std::string(PERFSIM_SOURCE_DIR) + "/configs/assets/llm_calibration.json";
+  EXPECT_EQ(scenario::calibration_argument(path, "H100-SXM").fitted_on, a100.fitted_on);
 }
 
 TEST(ShippedCalibration, GemmScaleOnlyWhereNothingBetterIsKnown) {

@@ -281,10 +281,11 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
                  "(issued by the autograd engine) apart from the cost per op issued from Python "
                  "(forward, recompute, loss, optimizer), as a ratio of 1, 0.75, 0.5 or 0.25 (one "
                  "fit per ratio: about four times the run time); default: one cost for every op");
-  runs->add_option("--explain", options->explain,
-                   "for this row (its name; repeat or comma-separate for more): the `perfsim "
-                   "simulate` command that predicts the same iteration time, and simulate's "
-                   "\"where the time goes\" summary of it; text or json, not with --cv")
+  runs->add_option(
+          "--explain", options->explain,
+          "for this row (its name; repeat or comma-separate for more): the `perfsim "
+          "simulate` command that predicts the same iteration time, and simulate's "
+          "\"where the time goes\" summary of it; text or json, not with --cv (default: none)")
       ->delimiter(',');
   runs->add_flag("--quiet", options->quiet, "no progress on stderr");
   registry.add(runs, RankScope::kRankZeroOnly,

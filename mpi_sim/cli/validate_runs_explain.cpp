@@ -59,8 +59,9 @@ void print_explanations(const scenario::RunValidationReport& report, std::ostrea
     out << "  simulate command for this row ("
         << (left_out.empty() ? "its iteration time is predicted_s" : left_out) << "):\n  "
         << simulate_command_line(llm_simulate_arguments(explanation.options)) << "\n";
-    out << "  its breakdown (simulate's summary of the " << explanation.results.size()
-        << " pipeline-stage representatives validate runs simulated):\n"
+    out << "  where its time goes (simulate's summary of the ranks validate runs simulated, one "
+           "per pipeline stage: "
+        << explanation.results.size() << "):\n"
         << report::format_summary_screen(row_report(explanation));
   }
 }

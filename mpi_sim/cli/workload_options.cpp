@@ -21,7 +21,7 @@ void add_model_shape_options(CLI::App& sub, generators::llm::ModelShapeOverrides
       {"--vocab", &shape.vocab},       {"--seq-len", &shape.seq_len}};
   for (const auto& [name, field] : sizes)
     sub.add_option(name, *field,
-                   "LLM: model shape (over --model's value; without --model, --layers, "
+                   "LLM: model shape (default: --model's value; without --model, --layers, "
                    "--hidden, --heads, --vocab and --seq-len give the whole model, KV heads = "
                    "heads and FFN = 4 x hidden unless given)")
         ->check(CLI::PositiveNumber);

@@ -12,6 +12,7 @@
 #include "io/atomic_file.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/terminal.hpp"
+#include "mpi_sim/cli/validate_runs_explain.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "scenario/run_validation.hpp"
@@ -29,6 +30,7 @@ struct ValidateRunsOptions {
   std::string assets;
   std::string format = "text";
   int jobs = 1;
+  std::vector<std::string> explain;  // row names
   bool fit_backward_host_cost = false;
   bool quiet = false;
 };
@@ -127,7 +129,7 @@ void print_csv(const scenario::RunValidationReport& report, std::ostream& out) {
   }
 }
 
-void print_json(const scenario::RunValidationReport& report, std::ostream& out) {
+nlohmann::ordered_json report_json(const scenario::RunValidationReport& report) {
   nlohmann::ordered_json doc;
   doc["schema"] = "perfsim-validate-runs/1";
   doc["source"] = report.source;
@@ -194,7 +196,13 @@ void print_json(const scenario::RunValidationReport& report, std::ostream& out) 
                              {"runs", g.runs},
                              {"spearman", number_or_null(g.spearman)},
                              {"regret", number_or_null(g.regret)}});
-  out << doc.dump(2) << "\n";
+  if (!report.explanations.empty())
+    doc["explanations"] = explanations_json(report);
+  return doc;
+}
+
+void print_json(const scenario::RunValidationReport& report, std::ostream& out) {
+  out << report_json(report).dump(2) << "\n";
 }
 
 int run_validate_runs(const ValidateRunsOptions& options) {
@@ -204,11 +212,18 @@ int run_validate_runs(const ValidateRunsOptions& options) {
   request.folds = options.folds;
   request.jobs = options.jobs;
   request.fit_backward_host_cost = options.fit_backward_host_cost;
+  request.explain = options.explain;
+  if (!options.explain.empty() && !options.fit_output.empty())
+    throw InputError("--explain", "", "cannot be combined with --fit-calibration");
+  if (!options.explain.empty() && options.format == "csv")
+    throw InputError("--explain", "", "needs --format text or json (csv has one row per run)");
   if (options.folds <= 1 && options.fit_output.empty()) {
-    if (options.calibration.empty())
+    if (options.calibration.empty()) {
       request.shipped_calibration_by_device = true;
-    else if (options.calibration != "none")
+    } else if (options.calibration != "none") {
       request.calibration = validation::load_calibration(options.calibration);
+      request.calibration_argument = options.calibration;
+    }
   }
   if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [](const char* stage, std::size_t done, std::size_t total) {
@@ -234,8 +249,10 @@ int run_validate_runs(const ValidateRunsOptions& options) {
     print_csv(report, std::cout);
   else if (options.format == "json")
     print_json(report, std::cout);
-  else
+  else {
     print_text(report, std::cout);
+    print_explanations(report, std::cout);
+  }
   return 0;
 }
 
@@ -282,6 +299,12 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
                  "(issued by the autograd engine) apart from the cost per op issued from Python "
                  "(forward, recompute, loss, optimizer), as a ratio of 1, 0.75, 0.5 or 0.25 (one "
                  "fit per ratio: about four times the run time); default: one cost for every op");
+  runs->add_option(
+          "--explain", options->explain,
+          "for this row (its name; repeat or comma-separate for more): the `perfsim "
+          "simulate` command that predicts the same iteration time, and simulate's "
+          "\"where the time goes\" summary of it; text or json, not with --cv (default: none)")
+      ->delimiter(',');
   runs->add_flag("--quiet", options->quiet, "no progress on stderr");
   registry.add(runs, RankScope::kRankZeroOnly,
                [options](const CommandContext&) { return run_validate_runs(*options); });

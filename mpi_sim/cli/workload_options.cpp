@@ -1,16 +1,54 @@
 #include "mpi_sim/cli/workload_options.hpp"
 
+#include <cstdint>
+#include <utility>
+
 #include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "mpi_sim/cli/shipped_config_option.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 
 namespace perfsim::cli {
 
+namespace {
+
+// The model's shape field by field, as RUNS.csv's shape columns: over --model's values, or
+// without --model the whole model (generators/llm/llm_model_overrides.hpp).
+void add_model_shape_options(CLI::App& sub, generators::llm::ModelShapeOverrides& shape) {
+  const std::pair<const char*, int*> sizes[] = {
+      {"--layers", &shape.layers},     {"--hidden", &shape.hidden},
+      {"--heads", &shape.heads},       {"--kv-heads", &shape.kv_heads},
+      {"--head-dim", &shape.head_dim}, {"--ffn-hidden", &shape.ffn_hidden},
+      {"--vocab", &shape.vocab},       {"--seq-len", &shape.seq_len}};
+  for (const auto& [name, field] : sizes)
+    sub.add_option(name, *field,
+                   "LLM: model shape (default: --model's value; without --model, --layers, "
+                   "--hidden, --heads, --vocab and --seq-len give the whole model, KV heads = "
+                   "heads and FFN = 4 x hidden unless given)")
+        ->check(CLI::PositiveNumber);
+  sub.add_option("--attention", shape.attention,
+                 "LLM: attention kernel flash or unfused (default: the model file's; without "
+                 "--model flash)")
+      ->check(CLI::IsMember({"flash", "unfused"}));
+  sub.add_option("--position-embedding", shape.position_embedding,
+                 "LLM: learned or rope (default: the model file's; without --model learned)")
+      ->check(CLI::IsMember({"learned", "rope"}));
+  sub.add_flag_function(
+      "--dropout,!--no-dropout", [&shape](std::int64_t count) { shape.dropout = count > 0; },
+      "LLM: attention and hidden dropout on / off (default: the model file's; without --model "
+      "off)");
+  sub.add_flag_function(
+      "--gated-ffn,!--no-gated-ffn", [&shape](std::int64_t count) { shape.gated_ffn = count > 0; },
+      "LLM: gated (SwiGLU) FFN on / off (default: the model file's; without --model off)");
+}
+
+}  // namespace
+
 void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& options) {
   sub.add_option("--model", options.model_path,
                  "LLM workload: model file or name in configs/models (llama3-70b); generates one "
                  "trace per rank (TP x PP x DP ranks); default: none (the synthetic workload)")
       ->transform(shipped_config("models"));
+  add_model_shape_options(sub, options.shape);
   sub.add_option("--tp", options.tp, "LLM: tensor-parallel degree")->check(CLI::PositiveNumber);
   sub.add_option("--pp", options.pp, "LLM: pipeline stages (1F1B)")->check(CLI::PositiveNumber);
   sub.add_option("--virtual-stages", options.virtual_stages,

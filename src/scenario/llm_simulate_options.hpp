@@ -3,12 +3,16 @@
 #include <string>
 #include <vector>
 
+#include "generators/llm/llm_model_overrides.hpp"
 #include "scenario/topology_size.hpp"
 
 namespace perfsim::scenario {
 
 struct LlmSimulateOptions {
-  std::string model_path;  // configs/models/*.json; empty: no LLM workload
+  std::string model_path;  // configs/models/*.json; empty: the shape below, else no LLM workload
+  // --layers, --hidden, ...: over the model file's values, or without one the whole model
+  // (generators/llm/llm_model_overrides.hpp).
+  generators::llm::ModelShapeOverrides shape;
   int tp = 1;
   int pp = 1;
   int dp = 1;
@@ -68,7 +72,7 @@ struct LlmSimulateOptions {
   bool account_for_embedding = false;
   bool account_for_loss = false;
 
-  bool requested() const { return !model_path.empty() || embedded_default; }
+  bool requested() const { return !model_path.empty() || !shape.empty() || embedded_default; }
   int world_size() const { return tp * cp * pp * dp; }
 };
 

@@ -12,6 +12,7 @@
 #include "generators/llm/llm_default_scenario.hpp"
 #include "generators/llm/llm_flops.hpp"
 #include "generators/llm/llm_gradient_dtype.hpp"
+#include "generators/llm/llm_model_overrides.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
@@ -238,7 +239,19 @@ LlmWorkload model_and_layout(llm::TransformerConfig model, const LlmSimulateOpti
   return workload;
 }
 
+// --model with the shape flags over its values, or without a file the shape flags alone.
+llm::TransformerConfig model_of(const LlmSimulateOptions& options) {
+  if (options.model_path.empty())
+    return llm::inline_transformer_config(options.shape, "shape-from-flags",
+                                          "--layers/--hidden/--heads/--vocab/--seq-len");
+  return llm::with_shape_overrides(llm::load_transformer_config(options.model_path), options.shape,
+                                   options.model_path);
+}
+
 LlmScenario with_bus_rates(LlmScenario scenario, const LlmSimulateOptions& options) {
+  // The layout must tile the ranks before the bus rates derive groups from it (an ETP x EP
+  // that does not would divide by zero there).
+  llm::validate(scenario.model, scenario.parallel);
   if (options.comm_hbm_sharing)
     scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;
@@ -252,8 +265,7 @@ LlmScenario with_link_sharing(LlmScenario scenario, const LlmSimulateOptions& op
 }  // namespace
 
 LlmWorkload read_llm_workload(const LlmSimulateOptions& options) {
-  LlmWorkload workload =
-      model_and_layout(llm::load_transformer_config(options.model_path), options);
+  LlmWorkload workload = model_and_layout(model_of(options), options);
   if (!options.device_path.empty())
     workload.parallel = with_te_workspaces(std::move(workload.parallel),
                                            read_device_argument(options.device_path).architecture);
@@ -288,8 +300,7 @@ LlmScenario read_llm_scenario(const LlmSimulateOptions& options) {
     throw InputError("--device", "", "--model needs a device file");
   // Read in this order (model, layout, topology, device): the first bad one is reported.
   LlmScenario scenario;
-  LlmWorkload workload =
-      model_and_layout(llm::load_transformer_config(options.model_path), options);
+  LlmWorkload workload = model_and_layout(model_of(options), options);
   scenario.model = std::move(workload.model);
   scenario.parallel = std::move(workload.parallel);
   scenario.topology =

@@ -33,118 +33,24 @@ using validation::EndToEndCalibration;
 using validation::MeasuredKind;
 using validation::RunRow;
 
-llm::TransformerConfig model_of(const RunRow& row, const std::string& table) {
-  llm::TransformerConfig model;
-  if (!row.model.empty()) {
-    model = llm::load_transformer_config(config_path(row.model, "models"));
-  } else {
-    model.name = row.name;
-    model.source = table + " line " + std::to_string(row.line);
-    model.kv_heads = row.heads;
-    model.ffn_hidden = 4 * row.hidden;
-  }
-  auto override_with = [](int& field, int value) {
-    if (value > 0)
-      field = value;
-  };
-  override_with(model.layers, row.layers);
-  override_with(model.hidden, row.hidden);
-  override_with(model.heads, row.heads);
-  override_with(model.kv_heads, row.kv_heads);
-  override_with(model.kv_channels, row.head_dim);
-  override_with(model.ffn_hidden, row.ffn_hidden);
-  override_with(model.vocab, row.vocab);
-  override_with(model.seq_len, row.seq_len);
-  if (row.attention == "flash")
-    model.attention = llm::AttentionKernel::kFlash;
-  else if (row.attention == "unfused")
-    model.attention = llm::AttentionKernel::kUnfused;
-  if (row.dropout)
-    model.dropout = *row.dropout;
-  if (row.gated_ffn)
-    model.gated_ffn = *row.gated_ffn;
-  if (!row.position_embedding.empty())
-    model.position_embedding =
-        llm::parse_position_embedding(row.position_embedding, table, "position_embedding");
-  model.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(model.bias_swiglu_fusion);
-  model.rope_fusion = row.rope_fusion.value_or(model.rope_fusion);
-  if (!row.cross_entropy_fusion.empty())
-    model.cross_entropy_fusion =
-        llm::parse_cross_entropy_fusion(row.cross_entropy_fusion, table, "cross_entropy_fusion");
-  const std::optional<DType> dtype = parse_dtype(row.dtype);
-  if (!dtype)
-    throw InputError(table, "line " + std::to_string(row.line), "dtype " + row.dtype);
-  model.dtype = *dtype;
-  if (!row.fp8_recipe.empty())
-    model.fp8_recipe = llm::parse_fp8_recipe(row.fp8_recipe, table, "fp8_recipe");
-  model.micro_batch = row.micro_batch;
-  model.global_batch = row.global_batch;
-  llm::validate(model, table + " line " + std::to_string(row.line));
-  return model;
+std::string row_location(const RunRow& row) {
+  return "line " + std::to_string(row.line);
 }
 
 LlmScenario scenario_of(const RunRow& row, const std::string& table,
                         const std::string& assets_path) {
+  // The calibration is applied per row and point by RowModel, not by the scenario.
+  const LlmSimulateOptions options = simulate_options_of_run(row, table, assets_path, "none");
   LlmScenario scenario;
-  scenario.model = model_of(row, table);
-  llm::ParallelConfig& parallel = scenario.parallel;
-  parallel.tp = row.tp;
-  parallel.pp = row.pp;
-  parallel.dp = row.dp;
-  parallel.cp = row.cp;
-  parallel.ep = row.ep;
-  parallel.etp = row.etp;
-  if (!row.order.empty())
-    parallel.order = llm::parse_rank_order(row.order, table + " line " + std::to_string(row.line));
-  parallel.virtual_stages = row.virtual_stages;
-  parallel.first_stage_layers = row.first_stage_layers;
-  parallel.last_stage_layers = row.last_stage_layers;
-  parallel.account_for_embedding = row.account_for_embedding;
-  parallel.account_for_loss = row.account_for_loss;
-  parallel.micro_batch = row.micro_batch;
-  parallel.global_batch = row.global_batch;
-  parallel.sequence_parallel = row.sequence_parallel && row.tp > 1;
-  parallel.recompute = llm::parse_recompute(row.recompute, "recompute");
-  parallel.recompute_modules = llm::parse_recompute_modules(
-      row.recompute_modules, table + " line " + std::to_string(row.line), "recompute_modules");
-  // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
-  // gradients reduce-scattered, parameters all-gathered.
-  parallel.zero_stage = row.distributed_optimizer ? 1 : 0;
-  // As `simulate --grad-reduce-dtype`: Megatron's default follows the training dtype.
-  parallel.gradient_dtype =
-      llm::main_gradient_dtype(row.grad_reduce_dtype, scenario.model, "grad_reduce_dtype");
-  parallel.moe_imbalance = row.moe_imbalance;
-  // Overlap switches the row states; an empty cell keeps the simulator's default.
-  parallel.overlap_grad_reduce = row.overlap_grad_reduce.value_or(parallel.overlap_grad_reduce);
-  parallel.overlap_param_gather = row.overlap_param_gather.value_or(parallel.overlap_param_gather);
-  parallel.tp_comm_overlap = row.tp_comm_overlap.value_or(parallel.tp_comm_overlap);
-  parallel.overlap_p2p_comm = row.overlap_p2p_comm.value_or(parallel.overlap_p2p_comm);
-  parallel.p2p_scatter_gather = row.p2p_scatter_gather.value_or(parallel.p2p_scatter_gather);
-  parallel.moe_a2a_overlap = row.moe_a2a_overlap;
-  parallel.moe_router_fusion = row.moe_router_fusion;
-  parallel.moe_permute_fusion = row.moe_permute_fusion;
-  parallel.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
-  parallel.batch_load_sync = row.get_batch_sync;
-  parallel.timer_syncs = row.timer_syncs;
-  scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));
-  const int per_node = scenario.topology.node.gpus;
-  const int nodes = row.nodes > 0 ? row.nodes : (row.gpus + per_node - 1) / per_node;
-  if (nodes * per_node < row.gpus)
-    throw InputError(table, "line " + std::to_string(row.line) + " nodes",
-                     std::to_string(nodes) + " nodes x " + std::to_string(per_node) +
-                         " GPUs hold fewer than " + std::to_string(row.gpus) + " GPUs");
-  if (nodes != scenario.topology.nodes)
-    scenario.topology = topology::with_node_count(std::move(scenario.topology), nodes);
-  const devices::DeviceSpec device = read_device_argument(row.device);
-  parallel =
-      with_compute_rate(with_te_workspaces(parallel, device.architecture), scenario.model, device);
-  scenario.device_json = io::read_file_decompressed(device.file);
-  scenario.device_source = device.file;
-  scenario.assets_path = assets_path;
-  // Before anything derives groups from the layout (an ETP x EP that does not tile the ranks
-  // would divide by zero there).
-  llm::validate(scenario.model, scenario.parallel);
-  scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
+  try {
+    scenario = read_llm_scenario(options);
+  } catch (const InputError& error) {
+    throw InputError(table, row_location(row), error.what());
+  }
+  if (row.model.empty()) {  // a model from the row's shape cells: named after the row
+    scenario.model.name = row.name;
+    scenario.model.source = table + " " + row_location(row);
+  }
   return scenario;
 }
 
@@ -170,15 +76,20 @@ double measured_iteration_s(const RunRow& row, const llm::TransformerConfig& mod
 // simulating them.
 class RowModel {
  public:
-  RowModel(SimulationInputs inputs, std::vector<int> ranks, CalibrationTarget device)
-      : inputs_(std::move(inputs)), ranks_(std::move(ranks)), device_(std::move(device)) {
-    for (engine::RankProgram& program : inputs_.programs)
+  // With `keep_results`, the ranks' results of every point are kept (an explained row).
+  RowModel(SimulationInputs inputs, std::vector<int> ranks, CalibrationTarget device,
+           bool keep_results)
+      : inputs_(std::make_shared<SimulationInputs>(std::move(inputs))),
+        ranks_(std::move(ranks)),
+        device_(std::move(device)),
+        keep_results_(keep_results) {
+    for (engine::RankProgram& program : inputs_->programs)
       for (engine::SimOp& op : program.ops.mutable_ops())
         for (engine::SimKernel& kernel : op.kernels)
           if (kernel.category == KernelCategory::kGemm)
             gemm_kernels_.push_back({&kernel, kernel.duration_us});
   }
-  RowModel(const RowModel&) = delete;  // gemm_kernels_ points into inputs_
+  RowModel(const RowModel&) = delete;  // gemm_kernels_ points into *inputs_
   RowModel& operator=(const RowModel&) = delete;
 
   const std::string& device() const { return device_.device; }
@@ -190,20 +101,37 @@ class RowModel {
       return it->second;
     for (auto& [kernel, generated_us] : gemm_kernels_)
       kernel->duration_us = generated_us * point.gemm_time_scale;
-    const HostOverheads overheads = with_host_cost(inputs_.overheads, point);
+    const HostOverheads overheads = with_host_cost(inputs_->overheads, point);
     engine::SymmetricClockSync sync(ranks_);
     double iteration = 0;
-    for (const RankResult& result :
-         engine::simulate_programs(inputs_.programs, overheads, sync, false))
+    std::vector<RankResult> results =
+        engine::simulate_programs(inputs_->programs, overheads, sync, false);
+    for (const RankResult& result : results)
       iteration = std::max(iteration, result.iteration_us);
     cache_[point] = iteration;
+    if (keep_results_)
+      results_[point] = std::move(results);
     return iteration;
   }
 
+  // The results iteration_us(point) simulated (kept only with keep_results).
+  std::vector<RankResult> results(const validation::CalibrationPoint& point) {
+    iteration_us(point);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = results_.find(point);
+    return it == results_.end() ? std::vector<RankResult>{} : it->second;
+  }
+
+  // The inputs for the report (the GEMM kernels hold the last point's times; the report reads
+  // results and the workload's hooks, not kernel times).
+  std::shared_ptr<const SimulationInputs> inputs() const { return inputs_; }
+
  private:
-  SimulationInputs inputs_;
+  std::shared_ptr<SimulationInputs> inputs_;
   std::vector<int> ranks_;
   CalibrationTarget device_;
+  bool keep_results_ = false;
+  std::map<validation::CalibrationPoint, std::vector<RankResult>> results_;
   std::vector<std::pair<engine::SimKernel*, DurationUs>> gemm_kernels_;  // with generated time
   std::mutex mutex_;  // one simulation of a row at a time (its kernels are rescaled in place)
   std::map<validation::CalibrationPoint, double> cache_;
@@ -213,6 +141,11 @@ struct SimulatedRow {
   RunPrediction prediction;
   std::unique_ptr<RowModel> model;  // null when the row was skipped
 };
+
+bool explained(const RunRow& row, const RunValidationRequest& request) {
+  return std::find(request.explain.begin(), request.explain.end(), row.name) !=
+         request.explain.end();
+}
 
 SimulatedRow simulate_row(const RunRow& row, const std::string& table,
                           const RunValidationRequest& request) {
@@ -233,7 +166,7 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     CalibrationTarget row_device{device.name, has_measured_gemm_efficiency(device),
                                  scenario.model.dtype == DType::kFloat8};
     out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
-                                           std::move(row_device));
+                                           std::move(row_device), explained(row, request));
     prediction.simulated_s = out.model->iteration_us({}) * 1e-6;
   } catch (const InputError& error) {
     prediction.skipped = error.what();
@@ -292,10 +225,74 @@ EndToEndCalibration fit_on(std::vector<SimulatedRow>& rows, const std::vector<st
   return calibration;
 }
 
-double calibrated_s(SimulatedRow& row, const EndToEndCalibration& calibration) {
+// The point a row is predicted at: the calibration's host costs, its GEMM time scale where it
+// applies to the row's device; no calibration: the models alone.
+validation::CalibrationPoint prediction_point(const SimulatedRow& row,
+                                              const EndToEndCalibration& calibration) {
+  if (calibration.fitted_on.empty())
+    return {};
   validation::CalibrationPoint point = calibration.host;
   point.gemm_time_scale = gemm_time_scale_for(calibration, row.model->target());
-  return (row.model->iteration_us(point) + calibration.iteration_us) * 1e-6;
+  return point;
+}
+
+double calibrated_s(SimulatedRow& row, const EndToEndCalibration& calibration) {
+  return (row.model->iteration_us(prediction_point(row, calibration)) + calibration.iteration_us) *
+         1e-6;
+}
+
+// Checks the names asked for before anything is simulated.
+void check_explained_rows(const validation::RunTable& table, const RunValidationRequest& request) {
+  if (request.explain.empty())
+    return;
+  if (request.folds > 1)
+    throw InputError("--explain", "",
+                     "cannot be combined with --cv: each fold's calibration exists only in "
+                     "memory, so no simulate command can repeat a held-fold prediction");
+  for (const std::string& name : request.explain) {
+    const bool found = std::any_of(table.rows.begin(), table.rows.end(),
+                                   [&](const RunRow& row) { return row.name == name; });
+    if (!found)
+      throw InputError(
+          table.source, "--explain",
+          "row \"" + name + "\" is not in the table (" + std::to_string(table.rows.size()) +
+              " rows; names as in its name column, e.g. \"" + table.rows.front().name + "\")");
+  }
+}
+
+// The calibration a row's prediction takes: the request's, or (shipped_calibration_by_device)
+// the shipped one of the row's device.
+EndToEndCalibration row_calibration(const SimulatedRow& row, const RunValidationRequest& request) {
+  return request.shipped_calibration_by_device
+             ? calibration_argument("", row.model->target().device)
+             : request.calibration;
+}
+
+std::vector<RunExplanation> explain_rows(const validation::RunTable& table,
+                                         std::vector<SimulatedRow>& rows,
+                                         const RunValidationRequest& request) {
+  std::vector<RunExplanation> explanations;
+  for (const std::string& name : request.explain) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (table.rows[i].name != name)
+        continue;
+      RunExplanation explanation;
+      explanation.row = &table.rows[i];
+      explanation.prediction = i;
+      if (rows[i].model) {
+        // Shipped by device: simulate's default chooses the same file for the row's device.
+        explanation.options = simulate_options_of_run(
+            table.rows[i], table.source, request.assets_path,
+            request.shipped_calibration_by_device ? "" : request.calibration_argument);
+        const EndToEndCalibration calibration = row_calibration(rows[i], request);
+        explanation.iteration_term_us = calibration.iteration_us;
+        explanation.inputs = rows[i].model->inputs();
+        explanation.results = rows[i].model->results(prediction_point(rows[i], calibration));
+      }
+      explanations.push_back(std::move(explanation));
+    }
+  }
+  return explanations;
 }
 
 std::vector<GroupStatistics> group_statistics(const std::vector<RunPrediction>& predictions) {
@@ -333,6 +330,87 @@ void finish(RunValidationReport& report) {
 
 }  // namespace
 
+LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string& table,
+                                           const std::string& assets_path,
+                                           const std::string& calibration) {
+  if (!row.error.empty())
+    throw InputError(table, row_location(row), row.error);
+  LlmSimulateOptions options;
+  if (!row.model.empty())
+    options.model_path = config_path(row.model, "models");
+  llm::ModelShapeOverrides& shape = options.shape;
+  shape.layers = row.layers;
+  shape.hidden = row.hidden;
+  shape.heads = row.heads;
+  shape.kv_heads = row.kv_heads;
+  shape.head_dim = row.head_dim;
+  shape.ffn_hidden = row.ffn_hidden;
+  shape.vocab = row.vocab;
+  shape.seq_len = row.seq_len;
+  shape.attention = row.attention;
+  shape.dropout = row.dropout;
+  shape.gated_ffn = row.gated_ffn;
+  shape.position_embedding = row.position_embedding;
+  options.tp = row.tp;
+  options.pp = row.pp;
+  options.dp = row.dp;
+  options.cp = row.cp;
+  options.ep = row.ep;
+  options.etp = row.etp;
+  if (!row.order.empty())
+    options.order = row.order;
+  options.virtual_stages = row.virtual_stages;
+  options.first_stage_layers = row.first_stage_layers;
+  options.last_stage_layers = row.last_stage_layers;
+  options.account_for_embedding = row.account_for_embedding;
+  options.account_for_loss = row.account_for_loss;
+  options.micro_batch = row.micro_batch;
+  options.global_batch = row.global_batch;
+  // A row's sequence_parallel cell holds for its TP group; TP 1 has none to split over.
+  options.sequence_parallel = row.sequence_parallel && row.tp > 1;
+  options.recompute = row.recompute;
+  options.recompute_modules = row.recompute_modules;
+  // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
+  // gradients reduce-scattered, parameters all-gathered.
+  options.distributed_optimizer = row.distributed_optimizer;
+  options.grad_reduce_dtype = row.grad_reduce_dtype;
+  options.moe_imbalance = row.moe_imbalance;
+  // Overlap and fusion switches the row states; an empty cell keeps simulate's default.
+  options.overlap_grad_reduce = row.overlap_grad_reduce.value_or(options.overlap_grad_reduce);
+  options.overlap_param_gather = row.overlap_param_gather.value_or(options.overlap_param_gather);
+  options.tp_comm_overlap = row.tp_comm_overlap.value_or(options.tp_comm_overlap);
+  options.overlap_p2p_comm = row.overlap_p2p_comm.value_or(options.overlap_p2p_comm);
+  options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(options.p2p_scatter_gather);
+  options.moe_a2a_overlap = row.moe_a2a_overlap;
+  options.moe_router_fusion = row.moe_router_fusion;
+  options.moe_permute_fusion = row.moe_permute_fusion;
+  options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
+  options.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(options.bias_swiglu_fusion);
+  options.rope_fusion = row.rope_fusion.value_or(options.rope_fusion);
+  if (!row.cross_entropy_fusion.empty() && row.cross_entropy_fusion != "none") {
+    options.cross_entropy_fusion = true;
+    options.cross_entropy_fusion_impl = row.cross_entropy_fusion;
+  }
+  options.dtype = row.dtype;
+  if (!row.fp8_recipe.empty())
+    options.fp8_recipe = row.fp8_recipe;
+  options.get_batch_sync = row.get_batch_sync;
+  options.timer_syncs = row.timer_syncs;
+  options.topology_path = config_path(row.topology, "topologies");
+  // An empty nodes cell: as many of the topology's nodes as the GPUs fill.
+  const int per_node = topology::load_topology(options.topology_path).node.gpus;
+  const int nodes = row.nodes > 0 ? row.nodes : (row.gpus + per_node - 1) / per_node;
+  if (static_cast<long long>(nodes) * per_node < row.gpus)
+    throw InputError(table, row_location(row) + " nodes",
+                     std::to_string(nodes) + " nodes x " + std::to_string(per_node) +
+                         " GPUs hold fewer than " + std::to_string(row.gpus) + " GPUs");
+  options.topology_size.nodes = nodes;
+  options.device_path = row.device;
+  options.assets_path = assets_path;
+  options.calibration = calibration;
+  return options;
+}
+
 LlmScenario scenario_of_run(const RunRow& row, const std::string& table,
                             const std::string& assets_path) {
   return scenario_of(row, table, assets_path);
@@ -345,6 +423,7 @@ double narayanan_model_flops(const llm::TransformerConfig& model, int global_bat
 
 RunValidationReport validate_runs(const validation::RunTable& table,
                                   const RunValidationRequest& request) {
+  check_explained_rows(table, request);
   RunValidationReport report;
   report.source = table.source;
   std::vector<SimulatedRow> rows = simulate_rows(table, request);
@@ -365,7 +444,7 @@ RunValidationReport validate_runs(const validation::RunTable& table,
         continue;
       }
       const std::string device = rows[i].model->target().device;
-      EndToEndCalibration shipped = calibration_argument("", device);
+      EndToEndCalibration shipped = row_calibration(rows[i], request);
       report.predictions[i].predicted_s = calibrated_s(rows[i], shipped);
       auto& applied = report.calibrations_by_device;
       auto same = std::find_if(applied.begin(), applied.end(), [&](const auto& entry) {
@@ -379,6 +458,7 @@ RunValidationReport validate_runs(const validation::RunTable& table,
     if (report.calibrations_by_device.size() == 1)
       report.calibration = report.calibrations_by_device.front().first;
     finish(report);
+    report.explanations = explain_rows(table, rows, request);
     return report;
   }
 

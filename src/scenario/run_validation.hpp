@@ -4,12 +4,15 @@
 // the symmetric topologies the rows name), then compared with its measurement, optionally with
 // the end-to-end calibration fitted out of sample by K-fold cross-validation.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
+#include "scenario/llm_simulate_options.hpp"
 #include "scenario/llm_simulation.hpp"
+#include "scenario/simulation_inputs.hpp"
 #include "validation/end_to_end_calibration.hpp"
 #include "validation/run_statistics.hpp"
 #include "validation/run_table.hpp"
@@ -28,6 +31,12 @@ struct RunValidationRequest {
   // Fits (folds or --fit-calibration) search the per backward op host cost apart from the
   // per forward op one (validation::FitAxes::backward_over_forward).
   bool fit_backward_host_cost = false;
+  // What `calibration` was read from: a file, or "none" (the explained rows' --calibration).
+  std::string calibration_argument = "none";
+  // Rows (by name) to explain: their simulate options and the simulation behind their
+  // prediction are kept (RunExplanation). Not with cross-validation, whose per-fold
+  // calibrations exist only in memory.
+  std::vector<std::string> explain;
   // Called as rows are generated and simulated ("runs"), and as folds are fitted ("folds").
   std::function<void(const char* stage, std::size_t done, std::size_t total)> progress;
 };
@@ -50,6 +59,20 @@ struct GroupStatistics {
   double regret = 0;    // measured time of perfsim's pick / measured best - 1
 };
 
+// One explained row (RunValidationRequest::explain): the `perfsim simulate` options that give
+// its prediction and the simulation that gave it.
+struct RunExplanation {
+  const validation::RunRow* row = nullptr;
+  std::size_t prediction = 0;  // its index in RunValidationReport::predictions
+  LlmSimulateOptions options;  // unset when the row was skipped (its prediction says why)
+  // The calibration's fixed per-iteration term: in the prediction, not in simulate's iteration.
+  double iteration_term_us = 0;
+  // The pipeline-stage representatives' inputs (report hooks: throughput, memory, group
+  // names) and their results at the prediction's calibration; null when skipped.
+  std::shared_ptr<const SimulationInputs> inputs;
+  std::vector<RankResult> results;
+};
+
 struct RunValidationReport {
   std::string source;
   std::vector<RunPrediction> predictions;                          // in table order
@@ -63,10 +86,20 @@ struct RunValidationReport {
   std::vector<std::pair<validation::EndToEndCalibration, std::vector<std::string>>>
       calibrations_by_device;
   bool cross_validated = false;
+  std::vector<RunExplanation> explanations;  // in the order asked for
 };
 
 RunValidationReport validate_runs(const validation::RunTable& table,
                                   const RunValidationRequest& request);
+
+// The `perfsim simulate` options a row describes: every cell as the simulate option it maps
+// to, the node count resolved against the topology, and the collective assets and calibration
+// argument ("none", "" for the shipped one, or a file) given. scenario_of_run reads these
+// options as simulate does, so that simulate with them predicts what validate runs predicts.
+// Throws InputError naming `table` and the row's line.
+LlmSimulateOptions simulate_options_of_run(const validation::RunRow& row, const std::string& table,
+                                           const std::string& assets_path,
+                                           const std::string& calibration);
 
 // The generated-LLM scenario a row describes (model, layout with the row's switches, topology
 // resized to its nodes, device); throws InputError naming `table` and the row's line.

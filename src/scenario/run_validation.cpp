@@ -124,6 +124,7 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.moe_router_fusion = row.moe_router_fusion;
   parallel.moe_permute_fusion = row.moe_permute_fusion;
   parallel.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
+  parallel.moe_router_fp32 = row.moe_router_dtype == "fp32";
   parallel.batch_load_sync = row.get_batch_sync;
   parallel.timer_syncs = row.timer_syncs;
   scenario.topology = topology::load_topology(config_path(row.topology, "topologies"));

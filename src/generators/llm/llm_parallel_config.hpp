@@ -144,6 +144,12 @@ struct ParallelConfig {
   bool moe_router_fusion = false;
   bool moe_permute_fusion = false;
   bool moe_router_force_load_balancing = false;
+  // Megatron-Core's moe_router_dtype "fp32" (default None: the input's dtype): the router GEMM
+  // writes fp32 logits (Transformer Engine's general_gemm, bf16 operands) and every routing op
+  // after it runs on fp32; its backward casts the weight and the input to fp32 for two GEMMs
+  // Transformer Engine runs as TF32, and casts both gradients back (moe_utils.py
+  // RouterGatingLinearFunction).
+  bool moe_router_fp32 = false;
   // The device's sustained GEMM rate in the activation dtype (TFLOP/s) and streaming HBM
   // bandwidth (GB/s), set from the device file by scenario::with_compute_rate: with
   // moe_a2a_overlap they estimate which compute ops an all-to-all is in flight beside

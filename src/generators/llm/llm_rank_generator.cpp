@@ -54,7 +54,8 @@ class StageGenerator {
     emitter_.set_recompute_modules(parallel.recompute_modules);
     emitter_.set_moe_switches({.router_fusion = parallel.moe_router_fusion,
                                .permute_fusion = parallel.moe_permute_fusion,
-                               .force_load_balancing = parallel.moe_router_force_load_balancing});
+                               .force_load_balancing = parallel.moe_router_force_load_balancing,
+                               .router_fp32 = parallel.moe_router_fp32});
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {

@@ -11,10 +11,14 @@
 // 11.04%, max 21.34%. The MoE op inventory (README "The MoE layer's op inventory from
 // Megatron-Core's source"; Grok-1 with Megatron-Core's default unfused router and permute, the
 // DeepSeek-V3 rows' moe_permute_fusion as their script states, filled after their errors had
-// been seen) moved them to 9.16%, max 20.98%. Physics work may look at these rows, after which
-// their errors are in sample. The bounds are those figures rounded up to the next whole percent: a
-// guard against getting worse, not a target; a physics change that moves them on purpose moves the
-// bounds and the README's figures together.
+// been seen) moved them to 9.16%, max 20.98%. DeepSeek-V3's router as Megatron-Core runs it
+// (README "DeepSeek-V3's router as Megatron-Core runs it": sigmoid scores, expert bias, group-
+// limited top-k, scaling, seq_aux_loss from the model file, the rows' moe_router_dtype fp32)
+// moved them to 9.07%, max 20.13%, and the rows' rope_fusion 0 (NeMo's DeepSeekConfig; both
+// filled after the rows' errors had been seen) to 8.95%, max 19.07%. Physics work may look at these
+// rows, after which their errors are in sample. The bounds are those figures rounded up to the next
+// whole percent: a guard against getting worse, not a target; a physics change that moves them on
+// purpose moves the bounds and the README's figures together.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -30,8 +34,8 @@ TEST(ValidateRunsGolden, DevelopmentMoeRunsFirstRun) {
       test_support::validate_shipped_table("published-dev-moe.csv", "development");
   const RunValidationReport& report = run.report;
   EXPECT_EQ(report.errors.count, 18u) << "a row stopped simulating";
-  EXPECT_LE(report.errors.mean_abs, 0.10);
-  EXPECT_LE(report.errors.max_abs, 0.21);
+  EXPECT_LE(report.errors.mean_abs, 0.09);
+  EXPECT_LE(report.errors.max_abs, 0.20);
 }
 
 }  // namespace

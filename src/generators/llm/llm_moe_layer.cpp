@@ -217,8 +217,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // Router backward: through top-k, the score function and the aux loss to the logits, then
   // the router's GEMMs.
   const TensorRef grad_logits = router_backward(grad_routing.probabilities, saved, tokens);
-  const TensorRef grad_router_input =
-      router_gemm_backward(grad_logits, weights, layer.ln2, tokens);
+  const TensorRef grad_router_input = router_gemm_backward(grad_logits, weights, layer.ln2, tokens);
   TensorRef grad_normed =
       elementwise("aten::add", {grad_routed, grad_router_input}, local_shape, 1);
   const std::vector<std::int64_t> norm_shape = local_shape;

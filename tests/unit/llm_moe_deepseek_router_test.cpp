@@ -134,6 +134,59 @@ TEST(LlmMoeDeepSeekRouter, GroupLimitedTopK) {
   EXPECT_EQ(groups_unbiased.backward_ops - count(sigmoid_moe(), kEp2).backward_ops, kLayers);
 }
 
+// finalize_model_grads' _update_router_expert_bias once per iteration: the stage's routers'
+// counts and biases stacked, the counts all-reduced over TP x DP x CP, five element-wise ops
+// and the sum, then per router a zero_ and a copy_.
+struct BiasUpdate {
+  int stacks = 0, signs = 0, zeros = 0, copies = 0, all_reduces = 0;
+  std::int64_t bytes = 0;
+  int group_size = 0;
+  std::string group;
+};
+
+BiasUpdate bias_update(const TransformerConfig& model, const ParallelConfig& parallel) {
+  BiasUpdate update;
+  for (const Op& op : generate_llm_rank(model, parallel, 0).ops) {
+    const Attribute* phase = op.find_attribute("phase");
+    if (phase == nullptr || std::get<std::string>(phase->value) != "grad-sync")
+      continue;
+    update.stacks += op.name == "aten::stack" ? 1 : 0;
+    update.signs += op.name == "aten::sign" ? 1 : 0;
+    update.zeros += op.name == "aten::zero_" ? 1 : 0;
+    update.copies += op.name == "aten::copy_" ? 1 : 0;
+    // The gradients' own reduction in this phase is far larger than [routers, experts].
+    if (op.comm && op.comm->kind == CollectiveKind::kAllReduce && op.comm->bytes_in <= 64) {
+      ++update.all_reduces;
+      update.bytes = op.comm->bytes_in;
+      update.group_size = op.comm->group_size;
+      update.group = op.comm->process_group;
+    }
+  }
+  return update;
+}
+
+TEST(LlmMoeDeepSeekRouter, ExpertBiasUpdatedOncePerIteration) {
+  TransformerConfig biased = sigmoid_moe();
+  biased.moe.expert_bias = true;
+  const ParallelConfig tp2{.tp = 2, .dp = 2, .ep = 2, .sequence_parallel = true};
+  const BiasUpdate update = bias_update(biased, tp2);
+  EXPECT_EQ(update.stacks, 2);
+  EXPECT_EQ(update.signs, 1);
+  EXPECT_EQ(update.zeros, kLayers);
+  EXPECT_EQ(update.copies, kLayers);
+  EXPECT_EQ(update.all_reduces, 1);
+  EXPECT_EQ(update.bytes, kLayers * 4 * 4);  // [2 routers, 4 experts] fp32
+  EXPECT_EQ(update.group_size, 4);           // TP 2 x DP 2
+  EXPECT_EQ(update.group.rfind("tpdp/", 0), 0u) << update.group;
+  // TP 1: the DP x CP group.
+  const BiasUpdate tp1 = bias_update(biased, kEp2);
+  EXPECT_EQ(tp1.group_size, 4);
+  EXPECT_EQ(tp1.group.rfind("dp/", 0), 0u) << tp1.group;
+  // Without the bias nothing runs.
+  const BiasUpdate none = bias_update(sigmoid_moe(), tp2);
+  EXPECT_EQ(none.stacks + none.signs + none.zeros + none.all_reduces, 0);
+}
+
 TEST(LlmMoeDeepSeekRouter, TopKScalingFactor) {
   TransformerConfig scaled = sigmoid_moe();
   scaled.moe.topk_scaling_factor = 2.5;

@@ -301,6 +301,10 @@ std::string expert_tp_group_name(const ParallelConfig& parallel, int rank);
 // the other parts of the same sequences): "tp/<i>" without CP, "cp/<i>" without TP,
 // "tpcp/<i>" with both.
 std::string tp_cp_group_name(const ParallelConfig& parallel, int rank);
+// The ranks that share one router's expert-bias update (Megatron-Core's tp_dp_cp group:
+// finalize_model_grads all-reduces the token counts over TP x DP x CP): the "dp/<i>" group
+// (DP x CP) when TP is 1, the "tp/<i>" group when DP x CP is 1, "tpdp/<i>" otherwise.
+std::string tp_dp_cp_group_name(const ParallelConfig& parallel, int rank);
 
 // The expert optimizer's gradient-norm group without the distributed optimizer (Megatron-Core's
 // expt_tp_pp_group, its grad_stats_parallel_group: optimizer/__init__.py): ETP x EP x PP

@@ -447,10 +447,6 @@ std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bo
     groups.push_back(make_group(tp_cp_group_name(parallel, rank),
                                 mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext}),
                                 "tensor x context parallel (MoE router)"));
-  if (parallel.tp > 1 && parallel.dp * parallel.cp > 1)
-    groups.push_back(make_group(tp_dp_cp_group_name(parallel, rank),
-                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext, Dim::kData}),
-                                "tensor x data x context parallel (MoE router's expert bias)"));
   const RankMesh experts = expert_mesh(parallel);
   if (parallel.ep > 1)
     groups.push_back(make_group(ep_group_name(parallel, rank),
@@ -477,6 +473,11 @@ std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bo
     groups.push_back(make_group(gradient_norm_group_name(parallel, rank), std::move(job),
                                 "distributed-optimizer instance: the job (gradient norm)"));
   }
+  // Listed last: only a router with an expert bias uses it (once per iteration).
+  if (parallel.tp > 1 && parallel.dp * parallel.cp > 1)
+    groups.push_back(make_group(tp_dp_cp_group_name(parallel, rank),
+                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext, Dim::kData}),
+                                "tensor x data x context parallel (MoE router's expert bias)"));
   return groups;
 }
 

@@ -125,6 +125,8 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
   flag_if("--moe-router-fusion", options.moe_router_fusion);
   flag_if("--moe-permute-fusion", options.moe_permute_fusion);
   flag_if("--moe-router-force-load-balancing", options.moe_router_force_load_balancing);
+  if (!options.moe_router_dtype.empty())
+    value("--moe-router-dtype", options.moe_router_dtype);
   flag_if("--no-bias-swiglu-fusion", !options.bias_swiglu_fusion);
   flag_if("--no-rope-fusion", !options.rope_fusion);
   flag_if("--cross-entropy-loss-fusion", options.cross_entropy_fusion);

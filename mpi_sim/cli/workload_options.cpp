@@ -160,6 +160,11 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
   sub.add_flag("--moe-router-force-load-balancing", options.moe_router_force_load_balancing,
                "LLM, MoE: Megatron-Core --moe-router-force-load-balancing (benchmarks): random "
                "router logits (a clone and a normal_ per MoE forward)");
+  sub.add_option("--moe-router-dtype", options.moe_router_dtype,
+                 "LLM, MoE: Megatron-Core --moe-router-dtype fp32: fp32 router logits and routing "
+                 "ops, the router GEMM's backward in TF32 with its operands cast to fp32 "
+                 "(default: the activation dtype, Megatron-Core's None)")
+      ->check(CLI::IsMember({"fp32"}));
   sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
                "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
                "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "

@@ -33,6 +33,8 @@ std::string group_kind_label(const std::string& kind) {
     return "model-parallel";
   if (kind == "dopt")
     return "job-wide";
+  if (kind == "tpdp")
+    return "router expert-bias";
   if (kind == "p2p")
     return "pipeline p2p";
   return kind;

@@ -46,6 +46,7 @@ struct LlmSimulateOptions {
   bool moe_router_fusion = false;          // Megatron-Core --moe-router-fusion
   bool moe_permute_fusion = false;         // Megatron-Core --moe-permute-fusion
   bool moe_router_force_load_balancing = false;      // --moe-router-force-load-balancing
+  std::string moe_router_dtype;                      // --moe-router-dtype: "" or fp32
   bool p2p_scatter_gather = false;                   // Megatron-LM's stage-boundary scatter/gather
   std::string dtype;                                 // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = false;                       // FP8 + SP: linear inputs all-gathered in FP8

@@ -189,6 +189,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_router_fusion = options.moe_router_fusion;
   parallel.moe_permute_fusion = options.moe_permute_fusion;
   parallel.moe_router_force_load_balancing = options.moe_router_force_load_balancing;
+  parallel.moe_router_fp32 = options.moe_router_dtype == "fp32";
   parallel.p2p_scatter_gather = options.p2p_scatter_gather;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;

@@ -54,6 +54,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "p2p_scatter_gather",
                                            "moe_a2a_overlap",
                                            "moe_router_fusion",
+                                           "moe_router_dtype",
                                            "moe_permute_fusion",
                                            "moe_router_force_load_balancing",
                                            "bias_swiglu_fusion",
@@ -192,6 +193,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("moe_router_fusion", row.moe_router_fusion);
   read.flag("moe_permute_fusion", row.moe_permute_fusion);
   read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);
+  read.choice("moe_router_dtype", row.moe_router_dtype, {"fp32"});
   read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
   read.optional_flag("rope_fusion", row.rope_fusion);
   read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});

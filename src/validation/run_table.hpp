@@ -58,6 +58,8 @@ struct RunRow {
   bool moe_router_fusion = false;
   bool moe_permute_fusion = false;
   bool moe_router_force_load_balancing = false;
+  // Megatron-Core's moe_router_dtype: "fp32", or empty (None, its default: the input's dtype).
+  std::string moe_router_dtype;
   // Megatron-Core's element-wise fusions; nullopt (empty cell): on, Megatron-LM's default.
   std::optional<bool> bias_swiglu_fusion;
   std::optional<bool> rope_fusion;

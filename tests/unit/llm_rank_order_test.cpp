@@ -156,17 +156,13 @@ TEST(RankOrder, GroupsPartitionTheRanksUnderEveryOrder) {
     for (const auto& [kind, ranks] : covered)
       EXPECT_EQ(ranks, c.parallel.world_size()) << order << " " << kind;
     const ParallelConfig& p = c.parallel;
-    const std::map<std::string, int> sizes{{"tp", p.tp},
-                                           {"cp", p.cp},
-                                           {"dp", p.dp * p.cp},
-                                           {"pp", p.pp},
-                                           {"ep", p.ep},
-                                           {"edp", p.expert_gradient_group_size()},
-                                           {"tpcp", p.tp * p.cp},
-                                           {"etp", p.expert_tp()},
-                                           {"etpp", p.expert_tp() * p.ep * p.pp},
-                                           {"mp", p.tp * p.pp},
-                                           {"dopt", p.world_size()}};
+    const std::map<std::string, int> sizes{
+        {"tp", p.tp},           {"cp", p.cp},
+        {"dp", p.dp * p.cp},    {"pp", p.pp},
+        {"ep", p.ep},           {"edp", p.expert_gradient_group_size()},
+        {"tpcp", p.tp * p.cp},  {"tpdp", p.tp * p.dp * p.cp},
+        {"etp", p.expert_tp()}, {"etpp", p.expert_tp() * p.ep * p.pp},
+        {"mp", p.tp * p.pp},    {"dopt", p.world_size()}};
     for (int rank = 0; rank < c.parallel.world_size(); ++rank) {
       for (const ProcessGroup& group : process_groups_of(c.parallel, rank)) {
         const std::string kind = group.name.substr(0, group.name.find('/'));

@@ -64,8 +64,9 @@ LayerWeights LayerEmitter::weights_in(const TensorRef& flat) const {
 }
 
 TensorRef LayerEmitter::mm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
-                           std::int64_t n) {
-  TensorRef out = activation({m, n});
+                           std::int64_t n, DType out_dtype) {
+  TensorRef out =
+      out_dtype == DType::kUnknown ? activation({m, n}) : builder_.tensor({m, n}, out_dtype);
   builder_.compute("aten::mm",
                    {RankTraceBuilder::view(a, {m, k}), RankTraceBuilder::view(b, {k, n})}, {out},
                    KernelCategory::kGemm, 2.0 * m * n * k);

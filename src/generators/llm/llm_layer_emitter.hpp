@@ -88,6 +88,7 @@ struct MoeKernelSwitches {
   bool router_fusion = false;
   bool permute_fusion = false;
   bool force_load_balancing = false;
+  bool router_fp32 = false;  // ParallelConfig::moe_router_fp32 (moe_router_dtype "fp32")
 };
 
 // Multi-latent attention's tensors its backward reads: the down projections' outputs (the
@@ -265,8 +266,9 @@ class LayerEmitter {
     return activation({shapes_.seq_local, shapes_.batch, shapes_.hidden});
   }
   TensorRef hidden_full() { return activation({shapes_.seq, shapes_.batch, shapes_.hidden}); }
+  // `out_dtype`: the output's dtype (kUnknown: the activations').
   TensorRef mm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
-               std::int64_t n);
+               std::int64_t n, DType out_dtype = DType::kUnknown);
   TensorRef bmm(const TensorRef& a, const TensorRef& b, std::int64_t batch, std::int64_t m,
                 std::int64_t k, std::int64_t n);
   TensorRef elementwise(const std::string& op, std::vector<TensorRef> inputs,
@@ -336,6 +338,8 @@ class LayerEmitter {
   // _type aux_loss, Switch Transformer; llm_moe_router.cpp): its scores and routing map, the
   // experts' token counts (all-reduced over TP x CP), the loss and its logging; backward returns
   // the logits' share of the loss's gradient [tokens, experts].
+  // seq_aux_loss (MixtureOfExperts::sequence_aux_loss) is the same loss per sequence: counts
+  // per (sequence, expert), the loss divided by the micro-batch.
   TensorRef load_balancing_loss_forward(const TensorRef& logits, std::int64_t tokens);
   TensorRef load_balancing_loss_backward(const TensorRef& saved_scores, std::int64_t tokens);
   // The attention core's output; unfused attention also its softmax and dropout outputs.
@@ -488,6 +492,24 @@ class LayerEmitter {
   TensorRef router_forward(const TensorRef& logits, std::int64_t tokens, MoeSaved& saved);
   TensorRef router_backward(const TensorRef& grad_probabilities, const MoeSaved& saved,
                             std::int64_t tokens);
+  // The router's pieces (llm_moe_router.cpp): the dtype of its logits (fp32 with
+  // moe_router_dtype fp32, else the activations'); compute_topk (plain top-k, or
+  // group_limited_topk with moe_router_num_groups) returning values and indices; the unfused
+  // score functions' top-k; the k probabilities normalized and scaled; the router GEMM's
+  // backward (fp32: casts and TF32 GEMMs). Backward pieces return the gradient of their input.
+  DType router_logits_dtype() const;
+  std::pair<TensorRef, TensorRef> router_topk(const TensorRef& scores, std::int64_t tokens);
+  TensorRef softmax_topk(const TensorRef& logits, std::int64_t tokens, TensorRef& top_indices,
+                         MoeSaved& saved);
+  TensorRef sigmoid_topk(const TensorRef& logits, std::int64_t tokens, TensorRef& top_indices,
+                         MoeSaved& saved);
+  TensorRef normalize_and_scale_topk(const TensorRef& top_scores, std::int64_t tokens);
+  TensorRef normalize_and_scale_topk_backward(const TensorRef& grad, std::int64_t tokens);
+  TensorRef sigmoid_topk_backward(const TensorRef& grad_top, std::int64_t tokens);
+  TensorRef sum_normalized_backward(const TensorRef& grad, std::vector<std::int64_t> shape,
+                                    DType dtype);
+  TensorRef router_gemm_backward(const TensorRef& grad_logits, const LayerWeights& weights,
+                                 const TensorRef& router_input, std::int64_t tokens);
   // The dispatcher's data movement (llm_moe_permute.cpp), fused (TE's Triton kernels) or
   // PyTorch ops (masked_select synchronizes the host). permute: tokens [tokens, h] and dense
   // probabilities -> [dispatched, h] rows and their [dispatched] fp32 probabilities.

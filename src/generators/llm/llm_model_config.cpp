@@ -75,7 +75,12 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
                                       "capacity_factor",
                                       "moe_layer_freq",
                                       "first_k_dense",
-                                      "router_load_balancing"};
+                                      "router_load_balancing",
+                                      "router_score_function",
+                                      "router_expert_bias",
+                                      "router_num_groups",
+                                      "router_group_topk",
+                                      "router_topk_scaling_factor"};
   if (!doc.contains("num_experts")) {
     for (const char* field : kMoeOnly)
       if (doc.contains(field))
@@ -97,12 +102,36 @@ MixtureOfExperts parse_mixture_of_experts(const json& doc, const std::string& fi
   moe.layer_freq = optional_positive_int(doc, "moe_layer_freq", 1, file);
   moe.first_dense_layers = optional_non_negative_int(doc, "first_k_dense", file);
   const std::string balancing = optional_string(doc, "router_load_balancing", "aux_loss", file);
-  if (balancing != "aux_loss" && balancing != "none")
+  if (balancing != "aux_loss" && balancing != "seq_aux_loss" && balancing != "none")
     throw InputError(file, "router_load_balancing",
-                     "must be \"aux_loss\" or \"none\" (Megatron-Core's "
+                     "must be \"aux_loss\", \"seq_aux_loss\" or \"none\" (Megatron-Core's "
                      "moe_router_load_balancing_type; others are not modelled), got \"" +
                          balancing + "\"");
-  moe.aux_loss = balancing == "aux_loss";
+  moe.aux_loss = balancing != "none";
+  moe.sequence_aux_loss = balancing == "seq_aux_loss";
+  const std::string scores = optional_string(doc, "router_score_function", "softmax", file);
+  if (scores != "softmax" && scores != "sigmoid")
+    throw InputError(file, "router_score_function",
+                     "must be \"softmax\" or \"sigmoid\" (Megatron-Core's "
+                     "moe_router_score_function), got \"" +
+                         scores + "\"");
+  moe.sigmoid_scores = scores == "sigmoid";
+  moe.expert_bias = optional_bool(doc, "router_expert_bias", false, file);
+  moe.router_num_groups = optional_non_negative_int(doc, "router_num_groups", file);
+  moe.router_group_topk = optional_non_negative_int(doc, "router_group_topk", file);
+  if ((moe.router_num_groups > 0) != (moe.router_group_topk > 0))
+    throw InputError(file, "router_group_topk",
+                     "router_num_groups and router_group_topk go together (Megatron-Core's "
+                     "group-limited routing needs both)");
+  if (moe.router_group_topk > 0 &&
+      (moe.num_experts % moe.router_num_groups != 0 ||
+       moe.router_group_topk > moe.router_num_groups || moe.top_k % moe.router_group_topk != 0 ||
+       moe.top_k > moe.router_group_topk * (moe.num_experts / moe.router_num_groups)))
+    throw InputError(file, "router_group_topk",
+                     "group-limited routing needs num_experts divisible by router_num_groups, "
+                     "router_group_topk <= router_num_groups, top_k divisible by "
+                     "router_group_topk and top_k within the chosen groups' experts");
+  moe.topk_scaling_factor = optional_non_negative_number(doc, "router_topk_scaling_factor", file);
   return moe;
 }
 

@@ -47,8 +47,23 @@ struct MixtureOfExperts {
   int layer_freq = 1;
   int first_dense_layers = 0;
   // Megatron-Core's moe_router_load_balancing_type: "aux_loss" (its default: the switch-style
-  // auxiliary loss, true) or "none" (false: no loss ops). Model field router_load_balancing.
+  // auxiliary loss, true), "seq_aux_loss" (true, with sequence_aux_loss: the same loss per
+  // sequence, DeepSeek-V2/V3's sequence-wise balance loss) or "none" (false: no loss ops).
+  // Model field router_load_balancing.
   bool aux_loss = true;
+  bool sequence_aux_loss = false;
+  // The router's score function and top-k (Megatron-Core TransformerConfig, model fields in
+  // parentheses; defaults are Megatron-Core's): moe_router_score_function "softmax" or "sigmoid"
+  // (router_score_function; DeepSeek-V3), moe_router_enable_expert_bias (router_expert_bias:
+  // the auxiliary-loss-free bias added to the scores for the choice only, updated once per
+  // iteration from the token counts), moe_router_num_groups / moe_router_group_topk
+  // (router_num_groups / router_group_topk: node-limited routing, 0 = None: plain top-k),
+  // moe_router_topk_scaling_factor (router_topk_scaling_factor, 0 = None: no scaling).
+  bool sigmoid_scores = false;
+  bool expert_bias = false;
+  int router_num_groups = 0;
+  int router_group_topk = 0;
+  double topk_scaling_factor = 0;
 
   bool enabled() const { return num_experts > 0; }
 };

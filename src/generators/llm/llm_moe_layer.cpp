@@ -76,8 +76,10 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
 
-  // Router: logits, then top-k and the aux loss (Megatron's TopKRouter; llm_moe_router.cpp).
-  const TensorRef logits = mm(normed, weights.router, tokens, h, experts);
+  // Router: logits (fp32 from bf16 operands with moe_router_dtype fp32: TE's general_gemm
+  // writes them so), then top-k and the aux loss (Megatron's TopKRouter; llm_moe_router.cpp).
+  const TensorRef logits = mm(normed, weights.router, tokens, h, experts,
+                              moe_switches_.router_fp32 ? DType::kFloat32 : DType::kUnknown);
   const TensorRef probabilities = router_forward(logits, tokens, saved);
   // Dispatch: the token counts to the host (llm_moe_host_path.cpp); each token copied once per
   // chosen expert with its probability, grouped by expert (llm_moe_permute.cpp); the host waits
@@ -215,10 +217,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   // Router backward: through top-k, the score function and the aux loss to the logits, then
   // the router's GEMMs.
   const TensorRef grad_logits = router_backward(grad_routing.probabilities, saved, tokens);
-  const TensorRef grad_router_input =
-      mm(grad_logits, RankTraceBuilder::view(weights.router, {experts, h}), tokens, experts, h);
-  mm(saved_operand(layer.ln2, {h, tokens}), grad_logits, h, tokens,
-     experts);  // grad of the router weight
+  const TensorRef grad_router_input = router_gemm_backward(grad_logits, weights, layer.ln2, tokens);
   TensorRef grad_normed =
       elementwise("aten::add", {grad_routed, grad_router_input}, local_shape, 1);
   const std::vector<std::int64_t> norm_shape = local_shape;

@@ -418,6 +418,15 @@ std::string tp_cp_group_name(const ParallelConfig& parallel, int rank) {
   return group_name("tpcp/", attention_mesh(parallel), rank, {Dim::kTensor, Dim::kContext});
 }
 
+std::string tp_dp_cp_group_name(const ParallelConfig& parallel, int rank) {
+  if (parallel.tp == 1)
+    return dp_group_name(parallel, rank);
+  if (parallel.dp * parallel.cp == 1)
+    return tp_group_name(parallel, rank);
+  return group_name("tpdp/", attention_mesh(parallel), rank,
+                    {Dim::kTensor, Dim::kContext, Dim::kData});
+}
+
 namespace {
 
 // process_groups_of without the job-wide group when `job_group` is false: all_process_groups
@@ -464,6 +473,11 @@ std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bo
     groups.push_back(make_group(gradient_norm_group_name(parallel, rank), std::move(job),
                                 "distributed-optimizer instance: the job (gradient norm)"));
   }
+  // Listed last: only a router with an expert bias uses it (once per iteration).
+  if (parallel.tp > 1 && parallel.dp * parallel.cp > 1)
+    groups.push_back(make_group(tp_dp_cp_group_name(parallel, rank),
+                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext, Dim::kData}),
+                                "tensor x data x context parallel (MoE router's expert bias)"));
   return groups;
 }
 

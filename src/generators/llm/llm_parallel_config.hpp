@@ -144,6 +144,12 @@ struct ParallelConfig {
   bool moe_router_fusion = false;
   bool moe_permute_fusion = false;
   bool moe_router_force_load_balancing = false;
+  // Megatron-Core's moe_router_dtype "fp32" (default None: the input's dtype): the router GEMM
+  // writes fp32 logits (Transformer Engine's general_gemm, bf16 operands) and every routing op
+  // after it runs on fp32; its backward casts the weight and the input to fp32 for two GEMMs
+  // Transformer Engine runs as TF32, and casts both gradients back (moe_utils.py
+  // RouterGatingLinearFunction).
+  bool moe_router_fp32 = false;
   // The device's sustained GEMM rate in the activation dtype (TFLOP/s) and streaming HBM
   // bandwidth (GB/s), set from the device file by scenario::with_compute_rate: with
   // moe_a2a_overlap they estimate which compute ops an all-to-all is in flight beside
@@ -295,6 +301,10 @@ std::string expert_tp_group_name(const ParallelConfig& parallel, int rank);
 // the other parts of the same sequences): "tp/<i>" without CP, "cp/<i>" without TP,
 // "tpcp/<i>" with both.
 std::string tp_cp_group_name(const ParallelConfig& parallel, int rank);
+// The ranks that share one router's expert-bias update (Megatron-Core's tp_dp_cp group:
+// finalize_model_grads all-reduces the token counts over TP x DP x CP): the "dp/<i>" group
+// (DP x CP) when TP is 1, the "tp/<i>" group when DP x CP is 1, "tpdp/<i>" otherwise.
+std::string tp_dp_cp_group_name(const ParallelConfig& parallel, int rank);
 
 // The expert optimizer's gradient-norm group without the distributed optimizer (Megatron-Core's
 // expt_tp_pp_group, its grad_stats_parallel_group: optimizer/__init__.py): ETP x EP x PP

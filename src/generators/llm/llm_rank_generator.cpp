@@ -54,7 +54,8 @@ class StageGenerator {
     emitter_.set_recompute_modules(parallel.recompute_modules);
     emitter_.set_moe_switches({.router_fusion = parallel.moe_router_fusion,
                                .permute_fusion = parallel.moe_permute_fusion,
-                               .force_load_balancing = parallel.moe_router_force_load_balancing});
+                               .force_load_balancing = parallel.moe_router_force_load_balancing,
+                               .router_fp32 = parallel.moe_router_fp32});
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
@@ -332,6 +333,58 @@ class StageGenerator {
       flush_expert_bucket();
     }
     expert_buffer_.deferred_elements.clear();
+  }
+
+  // finalize_model_grads' _update_router_expert_bias (moe_router_enable_expert_bias), after the
+  // gradients' sync: every router's local_tokens_per_expert and expert_bias of this rank's
+  // model chunks (its MoE layers and MTP modules' MoE layers) stacked [routers, experts],
+  // get_updated_expert_bias (the counts all-reduced over TP x DP x CP, then their mean per
+  // router, the offset, its sign, times the update rate, added to the bias), then each
+  // router's counts zeroed and its bias copied back. All fp32.
+  void update_expert_bias() {
+    if (!model_.moe.expert_bias)
+      return;
+    std::int64_t routers = 0;
+    for (const LayerRange& chunk : chunks_)
+      for (int layer = chunk.first; layer < chunk.last; ++layer)
+        routers += model_.is_moe_layer(layer) ? 1 : 0;
+    for (const MtpWeights& module : mtp_weights_)
+      routers += module.layer.moe ? 1 : 0;
+    if (routers == 0)
+      return;
+    builder_.set_context("grad-sync", -1, -1);  // finalize_model_grads, as the DP sync
+    const std::int64_t experts = shapes_.experts;
+    const std::vector<std::int64_t> stacked{routers, experts};
+    const auto op = [&](const char* name, std::vector<TensorRef> inputs,
+                        std::vector<std::int64_t> shape) {
+      const TensorRef out = builder_.tensor(std::move(shape), DType::kFloat32);
+      builder_.compute(name, std::move(inputs), {out}, KernelCategory::kOther,
+                       static_cast<double>(out.numel));
+      return out;
+    };
+    const TensorRef counts =
+        op("aten::stack", {builder_.tensor(stacked, DType::kFloat32)}, stacked);
+    const TensorRef bias = op("aten::stack", {builder_.tensor(stacked, DType::kFloat32)}, stacked);
+    const int group_size = parallel_.tp * parallel_.dp * parallel_.cp;
+    if (group_size > 1)
+      builder_.communicate(
+          {CollectiveKind::kAllReduce, roles_.tp_dp_cp_group, group_size, -1, kDataParallelStream},
+          counts, counts);
+    const TensorRef sums = op("aten::sum", {counts}, {routers, 1});
+    const TensorRef mean = op("aten::div", {sums}, {routers, 1});
+    const TensorRef offset = op("aten::sub", {mean, counts}, stacked);
+    const TensorRef sign = op("aten::sign", {offset}, stacked);
+    const TensorRef step = op("aten::mul", {sign}, stacked);
+    const TensorRef updated = op("aten::add", {bias, step}, stacked);
+    for (std::int64_t router = 0; router < routers; ++router) {
+      const TensorRef router_counts = builder_.tensor({experts}, DType::kFloat32);
+      builder_.compute("aten::zero_", {router_counts}, {router_counts}, KernelCategory::kMemory, 0);
+      const TensorRef router_bias = builder_.tensor({experts}, DType::kFloat32);
+      builder_.compute(
+          "aten::copy_",
+          {router_bias, builder_.alias(updated, {experts}, DType::kFloat32, router * experts)},
+          {router_bias}, KernelCategory::kMemory, 0);
+    }
   }
 
   // overlap_param_gather: the parameters the previous step updated, all-gathered in buckets of
@@ -1017,6 +1070,8 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
       builder.flush();
   }
   stage.finish_grad_sync();
+  builder.flush();
+  stage.update_expert_bias();
   builder.flush();
   stage.clip_gradients();
   builder.flush();

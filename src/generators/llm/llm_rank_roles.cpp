@@ -17,6 +17,7 @@ constexpr const char* kExpertGroup = "{ep}";
 constexpr const char* kExpertDataGroup = "{edp}";
 constexpr const char* kExpertTensorGroup = "{etp}";
 constexpr const char* kTensorContextGroup = "{tpcp}";
+constexpr const char* kTensorDataContextGroup = "{tpdpcp}";
 constexpr const char* kExpertModelParallelGroup = "{etpp}";
 constexpr const char* kGradientNormGroup = "{gradnorm}";
 constexpr int kPipelinePrevious = -2;
@@ -39,6 +40,7 @@ RankRoles rank_roles(const ParallelConfig& parallel, int rank) {
   roles.expert_dp_group = expert_gradient_group_name(parallel, rank);
   roles.expert_tp_group = expert_tp_group_name(parallel, rank);
   roles.tp_cp_group = tp_cp_group_name(parallel, rank);
+  roles.tp_dp_cp_group = tp_dp_cp_group_name(parallel, rank);
   roles.expert_model_parallel_group = expert_model_parallel_group_name(parallel, rank);
   roles.gradient_norm_group = gradient_norm_group_name(parallel, rank);
   roles.pipeline_previous =
@@ -63,6 +65,7 @@ RankRoles placeholder_roles(int stage) {
   roles.expert_dp_group = kExpertDataGroup;
   roles.expert_tp_group = kExpertTensorGroup;
   roles.tp_cp_group = kTensorContextGroup;
+  roles.tp_dp_cp_group = kTensorDataContextGroup;
   roles.expert_model_parallel_group = kExpertModelParallelGroup;
   roles.gradient_norm_group = kGradientNormGroup;
   roles.pipeline_previous = kPipelinePrevious;
@@ -76,7 +79,7 @@ RankRoles placeholder_roles(int stage) {
 
 void substitute_roles(std::span<Op> ops, const RankRoles& roles,
                       const std::string& template_source) {
-  const std::array<std::pair<const char*, const std::string*>, 9> groups{
+  const std::array<std::pair<const char*, const std::string*>, 10> groups{
       {{kTensorGroup, &roles.tp_group},
        {kDataGroup, &roles.dp_group},
        {kPipelineGroup, &roles.pp_group},
@@ -84,6 +87,7 @@ void substitute_roles(std::span<Op> ops, const RankRoles& roles,
        {kExpertDataGroup, &roles.expert_dp_group},
        {kExpertTensorGroup, &roles.expert_tp_group},
        {kTensorContextGroup, &roles.tp_cp_group},
+       {kTensorDataContextGroup, &roles.tp_dp_cp_group},
        {kExpertModelParallelGroup, &roles.expert_model_parallel_group},
        {kGradientNormGroup, &roles.gradient_norm_group}}};
   const std::array<std::pair<int, int>, 6> peers{{{kPipelinePrevious, roles.pipeline_previous},

@@ -101,6 +101,8 @@ LlmScenario scenario_of(const RunRow& row, const std::string& table,
   parallel.last_stage_layers = row.last_stage_layers;
   parallel.account_for_embedding = row.account_for_embedding;
   parallel.account_for_loss = row.account_for_loss;
+  parallel.pp_layers = row.pp_layers;
+  parallel.pp_layout = row.pp_layout;
   parallel.micro_batch = row.micro_batch;
   parallel.global_batch = row.global_batch;
   parallel.sequence_parallel = row.sequence_parallel && row.tp > 1;

@@ -31,7 +31,8 @@ CLI::Option* add_pipeline_layout_option(CLI::App& sub, std::string& pp_layout,
                             "\"Et*4|(t*4|)*14tmL\": E embedding, t transformer layer, m MTP layer, "
                             "L loss, '|' between virtual stages (chunk-major, PP x virtual "
                             "stages of them), X*N and (...)*N repeat, commas ignored; the "
-                            "embedding on the first virtual stage, MTP and loss on the last");
+                            "embedding on the first virtual stage, MTP and loss on the last "
+                            "(default: none, the other split options apply)");
 }
 
 std::vector<CLI::Option*> add_pipeline_split_accounting_flags(CLI::App& sub,

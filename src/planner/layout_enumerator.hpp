@@ -42,7 +42,7 @@ struct EnumerationLimits {
   bool account_for_loss = false;
   // Megatron-Core's pipeline layout string (llm_pipeline_layout.hpp) on every layout: only
   // PP x virtual stages equal to its virtual stages are tried. Empty: not set.
-  std::string pp_layout;
+  std::string pp_layout = {};
 };
 
 std::vector<generators::llm::ParallelConfig> enumerate_layouts(

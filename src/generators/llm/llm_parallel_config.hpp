@@ -180,7 +180,7 @@ struct ParallelConfig {
   // llm_pipeline_layout.hpp): each virtual stage's transformer layers, with the embedding on
   // the first virtual stage and the MTP layers and the loss on the last, where the generator and
   // the memory model hold them (other placements are refused). Empty: not set.
-  std::string pp_layout;
+  std::string pp_layout = {};
   // Megatron-Core's uneven split (--decoder-first-pipeline-num-layers, --decoder-last-...):
   // the first / last stage's transformer layers (0: not set), the rest split evenly over the
   // other stages; with interleaving every stage's layers split evenly over its chunks.

@@ -91,7 +91,8 @@ Split from_layout(const TransformerConfig& model, const ParallelConfig& parallel
       parallel.last_stage_layers > 0 || parallel.account_for_embedding || parallel.account_for_loss)
     return failed("pp_layout",
                   "gives every virtual stage's layers: no pp_layers, first/last-stage layers or "
-                  "embedding/loss accounting beside it (Megatron-Core refuses them together)");
+                  "embedding/loss accounting beside it (Megatron-Core's get_num_layers_to_build "
+                  "reads the layout alone, ignoring them)");
   std::vector<LayoutStage> stages;
   try {
     stages = parse_pipeline_layout(parallel.pp_layout, "", "");

@@ -142,6 +142,7 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');
+  add_pipeline_layout_option(command, parallel.pp_layout, "")->group(group)->needs(llm_flag);
   for (CLI::Option* option :
        add_pipeline_split_options(command,
                                   {parallel.first_stage_layers, parallel.last_stage_layers,

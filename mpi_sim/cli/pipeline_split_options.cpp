@@ -23,6 +23,18 @@ std::vector<CLI::Option*> add_pipeline_split_options(CLI::App& sub,
   return added;
 }
 
+CLI::Option* add_pipeline_layout_option(CLI::App& sub, std::string& pp_layout,
+                                        const std::string& help_prefix) {
+  return sub.add_option("--pp-layout", pp_layout,
+                        help_prefix +
+                            "Megatron-Core's --pipeline-model-parallel-layout, e.g. "
+                            "\"Et*4|(t*4|)*14tmL\": E embedding, t transformer layer, m MTP layer, "
+                            "L loss, '|' between virtual stages (chunk-major, PP x virtual "
+                            "stages of them), X*N and (...)*N repeat, commas ignored; the "
+                            "embedding on the first virtual stage, MTP and loss on the last "
+                            "(default: none, the other split options apply)");
+}
+
 std::vector<CLI::Option*> add_pipeline_split_accounting_flags(CLI::App& sub,
                                                               bool& account_for_embedding,
                                                               bool& account_for_loss,

@@ -22,6 +22,10 @@ std::vector<CLI::Option*> add_pipeline_split_options(CLI::App& sub,
                                                      const PipelineSplitFields& split,
                                                      const std::string& help_prefix);
 
+// --pp-layout: Megatron-Core's --pipeline-model-parallel-layout string.
+CLI::Option* add_pipeline_layout_option(CLI::App& sub, std::string& pp_layout,
+                                        const std::string& help_prefix);
+
 // The two accounting flags alone (`plan` enumerates the stage layers itself).
 std::vector<CLI::Option*> add_pipeline_split_accounting_flags(CLI::App& sub,
                                                               bool& account_for_embedding,

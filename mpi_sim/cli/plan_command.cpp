@@ -74,6 +74,7 @@ struct PlanOptions {
   std::string report_path;  // --report: HTML, "" = none
   bool account_for_embedding = false;
   bool account_for_loss = false;
+  std::string pp_layout;  // Megatron-Core's layout string; empty: not set
 };
 
 void write_plan_html(const PlanOptions& options, const scenario::PlanRequest& request,
@@ -134,6 +135,7 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_virtual_stages = options.max_virtual_stages;
   request.limits.account_for_embedding = options.account_for_embedding;
   request.limits.account_for_loss = options.account_for_loss;
+  request.limits.pp_layout = options.pp_layout;
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.moe_a2a_overlap = options.moe_a2a_overlap;
@@ -292,6 +294,8 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "--overlap-grad-reduce as Megatron requires");
   add_pipeline_split_accounting_flags(*command, options->account_for_embedding,
                                       options->account_for_loss, "every layout: ");
+  add_pipeline_layout_option(*command, options->pp_layout,
+                             "every layout (only PP x virtual stages equal to its stages): ");
   command->add_flag("--tp-overlap", options->tp_overlap,
                     "overlap backward TP collectives (see `simulate --tp-overlap`)");
   command

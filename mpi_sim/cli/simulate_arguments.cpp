@@ -87,6 +87,8 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
       list += (list.empty() ? "" : ",") + std::to_string(layers);
     value("--pp-layers", list);
   }
+  if (!options.pp_layout.empty())
+    value("--pp-layout", options.pp_layout);
   number_if("--first-stage-layers", options.first_stage_layers, defaults.first_stage_layers);
   number_if("--last-stage-layers", options.last_stage_layers, defaults.last_stage_layers);
   flag_if("--account-for-embedding-in-pipeline-split", options.account_for_embedding);

@@ -84,6 +84,7 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                  "divided evenly over its chunks, or one per virtual stage, chunk-major)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
+  add_pipeline_layout_option(sub, options.pp_layout, "LLM: ");
   add_pipeline_split_options(sub,
                              {options.first_stage_layers, options.last_stage_layers,
                               options.account_for_embedding, options.account_for_loss},

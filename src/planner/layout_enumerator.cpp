@@ -66,6 +66,7 @@ bool splits_layers(const llm::TransformerConfig& model, const EnumerationLimits&
   split.virtual_stages = virtual_stages;
   split.account_for_embedding = limits.account_for_embedding;
   split.account_for_loss = limits.account_for_loss;
+  split.pp_layout = limits.pp_layout;
   return llm::pipeline_split_problem(model, split).empty();
 }
 
@@ -88,7 +89,9 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                       model.seq_len % (2 * cp) != 0 || model.window_size > 0)))
         continue;
       for (int pp : divisors(limits.gpus / (tp * cp))) {
-        if (!splits_layers(model, limits, pp, 1))
+        // A layout string fixes PP x virtual stages: a PP that does not divide the layers may
+        // still be the layout's with interleaving.
+        if (limits.pp_layout.empty() && !splits_layers(model, limits, pp, 1))
           continue;
         const int dp = limits.gpus / (tp * cp * pp);
         if (global_batch % dp != 0)
@@ -100,8 +103,10 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
           for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
                ++virtual_stages) {
             // Interleaving over 2 stages runs with overlap_p2p_comm, every layout's default.
-            if (virtual_stages > 1 && (pp < 2 || micro_batches % pp != 0 ||
-                                       !splits_layers(model, limits, pp, virtual_stages)))
+            if (virtual_stages > 1 && (pp < 2 || micro_batches % pp != 0))
+              continue;
+            if ((virtual_stages > 1 || !limits.pp_layout.empty()) &&
+                !splits_layers(model, limits, pp, virtual_stages))
               continue;
             for (bool sequence_parallel : {false, true}) {
               if (sequence_parallel && (tp == 1 || (model.seq_len / cp) % tp != 0))
@@ -125,6 +130,7 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.virtual_stages = virtual_stages;
                     layout.account_for_embedding = limits.account_for_embedding;
                     layout.account_for_loss = limits.account_for_loss;
+                    layout.pp_layout = limits.pp_layout;
                     layout.micro_batch = micro;
                     layout.global_batch = global_batch;
                     layout.sequence_parallel = sequence_parallel;

@@ -40,6 +40,9 @@ struct EnumerationLimits {
   // (llm_pipeline_split.hpp): layouts whose PP x virtual stages do not divide L + 2 are skipped.
   bool account_for_embedding = false;
   bool account_for_loss = false;
+  // Megatron-Core's pipeline layout string (llm_pipeline_layout.hpp) on every layout: only
+  // PP x virtual stages equal to its virtual stages are tried. Empty: not set.
+  std::string pp_layout = {};
 };
 
 std::vector<generators::llm::ParallelConfig> enumerate_layouts(

@@ -22,8 +22,10 @@ struct LlmSimulateOptions {
   double moe_imbalance = 1.0;  // max / mean expert load
   int virtual_stages = 1;      // interleaved 1F1B when > 1
   std::vector<int> pp_layers;  // layers per stage when uneven; empty: equal
-  int micro_batch = 0;         // 0: the model file's
-  int global_batch = 0;        // 0: the model file's
+  // Megatron-Core's --pipeline-model-parallel-layout (llm_pipeline_layout.hpp); empty: not set.
+  std::string pp_layout = {};
+  int micro_batch = 0;   // 0: the model file's
+  int global_batch = 0;  // 0: the model file's
   // Rank order of the parallel dimensions, fastest first (Megatron-Core's `order`).
   std::string order = "tp-cp-ep-dp-pp";
   bool sequence_parallel = false;

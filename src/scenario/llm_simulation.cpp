@@ -72,6 +72,8 @@ std::string describe_pipeline_split(const llm::ParallelConfig& parallel) {
       list += (list.empty() ? "" : ",") + std::to_string(layers);
     add("layers " + list);
   }
+  if (!parallel.pp_layout.empty())
+    add("layout " + parallel.pp_layout);
   if (parallel.first_stage_layers > 0)
     add("first stage " + std::to_string(parallel.first_stage_layers) + " layers");
   if (parallel.last_stage_layers > 0)
@@ -166,6 +168,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.account_for_embedding = options.account_for_embedding;
   parallel.account_for_loss = options.account_for_loss;
   parallel.pp_layers = options.pp_layers;
+  parallel.pp_layout = options.pp_layout;
   parallel.order = llm::parse_rank_order(options.order, "--order");
   parallel.micro_batch = options.micro_batch;
   parallel.global_batch = options.global_batch;

@@ -77,6 +77,7 @@ LayerWork layer_work(const LlmScenario& scenario) {
   parallel.virtual_stages = 1;
   // One layer per probe stage: the layout's own split of its layers does not apply.
   parallel.pp_layers.clear();
+  parallel.pp_layout.clear();
   parallel.first_stage_layers = parallel.last_stage_layers = 0;
   parallel.account_for_embedding = parallel.account_for_loss = false;
   parallel.zero_stage = 0;

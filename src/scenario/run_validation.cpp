@@ -360,6 +360,8 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   if (!row.order.empty())
     options.order = row.order;
   options.virtual_stages = row.virtual_stages;
+  options.pp_layers = row.pp_layers;
+  options.pp_layout = row.pp_layout;
   options.first_stage_layers = row.first_stage_layers;
   options.last_stage_layers = row.last_stage_layers;
   options.account_for_embedding = row.account_for_embedding;

@@ -1,10 +1,12 @@
 #include "validation/run_table.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "generators/llm/llm_pipeline_layout.hpp"
 #include "generators/llm/llm_recompute_modules.hpp"
 #include "io/csv_table.hpp"
 #include "io/input_file.hpp"
@@ -71,7 +73,9 @@ const std::vector<std::string> kColumns = {"name",
                                            "first_stage_layers",
                                            "last_stage_layers",
                                            "account_for_embedding",
-                                           "account_for_loss"};
+                                           "account_for_loss",
+                                           "pp_layers",
+                                           "pp_layout"};
 
 // Cell readers: empty keeps the default; anything else must parse completely.
 struct CellReader {
@@ -125,6 +129,40 @@ struct CellReader {
       throw std::invalid_argument(column + ": must be " + list + ", got \"" + cell + "\"");
     }
     out = cell;
+  }
+  // Megatron-Core's first/last-stage layers: a count of at least one, or an empty cell (not
+  // set). TransformerConfig refuses 0 (num_layers_in_first/last_pipeline_stage must be larger
+  // than 0), and so do `simulate --first/last-stage-layers`.
+  void stage_layers(const std::string& column, int& out) const {
+    if (text(column) == "0")
+      throw std::invalid_argument(column +
+                                  ": 0 is refused, as by Megatron-Core (the stage's layers must "
+                                  "be larger than 0); leave the cell empty when not set");
+    integer(column, out, 1);
+  }
+  // Layers per stage or per virtual stage, ';' between them ("7;8;8;7"): a comma would end the
+  // CSV cell. Spaces around an entry are ignored.
+  void layer_list(const std::string& column, std::vector<int>& out) const {
+    const std::string& cell = text(column);
+    if (cell.empty())
+      return;
+    std::size_t start = 0;
+    for (int entry = 1;; ++entry) {
+      const std::size_t end = std::min(cell.find(';', start), cell.size());
+      std::string item = cell.substr(start, end - start);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      int value = 0;
+      const auto [last, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || error != std::errc() || last != item.data() + item.size() || value < 0)
+        throw std::invalid_argument(column + ": entry " + std::to_string(entry) + " \"" + item +
+                                    "\" is not a layer count (entries are integers >= 0 "
+                                    "separated by ';', e.g. 7;8;8;7)");
+      out.push_back(value);
+      if (end == cell.size())
+        break;
+      start = end + 1;
+    }
   }
   double positive_number(const std::string& column) const {
     const std::string& cell = text(column);
@@ -203,10 +241,19 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);
-  read.integer("first_stage_layers", row.first_stage_layers, 1);
-  read.integer("last_stage_layers", row.last_stage_layers, 1);
+  read.stage_layers("first_stage_layers", row.first_stage_layers);
+  read.stage_layers("last_stage_layers", row.last_stage_layers);
   read.flag("account_for_embedding", row.account_for_embedding);
   read.flag("account_for_loss", row.account_for_loss);
+  read.layer_list("pp_layers", row.pp_layers);
+  row.pp_layout = read.text("pp_layout");
+  if (!row.pp_layout.empty()) {
+    try {  // the syntax now; where the layers land is checked against the model when simulated
+      generators::llm::parse_pipeline_layout(row.pp_layout, "", "");
+    } catch (const InputError& problem) {
+      throw std::invalid_argument("pp_layout: " + problem.problem());
+    }
+  }
   row.measured_kind = kind;
   row.measured = read.positive_number(std::string(measured_column_name(kind)));
 

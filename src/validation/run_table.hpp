@@ -81,6 +81,10 @@ struct RunRow {
   // Megatron-Core's pipeline split (llm_pipeline_split.hpp); 0 / false: not set.
   int first_stage_layers = 0, last_stage_layers = 0;
   bool account_for_embedding = false, account_for_loss = false;
+  // Each stage's or virtual stage's layers (ParallelConfig::pp_layers; ';' between them in
+  // the cell) and Megatron-Core's layout string (ParallelConfig::pp_layout); empty: not set.
+  std::vector<int> pp_layers = {};
+  std::string pp_layout = {};
   double measured = 0;
   MeasuredKind measured_kind = MeasuredKind::kIterationSeconds;
   std::string error;  // non-empty: this row cannot be simulated, and why

@@ -182,6 +182,11 @@ struct ParallelConfig {
   // over the stage's chunks, or one entry per virtual stage in the order chunk x PP + stage).
   // Empty: an equal share each.
   std::vector<int> pp_layers = {};
+  // Megatron-Core's --pipeline-model-parallel-layout ("Et*4|(t*4|)*14tmL";
+  // llm_pipeline_layout.hpp): each virtual stage's transformer layers, with the embedding on
+  // the first virtual stage and the MTP layers and the loss on the last, where the generator and
+  // the memory model hold them (other placements are refused). Empty: not set.
+  std::string pp_layout = {};
   // Megatron-Core's uneven split (--decoder-first-pipeline-num-layers, --decoder-last-...):
   // the first / last stage's transformer layers (0: not set), the rest split evenly over the
   // other stages; with interleaving every stage's layers split evenly over its chunks.

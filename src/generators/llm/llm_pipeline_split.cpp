@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "generators/llm/llm_pipeline_layout.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
@@ -74,6 +75,80 @@ Split from_list(const TransformerConfig& model, const ParallelConfig& parallel) 
                                  ", got " + text(static_cast<long>(list.size())));
 }
 
+// Where virtual stage `index` sits: "virtual stage 5 (stage 1, chunk 1)".
+std::string virtual_stage_name(int index, int pp) {
+  return "virtual stage " + text(index) + " (stage " + text(index % pp) + ", chunk " +
+         text(index / pp) + ")";
+}
+
+// Megatron-Core's --pipeline-model-parallel-layout: each virtual stage's transformer layers as
+// the string lists them. The generator (llm_rank_generator.cpp) and the memory closed form
+// (memory/llm_memory.cpp) hold the embedding on the first virtual stage and the MTP block, the
+// LM head and the loss on the last, so a layout that puts them elsewhere is refused.
+Split from_layout(const TransformerConfig& model, const ParallelConfig& parallel) {
+  const int p = parallel.pp, v = parallel.virtual_stages;
+  if (!parallel.pp_layers.empty() || parallel.first_stage_layers > 0 ||
+      parallel.last_stage_layers > 0 || parallel.account_for_embedding || parallel.account_for_loss)
+    return failed("pp_layout",
+                  "gives every virtual stage's layers: no pp_layers, first/last-stage layers or "
+                  "embedding/loss accounting beside it (Megatron-Core's get_num_layers_to_build "
+                  "reads the layout alone, ignoring them)");
+  std::vector<LayoutStage> stages;
+  try {
+    stages = parse_pipeline_layout(parallel.pp_layout, "", "");
+  } catch (const InputError& error) {
+    return failed("pp_layout", "\"" + parallel.pp_layout + "\" " + error.problem());
+  }
+  const int count = static_cast<int>(stages.size());
+  if (count != p * v)
+    return failed(
+        "pp_layout",
+        "has " + text(count) + " virtual stages ('|' separates them), PP x virtual stages is " +
+            text(p * v) +
+            (count % p == 0 ? " (virtual stages " + text(count / p) + " would match)" : ""));
+  Split split;
+  int mtp = 0;
+  for (int index = 0; index < count; ++index) {
+    const LayoutStage& stage = stages[static_cast<std::size_t>(index)];
+    split.layers.push_back(stage.decoder);
+    mtp += stage.mtp;
+    if (stage.embedding > 0 && index != 0)
+      return failed("pp_layout", "the embedding 'E' at character " +
+                                     text(stage.embedding_position) + " is on " +
+                                     virtual_stage_name(index, p) +
+                                     ": perfsim holds it on the first virtual stage");
+    if (stage.mtp > 0 && index != count - 1)
+      return failed("pp_layout",
+                    "the MTP layer 'm' at character " + text(stage.mtp_position) + " is on " +
+                        virtual_stage_name(index, p) +
+                        ": perfsim models the MTP block on the last virtual stage, with the "
+                        "LM head and the loss (Megatron's standalone MTP is not modelled)");
+    if (stage.loss > 0 && index != count - 1)
+      return failed("pp_layout", "the loss 'L' at character " + text(stage.loss_position) +
+                                     " is on " + virtual_stage_name(index, p) +
+                                     ": perfsim holds it on the last virtual stage");
+  }
+  const long decoders = std::accumulate(split.layers.begin(), split.layers.end(), 0L);
+  if (decoders != model.layers)
+    return failed("pp_layout", "holds " + text(decoders) +
+                                   " transformer layers 't', the model has " + text(model.layers));
+  if (mtp != model.mtp_num_layers)
+    return failed("pp_layout", "holds " + text(mtp) + " MTP layers 'm', the model has " +
+                                   text(model.mtp_num_layers));
+  // A stage of the embedding or the loss alone runs as a stage whose accounted layer left it
+  // none (the generator's chunks may be empty); a middle stage with nothing is refused.
+  for (int stage = 1; stage + 1 < p; ++stage) {
+    int stage_total = 0;
+    for (int chunk = 0; chunk < v; ++chunk)
+      stage_total += split.layers[static_cast<std::size_t>(chunk * p + stage)];
+    if (stage_total == 0)
+      return failed("pp_layout", "stage " + text(stage) +
+                                     " holds no transformer layer 't' on any of its virtual "
+                                     "stages, nor the embedding or the loss; perfsim needs one");
+  }
+  return split;
+}
+
 // Megatron-Core's --decoder-first/last-pipeline-num-layers.
 Split first_and_last(const TransformerConfig& model, const ParallelConfig& parallel) {
   const int p = parallel.pp, v = parallel.virtual_stages;
@@ -105,6 +180,8 @@ Split first_and_last(const TransformerConfig& model, const ParallelConfig& paral
 }
 
 Split split_layers(const TransformerConfig& model, const ParallelConfig& parallel) {
+  if (!parallel.pp_layout.empty())
+    return from_layout(model, parallel);
   if (!parallel.pp_layers.empty())
     return from_list(model, parallel);
   if (parallel.first_stage_layers != 0 || parallel.last_stage_layers != 0)
@@ -114,12 +191,19 @@ Split split_layers(const TransformerConfig& model, const ParallelConfig& paralle
   const int loss = parallel.account_for_loss ? 1 : 0;
   const long counted = model.layers + embedding + loss;
   if (counted % virtual_stages != 0) {
+    // Where a layer count does not divide, the options of an uneven split follow the message.
+    const std::string options =
+        "; an uneven split is given by pp_layers (--pp-layers), pp_layout (--pp-layout, "
+        "Megatron's --pipeline-model-parallel-layout), first_stage_layers/last_stage_layers "
+        "(--first-stage-layers/--last-stage-layers) or account_for_embedding/account_for_loss "
+        "(--account-for-embedding/loss-in-pipeline-split)";
     if (embedding + loss == 0)  // the message of the even split, as before
-      return failed(
-          "pp", "layers " + text(model.layers) + " is not divisible by " + text(virtual_stages));
+      return failed("pp", "layers " + text(model.layers) + " is not divisible by " +
+                              text(virtual_stages) + options);
     return failed("pp", "layers " + text(model.layers) + " + " + text(embedding + loss) +
                             " (embedding/loss counted as layers) = " + text(counted) +
-                            " is not divisible by PP x virtual stages " + text(virtual_stages));
+                            " is not divisible by PP x virtual stages " + text(virtual_stages) +
+                            options);
   }
   const int per_chunk = static_cast<int>(counted / virtual_stages);
   Split split;

@@ -2,6 +2,9 @@
 // How the transformer layers split over pipeline stages and their model chunks, with
 // Megatron-Core's semantics (get_num_layers_to_build, get_transformer_layer_offset and the
 // checks of TransformerConfig.__post_init__):
+//   - pp_layout: Megatron-Core's --pipeline-model-parallel-layout (llm_pipeline_layout.hpp),
+//     each virtual stage's t count, with E on the first virtual stage and m and L on the last
+//     (where the generator and the memory closed form hold them; other placements throw);
 //   - pp_layers: the layers of each stage as given (each divided evenly over its chunks), or of
 //     each virtual stage (PP x V entries in the order chunk x PP + stage);
 //   - first_stage_layers / last_stage_layers (--decoder-first/last-pipeline-num-layers): those

@@ -7,7 +7,7 @@
 namespace perfsim::microbench {
 namespace {
 
-constexpr char kSource[] = "<collective sweep>";
+constexpr char kCollectiveSweepSource[] = "<collective sweep>";
 
 }  // namespace
 
@@ -25,7 +25,8 @@ bool splits_over_ranks(CollectiveKind kind) {
 
 Bytes collective_buffer_bytes(CollectiveKind kind, Bytes message_bytes, int n_ranks) {
   if (n_ranks < 1)
-    throw InputError(kSource, "n_ranks", "must be at least 1, got " + std::to_string(n_ranks));
+    throw InputError(kCollectiveSweepSource, "n_ranks",
+                     "must be at least 1, got " + std::to_string(n_ranks));
   switch (kind) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
@@ -39,13 +40,13 @@ Bytes collective_buffer_bytes(CollectiveKind kind, Bytes message_bytes, int n_ra
 
 std::vector<Bytes> collective_message_sizes(CollectiveKind kind, const CollectiveSizeSweep& sweep) {
   if (sweep.start_bytes <= 0)
-    throw InputError(kSource, "start_bytes", "must be positive");
+    throw InputError(kCollectiveSweepSource, "start_bytes", "must be positive");
   if (sweep.element_bytes <= 0)
-    throw InputError(kSource, "element_bytes", "must be positive");
+    throw InputError(kCollectiveSweepSource, "element_bytes", "must be positive");
   if (sweep.n_ranks < 1)
-    throw InputError(kSource, "n_ranks", "must be at least 1");
+    throw InputError(kCollectiveSweepSource, "n_ranks", "must be at least 1");
   if (collective_buffer_bytes(kind, sweep.start_bytes, sweep.n_ranks) > sweep.memory_cap_bytes)
-    throw InputError(kSource, "memory_cap_bytes",
+    throw InputError(kCollectiveSweepSource, "memory_cap_bytes",
                      std::to_string(sweep.memory_cap_bytes) + " bytes hold no buffers of the " +
                          std::to_string(sweep.start_bytes) + "-byte first size");
   const Bytes granule =

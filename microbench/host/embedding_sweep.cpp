@@ -4,22 +4,14 @@
 #include <string>
 #include <tuple>
 
+#include "microbench/host/require_positive.hpp"
 #include "microbench/host/zipf_indices.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::microbench {
 namespace {
 
-constexpr char kSource[] = "<embedding sweep>";
-
-void require_positive(const std::vector<std::int64_t>& values, const char* option) {
-  if (values.empty())
-    throw InputError(kSource, option, "is empty");
-  for (std::int64_t value : values) {
-    if (value <= 0)
-      throw InputError(kSource, option, "must be positive, got " + std::to_string(value));
-  }
-}
+constexpr char kEmbeddingSweepSource[] = "<embedding sweep>";
 
 }  // namespace
 
@@ -33,19 +25,19 @@ Bytes embedding_footprint_bytes(const EmbeddingSweepPoint& point) {
 }
 
 std::vector<EmbeddingSweepPoint> embedding_sweep(const EmbeddingSweepOptions& options) {
-  require_positive(options.batch_sizes, "batch_sizes");
-  require_positive(options.table_rows, "table_rows");
-  require_positive(options.poolings, "poolings");
-  require_positive(options.dims, "dims");
+  require_positive(options.batch_sizes, kEmbeddingSweepSource, "batch_sizes");
+  require_positive(options.table_rows, kEmbeddingSweepSource, "table_rows");
+  require_positive(options.poolings, kEmbeddingSweepSource, "poolings");
+  require_positive(options.dims, kEmbeddingSweepSource, "dims");
   if (options.tables < 1)
-    throw InputError(kSource, "tables", "must be at least 1");
+    throw InputError(kEmbeddingSweepSource, "tables", "must be at least 1");
   if (options.dtypes.empty())
-    throw InputError(kSource, "dtypes", "is empty");
+    throw InputError(kEmbeddingSweepSource, "dtypes", "is empty");
   if (options.zipf_exponents.empty())
-    throw InputError(kSource, "zipf_exponents", "is empty");
+    throw InputError(kEmbeddingSweepSource, "zipf_exponents", "is empty");
   for (double exponent : options.zipf_exponents) {
     if (!(exponent >= 0))
-      throw InputError(kSource, "zipf_exponents", "must not be negative");
+      throw InputError(kEmbeddingSweepSource, "zipf_exponents", "must not be negative");
   }
   std::vector<EmbeddingSweepPoint> points;
   // A target depends on (B, E, L, skew) only: drawn once, shared by every D and dtype.

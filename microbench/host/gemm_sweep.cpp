@@ -13,7 +13,7 @@
 namespace perfsim::microbench {
 namespace {
 
-constexpr char kSource[] = "<gemm sweep>";
+constexpr char kGemmSweepSource[] = "<gemm sweep>";
 
 std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high) {
   std::vector<std::int64_t> values;
@@ -24,35 +24,36 @@ std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high) {
 
 void require_power_of_two(std::int64_t value, const char* option) {
   if (value <= 0 || !std::has_single_bit(static_cast<std::uint64_t>(value)))
-    throw InputError(kSource, option,
+    throw InputError(kGemmSweepSource, option,
                      "must be a positive power of two, got " + std::to_string(value));
 }
 
 void validate(const GemmSweepOptions& options) {
   if (options.dtypes.empty())
-    throw InputError(kSource, "dtypes", "no dtype to measure");
+    throw InputError(kGemmSweepSource, "dtypes", "no dtype to measure");
   require_power_of_two(options.grid_min, "grid_min");
   require_power_of_two(options.grid_max, "grid_max");
   require_power_of_two(options.batched_grid_max, "batched_grid_max");
   if (options.grid_min > options.grid_max)
-    throw InputError(kSource, "grid_min", "is larger than grid_max");
+    throw InputError(kGemmSweepSource, "grid_min", "is larger than grid_max");
   if (options.random_shapes < 0 || options.random_min <= 0 ||
       options.random_min > options.random_max)
-    throw InputError(kSource, "random_shapes",
+    throw InputError(kGemmSweepSource, "random_shapes",
                      "needs a non-negative count and 0 < random_min <= random_max");
   for (std::int64_t centre : options.neighbourhood_centres) {
     if (centre <= 0 || centre % 8 != 0)
-      throw InputError(kSource, "neighbourhood_centres",
+      throw InputError(kGemmSweepSource, "neighbourhood_centres",
                        std::to_string(centre) + " is not a positive multiple of 8");
   }
   if (options.neighbourhood_radius <= 0 || options.neighbourhood_other <= 0)
-    throw InputError(kSource, "neighbourhood_radius", "radius and held size must be positive");
+    throw InputError(kGemmSweepSource, "neighbourhood_radius",
+                     "radius and held size must be positive");
   for (std::int64_t batch : options.batch_counts) {
     if (batch <= 0)
-      throw InputError(kSource, "batch_counts", "must be positive");
+      throw InputError(kGemmSweepSource, "batch_counts", "must be positive");
   }
   if (options.memory_cap_bytes <= 0)
-    throw InputError(kSource, "memory_cap_bytes", "must be positive");
+    throw InputError(kGemmSweepSource, "memory_cap_bytes", "must be positive");
 }
 
 // Collects shapes in insertion order without repeats, dropping those over the memory cap.

@@ -2,23 +2,15 @@
 
 #include <string>
 
+#include "microbench/host/require_positive.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::microbench {
 namespace {
 
-constexpr char kSource[] = "<memory-op sweep>";
+constexpr char kMemoryOpSweepSource[] = "<memory-op sweep>";
 constexpr Bytes kStatsBytesPerRow = 2 * 4;  // fp32 mean and rstd of layer_norm
 constexpr Bytes kMaskBytesPerElement = 1;   // dropout's bool mask
-
-void require_positive(const std::vector<std::int64_t>& values, const char* option) {
-  if (values.empty())
-    throw InputError(kSource, option, "is empty");
-  for (std::int64_t value : values) {
-    if (value <= 0)
-      throw InputError(kSource, option, "must be positive, got " + std::to_string(value));
-  }
-}
 
 }  // namespace
 
@@ -26,7 +18,7 @@ MemoryOpCase memory_op_case(const std::string& op, DType dtype,
                             const std::array<std::int64_t, 3>& shape) {
   for (std::int64_t dim : shape) {
     if (dim <= 0)
-      throw InputError(kSource, op, "dimensions must be positive");
+      throw InputError(kMemoryOpSweepSource, op, "dimensions must be positive");
   }
   MemoryOpCase c{op, dtype, shape, 0, 0};
   const Bytes element = element_bytes(dtype);
@@ -48,20 +40,20 @@ MemoryOpCase memory_op_case(const std::string& op, DType dtype,
     c.bytes_read = tensor;
     c.bytes_written = tensor + shape[0] * shape[1] * shape[2] * kMaskBytesPerElement;
   } else {
-    throw InputError(kSource, op, "unknown memory op");
+    throw InputError(kMemoryOpSweepSource, op, "unknown memory op");
   }
   return c;
 }
 
 std::vector<MemoryOpCase> memory_op_sweep(const MemoryOpSweepOptions& options) {
   if (options.dtypes.empty())
-    throw InputError(kSource, "dtypes", "is empty");
+    throw InputError(kMemoryOpSweepSource, "dtypes", "is empty");
   if (options.min_elements < 1)
-    throw InputError(kSource, "min_elements", "must be at least 1");
-  require_positive(options.concat_cols, "concat_cols");
-  require_positive(options.transpose_batches, "transpose_batches");
-  require_positive(options.transpose_sizes, "transpose_sizes");
-  require_positive(options.layer_norm_hidden, "layer_norm_hidden");
+    throw InputError(kMemoryOpSweepSource, "min_elements", "must be at least 1");
+  require_positive(options.concat_cols, kMemoryOpSweepSource, "concat_cols");
+  require_positive(options.transpose_batches, kMemoryOpSweepSource, "transpose_batches");
+  require_positive(options.transpose_sizes, kMemoryOpSweepSource, "transpose_sizes");
+  require_positive(options.layer_norm_hidden, kMemoryOpSweepSource, "layer_norm_hidden");
   std::vector<MemoryOpCase> cases;
   const auto fits = [&](const MemoryOpCase& c) {
     return c.bytes_read + c.bytes_written <= options.memory_cap_bytes;

@@ -13,28 +13,28 @@
 namespace perfsim::microbench {
 namespace {
 
-constexpr char kSource[] = "<index batch request>";
+constexpr char kIndexBatchSource[] = "<index batch request>";
 constexpr double kShareSumTolerance = 1e-6;
 constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kBins = kernels::kReuseFactorBins;
 
 void validate(const IndexBatchRequest& request) {
   if (request.table_rows <= 0)
-    throw InputError(kSource, "table_rows", "must be positive");
+    throw InputError(kIndexBatchSource, "table_rows", "must be positive");
   if (request.batch_size <= 0)
-    throw InputError(kSource, "batch_size", "must be positive");
+    throw InputError(kIndexBatchSource, "batch_size", "must be positive");
   if (request.total_lookups < 0)
-    throw InputError(kSource, "total_lookups", "must not be negative");
+    throw InputError(kIndexBatchSource, "total_lookups", "must not be negative");
   double sum = 0;
   for (std::size_t bin = 0; bin < kBins; ++bin) {
     const double share = request.shares[bin];
     if (!(share >= 0 && share <= 1))
-      throw InputError(kSource, "bin " + std::to_string(bin),
+      throw InputError(kIndexBatchSource, "bin " + std::to_string(bin),
                        "a share must lie in [0, 1], got " + std::to_string(share));
     sum += share;
   }
   if (std::abs(sum - 1) > kShareSumTolerance)
-    throw InputError(kSource, "shares", "sum to " + std::to_string(sum) + ", not 1");
+    throw InputError(kIndexBatchSource, "shares", "sum to " + std::to_string(sum) + ", not 1");
 }
 
 struct LookupRange {
@@ -131,7 +131,7 @@ ReuseBinCounts plan_reuse_bin_counts(const IndexBatchRequest& request) {
   }
   LookupRange widest{lookup_range(rounded_counts(floors, lowest, extra)).min,
                      lookup_range(rounded_counts(floors, highest, extra)).max};
-  throw InputError(kSource, "total_lookups",
+  throw InputError(kIndexBatchSource, "total_lookups",
                    "a batch with the requested reuse-factor histogram on " +
                        std::to_string(request.table_rows) + " rows makes " + describe(widest) +
                        " lookups, but the request asks for " +

@@ -9,6 +9,7 @@
 #include "kernels/gemm_efficiency_fit.hpp"
 #include "mpi_sim/cli/calibrate_conv_command.hpp"
 #include "mpi_sim/cli/command_line.hpp"
+#include "mpi_sim/cli/prediction_errors_line.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/device_argument.hpp"
 
@@ -22,17 +23,8 @@ struct CalibrateGemmOptions {
   int folds = 5;
 };
 
-std::string percent(double fraction) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
-  return out.str();
-}
-
-void print_errors(const std::string& label, const kernels::GemmPredictionErrors& errors) {
-  std::cout << "  " << std::left << std::setw(46) << label << " GMAE " << std::right << std::setw(8)
-            << percent(errors.gmae) << "  mean signed " << std::setw(8)
-            << percent(errors.mean_signed) << "  max " << std::setw(8) << percent(errors.max_abs)
-            << "  (" << errors.count << " GEMMs)\n";
+void print_gemm_errors(const std::string& label, const kernels::GemmPredictionErrors& errors) {
+  print_prediction_errors(label, errors, 46, 8, "GEMMs");
 }
 
 int run_calibrate_gemm(const CalibrateGemmOptions& options) {
@@ -55,15 +47,16 @@ int run_calibrate_gemm(const CalibrateGemmOptions& options) {
   std::cout << "analytical GEMM model on " << device.name << " ("
             << (tensor_core ? "tensor cores" : "CUDA cores") << ", " << options.dtype
             << "), measured table " << table_names << "\n";
-  print_errors("device file's parameters (" + std::to_string(current.peak_fraction).substr(0, 4) +
-                   ", " + std::to_string(static_cast<int>(current.pipeline_depth_k)) + ", " +
-                   std::to_string(current.fixed_latency_us).substr(0, 3) + " us)",
-               kernels::gemm_prediction_errors(table, device, current));
-  print_errors("fitted on every row (IN SAMPLE)",
-               kernels::gemm_prediction_errors(table, device, fitted));
+  print_gemm_errors("device file's parameters (" +
+                        std::to_string(current.peak_fraction).substr(0, 4) + ", " +
+                        std::to_string(static_cast<int>(current.pipeline_depth_k)) + ", " +
+                        std::to_string(current.fixed_latency_us).substr(0, 3) + " us)",
+                    kernels::gemm_prediction_errors(table, device, current));
+  print_gemm_errors("fitted on every row (IN SAMPLE)",
+                    kernels::gemm_prediction_errors(table, device, fitted));
   if (options.folds > 1)
-    print_errors(std::to_string(options.folds) + "-fold cross-validation (OUT OF SAMPLE)",
-                 kernels::cross_validate_gemm_efficiency(table, device, options.folds));
+    print_gemm_errors(std::to_string(options.folds) + "-fold cross-validation (OUT OF SAMPLE)",
+                      kernels::cross_validate_gemm_efficiency(table, device, options.folds));
   nlohmann::ordered_json entry;
   const std::string source = "fitted by `perfsim calibrate gemm --table " + table_names +
                              " --device " + device.name + " --dtype " + options.dtype + "`";

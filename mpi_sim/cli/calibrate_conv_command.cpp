@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "kernels/conv_efficiency_fit.hpp"
+#include "mpi_sim/cli/prediction_errors_line.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/device_argument.hpp"
 
@@ -25,17 +26,8 @@ struct CalibrateConvOptions {
   int folds = 5;
 };
 
-std::string percent(double fraction) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
-  return out.str();
-}
-
-void print_errors(const std::string& label, const kernels::ConvPredictionErrors& errors) {
-  std::cout << "  " << std::left << std::setw(52) << label << " GMAE " << std::right << std::setw(8)
-            << percent(errors.gmae) << "  mean signed " << std::setw(8)
-            << percent(errors.mean_signed) << "  max " << std::setw(9) << percent(errors.max_abs)
-            << "  (" << errors.count << " passes)\n";
+void print_conv_errors(const std::string& label, const kernels::ConvPredictionErrors& errors) {
+  print_prediction_errors(label, errors, 52, 9, "passes");
 }
 
 std::string describe(const kernels::ConvEfficiencyParameters& parameters) {
@@ -78,31 +70,32 @@ int run_calibrate_conv(const CalibrateConvOptions& options) {
             << table.size() << " passes)\n";
   const kernels::ConvEfficiencyParameters file_parameters =
       kernels::conv_efficiency_for(device, *dtype);
-  print_errors("plain roofline max(flops/peak, bytes/HBM)",
-               kernels::conv_prediction_errors(table, kernels::roofline_conv_table(table, device)));
+  print_conv_errors(
+      "plain roofline max(flops/peak, bytes/HBM)",
+      kernels::conv_prediction_errors(table, kernels::roofline_conv_table(table, device)));
   kernels::ConvEfficiencyParameters nominal = file_parameters;
   if (file_parameters.fitted) {  // what a device without a conv table gets
     devices::DeviceSpec without_fit = device;
     without_fit.conv_efficiency.clear();
     nominal = kernels::conv_efficiency_for(without_fit, *dtype);
-    print_errors("implicit GEMM, nominal parameters",
-                 kernels::conv_prediction_errors(
-                     table, kernels::predict_conv_table(table, without_fit, nominal)));
+    print_conv_errors("implicit GEMM, nominal parameters",
+                      kernels::conv_prediction_errors(
+                          table, kernels::predict_conv_table(table, without_fit, nominal)));
     std::cout << "    (nominal: " << describe(nominal) << ")\n";
   }
-  print_errors(std::string("implicit GEMM, device file (") +
-                   (file_parameters.fitted ? "fitted" : "nominal") + ")",
-               kernels::conv_prediction_errors(
-                   table, kernels::predict_conv_table(table, device, file_parameters)));
+  print_conv_errors(std::string("implicit GEMM, device file (") +
+                        (file_parameters.fitted ? "fitted" : "nominal") + ")",
+                    kernels::conv_prediction_errors(
+                        table, kernels::predict_conv_table(table, device, file_parameters)));
   const kernels::ConvEfficiencyParameters fitted = kernels::fit_conv_efficiency(table, device);
   const std::vector<double> in_sample = kernels::predict_conv_table(table, device, fitted);
-  print_errors("fitted on every row (IN SAMPLE)",
-               kernels::conv_prediction_errors(table, in_sample));
+  print_conv_errors("fitted on every row (IN SAMPLE)",
+                    kernels::conv_prediction_errors(table, in_sample));
   if (options.folds > 1) {
     const std::vector<double> held =
         kernels::cross_validated_conv_predictions(table, device, options.folds);
-    print_errors(std::to_string(options.folds) + "-fold CV by shape (OUT OF SAMPLE)",
-                 kernels::conv_prediction_errors(table, held));
+    print_conv_errors(std::to_string(options.folds) + "-fold CV by shape (OUT OF SAMPLE)",
+                      kernels::conv_prediction_errors(table, held));
     std::cout << "per shape class and pass, OUT OF SAMPLE:\n";
     std::set<std::string> classes;
     for (const kernels::MeasuredConv& row : table)
@@ -116,7 +109,7 @@ int run_calibrate_conv(const CalibrateConvOptions& options) {
                      kernels::conv_shape_class(row.work.shape) == shape_class;
             });
         if (errors.count > 0)
-          print_errors(shape_class + " " + std::string(kernels::conv_pass_name(pass)), errors);
+          print_conv_errors(shape_class + " " + std::string(kernels::conv_pass_name(pass)), errors);
       }
     }
   }

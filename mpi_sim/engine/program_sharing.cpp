@@ -24,7 +24,7 @@ bool same_collective_op(const SimCollective& a, const SimCollective& b) {
          a.produced_tensor_ids == b.produced_tensor_ids && a.seq == b.seq;
 }
 
-bool same_kernel(const SimKernel& a, const SimKernel& b) {
+bool same_kernel_slot(const SimKernel& a, const SimKernel& b) {
   // A collective's slot carries its rank's duration; the traversal reads the collective's.
   return a.name == b.name && a.stream == b.stream && a.category == b.category &&
          (a.is_collective || a.duration_us == b.duration_us) && a.launch_api == b.launch_api &&
@@ -50,7 +50,7 @@ bool same_op(const SimOp& a, const SimOp& b) {
   if (a.collective != nullptr && !same_collective_op(*a.collective, *b.collective))
     return false;
   for (std::size_t i = 0; i < a.kernels.size(); ++i) {
-    if (!same_kernel(a.kernels[i], b.kernels[i]))
+    if (!same_kernel_slot(a.kernels[i], b.kernels[i]))
       return false;
   }
   return true;

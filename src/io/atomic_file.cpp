@@ -11,16 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "io/system_error.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::io {
 namespace {
 
 namespace fs = std::filesystem;
-
-[[noreturn]] void fail(const fs::path& file, const std::string& what, int error) {
-  throw RuntimeFailure(file.string() + ": " + what + ": " + std::strerror(error));
-}
 
 // A device, FIFO or socket: written in place (renaming over /dev/null would replace it).
 bool is_special_file(const fs::path& target) {
@@ -39,7 +36,7 @@ void write_all(int fd, std::string_view bytes, const fs::path& target) {
     if (written < 0) {
       if (errno == EINTR)
         continue;
-      fail(target, "cannot write", errno);
+      throw_system_error(target, "cannot write", errno);
     }
     bytes.remove_prefix(static_cast<std::size_t>(written));
   }
@@ -48,7 +45,7 @@ void write_all(int fd, std::string_view bytes, const fs::path& target) {
 void write_in_place(const fs::path& target, std::string_view bytes) {
   const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0)
-    fail(target, "cannot open for writing", errno);
+    throw_system_error(target, "cannot open for writing", errno);
   try {
     write_all(fd, bytes, target);
   } catch (...) {
@@ -56,7 +53,7 @@ void write_in_place(const fs::path& target, std::string_view bytes) {
     throw;
   }
   if (::close(fd) != 0)
-    fail(target, "cannot write", errno);
+    throw_system_error(target, "cannot write", errno);
 }
 
 // Hands the stream's bytes to a file descriptor 1 MiB at a time, so a large output (a
@@ -112,7 +109,7 @@ class TemporaryFile {
         (directory_of(target) / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
     fd_ = ::mkstemp(pattern.data());
     if (fd_ < 0)
-      fail(target, "cannot create a file in " + directory_of(target).string(), errno);
+      throw_system_error(target, "cannot create a file in " + directory_of(target).string(), errno);
     path_ = pattern;
   }
   ~TemporaryFile() {
@@ -131,15 +128,15 @@ class TemporaryFile {
     struct stat existing {};
     const mode_t mode = ::stat(target_.c_str(), &existing) == 0 ? existing.st_mode & 07777 : 0644;
     if (::fchmod(fd_, mode) != 0)
-      fail(target_, "cannot set permissions", errno);
+      throw_system_error(target_, "cannot set permissions", errno);
     if (::fsync(fd_) != 0)
-      fail(target_, "cannot write", errno);
+      throw_system_error(target_, "cannot write", errno);
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0)
-      fail(target_, "cannot write", errno);
+      throw_system_error(target_, "cannot write", errno);
     if (::rename(path_.c_str(), target_.c_str()) != 0)
-      fail(target_, "cannot replace", errno);
+      throw_system_error(target_, "cannot replace", errno);
     committed_ = true;
   }
 
@@ -167,7 +164,7 @@ void write_file_atomically(const fs::path& target,
   if (is_special_file(target)) {
     const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0)
-      fail(target, "cannot open for writing", errno);
+      throw_system_error(target, "cannot open for writing", errno);
     try {
       stream_to_descriptor(fd, target, write);
     } catch (...) {
@@ -175,7 +172,7 @@ void write_file_atomically(const fs::path& target,
       throw;
     }
     if (::close(fd) != 0)
-      fail(target, "cannot write", errno);
+      throw_system_error(target, "cannot write", errno);
     return;
   }
   TemporaryFile temporary(target);
@@ -187,7 +184,7 @@ void check_writable(const fs::path& target) {
   if (is_special_file(target)) {
     const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0)
-      fail(target, "cannot open for writing", errno);
+      throw_system_error(target, "cannot open for writing", errno);
     ::close(fd);
     return;
   }

@@ -10,14 +10,11 @@
 #include <cstring>
 #include <thread>
 
+#include "io/system_error.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::io {
 namespace {
-
-[[noreturn]] void fail(const std::filesystem::path& file, const std::string& what, int error) {
-  throw RuntimeFailure(file.string() + ": " + what + ": " + std::strerror(error));
-}
 
 // The holder removes the lock file before it unlocks, so a lock taken on a file that is no
 // longer at the path is worthless: the next holder locks the new file.
@@ -43,7 +40,7 @@ FileLock::FileLock(const std::filesystem::path& target, std::chrono::millisecond
   while (true) {
     const int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-      fail(lock_path_, "cannot create the lock file", errno);
+      throw_system_error(lock_path_, "cannot create the lock file", errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
       if (still_at_path(fd, lock_path_)) {
         fd_ = fd;
@@ -55,7 +52,7 @@ FileLock::FileLock(const std::filesystem::path& target, std::chrono::millisecond
     const int error = errno;
     ::close(fd);
     if (error != EWOULDBLOCK && error != EINTR)
-      fail(lock_path_, "cannot lock", error);
+      throw_system_error(lock_path_, "cannot lock", error);
     if (Clock::now() > deadline) {
       throw RuntimeFailure(
           lock_path_.string() + ": another process has held this lock for more than " +

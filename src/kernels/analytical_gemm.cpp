@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include "kernels/ceil_div.hpp"
+
 namespace perfsim::kernels {
 namespace {
 
@@ -36,10 +38,6 @@ constexpr std::array<Tile, 8> kTiles{{{256, 128, 1.00},
                                       {64, 64, 0.70},
                                       {128, 16, 0.50},
                                       {16, 128, 0.50}}};
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 }  // namespace
 

@@ -2,14 +2,9 @@
 
 #include <algorithm>
 
+#include "kernels/ceil_div.hpp"
+
 namespace perfsim::kernels {
-namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
-}  // namespace
 
 std::string_view conv_pass_name(ConvPass pass) {
   switch (pass) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kernels/analytical_gemm.hpp"
+#include "kernels/ceil_div.hpp"
 
 namespace perfsim::kernels {
 namespace {
@@ -49,10 +50,6 @@ double tile_efficiency(const ConvTile& tile) {
   const double reference =
       tile_intensity(kLargest) / (tile_intensity(kLargest) + kTileHalfIntensity);
   return tile_intensity(tile) / (tile_intensity(tile) + kTileHalfIntensity) / reference;
-}
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
 }
 
 bool runs_on_tensor_cores(const devices::DeviceSpec& device, DType dtype) {

@@ -5,16 +5,11 @@
 #include <map>
 #include <set>
 
+#include "report/printf_string.hpp"
 #include "report/rank_classes.hpp"
 
 namespace perfsim::report {
 namespace {
-
-std::string printf_string(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
 
 std::string decimal_bytes(double bytes) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};

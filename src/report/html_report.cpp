@@ -5,6 +5,7 @@
 #include <map>
 
 #include "io/atomic_file.hpp"
+#include "report/printf_string.hpp"
 #include "report/rank_classes.hpp"
 #include "report/run_breakdown.hpp"
 #include "report/svg_chart.hpp"
@@ -18,13 +19,6 @@ const AxisUnit kGibibytes{"GiB", 1024.0 * 1024 * 1024};
 // Past this many rows a chart keeps the first ones and says how many it left out.
 constexpr std::size_t kMaxChartRows = 40;
 constexpr std::size_t kMaxChartRowsPerFate = 15;  // the planner's ranking
-
-template <typename... Args>
-std::string printf_string(const char* format, Args... args) {
-  char text[512];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
 
 std::string ms(double us) {
   return printf_string("%.3f ms", us / 1000);

@@ -6,15 +6,10 @@
 #include <vector>
 
 #include "memory/device_memory.hpp"
+#include "report/printf_string.hpp"
 
 namespace perfsim::report {
 namespace {
-
-std::string printf_string(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
 
 std::string percent_of(double part, double whole) {
   return whole > 0 ? printf_string("%5.1f %%", 100 * part / whole) : std::string("    - ");

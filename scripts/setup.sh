@@ -44,6 +44,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Each stage's wall time, so that a CI log shows where its time limit goes.
+stage_start=$SECONDS
+stage_done() {
+  echo "setup: $1 took $((SECONDS - stage_start)) s ($SECONDS s since the start)"
+  stage_start=$SECONDS
+}
+stage_done "installing packages"
+
 # Open MPI as root, oversubscribed, without busy-spinning idle ranks.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -56,6 +64,7 @@ if [ "$mode" = run ]; then
 else
   cmake --build build -j"$jobs"
 fi
+stage_done "the Release build"
 
 case "$mode" in
   build) ;;
@@ -65,16 +74,20 @@ case "$mode" in
     ;;
   test)
     ctest --test-dir build --output-on-failure -j"$jobs"
+    stage_done "the CTest suite"
     # Sanitizers: the unit and loader suites again with ASan and UBSan.
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
           -DPERFSIM_SANITIZE=ON -DPERFSIM_BUILD_MICROBENCH=OFF \
           -DPERFSIM_TEST_SUITES="unit;loaders" >/dev/null
     cmake --build build-asan -j"$jobs"
+    stage_done "the ASan/UBSan build"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|loaders"
+    stage_done "the ASan/UBSan unit and loader suites"
     # Fuzzing: each parser/loader under libFuzzer + ASan/UBSan from the committed seed corpus,
     # 15 s per target (PERFSIM_FUZZ_SECONDS to change it).
     scripts/fuzz.sh "${PERFSIM_FUZZ_SECONDS:-15}"
+    stage_done "fuzzing"
     ;;
   *)
     echo "usage: scripts/setup.sh run|test|build" >&2

@@ -20,8 +20,7 @@ namespace {
 // (measured) or on another platform (carried over) are behind it.
 std::string llm_host_cost_provenance(const devices::DeviceSpec& device) {
   const validation::ShippedCalibration& shipped = validation::shipped_calibration_for(device.name);
-  const validation::EndToEndCalibration calibration =
-      validation::parse_calibration(shipped.json, std::string(shipped.path));
+  const validation::EndToEndCalibration& calibration = shipped.calibration;
   const bool own = calibration.device == device.name;
   return std::string(own ? "measured" : "carried over") + ": end-to-end fit on " +
          calibration.fitted_on + " (" + std::string(shipped.path) + "; " +

@@ -134,37 +134,19 @@ nlohmann::ordered_json report_json(const scenario::RunValidationReport& report) 
   doc["schema"] = "perfsim-validate-runs/1";
   doc["source"] = report.source;
   doc["cross_validated"] = report.cross_validated;
-  // As the calibration file: one host_us_per_op, or the forward / backward pair where they
-  // differ.
-  auto calibration_of = [](const validation::EndToEndCalibration& c) {
-    nlohmann::ordered_json out;
-    if (c.host.host_us_per_forward_op == c.host.host_us_per_backward_op) {
-      out["host_us_per_op"] = c.host.host_us_per_forward_op;
-    } else {
-      out["host_us_per_forward_op"] = c.host.host_us_per_forward_op;
-      out["host_us_per_backward_op"] = c.host.host_us_per_backward_op;
-    }
-    out["host_us_per_collective"] = c.host.host_us_per_collective;
-    out["host_us_per_micro_batch"] = c.host.host_us_per_micro_batch;
-    out["iteration_us"] = c.iteration_us;
-    out["gemm_time_scale"] = c.host.gemm_time_scale;
-    out["device"] = c.device;
-    out["fitted_on"] = c.fitted_on;
-    return out;
-  };
   if (report.cross_validated) {
     doc["fold_calibrations"] = nlohmann::ordered_json::array();
     for (const auto& c : report.fold_calibrations)
-      doc["fold_calibrations"].push_back(calibration_of(c));
+      doc["fold_calibrations"].push_back(validation::calibration_terms_json(c));
   } else if (report.calibrations_by_device.size() > 1) {
     doc["calibrations"] = nlohmann::ordered_json::array();
     for (const auto& [calibration, devices] : report.calibrations_by_device) {
-      nlohmann::ordered_json entry = calibration_of(calibration);
+      nlohmann::ordered_json entry = validation::calibration_terms_json(calibration);
       entry["applied_to_devices"] = devices;
       doc["calibrations"].push_back(entry);
     }
   } else {
-    doc["calibration"] = calibration_of(report.calibration);
+    doc["calibration"] = validation::calibration_terms_json(report.calibration);
   }
   doc["runs"] = nlohmann::ordered_json::array();
   auto number_or_null = [](double value) {

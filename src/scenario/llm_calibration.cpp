@@ -66,9 +66,7 @@ validation::EndToEndCalibration calibration_argument(const std::string& value,
   if (value == "none")
     return {};
   if (value.empty()) {
-    const validation::ShippedCalibration& shipped =
-        validation::shipped_calibration_for(device_name);
-    return validation::parse_calibration(shipped.json, "<embedded> " + std::string(shipped.path));
+    return validation::shipped_calibration_for(device_name).calibration;
   }
   return validation::load_calibration(value);
 }
@@ -84,8 +82,7 @@ std::string fixed(double value, int digits) {
 // The platform of a shipped calibration (matched by the table it was fitted on), else "".
 std::string_view shipped_platform(const validation::EndToEndCalibration& calibration) {
   for (const validation::ShippedCalibration& shipped : validation::shipped_calibrations())
-    if (validation::parse_calibration(shipped.json, std::string(shipped.path)).fitted_on ==
-        calibration.fitted_on)
+    if (shipped.calibration.fitted_on == calibration.fitted_on)
       return shipped.platform;
   return {};
 }

@@ -147,25 +147,32 @@ EndToEndCalibration load_calibration(const std::string& path) {
   return parse_calibration(io::read_file_decompressed(path), path);
 }
 
+nlohmann::ordered_json calibration_terms_json(const EndToEndCalibration& calibration) {
+  nlohmann::ordered_json terms;
+  // One cost for every op is written as before, so that files without a split read as they
+  // did.
+  if (calibration.host.host_us_per_forward_op == calibration.host.host_us_per_backward_op) {
+    terms["host_us_per_op"] = calibration.host.host_us_per_forward_op;
+  } else {
+    terms["host_us_per_forward_op"] = calibration.host.host_us_per_forward_op;
+    terms["host_us_per_backward_op"] = calibration.host.host_us_per_backward_op;
+  }
+  terms["host_us_per_collective"] = calibration.host.host_us_per_collective;
+  terms["host_us_per_micro_batch"] = calibration.host.host_us_per_micro_batch;
+  terms["iteration_us"] = calibration.iteration_us;
+  terms["gemm_time_scale"] = calibration.host.gemm_time_scale;
+  terms["device"] = calibration.device;
+  terms["fitted_on"] = calibration.fitted_on;
+  return terms;
+}
+
 std::string calibration_json(const EndToEndCalibration& calibration) {
   nlohmann::ordered_json doc;
   doc["schema"] = kSchema;
-  // One cost for every op is written as before, so that files without a split read as they
-  // did.
+  for (const auto& [key, value] : calibration_terms_json(calibration).items())
+    doc[key] = value;
   const bool split =
       calibration.host.host_us_per_forward_op != calibration.host.host_us_per_backward_op;
-  if (!split) {
-    doc["host_us_per_op"] = calibration.host.host_us_per_forward_op;
-  } else {
-    doc["host_us_per_forward_op"] = calibration.host.host_us_per_forward_op;
-    doc["host_us_per_backward_op"] = calibration.host.host_us_per_backward_op;
-  }
-  doc["host_us_per_collective"] = calibration.host.host_us_per_collective;
-  doc["host_us_per_micro_batch"] = calibration.host.host_us_per_micro_batch;
-  doc["iteration_us"] = calibration.iteration_us;
-  doc["gemm_time_scale"] = calibration.host.gemm_time_scale;
-  doc["device"] = calibration.device;
-  doc["fitted_on"] = calibration.fitted_on;
   doc["fitted_rows"] = calibration.fitted_rows;
   doc["fit_mean_abs_error"] = calibration.fit_mean_abs_error;
   doc["note"] =

@@ -25,6 +25,7 @@
 // Stored as JSON ("perfsim-llm-calibration/1") with the table it was fitted on.
 #include <cstddef>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,6 +56,11 @@ struct EndToEndCalibration {
 EndToEndCalibration parse_calibration(std::string_view json_text, const std::string& source);
 EndToEndCalibration load_calibration(const std::string& path);
 std::string calibration_json(const EndToEndCalibration& calibration);
+
+// The fitted terms, the device and the table as calibration_json writes them (one
+// host_us_per_op, or the forward / backward pair where they differ), for reports that show a
+// calibration without its file's schema, row count and note.
+nlohmann::ordered_json calibration_terms_json(const EndToEndCalibration& calibration);
 
 // The values each host cost is searched over (one simulation of every row per point visited).
 struct CalibrationAxes {

@@ -37,19 +37,29 @@ constexpr std::string_view kH100Json = R"json({
 }
 )json";
 
+ShippedCalibration parsed(ShippedCalibration shipped) {
+  shipped.calibration = parse_calibration(shipped.json, "<embedded> " + std::string(shipped.path));
+  return shipped;
+}
+
 }  // namespace
 
 std::span<const ShippedCalibration> shipped_calibrations() {
   // Fitted on vTrain's calibration half (Megatron-DeepSpeed, eager PyTorch, one DGX A100) and on
   // the dense H100 development table (NeMo / Megatron-Core with Transformer Engine on DGX H100
   // clusters); H200 runs on the same Hopper host platform and software take the latter.
-  static const std::array<ShippedCalibration, 2> kShipped{{
-      {kShippedCalibrationPath, kA100Json, {}, "Megatron-DeepSpeed, eager PyTorch, DGX A100"},
-      {"configs/assets/llm_calibration-h100.json",
-       kH100Json,
-       {"H100-SXM", "H200"},
-       "NeMo / Megatron-Core with Transformer Engine, DGX H100"},
-  }};
+  static const std::array<ShippedCalibration, 2> kShipped{
+      parsed({kShippedCalibrationPath,
+              kA100Json,
+              {},
+              "Megatron-DeepSpeed, eager PyTorch, DGX A100",
+              {}}),
+      parsed({"configs/assets/llm_calibration-h100.json",
+              kH100Json,
+              {"H100-SXM", "H200"},
+              "NeMo / Megatron-Core with Transformer Engine, DGX H100",
+              {}}),
+  };
   return kShipped;
 }
 

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "validation/end_to_end_calibration.hpp"
+
 namespace perfsim::validation {
 
 struct ShippedCalibration {
@@ -20,7 +22,8 @@ struct ShippedCalibration {
   // Device files (by name) whose runs this calibration's platform describes; empty = the
   // fallback for every other device.
   std::vector<std::string_view> devices;
-  std::string_view platform;  // framework and hosts of the runs it was fitted on
+  std::string_view platform;        // framework and hosts of the runs it was fitted on
+  EndToEndCalibration calibration;  // `json`, parsed once (the first call of shipped_calibrations)
 };
 
 // Every shipped calibration, the fallback first.

@@ -169,7 +169,9 @@ nlohmann::ordered_json calibration_terms_json(const EndToEndCalibration& calibra
 std::string calibration_json(const EndToEndCalibration& calibration) {
   nlohmann::ordered_json doc;
   doc["schema"] = kSchema;
-  for (const auto& [key, value] : calibration_terms_json(calibration).items())
+  // A named object: the range of a range-for over a temporary's items() would outlive it.
+  const nlohmann::ordered_json terms = calibration_terms_json(calibration);
+  for (const auto& [key, value] : terms.items())
     doc[key] = value;
   const bool split =
       calibration.host.host_us_per_forward_op != calibration.host.host_us_per_backward_op;

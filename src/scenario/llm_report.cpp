@@ -8,17 +8,14 @@
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "memory/llm_memory.hpp"
+#include "report/printf_string.hpp"
 
 namespace perfsim::scenario {
 namespace {
 
 namespace llm = generators::llm;
 
-std::string printf_string(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
+using report::printf_string;
 
 std::string gradient_reduction_text(const llm::ParallelConfig& parallel) {
   if (parallel.gradient_group_size() == 1)

@@ -12,15 +12,14 @@
 #include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "generators/llm/llm_userbuffers.hpp"
+#include "kernels/ceil_div.hpp"
 #include "kernels/comm_hbm_traffic.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
+using kernels::ceil_div;
 
 ContextParallelRing context_ring(const ParallelConfig& parallel, int rank) {
   const RankCoordinates c = coordinates_of(parallel, rank);

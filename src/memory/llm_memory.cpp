@@ -270,8 +270,15 @@ double fp8_linear_parameters_per_layer(const llm::TransformerConfig& model,
                                        const llm::ParallelConfig& parallel) {
   const double h = model.hidden;
   const double f = model.ffn_hidden;
-  const double qkv_width = qkv_width_of(model);
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  if (model.is_mla()) {
+    // The up projections and linear_proj split over TP, the down projections whole on every
+    // rank (parallel_mode "duplicated"); every one a Transformer Engine linear layer.
+    const llm::MultiLatentAttention& mla = model.mla;
+    const double down = h * mla.q_lora_rank + h * (mla.kv_lora_rank + mla.qk_rope_head_dim);
+    return (mla_split_parameters(model) + (ffn_inputs + 1) * h * f) / parallel.tp + down;
+  }
+  const double qkv_width = qkv_width_of(model);
   const double query_width = static_cast<double>(model.query_width());
   return (h * qkv_width + query_width * h + (ffn_inputs + 1) * h * f) / parallel.tp;
 }
@@ -472,9 +479,16 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
       const double per_layer = fp8_linear_parameters_per_layer(model, parallel);
       const double per_moe_layer =
           moe_layers > 0 ? fp8_moe_linear_parameters_per_layer(model, parallel) : 0.0;
-      const double held = parallel.zero_stage >= 3
-                              ? std::max(dense_layers > 0 ? per_layer : 0.0, per_moe_layer)
-                              : dense_layers * per_layer + moe_layers * per_moe_layer;
+      double held = parallel.zero_stage >= 3
+                        ? std::max(dense_layers > 0 ? per_layer : 0.0, per_moe_layer)
+                        : dense_layers * per_layer + moe_layers * per_moe_layer;
+      if (stage == p - 1 && model.mtp_num_layers > 0) {
+        // Each multi-token prediction module: its layer (the last layer's kind) and eh_proj.
+        const bool moe_layer = model.is_moe_layer(model.layers - 1);
+        held += model.mtp_num_layers *
+                ((moe_layer ? fp8_moe_linear_parameters_per_layer(model, parallel) : per_layer) +
+                 2 * h * h / t);
+      }
       memory.fp8_weight_bytes = to_bytes(2 * held);
     }
     // Expert states shard over the expert-DP group (DP x CP / EP) instead of DP x CP.

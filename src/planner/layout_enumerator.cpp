@@ -114,11 +114,11 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
               for (llm::Recompute recompute : kRecomputes) {
                 for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
                   for (const auto& [etp, ep] : expert_layouts(model, tp, dp * cp)) {
-                    // Megatron's MoE rules: SP with TP (llm::validate); overlapped parameter
-                    // gathers are not modelled with MLA or MTP (llm::validate refuses them).
+                    // Megatron's MoE rules: SP with TP (llm::validate); ZeRO-3 is not
+                    // modelled with MLA or MTP (llm::validate refuses it).
                     if (model.is_moe() && tp > 1 && !sequence_parallel)
                       continue;
-                    if (limits.overlap_param_gather && (model.is_mla() || model.mtp_num_layers > 0))
+                    if (zero == 3 && (model.is_mla() || model.mtp_num_layers > 0))
                       continue;
                     llm::ParallelConfig layout;
                     layout.ep = ep;

@@ -803,5 +803,39 @@ TEST(LlmMemoryAgreement, UnevenSplitFirstStageHoldsItsOwnLayers) {
   expect_agreement(small_gpt(), accounted);
 }
 
+// FP8 with multi-latent attention and multi-token prediction: every Transformer Engine linear
+// layer of the MLA block (the duplicated down projections whole, the up projections and
+// linear_proj over TP) and each MTP module's eh_proj keeps an FP8 copy and its transpose.
+TEST(LlmMemoryAgreement, Fp8MultiLatentAttentionAndMultiTokenPrediction) {
+  llm::TransformerConfig model = small_mla();
+  model.dtype = DType::kFloat8;
+  llm::ParallelConfig parallel = pp2_dp2();
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  const Measured bf16 = measure(small_mla(), parallel);
+  const Measured fp8 = measure(model, parallel);
+  EXPECT_EQ(fp8.report.live_at_peak[MemoryCategory::kParameters] -
+                bf16.report.live_at_peak[MemoryCategory::kParameters],
+            fp8.closed.fp8_weight_bytes);
+  // By hand, per TP rank of a layer: q_down 256 x 96 and kv_down 256 x (64 + 32) whole,
+  // q_up 96 x 4 heads x (64 + 32), kv_up 64 x 4 heads x (64 + 48) and linear_proj
+  // 4 heads x 48 x 256 over TP 2, the gated MLP 3 x 256 x 896 over TP 2; one byte for the
+  // copy and one for its transpose.
+  const std::int64_t per_layer =
+      256 * 96 + 256 * 96 + (96 * 4 * 96 + 64 * 4 * 112 + 4 * 48 * 256 + 3 * 256 * 896) / 2;
+  EXPECT_EQ(fp8.closed.fp8_weight_bytes, 2 * per_layer * llm::layers_of_stage(model, parallel, 0));
+  llm::TransformerConfig mtp = model;
+  mtp.moe.num_experts = 4;
+  mtp.moe.top_k = 2;
+  mtp.moe.expert_ffn_hidden = 512;
+  mtp.mtp_num_layers = 1;
+  llm::ParallelConfig experts = pp2_dp2();
+  experts.ep = 2;
+  expect_agreement(mtp, experts, 0, 1);
+  expect_agreement(mtp, experts);
+}
+
 }  // namespace
 }  // namespace perfsim::memory

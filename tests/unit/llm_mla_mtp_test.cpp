@@ -271,6 +271,111 @@ TEST(MultiTokenPrediction, LastStageRunsTheModules) {
   EXPECT_GT(with_mtp.stages.at(1).total_bytes, plain.stages.at(1).total_bytes);
 }
 
+// FP8 (Transformer Engine recipe): every linear layer of the MLA block and MTP's eh_proj reads
+// FP8 operands (its input cast once per use, its weight's copy made at the first micro-batch);
+// the attention itself stays bf16.
+std::int64_t fp8_gemms(const std::vector<const Op*>& ops) {
+  return std::count_if(ops.begin(), ops.end(), [](const Op* op) {
+    return op->name == "aten::mm" && op->inputs.at(0).dtype == DType::kFloat8 &&
+           op->inputs.at(1).dtype == DType::kFloat8;
+  });
+}
+std::int64_t ops_named(const std::vector<const Op*>& ops, const std::string& name) {
+  return std::count_if(ops.begin(), ops.end(), [&](const Op* op) { return op->name == name; });
+}
+
+TEST(MultiLatentAttention, Fp8CastsEveryLinearLayerAndKeepsAttentionBf16) {
+  TransformerConfig model = tiny_mla();
+  model.dtype = DType::kFloat8;
+  const Trace trace = generate_llm_rank(model, {.tp = 1, .pp = 1, .dp = 1}, 0);
+  const std::vector<const Op*> forward = layer_ops(trace, 0, "forward");
+  // The 7 GEMMs of ForwardGemmShapesUnderTp1, all in FP8, same shapes.
+  const std::vector<Gemm> expected{{128, 256, 96}, {128, 256, 80},   {128, 96, 192}, {128, 64, 224},
+                                   {128, 96, 256}, {128, 256, 1024}, {128, 512, 256}};
+  EXPECT_EQ(gemms(forward), expected);
+  EXPECT_EQ(fp8_gemms(forward), 7);
+  // Micro-batch 0 casts the 7 weights (q down, q up, kv down, kv up, linear_proj, FC1, FC2)
+  // and the 7 GEMM inputs.
+  EXPECT_EQ(ops_named(forward, "te::cast_transpose"), 7 + 7);
+  for (const Op* op : forward) {
+    if (op->name != "aten::_scaled_dot_product_flash_attention")
+      continue;
+    for (const TensorRef& input : op->inputs)
+      EXPECT_NE(input.dtype, DType::kFloat8);
+  }
+  // Backward: 14 GEMMs (data and weight gradient of each), all FP8; each output gradient cast
+  // to E5M2 once (7 casts), inputs re-read from the forward's transposes (no SP gather).
+  const std::vector<const Op*> backward = layer_ops(trace, 0, "backward");
+  EXPECT_EQ(gemms(backward).size(), 14u);
+  EXPECT_EQ(fp8_gemms(backward), 14);
+  EXPECT_EQ(ops_named(backward, "te::cast_transpose"), 7);
+  // With SP over TP 2 the up projections' latents are gathered again in bf16 for the weight
+  // gradients and cast again there (q and kv up: 2 casts more than the 7 output gradients,
+  // and the MLP's FC1 input as for dense layers).
+  const Trace sp =
+      generate_llm_rank(model, {.tp = 2, .pp = 1, .dp = 1, .sequence_parallel = true}, 0);
+  EXPECT_EQ(fp8_gemms(layer_ops(sp, 0, "backward")), 14);
+  EXPECT_EQ(ops_named(layer_ops(sp, 0, "backward"), "te::cast_transpose"), 7 + 2 + 1);
+  // BF16: none of it.
+  const Trace bf16 = generate_llm_rank(tiny_mla(), {.tp = 1, .pp = 1, .dp = 1}, 0);
+  EXPECT_EQ(fp8_gemms(layer_ops(bf16, 0, "forward")), 0);
+  EXPECT_EQ(ops_named(layer_ops(bf16, 0, "forward"), "te::cast_transpose"), 0);
+}
+
+TEST(MultiTokenPrediction, Fp8CastsEhProjAndTheModuleLayer) {
+  TransformerConfig model = tiny_mla();
+  model.dtype = DType::kFloat8;
+  model.mtp_num_layers = 1;
+  const Trace last = generate_llm_rank(model, {.tp = 1, .pp = 2, .dp = 1}, 1);
+  const std::vector<const Op*> module = layer_ops(last, 2, "forward");
+  // eh_proj, the layer's 7 GEMMs in FP8; the logits stay bf16 (Megatron's output layer).
+  EXPECT_EQ(fp8_gemms(module), 1 + 7);
+  EXPECT_EQ(ops_named(module, "te::cast_transpose"), 2 * (1 + 7));
+  EXPECT_EQ(fp8_gemms(layer_ops(last, 2, "backward")), 2 * (1 + 7));
+}
+
+// overlap_param_gather: MLA layers' weights (down and up projections too) are read from the
+// bucket all-gathered for their first forward, and the MTP module's parameters close the last
+// stage's buffer.
+TEST(MultiLatentAttention, OverlappedParameterGatherCoversMlaAndMtp) {
+  TransformerConfig model = tiny_mla();
+  model.mtp_num_layers = 1;
+  ParallelConfig parallel{.tp = 1, .pp = 2, .dp = 2, .zero_stage = 1};
+  parallel.overlap_grad_reduce = true;
+  parallel.overlap_param_gather = true;
+  ASSERT_NO_THROW(validate(model, parallel));
+  auto gathered_elements = [](const Trace& trace) {
+    std::int64_t elements = 0;
+    for (const Op& op : trace.ops)
+      if (op.comm && op.comm->kind == CollectiveKind::kAllGather)
+        elements += op.outputs.at(0).numel;
+    return elements;
+  };
+  TransformerConfig without = model;
+  without.mtp_num_layers = 0;
+  // The last stage gathers its layer, head and final norm, plus the module (its layer,
+  // eh_proj [2h, h], 3 norms) and its embedding copy; rounded up to whole shards of DP 2.
+  const LocalShapes shapes = local_shapes(model, parallel);
+  const std::int64_t module = shapes.layer_parameters() + 2 * kHidden * kHidden + 3 * kHidden +
+                              shapes.embedding_parameters();
+  // Rank 2: the last stage (DP before PP in Megatron's rank order).
+  const std::int64_t with_mtp = gathered_elements(generate_llm_rank(model, parallel, 2));
+  const std::int64_t plain = gathered_elements(generate_llm_rank(without, parallel, 2));
+  EXPECT_GE(with_mtp - plain, module - 1);
+  EXPECT_LE(with_mtp - plain, module + 1);
+  // The first forward's q down projection reads the gathered bucket: it follows the gather.
+  const Trace first = generate_llm_rank(without, parallel, 0);
+  const auto gather = std::find_if(first.ops.begin(), first.ops.end(), [](const Op& op) {
+    return op.comm && op.comm->kind == CollectiveKind::kAllGather;
+  });
+  ASSERT_NE(gather, first.ops.end());
+  const std::vector<const Op*> forward = layer_ops(first, 0, "forward");
+  const auto q_down = std::find_if(forward.begin(), forward.end(),
+                                   [](const Op* op) { return op->name == "aten::mm"; });
+  ASSERT_NE(q_down, forward.end());
+  EXPECT_EQ((*q_down)->inputs.at(1).storage_id, gather->outputs.at(0).storage_id);
+}
+
 std::string error_of(const std::string& json) {
   try {
     parse_transformer_config(json, "m.json");
@@ -301,10 +406,16 @@ TEST(MultiLatentAttentionModelFile, BadFieldsAreNamedErrors) {
   std::string learned = base + mla + "}";
   learned.replace(learned.find("\"rope\""), 6, "\"learned\"");
   EXPECT_NE(error_of(learned).find("position_embedding"), std::string::npos);
-  // Layouts the emitter does not model are refused by name.
+  // Layouts the emitter does not model are refused by name; FP8 is modelled.
   TransformerConfig model = tiny_mla();
   model.dtype = DType::kFloat8;
-  EXPECT_THROW(validate(model, ParallelConfig{.tp = 1, .pp = 1, .dp = 1}), InputError);
+  EXPECT_NO_THROW(validate(model, ParallelConfig{.tp = 1, .pp = 1, .dp = 1}));
+  try {
+    validate(model, ParallelConfig{.tp = 1, .pp = 1, .dp = 2, .zero_stage = 3});
+    ADD_FAILURE() << "ZeRO-3 with MLA was not refused";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("zero"), std::string::npos) << error.what();
+  }
 }
 
 TEST(MultiLatentAttentionModelFile, ShippedDeepSeekFiles) {

@@ -10,6 +10,25 @@ namespace {
 constexpr double kNormFlops = 8;
 constexpr double kActivationFlops = 8;
 
+// The layer's linear-layer weights (Transformer Engine modules: FP8 under the FP8 recipe) with
+// their FP8 copies, in the order the forward reads them. A MoE layer without shared experts
+// has empty fc1 / fc2; MLA without query compression no q_down.
+template <typename Weights, typename Visit>
+void for_each_linear_weight(Weights& weights, Visit visit) {
+  if (weights.mla) {
+    if (weights.q_down.tensor_id >= 0)
+      visit(weights.q_down, weights.q_down_fp8);
+    visit(weights.q_up, weights.q_up_fp8);
+    visit(weights.kv_down, weights.kv_down_fp8);
+    visit(weights.kv_up, weights.kv_up_fp8);
+  } else {
+    visit(weights.qkv, weights.qkv_fp8);
+  }
+  visit(weights.proj, weights.proj_fp8);
+  visit(weights.fc1, weights.fc1_fp8);
+  visit(weights.fc2, weights.fc2_fp8);
+}
+
 }  // namespace
 
 LayerEmitter::LayerEmitter(const LocalShapes& shapes, const TransformerConfig& model,
@@ -111,12 +130,9 @@ TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, st
 void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
   if (!shapes_.fp8_linear)
     return;
-  const std::pair<const TensorRef*, const Fp8Copy*> linear[] = {{&weights.qkv, &weights.qkv_fp8},
-                                                                {&weights.proj, &weights.proj_fp8},
-                                                                {&weights.fc1, &weights.fc1_fp8},
-                                                                {&weights.fc2, &weights.fc2_fp8}};
-  for (const auto& [weight, copy] : linear)
-    cast_transpose(*weight, weight->shape.at(0), weight->shape.at(1), *copy, kAmaxKernel);
+  for_each_linear_weight(weights, [&](const TensorRef& weight, const Fp8Copy& copy) {
+    cast_transpose(weight, weight.shape.at(0), weight.shape.at(1), copy, kAmaxKernel);
+  });
   if (!weights.moe)
     return;
   // The experts' [experts_local, in, out] weights, one cast kernel each (Transformer Engine's
@@ -133,8 +149,9 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
 std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const {
   if (!shapes_.fp8_linear)
     return 0;
-  std::int64_t elements =
-      weights.qkv.numel + weights.proj.numel + weights.fc1.numel + weights.fc2.numel;
+  std::int64_t elements = 0;
+  for_each_linear_weight(
+      weights, [&](const TensorRef& weight, const Fp8Copy&) { elements += weight.numel; });
   if (weights.moe)
     elements += weights.expert_fc1.numel + weights.expert_fc2.numel;
   return 2 * elements;
@@ -144,10 +161,6 @@ std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorR
                                             std::int64_t offset) {
   if (!shapes_.fp8_linear)
     return offset;
-  const std::pair<const TensorRef*, Fp8Copy*> linear[] = {{&weights.qkv, &weights.qkv_fp8},
-                                                          {&weights.proj, &weights.proj_fp8},
-                                                          {&weights.fc1, &weights.fc1_fp8},
-                                                          {&weights.fc2, &weights.fc2_fp8}};
   auto place = [&](const TensorRef& weight, Fp8Copy& copy, std::int64_t rows, std::int64_t cols) {
     copy.set = true;
     copy.copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
@@ -155,8 +168,9 @@ std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorR
     copy.transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
     offset += weight.numel;
   };
-  for (const auto& [weight, copy] : linear)
-    place(*weight, *copy, weight->shape.at(0), weight->shape.at(1));
+  for_each_linear_weight(weights, [&](const TensorRef& weight, Fp8Copy& copy) {
+    place(weight, copy, weight.shape.at(0), weight.shape.at(1));
+  });
   if (weights.moe) {
     const std::pair<const TensorRef*, Fp8Copy*> experts[] = {
         {&weights.expert_fc1, &weights.expert_fc1_fp8},

@@ -63,7 +63,8 @@ struct LayerWeights {
   TensorRef kv_down;  // [h, kv_lora_rank + qk_rope_head_dim]
   TensorRef kv_up;    // [kv_lora_rank, heads_local (nope + v_head_dim)]
   Fp8Copy qkv_fp8, proj_fp8, fc1_fp8, fc2_fp8;
-  Fp8Copy expert_fc1_fp8, expert_fc2_fp8;  // viewed [experts_local x in, out]
+  Fp8Copy q_down_fp8, q_up_fp8, kv_down_fp8, kv_up_fp8;  // multi-latent attention's
+  Fp8Copy expert_fc1_fp8, expert_fc2_fp8;                // viewed [experts_local x in, out]
 };
 
 // The dense MLP's tensors its backward reads.
@@ -136,6 +137,7 @@ struct HeadSaved {
 struct MtpWeights {
   LayerWeights layer;
   TensorRef eh_proj;
+  Fp8Copy eh_proj_fp8;
 };
 
 // What a module's forward leaves for its backward: the embedding of the shifted tokens
@@ -225,12 +227,17 @@ class LayerEmitter {
   // iteration, at the first micro-batch (is_first_microbatch); no-op without FP8. The casts
   // write the weights' Fp8Copy when set.
   void cast_weights_to_fp8(const LayerWeights& weights);
+  // The same for a multi-token prediction module: its layer and eh_proj.
+  void cast_mtp_weights_to_fp8(const MtpWeights& weights);
   // Elements of the FP8 copies (copy and transpose) of a layer's four linear weights.
   std::int64_t fp8_copy_elements(const LayerWeights& weights) const;
   // Places the layer's Fp8Copy in `buffer` (an FP8 tensor) from `offset_elements` on; returns
   // the offset past them. No-op without FP8.
   std::int64_t place_fp8_copies(LayerWeights& weights, const TensorRef& buffer,
                                 std::int64_t offset_elements);
+  // The same for a multi-token prediction module: its layer's copies, then eh_proj's.
+  std::int64_t place_mtp_fp8_copies(MtpWeights& weights, const TensorRef& buffer,
+                                    std::int64_t offset_elements);
 
   // First stage: vocabulary-parallel embedding, then all-reduce (reduce-scatter with SP).
   TensorRef embedding_forward(const TensorRef& embedding_weight);
@@ -403,6 +410,8 @@ class LayerEmitter {
   // key and value (K and V of different head dimensions in one exchanged buffer).
   TensorRef mla_ring_attention_forward(const MlaSaved& saved);
   TensorRef mla_ring_attention_backward(const TensorRef& grad_context, const MlaSaved& saved);
+  // How FP8 current scaling finds the scale of the query up projection's input.
+  Fp8Scaling q_up_scaling() const;
   // [seq_local x b, width] rows of this rank's tokens all-gathered over TP with SP
   // ([tokens, width]); identity without SP or TP.
   TensorRef sequence_gather(const TensorRef& local, std::int64_t width);

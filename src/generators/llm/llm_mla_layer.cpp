@@ -19,6 +19,12 @@ constexpr double kRopeFlops = 3;  // two multiplies and an add per rotated eleme
 
 }  // namespace
 
+// linear_q_up_proj reads the normed query latent (the norm writes the amax); without query
+// compression linear_q_proj reads the gathered hidden states (an amax kernel).
+Fp8Scaling LayerEmitter::q_up_scaling() const {
+  return shapes_.q_lora_rank > 0 ? kAmaxNormTpReduced : kAmaxKernelTpReduced;
+}
+
 TensorRef LayerEmitter::sequence_gather(const TensorRef& local, std::int64_t width) {
   if (tp_.size == 1 || !shapes_.sequence_parallel)
     return local;
@@ -110,7 +116,8 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
   // Down projections on this rank's own tokens (duplicated weights: no collective).
   TensorRef q_input;
   if (q_lora > 0) {
-    saved.q_compressed = mm(normed, weights.q_down, local_rows, h, q_lora);
+    saved.q_compressed =
+        linear_forward(normed, weights.q_down, weights.q_down_fp8, local_rows, h, q_lora);
     saved.q_normed = elementwise("aten::native_layer_norm", {saved.q_compressed},
                                  {local_rows, q_lora}, kNormFlops);
     q_input = sequence_gather(saved.q_normed, q_lora);
@@ -118,7 +125,8 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
     // linear_q_proj: an ordinary column-parallel layer on the gathered hidden states.
     q_input = tp_gather(normed);
   }
-  saved.kv_combined = mm(normed, weights.kv_down, local_rows, h, shapes_.kv_down_width());
+  saved.kv_combined = linear_forward(normed, weights.kv_down, weights.kv_down_fp8, local_rows, h,
+                                     shapes_.kv_down_width());
   saved.kv_normed = elementwise("aten::native_layer_norm",
                                 {RankTraceBuilder::view(saved.kv_combined, {local_rows, kv_lora})},
                                 {local_rows, kv_lora}, kNormFlops);
@@ -126,9 +134,12 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
   const TensorRef k_pe =
       sequence_gather(RankTraceBuilder::view(saved.kv_combined, {local_rows, rope}), rope);
   saved.k_pe = k_pe;
-  // Up projections over the local heads.
-  const TensorRef q = mm(q_input, weights.q_up, tokens, shapes_.q_up_input(), shapes_.q_up_width());
-  const TensorRef kv = mm(kv_input, weights.kv_up, tokens, kv_lora, shapes_.kv_up_width());
+  // Up projections over the local heads (the latents' norms are fused in front: under FP8
+  // current scaling they write the amax, reduced over TP with SP).
+  const TensorRef q = linear_forward(q_input, weights.q_up, weights.q_up_fp8, tokens,
+                                     shapes_.q_up_input(), shapes_.q_up_width(), q_up_scaling());
+  const TensorRef kv = linear_forward(kv_input, weights.kv_up, weights.kv_up_fp8, tokens, kv_lora,
+                                      shapes_.kv_up_width(), kAmaxNormTpReduced);
   mla_rope_forward(q, kv, k_pe, saved);
   if (cp_.size > 1)
     return mla_ring_attention_forward(saved);
@@ -201,8 +212,10 @@ MlaSaved LayerEmitter::mla_recompute_up_proj(const MlaSaved& kept, const TensorR
                                  {saved_operand(kept.kv_combined, {local_rows, kv_lora})},
                                  {local_rows, kv_lora}, kNormFlops);
   const TensorRef kv_input = sequence_gather(remade.kv_normed, kv_lora);
-  const TensorRef q = mm(q_input, weights.q_up, tokens, shapes_.q_up_input(), shapes_.q_up_width());
-  const TensorRef kv = mm(kv_input, weights.kv_up, tokens, kv_lora, shapes_.kv_up_width());
+  const TensorRef q = linear_forward(q_input, weights.q_up, weights.q_up_fp8, tokens,
+                                     shapes_.q_up_input(), shapes_.q_up_width(), q_up_scaling());
+  const TensorRef kv = linear_forward(kv_input, weights.kv_up, weights.kv_up_fp8, tokens, kv_lora,
+                                      shapes_.kv_up_width(), kAmaxNormTpReduced);
   mla_rope_forward(q, kv, saved_operand(kept.k_pe, kept.k_pe.shape), remade);
   return remade;
 }
@@ -277,10 +290,15 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
   };
   // linear_kv_up_proj: data gradient reduced over TP, weight gradient on the re-gathered
   // latent, then kv_layernorm's backward.
+  // FP8: each output gradient cast to E5M2 (with its transpose); an input gathered again in
+  // bf16 with SP is cast again for the weight gradient.
+  const bool regathered = shapes_.sequence_parallel && tp_.size > 1;
+  const TensorRef grad_kv_operand = backward_operand(grad_kv, tokens, kv_width);
   const TensorRef grad_kv_latent = sequence_reduce(
-      data_gradient(grad_kv, weights.kv_up, {}, tokens, kv_width, kv_lora), kv_lora);
+      data_gradient(grad_kv_operand, weights.kv_up, weights.kv_up_fp8, tokens, kv_width, kv_lora),
+      kv_lora);
   weight_gradient(sequence_gather(saved_operand(mla.kv_normed, {local_rows, kv_lora}), kv_lora),
-                  grad_kv, kv_lora, tokens, kv_width, false);
+                  grad_kv_operand, kv_lora, tokens, kv_width, regathered);
   const TensorRef grad_kv_compressed =
       latent_norm_backward(grad_kv_latent, mla.kv_combined, kv_lora);
   // k_pe's gradient back to this rank's tokens (the all-gather's backward, with SP).
@@ -294,26 +312,33 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
   TensorRef grad_normed_from_q;
   TensorRef grad_q_compressed;
   if (q_lora > 0) {
-    const TensorRef grad_q_latent =
-        sequence_reduce(data_gradient(grad_q, weights.q_up, {}, tokens, q_width, q_lora), q_lora);
+    const TensorRef grad_q_operand = backward_operand(grad_q, tokens, q_width);
+    const TensorRef grad_q_latent = sequence_reduce(
+        data_gradient(grad_q_operand, weights.q_up, weights.q_up_fp8, tokens, q_width, q_lora),
+        q_lora);
     weight_gradient(sequence_gather(saved_operand(mla.q_normed, {local_rows, q_lora}), q_lora),
-                    grad_q, q_lora, tokens, q_width, false);
-    grad_q_compressed = latent_norm_backward(grad_q_latent, mla.q_compressed, q_lora);
-    grad_normed_from_q = mm(grad_q_compressed, RankTraceBuilder::view(weights.q_down, {q_lora, h}),
-                            local_rows, q_lora, h);
+                    grad_q_operand, q_lora, tokens, q_width, regathered);
+    grad_q_compressed = backward_operand(
+        latent_norm_backward(grad_q_latent, mla.q_compressed, q_lora), local_rows, q_lora);
+    grad_normed_from_q =
+        data_gradient(grad_q_compressed, weights.q_down, weights.q_down_fp8, local_rows, q_lora, h);
   } else {
     // linear_q_proj, column-parallel on the hidden states: data gradient reduced over TP (on
     // h), weight gradient on the gathered normed input.
-    grad_normed_from_q = tp_reduce(data_gradient(grad_q, weights.q_up, {}, tokens, q_width, h));
-    weight_gradient(tp_gather(saved_operand(saved.ln1, local_shape)), grad_q, h, tokens, q_width,
-                    false);
+    const TensorRef grad_q_operand = backward_operand(grad_q, tokens, q_width);
+    grad_normed_from_q = tp_reduce(
+        data_gradient(grad_q_operand, weights.q_up, weights.q_up_fp8, tokens, q_width, h));
+    weight_gradient(tp_gather(saved_operand(saved.ln1, local_shape)), grad_q_operand, h, tokens,
+                    q_width, regathered);
   }
   // The down projections: data gradients on this rank's tokens, summed; weight gradients.
+  const TensorRef grad_kv_combined_operand =
+      backward_operand(grad_kv_combined, local_rows, shapes_.kv_down_width());
   const TensorRef grad_normed_from_kv =
-      mm(grad_kv_combined, RankTraceBuilder::view(weights.kv_down, {shapes_.kv_down_width(), h}),
-         local_rows, shapes_.kv_down_width(), h);
+      data_gradient(grad_kv_combined_operand, weights.kv_down, weights.kv_down_fp8, local_rows,
+                    shapes_.kv_down_width(), h);
   const TensorRef normed = saved_operand(saved.ln1, {h, local_rows});
-  weight_gradient(normed, grad_kv_combined, h, local_rows, shapes_.kv_down_width(), false);
+  weight_gradient(normed, grad_kv_combined_operand, h, local_rows, shapes_.kv_down_width(), false);
   if (q_lora > 0)
     weight_gradient(normed, grad_q_compressed, h, local_rows, q_lora, false);
   const TensorRef grad_normed =

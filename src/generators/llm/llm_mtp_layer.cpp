@@ -22,6 +22,27 @@ MtpWeights LayerEmitter::make_mtp_weights(bool moe) {
   return weights;
 }
 
+void LayerEmitter::cast_mtp_weights_to_fp8(const MtpWeights& weights) {
+  if (!shapes_.fp8_linear)
+    return;
+  cast_weights_to_fp8(weights.layer);
+  cast_transpose(weights.eh_proj, weights.eh_proj.shape.at(0), weights.eh_proj.shape.at(1),
+                 weights.eh_proj_fp8, kAmaxKernel);
+}
+
+std::int64_t LayerEmitter::place_mtp_fp8_copies(MtpWeights& weights, const TensorRef& buffer,
+                                                std::int64_t offset) {
+  if (!shapes_.fp8_linear)
+    return offset;
+  offset = place_fp8_copies(weights.layer, buffer, offset);
+  const std::int64_t rows = weights.eh_proj.shape.at(0), cols = weights.eh_proj.shape.at(1);
+  weights.eh_proj_fp8.set = true;
+  weights.eh_proj_fp8.copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
+  offset += weights.eh_proj.numel;
+  weights.eh_proj_fp8.transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
+  return offset + weights.eh_proj.numel;
+}
+
 MtpSaved LayerEmitter::mtp_forward(const TensorRef& hidden, const TensorRef& embedding_weight,
                                    const TensorRef& head_weight, const MtpWeights& weights) {
   const std::int64_t h = shapes_.hidden, tokens = shapes_.tokens();
@@ -41,7 +62,8 @@ MtpSaved LayerEmitter::mtp_forward(const TensorRef& hidden, const TensorRef& emb
   // then this rank's SP tokens copied out (scatter_to_sequence_parallel_region).
   const std::int64_t out_local = h / shapes_.tp;
   const TensorRef projected =
-      mm(sequence_gather(saved.concatenated, 2 * h), weights.eh_proj, tokens, 2 * h, out_local);
+      linear_forward(sequence_gather(saved.concatenated, 2 * h), weights.eh_proj,
+                     weights.eh_proj_fp8, tokens, 2 * h, out_local, kAmaxKernelTpReduced);
   TensorRef layer_input;
   if (tp_.size == 1) {
     layer_input = RankTraceBuilder::view(projected, local_shape);
@@ -75,12 +97,16 @@ TensorRef LayerEmitter::mtp_backward(const TensorRef& grad_output,
   // eh_proj's output gradient: this rank's SP rows gathered (the split's backward), its own
   // columns kept (the last-dimension gather's backward).
   const std::int64_t out_local = h / shapes_.tp;
+  // FP8: the gradient cast to E5M2; the input, gathered again in bf16 with SP, cast again.
   const TensorRef grad_projected =
-      RankTraceBuilder::view(sequence_gather(grad_input, h), {tokens, out_local});
+      backward_operand(RankTraceBuilder::view(sequence_gather(grad_input, h), {tokens, out_local}),
+                       tokens, out_local);
   const TensorRef grad_concatenated = sequence_reduce(
-      data_gradient(grad_projected, weights.eh_proj, {}, tokens, out_local, 2 * h), 2 * h);
+      data_gradient(grad_projected, weights.eh_proj, weights.eh_proj_fp8, tokens, out_local, 2 * h),
+      2 * h);
   weight_gradient(sequence_gather(saved_operand(saved.concatenated, {local_rows, 2 * h}), 2 * h),
-                  grad_projected, 2 * h, tokens, out_local, false);
+                  grad_projected, 2 * h, tokens, out_local,
+                  shapes_.sequence_parallel && tp_.size > 1);
   // The cat's backward is two views; the norms' backward.
   auto norm_backward = [&](const TensorRef& norm_input) {
     return elementwise("aten::native_layer_norm_backward",

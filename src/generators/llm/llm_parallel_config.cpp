@@ -282,26 +282,15 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (model.is_mla()) {
     // What the multi-latent attention emitter (llm_mla_layer.cpp) does not model.
     const std::pair<bool, const char*> unsupported[] = {
-        {model.fp8(), "dtype"},
-        {parallel.tp_comm_overlap, "tp_comm_overlap"},
-        {parallel.zero_stage == 3, "zero"},
-        {parallel.overlap_param_gather, "overlap_param_gather"}};
+        {parallel.tp_comm_overlap, "tp_comm_overlap"}, {parallel.zero_stage == 3, "zero"}};
     for (const auto& [set, field] : unsupported)
       if (set)
         throw InputError(kParallel, field,
-                         "not modelled with multi-latent attention (FP8, userbuffers, ZeRO-3 "
-                         "and overlapped parameter gathers)");
+                         "not modelled with multi-latent attention (userbuffers and ZeRO-3)");
   }
   if (model.mtp_num_layers > 0) {
-    const std::pair<bool, const char*> unsupported[] = {
-        {model.fp8(), "dtype"},
-        {parallel.zero_stage == 3, "zero"},
-        {parallel.overlap_param_gather, "overlap_param_gather"}};
-    for (const auto& [set, field] : unsupported)
-      if (set)
-        throw InputError(kParallel, field,
-                         "not modelled with multi-token prediction (FP8, ZeRO-3 and overlapped "
-                         "parameter gathers)");
+    if (parallel.zero_stage == 3)
+      throw InputError(kParallel, "zero", "ZeRO-3 is not modelled with multi-token prediction");
   }
   if (parallel.zero_stage < 0 || parallel.zero_stage > 3)
     throw InputError(kParallel, "zero",

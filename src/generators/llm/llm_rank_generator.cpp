@@ -135,6 +135,8 @@ class StageGenerator {
       std::int64_t fp8_offset = 0;
       for (auto& [layer, weights] : weights_)
         fp8_offset = emitter_.place_fp8_copies(weights, fp8_weights_, fp8_offset);
+      for (MtpWeights& module : mtp_weights_)
+        fp8_offset = emitter_.place_mtp_fp8_copies(module, fp8_weights_, fp8_offset);
       set_elements(fp8_weights_, fp8_offset);
     }
     // ZeRO 2 and 3 keep the gradient shard only; ZeRO 0 and 1 the stage's gradients.
@@ -248,7 +250,7 @@ class StageGenerator {
       for (std::size_t module = 0; module < mtp_weights_.size(); ++module) {
         builder_.set_layer(model_.layers + static_cast<int>(module));
         if (micro_batch == 0)
-          emitter_.cast_weights_to_fp8(mtp_weights_[module].layer);
+          emitter_.cast_mtp_weights_to_fp8(mtp_weights_[module]);
         MtpSaved saved =
             emitter_.mtp_forward(hidden, mtp_embedding(), head_weight_, mtp_weights_[module]);
         hidden = saved.output;
@@ -420,6 +422,13 @@ class StageGenerator {
     }
     if (last_stage())
       pending.elements += shapes_.embedding_parameters() + shapes_.hidden;
+    // The multi-token prediction modules and their embedding copy close the last stage's
+    // buffer. Their forward runs after the stage's last layer, when every gather has long
+    // ended, so it reads its weights without waiting for a bucket.
+    for (const MtpWeights& module : mtp_weights_)
+      pending.elements += mtp_dense_parameters(module);
+    if (mtp_embedding_weight_.numel > 0)
+      pending.elements += shapes_.embedding_parameters();
     gather();
     gather_expert_parameters_for_forward(bucket);
   }
@@ -449,6 +458,10 @@ class StageGenerator {
       }
       gather();  // the chunk's buffers end here
     }
+    for (const MtpWeights& module : mtp_weights_)
+      if (module.layer.moe)
+        pending.elements += shapes_.local_expert_parameters();
+    gather();
   }
 
   // One bucket of an overlap_param_gather chain (parameters of consecutive layers): each rank's
@@ -688,7 +701,7 @@ class StageGenerator {
   LayerWeights gathered_for_first_use(int layer) const {
     const LayerWeights& own = weights_.at(layer);
     const TensorRef& dense = first_use_parameters_.at(layer);
-    if (!own.moe) {
+    if (!own.moe && !own.mla) {
       LayerWeights weights = emitter_.weights_in(dense);
       weights.qkv_fp8 = own.qkv_fp8;
       weights.proj_fp8 = own.proj_fp8;
@@ -698,8 +711,10 @@ class StageGenerator {
     }
     LayerWeights weights = own;
     for (TensorRef* weight :
-         {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2, &weights.router})
-      *weight = RankTraceBuilder::view(dense, weight->shape);
+         {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2, &weights.router, &weights.q_down,
+          &weights.q_up, &weights.kv_down, &weights.kv_up})
+      if (weight->tensor_id >= 0)  // a dense layer has no router, MLA no qkv
+        *weight = RankTraceBuilder::view(dense, weight->shape);
     if (const auto experts = first_use_expert_parameters_.find(layer);
         experts != first_use_expert_parameters_.end())
       for (TensorRef* weight : {&weights.expert_fc1, &weights.expert_fc2})

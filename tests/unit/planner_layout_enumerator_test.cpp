@@ -7,6 +7,7 @@
 
 #include "generators/llm/llm_parallel_config.hpp"
 #include "planner/layout_enumerator.hpp"
+#include "support/tiny_llm.hpp"
 
 namespace perfsim::planner {
 namespace {
@@ -51,6 +52,27 @@ TEST(LayoutEnumerator, CountForFourGpusMatchesHandCount) {
   // TP stays inside a node: with 2 GPUs per node the 18 TP4 layouts go.
   limits.gpus_per_node = 2;
   EXPECT_EQ(enumerate_layouts(small_model(), limits).size(), 162u);
+}
+
+// Multi-latent attention (and MTP) layouts: ZeRO-3 is not modelled with them, so the planner
+// does not offer it (llm::validate would refuse the layout and end the search); every other
+// layout, overlapped parameter gathers included, is one llm::validate accepts.
+TEST(LayoutEnumerator, MultiLatentAttentionLayoutsSkipZero3Only) {
+  llm::TransformerConfig model = test_support::tiny_mla();
+  model.global_batch = 4;
+  model.mtp_num_layers = 1;
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  limits.overlap_param_gather = true;
+  const auto layouts = enumerate_layouts(model, limits);
+  ASSERT_FALSE(layouts.empty());
+  for (const auto& layout : layouts) {
+    EXPECT_NE(layout.zero_stage, 3);
+    EXPECT_NO_THROW(llm::validate(model, layout));
+  }
+  EXPECT_TRUE(std::any_of(layouts.begin(), layouts.end(),
+                          [](const auto& layout) { return layout.overlap_param_gather; }));
 }
 
 TEST(LayoutEnumerator, OrdersAddOnlyLayoutsThatPlaceGroupsDifferently) {

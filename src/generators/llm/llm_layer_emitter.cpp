@@ -1,5 +1,6 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 
+#include "generators/llm/llm_delayed_wgrad.hpp"
 #include "generators/llm/megatron_fused_softmax.hpp"
 
 namespace perfsim::generators::llm {
@@ -201,6 +202,7 @@ TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& we
 void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad,
                                    std::int64_t in_width, std::int64_t tokens,
                                    std::int64_t out_width, bool cast_input) {
+  const DelayedWgradScope delayed(builder_, delay_wgrad_);
   TensorRef input_t = input;
   if (shapes_.fp8_linear) {
     // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered; an
@@ -914,15 +916,18 @@ TensorRef LayerEmitter::head_backward(const TensorRef& head_weight, const HeadSa
                      0);
   }
   // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
-  // Nor does it use userbuffers.
+  // Nor does it use userbuffers, nor delay its weight gradient (delay_wgrad_compute).
   const bool fp8_linear = shapes_.fp8_linear;
   const bool userbuffers = overlap_.userbuffers;
+  const bool delay_wgrad = delay_wgrad_;
   shapes_.fp8_linear = false;
   overlap_.userbuffers = false;
+  delay_wgrad_ = false;
   TensorRef grad_input =
       norm_input_backward(grad_logits, head_weight, Fp8Copy{}, v, saved.x, saved.normed);
   shapes_.fp8_linear = fp8_linear;
   overlap_.userbuffers = userbuffers;
+  delay_wgrad_ = delay_wgrad;
   return grad_input;
 }
 

@@ -203,6 +203,9 @@ class LayerEmitter {
   // Megatron-Core's --recompute-modules (used with Recompute::kSelective only).
   void set_recompute_modules(const RecomputeModules& modules) { modules_ = modules; }
   void set_moe_switches(const MoeKernelSwitches& switches) { moe_switches_ = switches; }
+  // Megatron-Core's delay_wgrad_compute: the layers' weight-gradient ops are tagged as delayed
+  // (llm_delayed_wgrad.hpp), for the combined 1F1B step to move.
+  void set_delay_wgrad_compute(bool on) { delay_wgrad_ = on; }
   void set_comm_bus_rates(double tp_GBps, double cp_GBps) {
     overlap_.bus_GBps = tp_GBps;
     cp_.bus_GBps = cp_GBps;
@@ -590,6 +593,7 @@ class LayerEmitter {
   ContextParallelRing cp_;
   ExpertParallelGroup ep_;
   MoeKernelSwitches moe_switches_;
+  bool delay_wgrad_ = false;
   RankTraceBuilder& builder_;
 };
 

@@ -2,6 +2,7 @@
 // Megatron-LM's MoELayer runs it with the alltoall token dispatcher and Transformer Engine's
 // grouped linear layers. Every rank is modelled as the busiest rank of its EP group
 // (LocalShapes::received_tokens): the all-to-all synchronizes the group, so it sets the pace.
+#include "generators/llm/llm_delayed_wgrad.hpp"
 #include "generators/llm/llm_layer_emitter.hpp"
 
 namespace perfsim::generators::llm {
@@ -178,9 +179,12 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const TensorRef grad_act = grouped_gemm(
       grad_fc2_out, expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, true, h, ffn),
       per_expert, h, ffn);
-  grouped_gemm(saved_operand(act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
-               grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
-  expert_dummy_wgrads();
+  {
+    const DelayedWgradScope delayed(builder_, delay_wgrad_);
+    grouped_gemm(saved_operand(act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
+                 grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
+    expert_dummy_wgrads();
+  }
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
     grad_fc1 = swiglu_backward(grad_act, saved.fc1, rows, ffn);
@@ -193,10 +197,13 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
       grad_fc1_out,
       expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, true, fc1_width, h),
       per_expert, fc1_width, h);
-  grouped_gemm(
-      saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}, saved_input_dtype),
-      grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
-  expert_dummy_wgrads();
+  {
+    const DelayedWgradScope delayed(builder_, delay_wgrad_);
+    grouped_gemm(saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert},
+                               saved_input_dtype),
+                 grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
+    expert_dummy_wgrads();
+  }
   // The probabilities' gradients (the weighted activation's backward, one per expert row)
   // follow the rows' back: the sort's backward, over TP and EP, the permute's backward.
   const Permuted grad_sorted =

@@ -92,6 +92,11 @@ std::string overlaps_line(const llm::ParallelConfig& parallel) {
     text +=
         "; weight gradients delayed beside the backward's all-to-alls (Megatron-Core "
         "--delay-wgrad-compute)";
+  if (parallel.moe_shared_expert_overlap)
+    text +=
+        "; shared experts beside the EP all-to-alls on their own stream (Megatron-Core "
+        "--moe-shared-expert-overlap; compute beside one on " +
+        std::to_string(parallel.comm_sms) + " fewer SMs)";
   // Which framework's data loading the per-micro-batch host cost follows.
   text += parallel.batch_load_sync
               ? "; get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed)"

@@ -112,6 +112,17 @@ TEST(RunSimulateArguments, MoeOverlapSwitchesRoundTrip) {
   EXPECT_NE(line.find("--moe-a2a-overlap --delay-wgrad-compute"), std::string::npos) << line;
   EXPECT_TRUE(parsed(rendered).delay_wgrad_compute);
   EXPECT_EQ(llm_simulate_arguments(parsed(rendered)), rendered);
+
+  const validation::RunTable shared = table_of(
+      "name,model,seq_len,gpus,tp,pp,dp,ep,micro_batch,global_batch,moe_shared_expert_overlap,"
+      "device,topology,measured_iteration_s\n"
+      "shared-row,deepseek-v3,4096,64,1,1,64,64,1,64,1,H100-SXM,hgx-h100-8node,2.0\n");
+  ASSERT_EQ(shared.rows.front().error, "");
+  const Arguments shared_rendered = arguments_of(shared.rows.front(), "none");
+  EXPECT_NE(simulate_command_line(shared_rendered).find("--moe-shared-expert-overlap"),
+            std::string::npos);
+  EXPECT_TRUE(parsed(shared_rendered).moe_shared_expert_overlap);
+  EXPECT_EQ(llm_simulate_arguments(parsed(shared_rendered)), shared_rendered);
 }
 
 TEST(RunSimulateArguments, RowWithABadCellHasNoArguments) {

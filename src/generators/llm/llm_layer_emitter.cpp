@@ -542,8 +542,16 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
 MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
                                    std::int64_t ffn_local, std::int64_t fc1_width,
                                    Fp8Scaling fc1_scaling, bool userbuffers) {
-  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
+  mlp_fc1_forward(normed_full, weights, ffn_local, fc1_width, fc1_scaling, userbuffers, saved);
+  mlp_fc2_forward(weights, ffn_local, userbuffers, saved);
+  return saved;
+}
+
+void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeights& weights,
+                                   std::int64_t ffn_local, std::int64_t fc1_width,
+                                   Fp8Scaling fc1_scaling, bool userbuffers, MlpSaved& saved) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   saved.fc1 = userbuffers
                   ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
                   : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
@@ -552,11 +560,15 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
   saved.act = shapes_.gated_ffn
                   ? swiglu_forward(saved.fc1, tokens, ffn_local)
                   : elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
+}
+
+void LayerEmitter::mlp_fc2_forward(const LayerWeights& weights, std::int64_t ffn_local,
+                                   bool userbuffers, MlpSaved& saved) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   saved.output =
       userbuffers
           ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8, ffn_local)
           : linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h);
-  return saved;
 }
 
 TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,

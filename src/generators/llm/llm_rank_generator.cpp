@@ -56,6 +56,11 @@ class StageGenerator {
                                .force_load_balancing = parallel.moe_router_force_load_balancing,
                                .router_fp32 = parallel.moe_router_fp32});
     emitter_.set_delay_wgrad_compute(parallel.delay_wgrad_compute);
+    emitter_.set_shared_expert_overlap(
+        parallel.moe_shared_expert_overlap, parallel.comm_sms,
+        kernels::hbm_bytes_per_bus_byte(CollectiveKind::kAllToAllv,
+                                        kernels::CommDataPath::kNcclStaged) *
+            parallel.bus_rates.ep_GBps);
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {

@@ -124,6 +124,8 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
   flag_if("--no-overlap-p2p-comm", !options.overlap_p2p_comm);
   flag_if("--p2p-scatter-gather", options.p2p_scatter_gather);
   flag_if("--moe-a2a-overlap", options.moe_a2a_overlap);
+  flag_if("--delay-wgrad-compute", options.delay_wgrad_compute);
+  flag_if("--moe-shared-expert-overlap", options.moe_shared_expert_overlap);
   flag_if("--moe-router-fusion", options.moe_router_fusion);
   flag_if("--moe-permute-fusion", options.moe_permute_fusion);
   flag_if("--moe-router-force-load-balancing", options.moe_router_force_load_balancing);

@@ -151,6 +151,15 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "another's backward as one combined step, each EP all-to-all beside the other's "
                "compute (needs EP > 1 and, with PP > 1, --virtual-stages > 1; not with full "
                "recomputation)");
+  sub.add_flag("--delay-wgrad-compute", options.delay_wgrad_compute,
+               "LLM, MoE: Megatron-Core --delay-wgrad-compute (needs --moe-a2a-overlap): the "
+               "weight-gradient GEMMs of the experts, shared experts and attention run after "
+               "the layer's next all-to-all is posted, beside it");
+  sub.add_flag("--moe-shared-expert-overlap", options.moe_shared_expert_overlap,
+               "LLM, MoE: Megatron-Core --moe-shared-expert-overlap: the shared experts run on "
+               "their own stream, fc1 beside the dispatch all-to-all, fc2 beside the combine's "
+               "(and the mirror in the backward); needs shared experts and EP > 1, not with "
+               "--moe-a2a-overlap");
   sub.add_flag("--moe-router-fusion", options.moe_router_fusion,
                "LLM, MoE: Megatron-Core --moe-router-fusion: Transformer Engine's fused top-k, "
                "aux-loss scores and aux loss (one kernel each way) instead of PyTorch ops");

@@ -88,6 +88,15 @@ std::string overlaps_line(const llm::ParallelConfig& parallel) {
         "; EP all-to-alls overlapped with the other micro-batch's compute (Megatron-Core "
         "combined 1F1B steps, --overlap-moe-expert-parallel-comm; compute beside one on " +
         std::to_string(parallel.comm_sms) + " fewer SMs)";
+  if (parallel.delay_wgrad_compute)
+    text +=
+        "; weight gradients delayed beside the backward's all-to-alls (Megatron-Core "
+        "--delay-wgrad-compute)";
+  if (parallel.moe_shared_expert_overlap)
+    text +=
+        "; shared experts beside the EP all-to-alls on their own stream (Megatron-Core "
+        "--moe-shared-expert-overlap; compute beside one on " +
+        std::to_string(parallel.comm_sms) + " fewer SMs)";
   // Which framework's data loading the per-micro-batch host cost follows.
   text += parallel.batch_load_sync
               ? "; get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed)"

@@ -45,6 +45,8 @@ struct LlmSimulateOptions {
   bool tp_comm_overlap = false;            // Transformer Engine userbuffer TP overlap
   bool overlap_p2p_comm = true;            // Megatron overlap_p2p_comm (interleaved only)
   bool moe_a2a_overlap = false;            // Megatron-Core --overlap-moe-expert-parallel-comm
+  bool delay_wgrad_compute = false;        // Megatron-Core --delay-wgrad-compute
+  bool moe_shared_expert_overlap = false;  // Megatron-Core --moe-shared-expert-overlap
   bool moe_router_fusion = false;          // Megatron-Core --moe-router-fusion
   bool moe_permute_fusion = false;         // Megatron-Core --moe-permute-fusion
   bool moe_router_force_load_balancing = false;      // --moe-router-force-load-balancing

@@ -189,6 +189,8 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.tp_comm_overlap = options.tp_comm_overlap;
   parallel.overlap_p2p_comm = options.overlap_p2p_comm;
   parallel.moe_a2a_overlap = options.moe_a2a_overlap;
+  parallel.delay_wgrad_compute = options.delay_wgrad_compute;
+  parallel.moe_shared_expert_overlap = options.moe_shared_expert_overlap;
   parallel.moe_router_fusion = options.moe_router_fusion;
   parallel.moe_permute_fusion = options.moe_permute_fusion;
   parallel.moe_router_force_load_balancing = options.moe_router_force_load_balancing;

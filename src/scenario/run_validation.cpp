@@ -384,6 +384,8 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.overlap_p2p_comm = row.overlap_p2p_comm.value_or(options.overlap_p2p_comm);
   options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(options.p2p_scatter_gather);
   options.moe_a2a_overlap = row.moe_a2a_overlap;
+  options.delay_wgrad_compute = row.delay_wgrad_compute;
+  options.moe_shared_expert_overlap = row.moe_shared_expert_overlap;
   options.moe_router_fusion = row.moe_router_fusion;
   options.moe_permute_fusion = row.moe_permute_fusion;
   options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;

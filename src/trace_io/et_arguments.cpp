@@ -5,6 +5,7 @@
 
 #include "io/checked_number.hpp"
 #include "perfsim/dtype.hpp"
+#include "trace_io/json_integer.hpp"
 
 namespace perfsim::trace_io {
 namespace {
@@ -14,13 +15,6 @@ namespace dom = simdjson::dom;
 // Nested lists deeper than this are not produced by PyTorch; a crafted file is rejected.
 constexpr int kMaxListDepth = 16;
 constexpr std::size_t kTensorArity = 6;
-
-std::optional<std::int64_t> integer_of(dom::element element) {
-  std::int64_t value = 0;
-  if (element.is_int64() && !element.get_int64().get(value))
-    return value;
-  return std::nullopt;
-}
 
 // "GenericList[Tensor(float),Int]" -> {"Tensor(float)", "Int"}; commas inside parentheses or
 // brackets belong to the element.
@@ -141,7 +135,7 @@ class ArgumentReader {
     std::string_view device;
     for (dom::element part : entry) {
       if (slot < numbers.size()) {
-        std::optional<std::int64_t> number = integer_of(part);
+        std::optional<std::int64_t> number = json_integer_of(part);
         if (!number)
           where_.fail(field(), "malformed tensor entry: element " + std::to_string(slot) +
                                    " is not an integer");
@@ -190,7 +184,7 @@ class ArgumentReader {
     if (shape.get_array().get(array))
       where_.fail(field(), "tensor shape is not a list of integers");
     for (dom::element dim : array) {
-      std::optional<std::int64_t> size = integer_of(dim);
+      std::optional<std::int64_t> size = json_integer_of(dim);
       if (!size)
         where_.fail(field(), "tensor shape is not a list of integers");
       dims.push_back(*size);
@@ -204,7 +198,7 @@ class ArgumentReader {
 RawArgument raw_argument(dom::element value, std::string_view type) {
   RawArgument raw;
   raw.type = std::string(type);
-  if (auto number = integer_of(value)) {
+  if (auto number = json_integer_of(value)) {
     raw.integer = number;
   } else if (value.is_string()) {
     raw.text = std::string(value.get_string().value_unsafe());
@@ -212,7 +206,7 @@ RawArgument raw_argument(dom::element value, std::string_view type) {
     raw.is_list = true;
     dom::array elements = value.get_array().value_unsafe();
     for (dom::element element : elements) {
-      if (auto item = integer_of(element))
+      if (auto item = json_integer_of(element))
         raw.integers.push_back(*item);
       else if (element.is_string())
         raw.texts.emplace_back(element.get_string().value_unsafe());

@@ -4,6 +4,7 @@
 
 #include "perfsim/error.hpp"
 #include "trace_io/et_node_location.hpp"
+#include "trace_io/json_integer.hpp"
 
 namespace perfsim::trace_io {
 namespace {
@@ -18,13 +19,6 @@ constexpr ArgumentFieldNames kChakraOutputs{"outputs.values", "outputs.shapes", 
 bool needs_raw_arguments(std::string_view name) {
   return name == "record_param_comms" || name.starts_with("c10d::") ||
          name == "## process_group:init ##";
-}
-
-std::optional<std::int64_t> integer_of(dom::element element) {
-  std::int64_t value = 0;
-  if (element.is_int64() && !element.get_int64().get(value))
-    return value;
-  return std::nullopt;
 }
 
 // A scalar JSON value as an attribute value; nullopt for lists and objects.
@@ -100,7 +94,7 @@ class NodeReader {
     dom::element id;
     if (node["id"].get(id))
       throw InputError(file_, "nodes[" + std::to_string(index) + "]", "node without field id");
-    std::optional<std::int64_t> value = integer_of(id);
+    std::optional<std::int64_t> value = json_integer_of(id);
     if (!value)
       throw InputError(file_, "nodes[" + std::to_string(index) + "], field id",
                        "id is not an integer");
@@ -122,7 +116,7 @@ class NodeReader {
     dom::element parent;
     if (node[field].get(parent))
       where.fail(field, "missing field");
-    std::optional<std::int64_t> value = integer_of(parent);
+    std::optional<std::int64_t> value = json_integer_of(parent);
     if (!value)
       where.fail(field, "parent id is not an integer");
     return *value;
@@ -152,7 +146,7 @@ class NodeReader {
       else if (key == "output_types")
         output_types = field.value;
       else if (key == "tid")
-        op.thread_id = integer_of(field.value).value_or(0);
+        op.thread_id = json_integer_of(field.value).value_or(0);
       else if (key == kHostSyncAttribute)
         add_host_sync(op, field.value);
       else if (key != "id" && key != "name" && key != "parent") {
@@ -208,7 +202,7 @@ class NodeReader {
       if (attr["name"].get_string().get(name) || attr["value"].get(value))
         where.fail(field, "attribute without name or value");
       if (name == "tid") {
-        op.thread_id = integer_of(value).value_or(0);
+        op.thread_id = json_integer_of(value).value_or(0);
         continue;
       }
       if (name == kHostSyncAttribute) {

@@ -55,6 +55,8 @@ const std::vector<std::string> kColumns = {"name",
                                            "overlap_p2p_comm",
                                            "p2p_scatter_gather",
                                            "moe_a2a_overlap",
+                                           "delay_wgrad_compute",
+                                           "moe_shared_expert_overlap",
                                            "moe_router_fusion",
                                            "moe_router_dtype",
                                            "moe_permute_fusion",
@@ -228,6 +230,8 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("overlap_p2p_comm", row.overlap_p2p_comm);
   read.optional_flag("p2p_scatter_gather", row.p2p_scatter_gather);
   read.flag("moe_a2a_overlap", row.moe_a2a_overlap);
+  read.flag("delay_wgrad_compute", row.delay_wgrad_compute);
+  read.flag("moe_shared_expert_overlap", row.moe_shared_expert_overlap);
   read.flag("moe_router_fusion", row.moe_router_fusion);
   read.flag("moe_permute_fusion", row.moe_permute_fusion);
   read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);

@@ -53,6 +53,10 @@ struct RunRow {
   // Megatron-Core's --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap): EP
   // all-to-alls overlapped with another micro-batch's compute; 0 (empty cell): off.
   bool moe_a2a_overlap = false;
+  // Megatron-Core's --delay-wgrad-compute (needs moe_a2a_overlap); 0 (empty cell): off.
+  bool delay_wgrad_compute = false;
+  // Megatron-Core's --moe-shared-expert-overlap; 0 (empty cell): off.
+  bool moe_shared_expert_overlap = false;
   // Megatron-Core's MoE kernel switches (TransformerConfig moe_router_fusion,
   // moe_permute_fusion, moe_router_force_load_balancing); 0 (empty cell): off, its default.
   bool moe_router_fusion = false;

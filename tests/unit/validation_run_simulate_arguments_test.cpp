@@ -101,6 +101,30 @@ TEST(RunSimulateArguments, InlineShapeRowWithMoeSwitches) {
       << simulate_command_line(rendered);
 }
 
+TEST(RunSimulateArguments, MoeOverlapSwitchesRoundTrip) {
+  const validation::RunTable table = table_of(
+      "name,model,seq_len,gpus,tp,pp,dp,ep,micro_batch,global_batch,moe_a2a_overlap,"
+      "delay_wgrad_compute,device,topology,measured_iteration_s\n"
+      "moe-row,mixtral-8x7b,4096,8,1,1,8,8,1,32,1,1,H100-SXM,hgx-h100,2.0\n");
+  ASSERT_EQ(table.rows.front().error, "");
+  const Arguments rendered = arguments_of(table.rows.front(), "none");
+  const std::string line = simulate_command_line(rendered);
+  EXPECT_NE(line.find("--moe-a2a-overlap --delay-wgrad-compute"), std::string::npos) << line;
+  EXPECT_TRUE(parsed(rendered).delay_wgrad_compute);
+  EXPECT_EQ(llm_simulate_arguments(parsed(rendered)), rendered);
+
+  const validation::RunTable shared = table_of(
+      "name,model,seq_len,gpus,tp,pp,dp,ep,micro_batch,global_batch,moe_shared_expert_overlap,"
+      "device,topology,measured_iteration_s\n"
+      "shared-row,deepseek-v3,4096,64,1,1,64,64,1,64,1,H100-SXM,hgx-h100-8node,2.0\n");
+  ASSERT_EQ(shared.rows.front().error, "");
+  const Arguments shared_rendered = arguments_of(shared.rows.front(), "none");
+  EXPECT_NE(simulate_command_line(shared_rendered).find("--moe-shared-expert-overlap"),
+            std::string::npos);
+  EXPECT_TRUE(parsed(shared_rendered).moe_shared_expert_overlap);
+  EXPECT_EQ(llm_simulate_arguments(parsed(shared_rendered)), shared_rendered);
+}
+
 TEST(RunSimulateArguments, RowWithABadCellHasNoArguments) {
   const validation::RunTable table = table_of(
       "name,model,gpus,tp,pp,dp,micro_batch,global_batch,device,topology,measured_iteration_s\n"

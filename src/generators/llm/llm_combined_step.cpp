@@ -5,6 +5,7 @@
 #include <iterator>
 #include <variant>
 
+#include "generators/llm/llm_delayed_wgrad.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 
 namespace perfsim::generators::llm {
@@ -43,6 +44,16 @@ Pieces cut(std::vector<Op>::iterator begin, std::vector<Op>::iterator end) {
     }
   }
   return out;
+}
+
+// A gradient bucket's collective (dense or expert data-parallel stream) or a device
+// synchronize: weight gradients emitted before it must stay before it.
+bool waits_for_weight_gradients(const Op& op) {
+  if (op.comm && !op.kernels.empty())
+    return op.kernels.front().stream == kDataParallelStream ||
+           op.kernels.front().stream == kExpertDataParallelStream;
+  return std::any_of(op.runtime_calls.begin(), op.runtime_calls.end(),
+                     [](const RuntimeCall& call) { return call.name == "cudaDeviceSynchronize"; });
 }
 
 bool is_compute(const Op& op) {
@@ -156,11 +167,38 @@ std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_b
   auto append = [&](std::vector<Op>& piece) {
     std::move(piece.begin(), piece.end(), std::back_inserter(ops));
   };
+  // delay_wgrad_compute: the delayed weight-gradient ops of the backward piece just appended,
+  // held back until the backward's next all-to-all is posted (Megatron's mlp_bwd_dw after
+  // dispatch_bwd is queued, attn_bwd_dw before the next layer's combine_bwd runs); those of the
+  // backward's last piece stay in it. Empty without the switch.
+  std::vector<Op> delayed;
+  // Backward piece `piece` without its delayed ops, which join `delayed` if an all-to-all of
+  // the backward follows the piece.
+  auto backward_piece = [&](std::size_t piece) {
+    std::vector<Op> kept = std::move(backward.pieces[piece]);
+    if (piece < backward.all_to_alls.size()) {
+      // Only those after the piece's last gradient bucket or synchronize: the bucket reduces
+      // the gradients written before it (Megatron's hook fires after backward_dw).
+      auto movable = kept.begin();
+      for (auto it = kept.begin(); it != kept.end(); ++it)
+        if (waits_for_weight_gradients(*it))
+          movable = std::next(it);
+      const auto first_delayed = std::stable_partition(
+          movable, kept.end(), [](const Op& op) { return !is_delayed_wgrad(op); });
+      std::move(first_delayed, kept.end(), std::back_inserter(delayed));
+      kept.erase(first_delayed, kept.end());
+    }
+    return kept;
+  };
   // Backward piece 0 (the loss or the received gradient up to the first combine all-to-all)
   // runs before any all-to-all is in flight.
-  append(backward.pieces[0]);
+  {
+    std::vector<Op> first = backward_piece(0);
+    append(first);
+  }
   // Posts `posting`'s all-to-all `a2a` (if it has one) and appends `running`'s piece `piece`
-  // (if any), marked as beside that all-to-all when one was posted.
+  // (if any), marked as beside that all-to-all when one was posted; after a backward
+  // all-to-all the delayed weight gradients held back run first, then the forward's piece.
   auto post_then_run = [&](Pieces& posting, std::size_t a2a, Pieces& running, std::size_t piece) {
     const bool posted = a2a < posting.all_to_alls.size();
     double window_us = -1;
@@ -172,11 +210,19 @@ std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_b
         ops.push_back(std::move(all_to_all));
       }
     }
-    if (piece < running.pieces.size()) {
-      if (posted)
-        marked += mark_beside(running.pieces[piece], beside, window_us);
-      append(running.pieces[piece]);
+    std::vector<Op> run;
+    if (&running == &forward) {
+      run = std::move(delayed);
+      delayed.clear();
+      if (piece < forward.pieces.size())
+        std::move(forward.pieces[piece].begin(), forward.pieces[piece].end(),
+                  std::back_inserter(run));
+    } else if (piece < backward.pieces.size()) {
+      run = backward_piece(piece);
     }
+    if (posted)
+      marked += mark_beside(run, beside, window_us);
+    append(run);
   };
   const std::size_t rounds = std::max(forward.all_to_alls.size(), backward.all_to_alls.size());
   for (std::size_t i = 0; i < rounds; ++i) {
@@ -187,8 +233,10 @@ std::size_t interleave_combined_step(std::vector<Op>& ops, std::size_t forward_b
   // with more layers.
   for (std::size_t i = rounds; i < forward.pieces.size(); ++i)
     append(forward.pieces[i]);
-  for (std::size_t i = rounds + 1; i < backward.pieces.size(); ++i)
-    append(backward.pieces[i]);
+  for (std::size_t i = rounds + 1; i < backward.pieces.size(); ++i) {
+    std::vector<Op> rest = backward_piece(i);
+    append(rest);
+  }
 
   for (std::size_t i = 0; i < ids.size(); ++i)
     ops[forward_begin + i].id = ids[i];

@@ -21,6 +21,13 @@
 // bandwidth scaled by that share, rounded up: a time average). Without the rates (no topology
 // bus rates or device rates) every compute op of the piece is marked whole: an upper bound, as
 // for the overlapped gradient buckets.
+//
+// With delay_wgrad_compute (llm_delayed_wgrad.hpp) the backward's delayed weight-gradient ops
+// of a piece run after the backward's next all-to-all is posted, before the forward's piece
+// beside it: Megatron's mlp_bwd_dw after dispatch_bwd is queued (both wait only for mlp_bwd),
+// attn_bwd_dw beside the next layer's combine_bwd; those of the backward's last piece stay in
+// it, and none moves past a gradient bucket or synchronize of its piece. A backward alone
+// (forward range empty) is reordered the same way.
 #include <cstddef>
 #include <vector>
 

@@ -1,5 +1,6 @@
 #include "generators/llm/llm_layer_emitter.hpp"
 
+#include "generators/llm/llm_delayed_wgrad.hpp"
 #include "generators/llm/megatron_fused_softmax.hpp"
 
 namespace perfsim::generators::llm {
@@ -215,6 +216,7 @@ TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& we
 void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad,
                                    std::int64_t in_width, std::int64_t tokens,
                                    std::int64_t out_width, bool cast_input) {
+  const DelayedWgradScope delayed(builder_, delay_wgrad_);
   TensorRef input_t = input;
   if (shapes_.fp8_linear) {
     // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered; an
@@ -554,8 +556,16 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
 MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
                                    std::int64_t ffn_local, std::int64_t fc1_width,
                                    Fp8Scaling fc1_scaling, bool userbuffers) {
-  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   MlpSaved saved;
+  mlp_fc1_forward(normed_full, weights, ffn_local, fc1_width, fc1_scaling, userbuffers, saved);
+  mlp_fc2_forward(weights, ffn_local, userbuffers, saved);
+  return saved;
+}
+
+void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeights& weights,
+                                   std::int64_t ffn_local, std::int64_t fc1_width,
+                                   Fp8Scaling fc1_scaling, bool userbuffers, MlpSaved& saved) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   saved.fc1 = userbuffers
                   ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
                   : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
@@ -564,11 +574,15 @@ MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeig
   saved.act = shapes_.gated_ffn
                   ? swiglu_forward(saved.fc1, tokens, ffn_local)
                   : elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
+}
+
+void LayerEmitter::mlp_fc2_forward(const LayerWeights& weights, std::int64_t ffn_local,
+                                   bool userbuffers, MlpSaved& saved) {
+  const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   saved.output =
       userbuffers
           ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8, ffn_local)
           : linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h);
-  return saved;
 }
 
 TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
@@ -928,15 +942,18 @@ TensorRef LayerEmitter::head_backward(const TensorRef& head_weight, const HeadSa
                      0);
   }
   // Megatron's output layer is not a Transformer Engine module: its GEMMs stay bf16.
-  // Nor does it use userbuffers.
+  // Nor does it use userbuffers, nor delay its weight gradient (delay_wgrad_compute).
   const bool fp8_linear = shapes_.fp8_linear;
   const bool userbuffers = overlap_.userbuffers;
+  const bool delay_wgrad = delay_wgrad_;
   shapes_.fp8_linear = false;
   overlap_.userbuffers = false;
+  delay_wgrad_ = false;
   TensorRef grad_input =
       norm_input_backward(grad_logits, head_weight, Fp8Copy{}, v, saved.x, saved.normed);
   shapes_.fp8_linear = fp8_linear;
   overlap_.userbuffers = userbuffers;
+  delay_wgrad_ = delay_wgrad;
   return grad_input;
 }
 

@@ -205,6 +205,15 @@ class LayerEmitter {
   // Megatron-Core's --recompute-modules (used with Recompute::kSelective only).
   void set_recompute_modules(const RecomputeModules& modules) { modules_ = modules; }
   void set_moe_switches(const MoeKernelSwitches& switches) { moe_switches_ = switches; }
+  // Megatron-Core's delay_wgrad_compute: the layers' weight-gradient ops are tagged as delayed
+  // (llm_delayed_wgrad.hpp), for the combined 1F1B step to move.
+  void set_delay_wgrad_compute(bool on) { delay_wgrad_ = on; }
+  // Megatron-Core's moe_shared_expert_overlap (llm_moe_shared_overlap.cpp): the shared experts
+  // in pieces beside the dispatcher's all-to-alls, which hold `comm_sms` SMs and move
+  // `hbm_GBps` through HBM (0: not modelled).
+  void set_shared_expert_overlap(bool on, int comm_sms, double hbm_GBps) {
+    shared_overlap_ = {on, comm_sms, hbm_GBps};
+  }
   void set_comm_bus_rates(double tp_GBps, double cp_GBps) {
     overlap_.bus_GBps = tp_GBps;
     cp_.bus_GBps = cp_GBps;
@@ -552,6 +561,12 @@ class LayerEmitter {
   MlpSaved mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
                        std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
                        bool userbuffers = false);
+  // Its two halves: fc1 and the activation (saved.fc1, saved.act), then fc2 (saved.output).
+  void mlp_fc1_forward(const TensorRef& normed_full, const LayerWeights& weights,
+                       std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
+                       bool userbuffers, MlpSaved& saved);
+  void mlp_fc2_forward(const LayerWeights& weights, std::int64_t ffn_local, bool userbuffers,
+                       MlpSaved& saved);
   // Gradient of the MLP output (gathered, [tokens, h]) in; gradient of fc1's output out.
   // With `userbuffers` the gradient is the local rows, gathered by ring exchange under fc2's
   // data-gradient GEMM.
@@ -599,6 +614,28 @@ class LayerEmitter {
   ContextParallelRing cp_;
   ExpertParallelGroup ep_;
   MoeKernelSwitches moe_switches_;
+  bool delay_wgrad_ = false;
+  struct SharedExpertOverlap {
+    bool on = false;
+    int comm_sms = 0;
+    double hbm_GBps = 0;
+  } shared_overlap_;
+  // With moe_shared_expert_overlap and shared experts (llm_moe_shared_overlap.cpp), Megatron's
+  // SharedExpertMLP calls from the dispatcher: pre_forward_comm (the input's SP all-gather,
+  // before the permute), fc1 and the activation beside the dispatch all-to-all, fc2 and
+  // post_forward_comm (its TP reduction) beside the combine all-to-all; in the backward fc2's
+  // backward beside the combine's all-to-all backward, fc1's (and its input's reduction and the
+  // norm's backward) beside the dispatch's.
+  bool shared_experts_overlapped() const;
+  TensorRef shared_expert_input(const TensorRef& normed);
+  void shared_expert_fc1_beside(const TensorRef& input, const LayerWeights& weights,
+                                MlpSaved& saved);
+  TensorRef shared_expert_fc2_beside(const LayerWeights& weights, MlpSaved& saved);
+  TensorRef shared_expert_fc2_backward_beside(const TensorRef& grad_output,
+                                              const LayerWeights& weights, const MlpSaved& saved);
+  TensorRef shared_expert_fc1_backward_beside(const TensorRef& grad_fc1,
+                                              const LayerWeights& weights,
+                                              const ForwardSaved& layer);
   RankTraceBuilder& builder_;
 };
 

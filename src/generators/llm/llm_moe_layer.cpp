@@ -2,6 +2,7 @@
 // Megatron-LM's MoELayer runs it with the alltoall token dispatcher and Transformer Engine's
 // grouped linear layers. Every rank is modelled as the busiest rank of its EP group
 // (LocalShapes::received_tokens): the all-to-all synchronizes the group, so it sets the pace.
+#include "generators/llm/llm_delayed_wgrad.hpp"
 #include "generators/llm/llm_layer_emitter.hpp"
 
 namespace perfsim::generators::llm {
@@ -85,12 +86,18 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // chosen expert with its probability, grouped by expert (llm_moe_permute.cpp); the host waits
   // for the counts; tokens and probabilities sent to the experts' ranks and regrouped by local
   // expert (the probabilities weight the experts' activation).
+  // moe_shared_expert_overlap: the shared experts' pieces around the all-to-alls
+  // (llm_moe_shared_overlap.cpp).
+  const bool shared_overlap = shared_experts_overlapped();
+  const TensorRef shared_input = shared_overlap ? shared_expert_input(normed) : TensorRef{};
   dispatcher_token_counts(tokens);
   const Permuted permuted = permute_tokens(normed, probabilities, saved.routing_map, tokens);
   dispatcher_wait();
   const TensorRef arrived = expert_all_to_all(permuted.rows, received);
   const TensorRef arrived_probabilities =
       probabilities_all_to_all(permuted.probabilities, received);
+  if (shared_overlap)
+    shared_expert_fc1_beside(shared_input, weights, saved.shared);
   const TensorRef expert_input = sort_chunks(tp_gather_rows(arrived, received, h),
                                              tp_gather_rows(arrived_probabilities, received, 1),
                                              shapes_.expert_tokens(), h, false)
@@ -119,6 +126,8 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef expert_output = tp_reduce_scatter_rows(
       sort_chunks(fc2, {}, shapes_.expert_tokens(), h, false).rows, received, h);
   const TensorRef returned = expert_all_to_all(expert_output, dispatched);
+  const TensorRef shared_output =
+      shared_overlap ? shared_expert_fc2_beside(weights, saved.shared) : TensorRef{};
   saved.expert_input = expert_input;
   saved.returned = returned;
   saved.fc1 = fc1;
@@ -127,6 +136,8 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
       RankTraceBuilder::view(unpermute_tokens(returned, saved.routing_map, tokens), local_shape);
   if (shapes_.shared_ffn_local == 0)
     return routed;
+  if (shared_overlap)
+    return elementwise("aten::add", {routed, shared_output}, local_shape, 1);
   // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
   saved.shared =
       mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced), weights,
@@ -153,6 +164,10 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const TensorRef grad_rows = unpermute_backward(
       grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
   const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
+  const bool shared_overlap = shared_experts_overlapped();
+  const TensorRef grad_shared_fc1_beside =
+      shared_overlap ? shared_expert_fc2_backward_beside(grad_output, weights, saved.shared)
+                     : TensorRef{};
   const TensorRef grad_expert_output =
       sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
           .rows;
@@ -178,9 +193,12 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const TensorRef grad_act = grouped_gemm(
       grad_fc2_out, expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, true, h, ffn),
       per_expert, h, ffn);
-  grouped_gemm(saved_operand(act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
-               grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
-  expert_dummy_wgrads();
+  {
+    const DelayedWgradScope delayed(builder_, delay_wgrad_);
+    grouped_gemm(saved_operand(act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
+                 grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
+    expert_dummy_wgrads();
+  }
   TensorRef grad_fc1;
   if (shapes_.gated_ffn) {
     grad_fc1 = swiglu_backward(grad_act, saved.fc1, rows, ffn);
@@ -193,10 +211,13 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
       grad_fc1_out,
       expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, true, fc1_width, h),
       per_expert, fc1_width, h);
-  grouped_gemm(
-      saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert}, saved_input_dtype),
-      grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
-  expert_dummy_wgrads();
+  {
+    const DelayedWgradScope delayed(builder_, delay_wgrad_);
+    grouped_gemm(saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert},
+                               saved_input_dtype),
+                 grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
+    expert_dummy_wgrads();
+  }
   // The probabilities' gradients (the weighted activation's backward, one per expert row)
   // follow the rows' back: the sort's backward, over TP and EP, the permute's backward.
   const Permuted grad_sorted =
@@ -209,6 +230,9 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
   const TensorRef grad_permuted_probabilities =
       probabilities_all_to_all(grad_arrived_probabilities, dispatched);
+  const TensorRef grad_shared_input =
+      shared_overlap ? shared_expert_fc1_backward_beside(grad_shared_fc1_beside, weights, layer)
+                     : TensorRef{};
   // Permute backward: each token's k row gradients summed, the probabilities' gradients back to
   // [tokens, experts].
   const Permuted grad_routing =
@@ -226,6 +250,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
         "aten::native_layer_norm_backward",
         {RankTraceBuilder::view(grad_normed, norm_shape), saved_operand(layer.x1, norm_shape)},
         norm_shape, 12);
+  if (shared_overlap)
+    return elementwise("aten::add", {grad_shared_input, grad_normed}, local_shape, 1);
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
   const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);

@@ -201,6 +201,10 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   if (parallel.moe_a2a_overlap)
     if (const std::optional<std::string> problem = moe_a2a_overlap_problem(model, parallel))
       throw InputError(kParallel, "moe_a2a_overlap", *problem);
+  if (const std::optional<std::string> problem = delay_wgrad_compute_problem(parallel))
+    throw InputError(kParallel, "delay_wgrad_compute", *problem);
+  if (const std::optional<std::string> problem = shared_expert_overlap_problem(model, parallel))
+    throw InputError(kParallel, "moe_shared_expert_overlap", *problem);
   if (const std::optional<std::string> problem = order_problem(parallel))
     throw InputError(kParallel, "order", *problem);
   if (!parallel.recompute_modules.is_default()) {

@@ -136,6 +136,14 @@ struct ParallelConfig {
   // PP > 1 the interleaved schedule, no full recomputation, a bf16/fp16 model, at most one MTP
   // layer; one more warm-up forward with interleaving (schedules.py).
   bool moe_a2a_overlap = false;
+  // Megatron-Core's --delay-wgrad-compute (needs moe_a2a_overlap): the weight-gradient GEMMs of
+  // the experts, shared experts and attention run after the layer's next all-to-all is posted,
+  // beside it (llm_delayed_wgrad.hpp, llm_combined_step.hpp).
+  bool delay_wgrad_compute = false;
+  // Megatron-Core's --moe-shared-expert-overlap (shared_experts.py): the shared experts run on
+  // their own stream, fc1 beside the dispatch all-to-all, fc2 beside the combine's, the mirror
+  // in the backward (llm_moe_shared_overlap.cpp). Not with moe_a2a_overlap.
+  bool moe_shared_expert_overlap = false;
   // Megatron-Core's MoE kernel switches (README "The MoE layer's op inventory"), each off by
   // default as in TransformerConfig: moe_router_fusion (TE's fused top-k, aux-loss scores and
   // aux loss instead of the PyTorch ops), moe_permute_fusion (TE's Triton permute, sort and
@@ -290,6 +298,12 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel);
 // does not model with it), or nullopt.
 std::optional<std::string> moe_a2a_overlap_problem(const TransformerConfig& model,
                                                    const ParallelConfig& parallel);
+
+// Why `parallel` cannot run with delay_wgrad_compute (Megatron-Core's refusal), if it cannot.
+std::optional<std::string> delay_wgrad_compute_problem(const ParallelConfig& parallel);
+// Why `parallel` cannot run with moe_shared_expert_overlap, if it cannot.
+std::optional<std::string> shared_expert_overlap_problem(const TransformerConfig& model,
+                                                         const ParallelConfig& parallel);
 
 std::string tp_group_name(const ParallelConfig& parallel, int rank);
 std::string dp_group_name(const ParallelConfig& parallel, int rank);

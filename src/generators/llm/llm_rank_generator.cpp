@@ -55,6 +55,12 @@ class StageGenerator {
                                .permute_fusion = parallel.moe_permute_fusion,
                                .force_load_balancing = parallel.moe_router_force_load_balancing,
                                .router_fp32 = parallel.moe_router_fp32});
+    emitter_.set_delay_wgrad_compute(parallel.delay_wgrad_compute);
+    emitter_.set_shared_expert_overlap(
+        parallel.moe_shared_expert_overlap, parallel.comm_sms,
+        kernels::hbm_bytes_per_bus_byte(CollectiveKind::kAllToAllv,
+                                        kernels::CommDataPath::kNcclStaged) *
+            parallel.bus_rates.ep_GBps);
     expert_buffer_.group = roles.expert_dp_group;
     expert_buffer_.size = parallel.expert_gradient_group_size();
     for (int chunk = 0; chunk < parallel.virtual_stages; ++chunk) {
@@ -1065,6 +1071,11 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
           interleave_combined_step(builder.trace().ops, combined_forward, backward_begin,
                                    beside_all_to_all);
           combined_forward = kNone;
+        } else if (parallel.delay_wgrad_compute) {
+          // A backward alone (warm-up's end, cool-down) runs through the same schedule plan
+          // with no forward layer: its delayed weight gradients still follow each all-to-all.
+          interleave_combined_step(builder.trace().ops, backward_begin, backward_begin,
+                                   beside_all_to_all);
         }
         break;
       }

@@ -10,24 +10,19 @@
 #include "trace_io/et_node_location.hpp"
 #include "trace_io/et_structure.hpp"
 #include "trace_io/json_error_location.hpp"
+#include "trace_io/json_integer.hpp"
 
 namespace perfsim {
 namespace {
 
 namespace dom = simdjson::dom;
+using trace_io::integer_of;
 using trace_io::NodeLocation;
 
 struct ChakraNode {
   Op op;
   std::vector<std::int64_t> data_deps;
 };
-
-std::optional<std::int64_t> integer_of(dom::element element) {
-  std::int64_t value = 0;
-  if (element.is_int64() && !element.get_int64().get(value))
-    return value;
-  return std::nullopt;
-}
 
 // "ncclKernel_AllReduce_RING_LL_Sum_float(...)" -> kAllReduce; "c10d::broadcast_(0)" ->
 // kBroadcast.

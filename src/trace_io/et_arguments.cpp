@@ -5,6 +5,7 @@
 
 #include "io/checked_number.hpp"
 #include "perfsim/dtype.hpp"
+#include "trace_io/json_integer.hpp"
 
 namespace perfsim::trace_io {
 namespace {
@@ -14,13 +15,6 @@ namespace dom = simdjson::dom;
 // Nested lists deeper than this are not produced by PyTorch; a crafted file is rejected.
 constexpr int kMaxListDepth = 16;
 constexpr std::size_t kTensorArity = 6;
-
-std::optional<std::int64_t> integer_of(dom::element element) {
-  std::int64_t value = 0;
-  if (element.is_int64() && !element.get_int64().get(value))
-    return value;
-  return std::nullopt;
-}
 
 // "GenericList[Tensor(float),Int]" -> {"Tensor(float)", "Int"}; commas inside parentheses or
 // brackets belong to the element.

@@ -4,6 +4,7 @@
 
 #include "perfsim/error.hpp"
 #include "trace_io/et_node_location.hpp"
+#include "trace_io/json_integer.hpp"
 
 namespace perfsim::trace_io {
 namespace {
@@ -18,13 +19,6 @@ constexpr ArgumentFieldNames kChakraOutputs{"outputs.values", "outputs.shapes", 
 bool needs_raw_arguments(std::string_view name) {
   return name == "record_param_comms" || name.starts_with("c10d::") ||
          name == "## process_group:init ##";
-}
-
-std::optional<std::int64_t> integer_of(dom::element element) {
-  std::int64_t value = 0;
-  if (element.is_int64() && !element.get_int64().get(value))
-    return value;
-  return std::nullopt;
 }
 
 // A scalar JSON value as an attribute value; nullopt for lists and objects.

@@ -251,6 +251,12 @@ TEST(LlmMoeFlexDispatcherSimulation, PricedAcrossNodesAndHybridEpWaitsLess) {
     EXPECT_GT(run.summary.comm_us_by_kind.at("expert parallel (all-to-all)"), 0.0) << backend;
   }
   EXPECT_GT(iteration_us["deepep"], 0.0);
+  // With ETP 1 the expert mesh puts EP innermost (Megatron-LM's expert rank order): TP 2 x DP 8
+  // with EP 8 keeps the EP group in one node; with ETP = TP 2 it strides over 2 nodes.
+  generators::llm::ParallelConfig expert_mesh{.tp = 2, .dp = 8, .ep = 8, .etp = 1};
+  EXPECT_EQ(generators::llm::with_expert_node_layout(expert_mesh, cluster).ep_ranks_per_node, 8);
+  expert_mesh.etp = 2;
+  EXPECT_EQ(generators::llm::with_expert_node_layout(expert_mesh, cluster).ep_ranks_per_node, 4);
   EXPECT_LE(iteration_us["hybridep"], iteration_us["deepep"]);
 }
 

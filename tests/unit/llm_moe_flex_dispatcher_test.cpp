@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/hierarchical_all_to_all.hpp"
@@ -194,6 +195,29 @@ TEST(LlmMoeFlexDispatcher, HybridEpWaitsForNothing) {
   EXPECT_EQ(c.by_name.count(std::string(kDispatcherSyncOpName)), 0u);
   EXPECT_EQ(c.by_name.at("hybrid_ep::metadata_preprocessing"), 2);
   EXPECT_EQ(c.flex_ops, 2 * 4);
+}
+
+// --moe-a2a-overlap: the compute beside a flex exchange loses the dispatcher's SMs (marked whole
+// without bus and device rates), 20 for DeepEP and 16 for HybridEP, not --comm-sms.
+TEST(LlmMoeFlexDispatcher, OverlappedComputeLosesTheDispatchersSms) {
+  TransformerConfig model = test_support::tiny_moe();
+  model.global_batch = 16;  // 4 micro-batches per rank: combined steps
+  for (const auto& [backend, sms] :
+       {std::pair{MoeFlexBackend::kDeepEp, 20}, std::pair{MoeFlexBackend::kHybridEp, 16}}) {
+    ParallelConfig parallel = flex({.dp = 4, .ep = 4}, backend, 4);
+    parallel.moe_a2a_overlap = true;
+    std::int64_t most = 0;
+    int marked = 0;
+    for (const Op& op : generate_llm_rank(model, parallel, 0).ops) {
+      const Attribute* attribute = op.is_annotation ? nullptr : op.find_attribute("contention_sms");
+      if (attribute == nullptr)
+        continue;
+      most = std::max(most, std::get<std::int64_t>(attribute->value));
+      ++marked;
+    }
+    EXPECT_GT(marked, 0);
+    EXPECT_EQ(most, sms);
+  }
 }
 
 TEST(LlmMoeFlexDispatcher, InvalidCombinationsAreRejected) {

@@ -19,6 +19,7 @@ double bus_factor(CollectiveKind kind, int n_ranks) {
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllToAll:
     case CollectiveKind::kAllToAllv:
+    case CollectiveKind::kHierarchicalAllToAll:
       return (n - 1.0) / n;
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
@@ -62,6 +63,8 @@ Bytes model_message_bytes(const CommInfo& comm) {
           comm.bytes_out > 0 ? comm.bytes_out : split_bytes(comm.out_split_elements, comm.dtype);
       return std::max(sent, received);
     }
+    case CollectiveKind::kHierarchicalAllToAll:  // node-level vs GPU-level copies
+      return std::max(comm.bytes_in, comm.bytes_out);
     default:
       return comm.bytes_in > 0 ? comm.bytes_in : comm.bytes_out;
   }

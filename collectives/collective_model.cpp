@@ -7,6 +7,7 @@
 
 #include "collectives/bus_factor.hpp"
 #include "collectives/curve_transfer.hpp"
+#include "collectives/hierarchical_all_to_all.hpp"
 #include "collectives/pcie_path.hpp"
 #include "collectives/spine_traffic.hpp"
 #include "perfsim/error.hpp"
@@ -150,6 +151,8 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
     kind = CollectiveKind::kAllReduce;
     bytes = 4;
   }
+  if (kind == CollectiveKind::kHierarchicalAllToAll)  // one size: node- and GPU-level alike
+    return predict_hierarchical_all_to_all(bytes, bytes, global_ranks);
   CollectivePrediction prediction;
   prediction.route = topology::resolve_group(topology_, global_ranks);
   const auto& route = prediction.route;
@@ -180,6 +183,21 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
                            nominal_fabric(topology_, 0, static_cast<int>(reference_bridges.size())),
                            topology_, pcie_path(topology_, reference_local)),
                        calibration_);
+  const NcclFabric fabric = group_fabric(kind, route, global_ranks);
+  prediction.curve = bracket.lower->name;
+  if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
+    prediction.curve += " + " + bracket.upper->name;
+  prediction.nccl = nccl_estimate(kind, static_cast<double>(bytes), shape, fabric, settings_);
+  prediction.duration_us = bracketed_duration_us(
+      bracket, reference_fabric, kind, static_cast<double>(bytes), shape, fabric, settings_);
+  prediction.region = model_region(prediction.nccl);
+  prediction.spine_slowdown =
+      fabric.spine_slowdown[static_cast<std::size_t>(prediction.nccl.algorithm)];
+  return prediction;
+}
+
+NcclFabric CollectiveModel::group_fabric(CollectiveKind kind, const topology::GroupRoute& route,
+                                         std::span<const int> global_ranks) const {
   std::set<std::string> host_bridges;
   std::set<int> local_gpus;
   for (int rank : global_ranks) {
@@ -200,15 +218,25 @@ CollectivePrediction CollectiveModel::predict(CollectiveKind kind, Bytes bytes,
       fabric.spine_slowdown[static_cast<std::size_t>(algorithm)] =
           spine_slowdown(topology_, kind, algorithm, global_ranks);
   }
-  prediction.curve = bracket.lower->name;
-  if (bracket.upper != bracket.lower && bracket.lower_weight < 1.0)
-    prediction.curve += " + " + bracket.upper->name;
-  prediction.nccl = nccl_estimate(kind, static_cast<double>(bytes), shape, fabric, settings_);
-  prediction.duration_us = bracketed_duration_us(
-      bracket, reference_fabric, kind, static_cast<double>(bytes), shape, fabric, settings_);
+  return fabric;
+}
+
+CollectivePrediction CollectiveModel::predict_hierarchical_all_to_all(
+    Bytes node_bytes, Bytes gpu_bytes, std::span<const int> global_ranks) const {
+  CollectivePrediction prediction;
+  prediction.route = topology::resolve_group(topology_, global_ranks);
+  const auto& route = prediction.route;
+  if (route.algorithm == topology::GroupAlgorithm::kLocal)
+    return prediction;
+  // Priced on the group's calibrated fabric directly: no curve measures DeepEP's kernels.
+  const NcclFabric fabric =
+      group_fabric(CollectiveKind::kHierarchicalAllToAll, route, global_ranks);
+  prediction.nccl = hierarchical_all_to_all_estimate(node_bytes, gpu_bytes,
+                                                     {route.n_ranks, route.n_nodes}, fabric);
+  prediction.duration_us = prediction.nccl.time_us;
   prediction.region = model_region(prediction.nccl);
   prediction.spine_slowdown =
-      fabric.spine_slowdown[static_cast<std::size_t>(prediction.nccl.algorithm)];
+      fabric.spine_slowdown[static_cast<std::size_t>(NcclAlgorithm::kPointToPoint)];
   return prediction;
 }
 
@@ -230,6 +258,7 @@ std::size_t CollectiveModel::DurationKeyHash::operator()(const DurationKey& key)
   std::size_t hash = std::hash<std::string>()(key.group);
   hash = hash * 31 + static_cast<std::size_t>(key.group_size);
   hash = hash * 31 + static_cast<std::size_t>(key.kind);
+  hash = hash * 31 + std::hash<Bytes>()(key.gpu_bytes);
   return hash * 31 + std::hash<Bytes>()(key.bytes);
 }
 
@@ -237,14 +266,19 @@ DurationUs CollectiveModel::collective_duration_us(const CollectiveCall& call) c
   if (!call.comm)
     throw RuntimeFailure("collective_duration_us: call on group '" + call.group +
                          "' carries no CommInfo");
-  DurationKey key{call.group, call.group_size, call.comm->kind, model_message_bytes(*call.comm)};
+  const bool hierarchical = call.comm->kind == CollectiveKind::kHierarchicalAllToAll;
+  DurationKey key{call.group, call.group_size, call.comm->kind,
+                  hierarchical ? call.comm->bytes_in : model_message_bytes(*call.comm),
+                  hierarchical ? call.comm->bytes_out : 0};
   {
     std::lock_guard lock(memo_->mutex);
     if (const auto found = memo_->durations.find(key); found != memo_->durations.end())
       return found->second;
   }
   const std::vector<int> ranks = ranks_of(call);
-  const DurationUs duration_us = predict(key.kind, key.bytes, ranks).duration_us;
+  const DurationUs duration_us =
+      hierarchical ? predict_hierarchical_all_to_all(key.bytes, key.gpu_bytes, ranks).duration_us
+                   : predict(key.kind, key.bytes, ranks).duration_us;
   std::lock_guard lock(memo_->mutex);
   memo_->durations.emplace(std::move(key), duration_us);
   return duration_us;

@@ -59,6 +59,11 @@ class CollectiveModel final : public CommDurationSource {
   // Direct query: a collective of `bytes` (nccl-tests size convention) over global ranks.
   CollectivePrediction predict(CollectiveKind kind, Bytes bytes,
                                std::span<const int> global_ranks) const;
+  // A kHierarchicalAllToAll (DeepEP / HybridEP dispatch or combine) of node_bytes and gpu_bytes
+  // per rank (perfsim/comm.hpp) over global ranks: hierarchical_all_to_all.hpp on the group's
+  // calibrated fabric. collective_duration_us routes that kind here.
+  CollectivePrediction predict_hierarchical_all_to_all(Bytes node_bytes, Bytes gpu_bytes,
+                                                       std::span<const int> global_ranks) const;
   const topology::Topology& topology() const { return topology_; }
   const FabricCalibration& calibration() const { return calibration_; }
   const NcclSettings& settings() const { return settings_; }
@@ -68,6 +73,10 @@ class CollectiveModel final : public CommDurationSource {
   // bandwidth-scaled as the topology says.
   std::vector<FittedCurve> curves_for(const std::string& link_class, CollectiveKind kind) const;
   std::vector<int> ranks_of(const CollectiveCall& call) const;
+  // The fabric under a resolved group: its NICs and sockets, calibrated, with the topology's
+  // NIC transport and spine across nodes.
+  NcclFabric group_fabric(CollectiveKind kind, const topology::GroupRoute& route,
+                          std::span<const int> global_ranks) const;
 
   topology::Topology topology_;
   CurveSet curves_;
@@ -93,6 +102,7 @@ class CollectiveModel final : public CommDurationSource {
     int group_size = 0;
     CollectiveKind kind = CollectiveKind::kAllReduce;
     Bytes bytes = 0;
+    Bytes gpu_bytes = 0;  // kHierarchicalAllToAll: CommInfo::bytes_out (bytes: bytes_in)
     bool operator==(const DurationKey&) const = default;
   };
   struct DurationKeyHash {

@@ -21,6 +21,13 @@ enum class CollectiveKind : std::uint8_t {
   kBarrier,
   kSend,
   kRecv,
+  // DeepEP / HybridEP normal-mode dispatch or combine (Megatron-Core's flex token dispatcher):
+  // each token crosses the network once per distinct destination node and NVLink once per
+  // distinct destination GPU (collectives/hierarchical_all_to_all.hpp). CommInfo::bytes_in is
+  // the node-level volume (one copy per token and distinct node of the group, its own node
+  // included), bytes_out the GPU-level volume (one copy per token and distinct GPU), for
+  // dispatch and combine alike (combine moves the same copies the other way).
+  kHierarchicalAllToAll,
 };
 
 std::string_view collective_name(CollectiveKind kind);

@@ -131,6 +131,12 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
   flag_if("--moe-router-force-load-balancing", options.moe_router_force_load_balancing);
   if (!options.moe_router_dtype.empty())
     value("--moe-router-dtype", options.moe_router_dtype);
+  if (!options.moe_token_dispatcher.empty())
+    value("--moe-token-dispatcher", options.moe_token_dispatcher);
+  if (!options.moe_flex_backend.empty())
+    value("--moe-flex-backend", options.moe_flex_backend);
+  number_if("--moe-deepep-num-sms", options.moe_deepep_num_sms, defaults.moe_deepep_num_sms);
+  number_if("--moe-hybridep-num-sms", options.moe_hybridep_num_sms, defaults.moe_hybridep_num_sms);
   flag_if("--no-bias-swiglu-fusion", !options.bias_swiglu_fusion);
   flag_if("--no-rope-fusion", !options.rope_fusion);
   flag_if("--cross-entropy-loss-fusion", options.cross_entropy_fusion);

@@ -175,6 +175,25 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                  "ops, the router GEMM's backward in TF32 with its operands cast to fp32 "
                  "(default: the activation dtype, Megatron-Core's None)")
       ->check(CLI::IsMember({"fp32"}));
+  sub.add_option("--moe-token-dispatcher", options.moe_token_dispatcher,
+                 "LLM, MoE: Megatron-Core --moe-token-dispatcher-type: alltoall (default: NCCL "
+                 "all-to-allv over EP) or flex (DeepEP / HybridEP fused dispatch and combine: "
+                 "each token sent once per distinct destination node and GPU; needs EP > 1 and "
+                 "expert TP 1)")
+      ->check(CLI::IsMember({"alltoall", "flex"}));
+  sub.add_option("--moe-flex-backend", options.moe_flex_backend,
+                 "LLM, MoE, flex: Megatron-Core moe_flex_dispatcher_backend deepep (default; the "
+                 "host waits for the received-token count each MoE forward) or hybridep (no "
+                 "host synchronization)")
+      ->check(CLI::IsMember({"deepep", "hybridep"}));
+  sub.add_option("--moe-deepep-num-sms", options.moe_deepep_num_sms,
+                 "LLM, MoE, flex deepep: SMs DeepEP's kernels hold beside overlapped compute "
+                 "(Megatron-Core moe_deepep_num_sms, default 20)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--moe-hybridep-num-sms", options.moe_hybridep_num_sms,
+                 "LLM, MoE, flex hybridep: SMs HybridEP's kernels hold beside overlapped compute "
+                 "(Megatron-Core moe_hybridep_num_sms, default 16)")
+      ->check(CLI::PositiveNumber);
   sub.add_flag("--overlap-p2p-comm,!--no-overlap-p2p-comm", options.overlap_p2p_comm,
                "LLM: interleaved schedule: post each pipeline receive one compute step ahead "
                "(Megatron overlap_p2p_comm, its default with --virtual-stages > 1; off: each "

@@ -345,6 +345,9 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // rank, gathered over the expert TP group (ETP = t: the TP group's s b top_k x load).
   const double etp = parallel.expert_tp();
   const double routed = sb / t * etp * moe.top_k * load;
+  // The rows the unpermute's backward keeps: the combined rows with the alltoall dispatcher
+  // (s b / t top_k), the experts' output rows on the receiving side with flex (routed).
+  const double combined_rows = parallel.moe_flex() ? routed : sb / t * moe.top_k;
   // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask) gives way to
   // the MoE block's tensors.
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
@@ -363,9 +366,9 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
       + sb / t * moe.top_k * (bytes + 8)  // top-k probabilities, indices
       + routed * h * bytes                // expert FC1 input (TP-gathered)
       + routed * (gated + act_kept) * moe.expert_ffn_hidden / etp * bytes  // FC1 out, FC2 in
-      + sb / t * moe.top_k * h * bytes                               // combined rows (unpermute)
-      + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes  // shared experts
-      + (model.dropout ? sb * h / t : 0.0);                          // dropout mask
+      + combined_rows * h * bytes                                          // the unpermute's rows
+      + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes        // shared experts
+      + (model.dropout ? sb * h / t : 0.0);                                // dropout mask
   return dense - dense_mlp + moe_block;
 }
 

@@ -83,11 +83,21 @@ std::string overlaps_line(const llm::ParallelConfig& parallel) {
                                 : "waited for");
   text += pipeline_p2p_text(parallel);
   text += "; DP gradient reduction " + gradient_reduction_text(parallel);
+  if (parallel.moe_flex())
+    text += "; MoE tokens by the flex dispatcher (" +
+            std::string(llm::moe_flex_backend_name(parallel.moe_flex_backend)) + ", " +
+            std::to_string(parallel.moe_flex_sms()) +
+            " SMs: each token once per distinct node and GPU" +
+            (parallel.moe_flex_backend == llm::MoeFlexBackend::kDeepEp
+                 ? ", the host waits for the received count"
+                 : "") +
+            ")";
   if (parallel.moe_a2a_overlap)
     text +=
         "; EP all-to-alls overlapped with the other micro-batch's compute (Megatron-Core "
         "combined 1F1B steps, --overlap-moe-expert-parallel-comm; compute beside one on " +
-        std::to_string(parallel.comm_sms) + " fewer SMs)";
+        std::to_string(parallel.moe_flex() ? parallel.moe_flex_sms() : parallel.comm_sms) +
+        " fewer SMs)";
   if (parallel.delay_wgrad_compute)
     text +=
         "; weight gradients delayed beside the backward's all-to-alls (Megatron-Core "

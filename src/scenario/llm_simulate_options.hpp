@@ -49,15 +49,19 @@ struct LlmSimulateOptions {
   bool moe_shared_expert_overlap = false;  // Megatron-Core --moe-shared-expert-overlap
   bool moe_router_fusion = false;          // Megatron-Core --moe-router-fusion
   bool moe_permute_fusion = false;         // Megatron-Core --moe-permute-fusion
-  bool moe_router_force_load_balancing = false;      // --moe-router-force-load-balancing
-  std::string moe_router_dtype;                      // --moe-router-dtype: "" or fp32
-  bool p2p_scatter_gather = false;                   // Megatron-LM's stage-boundary scatter/gather
-  std::string dtype;                                 // "" : the model file's; bf16, fp16, fp8
-  bool fp8_all_gather = false;                       // FP8 + SP: linear inputs all-gathered in FP8
-  std::string fp8_recipe = "delayed";                // delayed | current (tensorwise)
-  bool bias_swiglu_fusion = true;                    // Megatron-Core's fused SwiGLU (gated FFNs)
-  bool rope_fusion = true;                           // Transformer Engine's fused rotary embedding
-  bool cross_entropy_fusion = false;                 // Megatron-Core's fused cross entropy
+  bool moe_router_force_load_balancing = false;  // --moe-router-force-load-balancing
+  std::string moe_router_dtype;                  // --moe-router-dtype: "" or fp32
+  std::string moe_token_dispatcher;    // --moe-token-dispatcher: "" (alltoall), alltoall, flex
+  std::string moe_flex_backend;        // --moe-flex-backend: "" (deepep), deepep, hybridep
+  int moe_deepep_num_sms = 20;         // --moe-deepep-num-sms (Megatron's default)
+  int moe_hybridep_num_sms = 16;       // --moe-hybridep-num-sms
+  bool p2p_scatter_gather = false;     // Megatron-LM's stage-boundary scatter/gather
+  std::string dtype;                   // "" : the model file's; bf16, fp16, fp8
+  bool fp8_all_gather = false;         // FP8 + SP: linear inputs all-gathered in FP8
+  std::string fp8_recipe = "delayed";  // delayed | current (tensorwise)
+  bool bias_swiglu_fusion = true;      // Megatron-Core's fused SwiGLU (gated FFNs)
+  bool rope_fusion = true;             // Transformer Engine's fused rotary embedding
+  bool cross_entropy_fusion = false;   // Megatron-Core's fused cross entropy
   std::string cross_entropy_fusion_impl = "native";  // native | te
   bool get_batch_sync = false;  // get_batch waits for the GPU (Megatron-DeepSpeed)
   bool timer_syncs = false;     // Megatron-LM 2020-22 timers sync each fwd/bwd step

@@ -195,6 +195,13 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_permute_fusion = options.moe_permute_fusion;
   parallel.moe_router_force_load_balancing = options.moe_router_force_load_balancing;
   parallel.moe_router_fp32 = options.moe_router_dtype == "fp32";
+  parallel.moe_token_dispatcher = llm::parse_moe_token_dispatcher(
+      options.moe_token_dispatcher.empty() ? "alltoall" : options.moe_token_dispatcher,
+      "--moe-token-dispatcher");
+  parallel.moe_flex_backend = llm::parse_moe_flex_backend(
+      options.moe_flex_backend.empty() ? "deepep" : options.moe_flex_backend, "--moe-flex-backend");
+  parallel.moe_deepep_num_sms = options.moe_deepep_num_sms;
+  parallel.moe_hybridep_num_sms = options.moe_hybridep_num_sms;
   parallel.p2p_scatter_gather = options.p2p_scatter_gather;
   parallel.fp8_all_gather = options.fp8_all_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
@@ -258,6 +265,7 @@ LlmScenario with_bus_rates(LlmScenario scenario, const LlmSimulateOptions& optio
   // The layout must tile the ranks before the bus rates derive groups from it (an ETP x EP
   // that does not would divide by zero there).
   llm::validate(scenario.model, scenario.parallel);
+  scenario.parallel = llm::with_expert_node_layout(scenario.parallel, scenario.topology);
   if (options.comm_hbm_sharing)
     scenario.parallel = llm::with_collective_bus_rates(scenario.parallel, scenario.topology);
   return scenario;

@@ -170,9 +170,10 @@ planner::LayoutScore score_layout(const LayoutSimulation& simulation,
 }
 
 LlmScenario layout_scenario(const PlanRequest& request, const llm::ParallelConfig& parallel) {
-  llm::ParallelConfig layout =
-      with_te_workspaces(llm::with_collective_bus_rates(parallel, request.topology),
-                         request.device_memory.architecture);
+  llm::ParallelConfig layout = with_te_workspaces(
+      llm::with_expert_node_layout(llm::with_collective_bus_rates(parallel, request.topology),
+                                   request.topology),
+      request.device_memory.architecture);
   // The device's rates for the all-to-all overlap's windows; a request without a device file
   // (tests of the layout alone) keeps 0: whole pieces marked.
   if (!request.device_json.empty())

@@ -390,6 +390,8 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.moe_permute_fusion = row.moe_permute_fusion;
   options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
   options.moe_router_dtype = row.moe_router_dtype;
+  options.moe_token_dispatcher = row.moe_token_dispatcher;
+  options.moe_flex_backend = row.moe_flex_backend;
   options.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(options.bias_swiglu_fusion);
   options.rope_fusion = row.rope_fusion.value_or(options.rope_fusion);
   if (!row.cross_entropy_fusion.empty() && row.cross_entropy_fusion != "none") {

@@ -10,24 +10,19 @@
 #include "trace_io/et_node_location.hpp"
 #include "trace_io/et_structure.hpp"
 #include "trace_io/json_error_location.hpp"
+#include "trace_io/json_integer.hpp"
 
 namespace perfsim {
 namespace {
 
 namespace dom = simdjson::dom;
+using trace_io::json_integer_of;
 using trace_io::NodeLocation;
 
 struct ChakraNode {
   Op op;
   std::vector<std::int64_t> data_deps;
 };
-
-std::optional<std::int64_t> integer_of(dom::element element) {
-  std::int64_t value = 0;
-  if (element.is_int64() && !element.get_int64().get(value))
-    return value;
-  return std::nullopt;
-}
 
 // "ncclKernel_AllReduce_RING_LL_Sum_float(...)" -> kAllReduce; "c10d::broadcast_(0)" ->
 // kBroadcast.
@@ -47,7 +42,7 @@ std::vector<std::int64_t> read_id_list(dom::element element, const NodeLocation&
     where.fail(field, "expected a list of node ids");
   std::vector<std::int64_t> ids;
   for (dom::element item : array) {
-    std::optional<std::int64_t> id = integer_of(item);
+    std::optional<std::int64_t> id = json_integer_of(item);
     if (!id)
       where.fail(field, "node id is not an integer");
     ids.push_back(*id);
@@ -63,7 +58,7 @@ ChakraNode read_node(dom::element element, std::size_t index, const std::string&
   dom::element id_element;
   std::optional<std::int64_t> id;
   if (!node["Id"].get(id_element))
-    id = integer_of(id_element);
+    id = json_integer_of(id_element);
   if (!id)
     throw InputError(file, position, "node without an integer Id");
   ChakraNode result;
@@ -77,7 +72,7 @@ ChakraNode read_node(dom::element element, std::size_t index, const std::string&
   dom::element type_element;
   std::optional<std::int64_t> node_type;
   if (!node["NodeType"].get(type_element))
-    node_type = integer_of(type_element);
+    node_type = json_integer_of(type_element);
   if (!node_type)
     where.fail("NodeType", "missing field");
   op.attributes.push_back({"node_type", *node_type});

@@ -127,6 +127,7 @@ std::string c10d_name(CollectiveKind kind) {
       return "c10d::allreduce_";
     case CollectiveKind::kAllToAll:
     case CollectiveKind::kAllToAllv:
+    case CollectiveKind::kHierarchicalAllToAll:  // no c10d op; the nearest
       return "c10d::alltoall_base_";
     case CollectiveKind::kAllGather:
       return "c10d::_allgather_base_";

@@ -61,6 +61,8 @@ const std::vector<std::string> kColumns = {"name",
                                            "moe_router_dtype",
                                            "moe_permute_fusion",
                                            "moe_router_force_load_balancing",
+                                           "moe_token_dispatcher",
+                                           "moe_flex_backend",
                                            "bias_swiglu_fusion",
                                            "rope_fusion",
                                            "cross_entropy_fusion",
@@ -236,6 +238,8 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("moe_permute_fusion", row.moe_permute_fusion);
   read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);
   read.choice("moe_router_dtype", row.moe_router_dtype, {"fp32"});
+  read.choice("moe_token_dispatcher", row.moe_token_dispatcher, {"alltoall", "flex"});
+  read.choice("moe_flex_backend", row.moe_flex_backend, {"deepep", "hybridep"});
   read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
   read.optional_flag("rope_fusion", row.rope_fusion);
   read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});

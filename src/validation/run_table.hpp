@@ -64,6 +64,10 @@ struct RunRow {
   bool moe_router_force_load_balancing = false;
   // Megatron-Core's moe_router_dtype: "fp32", or empty (None, its default: the input's dtype).
   std::string moe_router_dtype;
+  // Megatron-Core's --moe-token-dispatcher-type (alltoall | flex) and, with flex,
+  // moe_flex_dispatcher_backend (deepep | hybridep); empty: alltoall / deepep.
+  std::string moe_token_dispatcher;
+  std::string moe_flex_backend;
   // Megatron-Core's element-wise fusions; nullopt (empty cell): on, Megatron-LM's default.
   std::optional<bool> bias_swiglu_fusion;
   std::optional<bool> rope_fusion;

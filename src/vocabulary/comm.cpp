@@ -30,6 +30,8 @@ std::string_view collective_name(CollectiveKind kind) {
       return "send";
     case CollectiveKind::kRecv:
       return "recv";
+    case CollectiveKind::kHierarchicalAllToAll:
+      return "hierarchical_all_to_all";
   }
   return "unknown";
 }
@@ -52,7 +54,7 @@ std::optional<CollectiveKind> parse_collective(std::string_view name) {
     key.resize(key.size() - 9);
   if (key.size() > 6 && key.ends_with("tensor"))
     key.resize(key.size() - 6);
-  static constexpr std::array<std::pair<std::string_view, CollectiveKind>, 14> kNames{{
+  static constexpr std::array<std::pair<std::string_view, CollectiveKind>, 15> kNames{{
       {"allreduce", CollectiveKind::kAllReduce},
       {"alltoall", CollectiveKind::kAllToAll},
       {"alltoallv", CollectiveKind::kAllToAllv},
@@ -67,6 +69,7 @@ std::optional<CollectiveKind> parse_collective(std::string_view name) {
       {"isend", CollectiveKind::kSend},
       {"recv", CollectiveKind::kRecv},
       {"irecv", CollectiveKind::kRecv},
+      {"hierarchicalalltoall", CollectiveKind::kHierarchicalAllToAll},
   }};
   for (const auto& [spelling, kind] : kNames) {
     if (key == spelling)

@@ -394,6 +394,22 @@ TEST(LlmMemoryAgreement, ExpertParallelMoe) {
   expect_agreement(small_moe(), parallel);
 }
 
+// The flex dispatcher (DeepEP / HybridEP) permutes on the receiving side: the unpermute's
+// backward keeps the experts' output rows (received tokens) instead of the combined rows.
+// DeepEP's and HybridEP's communication buffers are not counted by either side.
+TEST(LlmMemoryAgreement, ExpertParallelMoeWithTheFlexDispatcher) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  parallel.moe_imbalance = 1.5;  // received rows differ from dispatched ones
+  const Measured alltoall = measure(small_moe(), parallel);
+  parallel.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  expect_agreement(small_moe(), parallel);
+  const Measured flex = measure(small_moe(), parallel);
+  EXPECT_GT(flex.closed.activation_bytes, alltoall.closed.activation_bytes);
+  parallel.moe_flex_backend = llm::MoeFlexBackend::kHybridEp;
+  expect_agreement(small_moe(), parallel);
+}
+
 // overlap_param_gather with experts: Megatron-Core gathers each bucket into its parameter
 // buffer in place (the bucket's param_data), dense and expert buffers alike, so the closed form
 // is unchanged and the replay holds no gathered copy. DP 4, EP 2: expert-DP 2, so the experts

@@ -97,6 +97,11 @@ TEST(MoeSharedExpertOverlap, RefusesWhatMegatronRefusesAndWhatOverlapsNothing) {
   llm::ParallelConfig ep1 = ep8(true);
   ep1.ep = 1;
   expect_refused(model, ep1, "EP > 1");
+  llm::ParallelConfig flex = ep8(true);
+  flex.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  expect_refused(model, flex, "flex");
+  flex.moe_shared_expert_overlap = false;
+  EXPECT_NO_THROW(llm::validate(model, flex));
 }
 
 TEST(MoeSharedExpertOverlap, SameOpsWithTheSharedExpertsBesideTheAllToAlls) {

@@ -79,18 +79,19 @@ TEST(RunSimulateArguments, InlineShapeRowWithMoeSwitches) {
       "name,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,attention,dropout,gated_ffn,"
       "position_embedding,gpus,tp,pp,dp,ep,etp,order,micro_batch,global_batch,dtype,"
       "moe_imbalance,moe_a2a_overlap,moe_router_fusion,moe_permute_fusion,"
-      "moe_router_force_load_balancing,p2p_scatter_gather,first_stage_layers,device,topology,"
-      "nodes,measured_tokens_per_s_per_gpu\n"
+      "moe_router_force_load_balancing,moe_token_dispatcher,moe_flex_backend,p2p_scatter_gather,"
+      "first_stage_layers,device,topology,nodes,measured_tokens_per_s_per_gpu\n"
       "shape-row,12,1024,16,4,4096,32000,2048,unfused,0,1,rope,16,2,2,4,2,1,tp-cp-ep-pp-dp,2,"
-      "64,bf16,1.25,0,1,1,1,1,5,A100-80GB,dgx-a100,2,900\n");
+      "64,bf16,1.25,0,1,1,1,flex,hybridep,1,5,A100-80GB,dgx-a100,2,900\n");
   ASSERT_EQ(table.rows.front().error, "");
   Arguments expected = words(
       "--layers 12 --hidden 1024 --heads 16 --kv-heads 4 --ffn-hidden 4096 --vocab 32000 --seq-len "
       "2048 --attention unfused --no-dropout --gated-ffn --position-embedding rope --tp 2 --pp 2 "
       "--dp 4 --ep 2 --etp 1 --moe-imbalance 1.25 --first-stage-layers 5 --micro-batch 2 "
       "--global-batch 64 --order tp-cp-ep-pp-dp --dtype bf16 --p2p-scatter-gather "
-      "--moe-router-fusion --moe-permute-fusion --moe-router-force-load-balancing --topology "
-      "dgx-a100 --nodes 2 --device A100-80GB --calibration");
+      "--moe-router-fusion --moe-permute-fusion --moe-router-force-load-balancing "
+      "--moe-token-dispatcher flex --moe-flex-backend hybridep --topology dgx-a100 --nodes 2 "
+      "--device A100-80GB --calibration");
   expected.push_back("my calibration.json");
   const Arguments rendered = arguments_of(table.rows.front(), "my calibration.json");
   EXPECT_EQ(rendered, expected);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "generators/llm/nominal_collective_curves.hpp"
+#include "perfsim/error.hpp"
 #include "topology/group_route.hpp"
 
 namespace perfsim::generators::llm {
@@ -44,6 +45,25 @@ CollectiveBusRates collective_bus_rates(const ParallelConfig& parallel,
       rates.ep_GBps = group_bus_GBps(group.ranks, topology);
   }
   return rates;
+}
+
+ParallelConfig with_expert_node_layout(ParallelConfig parallel,
+                                       const topology::Topology& topology) {
+  if (parallel.ep < 2)
+    return parallel;
+  const std::string ep = ep_group_name(parallel, 0);
+  for (const ProcessGroup& group : process_groups_of(parallel, 0)) {
+    if (group.name != ep || group.ranks.empty() ||
+        *std::max_element(group.ranks.begin(), group.ranks.end()) >= topology.world_size())
+      continue;
+    const topology::GroupRoute route = topology::resolve_group(topology, group.ranks);
+    if (parallel.moe_flex() && !route.balanced)
+      throw InputError(topology.source, "nodes",
+                       "--moe-token-dispatcher flex: the EP group has a different number of "
+                       "ranks on the nodes it spans (not modelled)");
+    parallel.ep_ranks_per_node = route.ranks_per_node;
+  }
+  return parallel;
 }
 
 ParallelConfig with_collective_bus_rates(ParallelConfig parallel,

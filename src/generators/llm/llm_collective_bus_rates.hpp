@@ -14,6 +14,10 @@ namespace perfsim::generators::llm {
 CollectiveBusRates collective_bus_rates(const ParallelConfig& parallel,
                                         const topology::Topology& topology);
 
+// `parallel` with ep_ranks_per_node set from where `topology` places rank 0's EP group (the
+// flex dispatcher's node count). InputError when flex meets an EP group spread unevenly.
+ParallelConfig with_expert_node_layout(ParallelConfig parallel, const topology::Topology& topology);
+
 // `parallel` with the bus rates of `topology` filled in.
 ParallelConfig with_collective_bus_rates(ParallelConfig parallel,
                                          const topology::Topology& topology);

@@ -140,7 +140,8 @@ double all_to_all_estimate_us(const Op& all_to_all, double bus_GBps) {
 bool is_expert_all_to_all(const Op& op) {
   return op.comm &&
          (op.comm->kind == CollectiveKind::kAllToAllv ||
-          op.comm->kind == CollectiveKind::kAllToAll) &&
+          op.comm->kind == CollectiveKind::kAllToAll ||
+          op.comm->kind == CollectiveKind::kHierarchicalAllToAll) &&
          !op.kernels.empty() && op.kernels.front().stream == kExpertParallelStream;
 }
 

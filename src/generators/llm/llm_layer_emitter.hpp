@@ -5,6 +5,7 @@
 // gradient (backward); with sequence parallelism all-gather before and reduce-scatter after
 // instead, and the input all-gathered again in backward for the weight gradient (Korthikanti
 // et al. 2022, Sec. 4.2.2). Also the embedding and the LM head of the end stages.
+#include <functional>
 #include <string>
 
 #include "generators/llm/llm_local_shapes.hpp"
@@ -90,6 +91,9 @@ struct MoeKernelSwitches {
   bool permute_fusion = false;
   bool force_load_balancing = false;
   bool router_fp32 = false;  // ParallelConfig::moe_router_fp32 (moe_router_dtype "fp32")
+  // ParallelConfig::moe_token_dispatcher flex, and its backend HybridEP (else DeepEP).
+  bool flex = false;
+  bool hybridep = false;
 };
 
 // Multi-latent attention's tensors its backward reads: the down projections' outputs (the
@@ -534,19 +538,55 @@ class LayerEmitter {
   struct Permuted {
     TensorRef rows, probabilities;
   };
+  // `rows` and `map_experts`: the permuted rows and the routing map's width, the alltoall
+  // dispatcher's (dispatched_tokens, experts) when -1; the flex dispatcher permutes the
+  // received tokens to its local experts' rows (received_tokens, experts_local).
   Permuted permute_tokens(const TensorRef& tokens, const TensorRef& probabilities,
-                          const TensorRef& routing_map, std::int64_t token_count);
+                          const TensorRef& routing_map, std::int64_t token_count,
+                          std::int64_t rows = -1, std::int64_t map_experts = -1);
   TensorRef unpermute_tokens(const TensorRef& rows, const TensorRef& routing_map,
-                             std::int64_t token_count);
+                             std::int64_t token_count, std::int64_t row_count = -1);
   // `combined_rows`: the rows the forward unpermuted, which perfsim keeps for this backward as
   // TE's unpermute with probabilities did (Megatron-Core <= 0.13; the memory closed form counts
   // them); 0.14+ keeps only the row-id map.
   TensorRef unpermute_backward(const TensorRef& grad_tokens, const TensorRef& combined_rows,
-                               const TensorRef& routing_map, std::int64_t token_count);
+                               const TensorRef& routing_map, std::int64_t token_count,
+                               std::int64_t row_count = -1);
   // Permute backward: the rows' and probabilities' gradients -> the tokens' [tokens, h] and
   // the dense probabilities' [tokens, experts] gradients.
   Permuted permute_backward(const TensorRef& grad_rows, const TensorRef& grad_probabilities,
-                            const TensorRef& routing_map, std::int64_t token_count);
+                            const TensorRef& routing_map, std::int64_t token_count,
+                            std::int64_t rows = -1, std::int64_t map_experts = -1);
+  // The alltoall dispatcher's dispatch (the token counts, permute, host wait, all-to-alls of
+  // the rows and probabilities, ETP gather, chunk sort; returns the experts' input rows) and
+  // its backward (the probabilities' and rows' gradients back to [tokens, experts] and
+  // [tokens, h]; `routing_map` as the permute's autograd context keeps it).
+  // `beside_all_to_alls` emits what runs while the all-to-alls are in flight (the shared
+  // experts' pieces under moe_shared_expert_overlap).
+  TensorRef alltoall_dispatch(const TensorRef& normed, const TensorRef& probabilities,
+                              MoeSaved& saved, std::int64_t tokens,
+                              const std::function<void()>& beside_all_to_alls);
+  Permuted alltoall_dispatch_backward(const TensorRef& grad_expert_input,
+                                      const TensorRef& routing_map, std::int64_t tokens,
+                                      const std::function<void()>& beside_all_to_alls);
+  // Megatron-Core's flex token dispatcher (llm_moe_flex.cpp), DeepEP or HybridEP: the layout
+  // kernel, the fused dispatch of this rank's tokens (kHierarchicalAllToAll on the EP stream;
+  // DeepEP: the host waits first for the received-token count), the received tokens permuted
+  // to the local experts' rows. Returns the experts' input rows [received_tokens, h].
+  TensorRef flex_dispatch(const TensorRef& normed, const TensorRef& routing_map,
+                          std::int64_t tokens);
+  // The experts' output rows unpermuted (each received token's rows summed) and combined back
+  // to this rank's tokens [tokens, h]; `kept` receives the rows the unpermute read.
+  TensorRef flex_combine(const TensorRef& expert_output, std::int64_t tokens, TensorRef& kept);
+  // Backward: the output gradient dispatched to the experts' ranks and copied to their rows;
+  // the rows' gradients summed per received token and combined back, with the probabilities'
+  // gradients ([tokens, h] and [tokens, experts]).
+  TensorRef flex_combine_backward(const TensorRef& grad_tokens, const TensorRef& kept,
+                                  std::int64_t tokens);
+  Permuted flex_dispatch_backward(const TensorRef& grad_rows, std::int64_t tokens);
+  // One fused dispatch or combine (or their backwards): `input` and `output` as the kernels
+  // read and write them, priced by the node- and GPU-level copies (LocalShapes::flex_*).
+  TensorRef flex_exchange(const TensorRef& input, const TensorRef& output);
   // The permuted probabilities over EP (all-to-all-v of fp32 values, one per row).
   TensorRef probabilities_all_to_all(const TensorRef& probabilities, std::int64_t out_rows);
   // sort_chunks_by_idxs with the probabilities (dispatch) or without (combine): `backward`

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "generators/llm/llm_moe_flex_routing.hpp"
+
 namespace perfsim::generators::llm {
 
 LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel) {
@@ -54,6 +56,18 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
                             : parallel.moe_imbalance;
     shapes.received_tokens =
         static_cast<std::int64_t>(std::ceil(static_cast<double>(shapes.dispatched_tokens) * load));
+    if (parallel.moe_flex() && parallel.ep > 1) {
+      const UniformRouting routing{moe.num_experts, moe.top_k, moe.router_num_groups,
+                                   moe.router_group_topk};
+      const int ep_per_node = parallel.ep_ranks_per_node > 0
+                                  ? std::min(parallel.ep, parallel.ep_ranks_per_node)
+                                  : parallel.ep;
+      const double tokens = static_cast<double>(shapes.seq_local * shapes.batch) * load;
+      const int per_gpu = static_cast<int>(shapes.experts_local);
+      shapes.flex_gpu_copies = std::llround(tokens * expected_distinct_units(routing, per_gpu));
+      shapes.flex_node_copies =
+          std::llround(tokens * expected_distinct_units(routing, per_gpu * ep_per_node));
+    }
   }
   return shapes;
 }

@@ -45,6 +45,13 @@ struct LocalShapes {
   // EP rank receives: dispatched x min(imbalance, capacity factor when set).
   std::int64_t dispatched_tokens = 0;
   std::int64_t received_tokens = 0;
+  // The flex dispatcher (ParallelConfig::moe_flex): the busiest EP rank's token copies per
+  // micro-batch, one per token and distinct destination node of the EP group (node level) and
+  // one per token and distinct destination GPU (GPU level: the tokens it receives before
+  // permuting them to its experts), expected under uniform routing (llm_moe_flex_routing.hpp)
+  // and scaled like received_tokens. 0 without flex.
+  std::int64_t flex_node_copies = 0;
+  std::int64_t flex_gpu_copies = 0;
   // Tokens the local experts compute on: received_tokens gathered over the expert TP group.
   std::int64_t expert_tokens() const { return received_tokens * etp; }
   std::int64_t router_parameters() const { return hidden * experts; }

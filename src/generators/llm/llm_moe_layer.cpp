@@ -69,6 +69,23 @@ TensorRef LayerEmitter::expert_weight_operand(const TensorRef& weight, const Fp8
   return builder_.tensor(shape, DType::kFloat8);
 }
 
+TensorRef LayerEmitter::alltoall_dispatch(const TensorRef& normed, const TensorRef& probabilities,
+                                          MoeSaved& saved, std::int64_t tokens,
+                                          const std::function<void()>& beside_all_to_alls) {
+  const std::int64_t h = shapes_.hidden, received = shapes_.received_tokens;
+  dispatcher_token_counts(tokens);
+  const Permuted permuted = permute_tokens(normed, probabilities, saved.routing_map, tokens);
+  dispatcher_wait();
+  const TensorRef arrived = expert_all_to_all(permuted.rows, received);
+  const TensorRef arrived_probabilities =
+      probabilities_all_to_all(permuted.probabilities, received);
+  beside_all_to_alls();
+  return sort_chunks(tp_gather_rows(arrived, received, h),
+                     tp_gather_rows(arrived_probabilities, received, 1), shapes_.expert_tokens(), h,
+                     false)
+      .rows;
+}
+
 TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights,
                                     MoeSaved& saved) {
   const std::int64_t h = shapes_.hidden;
@@ -86,22 +103,17 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // chosen expert with its probability, grouped by expert (llm_moe_permute.cpp); the host waits
   // for the counts; tokens and probabilities sent to the experts' ranks and regrouped by local
   // expert (the probabilities weight the experts' activation).
-  // moe_shared_expert_overlap: the shared experts' pieces around the all-to-alls
-  // (llm_moe_shared_overlap.cpp).
+  // moe_shared_expert_overlap (alltoall dispatcher only): the shared experts' pieces around the
+  // all-to-alls (llm_moe_shared_overlap.cpp). The flex dispatcher (llm_moe_flex.cpp) sends the
+  // tokens first and permutes on arrival.
   const bool shared_overlap = shared_experts_overlapped();
   const TensorRef shared_input = shared_overlap ? shared_expert_input(normed) : TensorRef{};
-  dispatcher_token_counts(tokens);
-  const Permuted permuted = permute_tokens(normed, probabilities, saved.routing_map, tokens);
-  dispatcher_wait();
-  const TensorRef arrived = expert_all_to_all(permuted.rows, received);
-  const TensorRef arrived_probabilities =
-      probabilities_all_to_all(permuted.probabilities, received);
-  if (shared_overlap)
-    shared_expert_fc1_beside(shared_input, weights, saved.shared);
-  const TensorRef expert_input = sort_chunks(tp_gather_rows(arrived, received, h),
-                                             tp_gather_rows(arrived_probabilities, received, 1),
-                                             shapes_.expert_tokens(), h, false)
-                                     .rows;
+  const TensorRef expert_input =
+      moe_switches_.flex ? flex_dispatch(normed, saved.routing_map, tokens)
+                         : alltoall_dispatch(normed, probabilities, saved, tokens, [&] {
+                             if (shared_overlap)
+                               shared_expert_fc1_beside(shared_input, weights, saved.shared);
+                           });
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t rows = shapes_.experts_local * per_expert;
@@ -123,17 +135,21 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                    per_expert, shapes_.expert_ffn_local, h);
   // Combine: back over TP and EP, then each token's k rows summed (the probabilities were
   // applied in the activation).
-  const TensorRef expert_output = tp_reduce_scatter_rows(
-      sort_chunks(fc2, {}, shapes_.expert_tokens(), h, false).rows, received, h);
-  const TensorRef returned = expert_all_to_all(expert_output, dispatched);
-  const TensorRef shared_output =
-      shared_overlap ? shared_expert_fc2_beside(weights, saved.shared) : TensorRef{};
   saved.expert_input = expert_input;
-  saved.returned = returned;
   saved.fc1 = fc1;
   saved.act = act;
-  const TensorRef routed =
-      RankTraceBuilder::view(unpermute_tokens(returned, saved.routing_map, tokens), local_shape);
+  TensorRef combined, shared_output;
+  if (moe_switches_.flex) {
+    combined = flex_combine(fc2, tokens, saved.returned);
+  } else {
+    const TensorRef expert_output = tp_reduce_scatter_rows(
+        sort_chunks(fc2, {}, shapes_.expert_tokens(), h, false).rows, received, h);
+    saved.returned = expert_all_to_all(expert_output, dispatched);
+    if (shared_overlap)
+      shared_output = shared_expert_fc2_beside(weights, saved.shared);
+    combined = unpermute_tokens(saved.returned, saved.routing_map, tokens);
+  }
+  const TensorRef routed = RankTraceBuilder::view(combined, local_shape);
   if (shapes_.shared_ffn_local == 0)
     return routed;
   if (shared_overlap)
@@ -161,16 +177,21 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
 
   // Unpermute backward: the output gradient copied to each of a token's k rows (the
   // probabilities were applied in the experts, whose activation backward gives their gradient).
-  const TensorRef grad_rows = unpermute_backward(
-      grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
-  const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
   const bool shared_overlap = shared_experts_overlapped();
-  const TensorRef grad_shared_fc1_beside =
-      shared_overlap ? shared_expert_fc2_backward_beside(grad_output, weights, saved.shared)
-                     : TensorRef{};
-  const TensorRef grad_expert_output =
-      sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
-          .rows;
+  TensorRef grad_expert_output, grad_shared_fc1_beside;
+  if (moe_switches_.flex) {
+    grad_expert_output = flex_combine_backward(grad_tokens, saved.returned, tokens);
+  } else {
+    const TensorRef grad_rows = unpermute_backward(
+        grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
+    const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
+    if (shared_overlap)
+      grad_shared_fc1_beside =
+          shared_expert_fc2_backward_beside(grad_output, weights, saved.shared);
+    grad_expert_output =
+        sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
+            .rows;
+  }
   // The experts backward: FC2 data and weight gradients, activation, FC1 data and weight.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
@@ -220,23 +241,14 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   }
   // The probabilities' gradients (the weighted activation's backward, one per expert row)
   // follow the rows' back: the sort's backward, over TP and EP, the permute's backward.
-  const Permuted grad_sorted =
-      sort_chunks(grad_expert_input, builder_.tensor({shapes_.expert_tokens()}, DType::kFloat32),
-                  shapes_.expert_tokens(), h, true);
-  // Both reduce-scattered over ETP, then both all-to-alls back (posted together).
-  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_sorted.rows, received, h);
-  const TensorRef grad_arrived_probabilities =
-      tp_reduce_scatter_rows(grad_sorted.probabilities, received, 1);
-  const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
-  const TensorRef grad_permuted_probabilities =
-      probabilities_all_to_all(grad_arrived_probabilities, dispatched);
-  const TensorRef grad_shared_input =
-      shared_overlap ? shared_expert_fc1_backward_beside(grad_shared_fc1_beside, weights, layer)
-                     : TensorRef{};
-  // Permute backward: each token's k row gradients summed, the probabilities' gradients back to
-  // [tokens, experts].
+  TensorRef grad_shared_input;
   const Permuted grad_routing =
-      permute_backward(grad_permuted, grad_permuted_probabilities, routing_map, tokens);
+      moe_switches_.flex ? flex_dispatch_backward(grad_expert_input, tokens)
+                         : alltoall_dispatch_backward(grad_expert_input, routing_map, tokens, [&] {
+                             if (shared_overlap)
+                               grad_shared_input = shared_expert_fc1_backward_beside(
+                                   grad_shared_fc1_beside, weights, layer);
+                           });
   const TensorRef grad_routed = RankTraceBuilder::view(grad_routing.rows, local_shape);
   // Router backward: through top-k, the score function and the aux loss to the logits, then
   // the router's GEMMs.
@@ -260,6 +272,27 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const TensorRef grad_norm_input = norm_input_backward(
       grad_shared_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width, layer.x1, layer.ln2);
   return elementwise("aten::add", {grad_norm_input, grad_normed}, local_shape, 1);
+}
+
+LayerEmitter::Permuted LayerEmitter::alltoall_dispatch_backward(
+    const TensorRef& grad_expert_input, const TensorRef& routing_map, std::int64_t tokens,
+    const std::function<void()>& beside_all_to_alls) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
+  const Permuted grad_sorted =
+      sort_chunks(grad_expert_input, builder_.tensor({shapes_.expert_tokens()}, DType::kFloat32),
+                  shapes_.expert_tokens(), h, true);
+  // Both reduce-scattered over ETP, then both all-to-alls back (posted together).
+  const TensorRef grad_arrived_input = tp_reduce_scatter_rows(grad_sorted.rows, received, h);
+  const TensorRef grad_arrived_probabilities =
+      tp_reduce_scatter_rows(grad_sorted.probabilities, received, 1);
+  const TensorRef grad_permuted = expert_all_to_all(grad_arrived_input, dispatched);
+  const TensorRef grad_permuted_probabilities =
+      probabilities_all_to_all(grad_arrived_probabilities, dispatched);
+  beside_all_to_alls();
+  // Permute backward: each token's k row gradients summed, the probabilities' gradients back to
+  // [tokens, experts].
+  return permute_backward(grad_permuted, grad_permuted_probabilities, routing_map, tokens);
 }
 
 }  // namespace perfsim::generators::llm

@@ -31,6 +31,11 @@ std::optional<std::string> shared_expert_overlap_problem(const TransformerConfig
   if (parallel.ep < 2)
     return "--moe-shared-expert-overlap needs EP > 1: without expert parallelism there is no "
            "all-to-all to overlap the shared experts with";
+  // Megatron-Core's MoEFlexTokenDispatcher.set_shared_experts raises (0.13: "Shared expert
+  // overlap is not supported in Flex Token Dispatcher").
+  if (parallel.moe_flex())
+    return "--moe-shared-expert-overlap is not allowed with --moe-token-dispatcher flex "
+           "(Megatron-Core: shared expert overlap is not supported in the flex token dispatcher)";
   return std::nullopt;
 }
 

@@ -26,9 +26,11 @@ void synchronizes_host(RankTraceBuilder& builder) {
 LayerEmitter::Permuted LayerEmitter::permute_tokens(const TensorRef& tokens,
                                                     const TensorRef& probabilities,
                                                     const TensorRef& routing_map,
-                                                    std::int64_t token_count) {
-  const std::int64_t h = shapes_.hidden, experts = shapes_.experts;
-  const std::int64_t dispatched = shapes_.dispatched_tokens;
+                                                    std::int64_t token_count, std::int64_t rows,
+                                                    std::int64_t map_experts) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t experts = map_experts >= 0 ? map_experts : shapes_.experts;
+  const std::int64_t dispatched = rows >= 0 ? rows : shapes_.dispatched_tokens;
   const TensorRef token_rows = RankTraceBuilder::view(tokens, {token_count, h});
   Permuted out{activation({dispatched, h}), builder_.tensor({dispatched}, DType::kFloat32)};
   if (moe_switches_.permute_fusion) {
@@ -66,8 +68,9 @@ LayerEmitter::Permuted LayerEmitter::permute_tokens(const TensorRef& tokens,
 }
 
 TensorRef LayerEmitter::unpermute_tokens(const TensorRef& rows, const TensorRef& routing_map,
-                                         std::int64_t token_count) {
-  const std::int64_t h = shapes_.hidden, dispatched = shapes_.dispatched_tokens;
+                                         std::int64_t token_count, std::int64_t row_count) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t dispatched = row_count >= 0 ? row_count : shapes_.dispatched_tokens;
   TensorRef out = activation({token_count, h});
   if (moe_switches_.permute_fusion) {
     // unpermute_with_mask_map: each token's k rows summed (the row-id map is the permute's).
@@ -85,8 +88,10 @@ TensorRef LayerEmitter::unpermute_tokens(const TensorRef& rows, const TensorRef&
 
 TensorRef LayerEmitter::unpermute_backward(const TensorRef& grad_tokens,
                                            const TensorRef& combined_rows,
-                                           const TensorRef& routing_map, std::int64_t token_count) {
-  const std::int64_t h = shapes_.hidden, dispatched = shapes_.dispatched_tokens;
+                                           const TensorRef& routing_map, std::int64_t token_count,
+                                           std::int64_t row_count) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t dispatched = row_count >= 0 ? row_count : shapes_.dispatched_tokens;
   TensorRef grad_rows = activation({dispatched, h});
   // Fused: permute_with_mask_map copies each token's gradient to its k rows; unfused:
   // scatter_add_'s backward, a gather.
@@ -100,9 +105,11 @@ TensorRef LayerEmitter::unpermute_backward(const TensorRef& grad_tokens,
 LayerEmitter::Permuted LayerEmitter::permute_backward(const TensorRef& grad_rows,
                                                       const TensorRef& grad_probabilities,
                                                       const TensorRef& routing_map,
-                                                      std::int64_t token_count) {
-  const std::int64_t h = shapes_.hidden, experts = shapes_.experts;
-  const std::int64_t dispatched = shapes_.dispatched_tokens;
+                                                      std::int64_t token_count, std::int64_t rows,
+                                                      std::int64_t map_experts) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t experts = map_experts >= 0 ? map_experts : shapes_.experts;
+  const std::int64_t dispatched = rows >= 0 ? rows : shapes_.dispatched_tokens;
   Permuted grad{activation({token_count, h}), builder_.tensor({token_count, experts})};
   if (moe_switches_.permute_fusion) {
     // unpermute_with_mask_map: each token's k row gradients summed, the probabilities'

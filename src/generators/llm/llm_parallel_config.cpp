@@ -86,6 +86,34 @@ Recompute parse_recompute(std::string_view text, const std::string& flag) {
                    "recompute must be none, selective or full, got \"" + std::string(text) + "\"");
 }
 
+std::string_view moe_token_dispatcher_name(MoeTokenDispatcher dispatcher) {
+  return dispatcher == MoeTokenDispatcher::kFlex ? "flex" : "alltoall";
+}
+
+std::string_view moe_flex_backend_name(MoeFlexBackend backend) {
+  return backend == MoeFlexBackend::kHybridEp ? "hybridep" : "deepep";
+}
+
+MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text, const std::string& flag) {
+  if (text == "alltoall")
+    return MoeTokenDispatcher::kAllToAll;
+  if (text == "flex")
+    return MoeTokenDispatcher::kFlex;
+  throw InputError(flag, "",
+                   "the MoE token dispatcher must be alltoall or flex, got \"" + std::string(text) +
+                       "\" (allgather is not modelled)");
+}
+
+MoeFlexBackend parse_moe_flex_backend(std::string_view text, const std::string& flag) {
+  if (text == "deepep")
+    return MoeFlexBackend::kDeepEp;
+  if (text == "hybridep")
+    return MoeFlexBackend::kHybridEp;
+  throw InputError(
+      flag, "",
+      "the flex dispatcher backend must be deepep or hybridep, got \"" + std::string(text) + "\"");
+}
+
 std::optional<std::string> order_problem(const ParallelConfig& parallel) {
   if (parallel.ep <= 0 || parallel.etp < 0 ||
       parallel.tp * parallel.dp * parallel.cp % (parallel.expert_tp() * parallel.ep) != 0)
@@ -187,6 +215,34 @@ std::optional<std::string> moe_a2a_overlap_problem(const TransformerConfig& mode
   return std::nullopt;
 }
 
+namespace {
+
+// Megatron-Core's checks of the flex dispatcher (token_dispatcher.py MoEFlexTokenDispatcher:
+// "Flex token dispatcher requires TPxEP > 1"), then what perfsim does not model with it.
+void validate_flex_dispatcher(const TransformerConfig& model, const ParallelConfig& parallel) {
+  if (parallel.moe_deepep_num_sms <= 0)
+    throw InputError(kParallel, "moe_deepep_num_sms", "must be positive");
+  if (parallel.moe_hybridep_num_sms <= 0)
+    throw InputError(kParallel, "moe_hybridep_num_sms", "must be positive");
+  if (!parallel.moe_flex())
+    return;
+  if (!model.is_moe() || parallel.ep < 2)
+    throw InputError(kParallel, "moe_token_dispatcher",
+                     "flex needs a mixture-of-experts model and EP > 1 (Megatron: the flex "
+                     "token dispatcher requires TPxEP > 1; perfsim models its EP group)");
+  // The dispatch group would be ETP x EP with each expert's copies sent to its ETP ranks
+  // (Megatron expands the routing map over expert TP): not modelled.
+  if (parallel.expert_tp() > 1)
+    throw InputError(kParallel, "moe_token_dispatcher",
+                     "flex with expert tensor parallelism " + std::to_string(parallel.expert_tp()) +
+                         " is not modelled (set etp 1)");
+  if (parallel.ep_ranks_per_node > 0 && parallel.ep % parallel.ep_ranks_per_node != 0)
+    throw InputError(kParallel, "moe_token_dispatcher",
+                     "flex needs the same number of EP ranks on every node the EP group spans");
+}
+
+}  // namespace
+
 void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
   // The model first: a model built in code or from a table row reaches the generator without
   // the checks its file would have had, and a zero size would divide by zero below.
@@ -207,6 +263,7 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
     throw InputError(kParallel, "moe_shared_expert_overlap", *problem);
   if (const std::optional<std::string> problem = order_problem(parallel))
     throw InputError(kParallel, "order", *problem);
+  validate_flex_dispatcher(model, parallel);
   if (!parallel.recompute_modules.is_default()) {
     // Megatron-Core reads recompute_modules only with --recompute-granularity selective, and
     // refuses moe_act without experts and mla_up_proj without multi-latent attention.

@@ -30,6 +30,14 @@ enum class Recompute { kNone, kSelective, kFull };
 // The bus bandwidth (GB/s, as nccl-tests counts it) each kind of group's collectives reach on
 // the cluster (llm_collective_bus_rates.hpp). A collective overlapped with compute takes HBM
 // bandwidth in proportion to it (kernels/comm_hbm_traffic.hpp). 0: HBM sharing not modelled.
+enum class MoeTokenDispatcher { kAllToAll, kFlex };
+enum class MoeFlexBackend { kDeepEp, kHybridEp };
+std::string_view moe_token_dispatcher_name(MoeTokenDispatcher dispatcher);
+std::string_view moe_flex_backend_name(MoeFlexBackend backend);
+// "alltoall" / "flex", "deepep" / "hybridep"; throws InputError(flag, "", problem) otherwise.
+MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text, const std::string& flag);
+MoeFlexBackend parse_moe_flex_backend(std::string_view text, const std::string& flag);
+
 struct CollectiveBusRates {
   double tp_GBps = 0;
   double dp_GBps = 0;  // the gradient group (DP x CP)
@@ -158,6 +166,25 @@ struct ParallelConfig {
   // Transformer Engine runs as TF32, and casts both gradients back (moe_utils.py
   // RouterGatingLinearFunction).
   bool moe_router_fp32 = false;
+  // Megatron-Core's --moe-token-dispatcher-type: alltoall (NCCL all-to-allv over EP, perfsim's
+  // default) or flex with moe_flex_dispatcher_backend deepep or hybridep: fused dispatch and
+  // combine kernels that send each token once per distinct destination node and GPU
+  // (kHierarchicalAllToAll; README "Flex token dispatcher"), holding moe_deepep_num_sms /
+  // moe_hybridep_num_sms SMs (Megatron's defaults 20 and 16). DeepEP's dispatch makes the host
+  // wait for the received-token count; HybridEP's does not.
+  MoeTokenDispatcher moe_token_dispatcher = MoeTokenDispatcher::kAllToAll;
+  MoeFlexBackend moe_flex_backend = MoeFlexBackend::kDeepEp;
+  int moe_deepep_num_sms = 20;
+  int moe_hybridep_num_sms = 16;
+  // EP ranks that share a node (the topology's, set by with_expert_node_layout): how many nodes
+  // a flex dispatch spans. 0 (no topology: generate, memory): the EP group in one node.
+  int ep_ranks_per_node = 0;
+  bool moe_flex() const { return moe_token_dispatcher == MoeTokenDispatcher::kFlex; }
+  // SMs the flex dispatcher's kernels hold while they run.
+  int moe_flex_sms() const {
+    return moe_flex_backend == MoeFlexBackend::kHybridEp ? moe_hybridep_num_sms
+                                                         : moe_deepep_num_sms;
+  }
   // The device's sustained GEMM rate in the activation dtype (TFLOP/s) and streaming HBM
   // bandwidth (GB/s), set from the device file by scenario::with_compute_rate: with
   // moe_a2a_overlap they estimate which compute ops an all-to-all is in flight beside

@@ -54,7 +54,9 @@ class StageGenerator {
     emitter_.set_moe_switches({.router_fusion = parallel.moe_router_fusion,
                                .permute_fusion = parallel.moe_permute_fusion,
                                .force_load_balancing = parallel.moe_router_force_load_balancing,
-                               .router_fp32 = parallel.moe_router_fp32});
+                               .router_fp32 = parallel.moe_router_fp32,
+                               .flex = parallel.moe_flex(),
+                               .hybridep = parallel.moe_flex_backend == MoeFlexBackend::kHybridEp});
     emitter_.set_delay_wgrad_compute(parallel.delay_wgrad_compute);
     emitter_.set_shared_expert_overlap(
         parallel.moe_shared_expert_overlap, parallel.comm_sms,
@@ -1006,8 +1008,10 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
                                          micro_batches)
           : interleaved_schedule(stage_index, parallel.pp, parallel.virtual_stages, micro_batches,
                                  a2a_overlap);
+  // The flex dispatcher's kernels hold their own SM count (moe_deepep_num_sms /
+  // moe_hybridep_num_sms) instead of NCCL's channels.
   const AllToAllContention beside_all_to_all{
-      parallel.comm_sms,
+      parallel.moe_flex() ? parallel.moe_flex_sms() : parallel.comm_sms,
       kernels::hbm_bytes_per_bus_byte(CollectiveKind::kAllToAllv,
                                       kernels::CommDataPath::kNcclStaged) *
           parallel.bus_rates.ep_GBps,

@@ -147,6 +147,7 @@ std::int64_t chakra_comm_type(CollectiveKind kind) {
       return pb::BROADCAST;
     case CollectiveKind::kAllToAll:
     case CollectiveKind::kAllToAllv:
+    case CollectiveKind::kHierarchicalAllToAll:
       return pb::ALL_TO_ALL;
     case CollectiveKind::kReduceScatter:
       return pb::REDUCE_SCATTER;

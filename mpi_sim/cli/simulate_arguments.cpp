@@ -109,7 +109,7 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
     value("--dtype", options.dtype);
   if (options.fp8_recipe != defaults.fp8_recipe)
     value("--fp8-recipe", options.fp8_recipe);
-  flag_if("--fp8-all-gather", options.fp8_all_gather);
+  flag_if("--no-fp8-all-gather", !options.fp8_all_gather);
   flag_if("--distributed-optimizer", options.distributed_optimizer);
   if (options.grad_reduce_dtype != defaults.grad_reduce_dtype)
     value("--grad-reduce-dtype", options.grad_reduce_dtype);

@@ -219,12 +219,17 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                  "scales from an amax history, one fused cast per tensor) or current "
                  "(Float8CurrentScaling, Megatron's tensorwise, Megatron-Bridge's FP8-CS: each "
                  "cast first finds the tensor's amax, an amax and a scale kernel, the amax "
-                 "all-reduced over TP with sequence parallelism, per expert in MoE layers)")
-      ->check(CLI::IsMember({"delayed", "current", "tensorwise"}))
+                 "all-reduced over TP with sequence parallelism, per expert in MoE layers) or "
+                 "blockwise (Float8BlockScaling, Megatron-Bridge's FP8-SC: a scale per 1x128 "
+                 "block of activations and gradients and 128x128 block of weights, found in "
+                 "the cast; every FP8 GEMM, forward too, pays the block-scaled main loop)")
+      ->check(CLI::IsMember({"delayed", "current", "tensorwise", "blockwise"}))
       ->capture_default_str();
-  sub.add_flag("--fp8-all-gather", options.fp8_all_gather,
-               "LLM: with fp8 and sequence parallelism, cast the linear layers' inputs to FP8 "
-               "before their TP all-gather (Transformer Engine's FP8 all-gather)");
+  sub.add_flag("--fp8-all-gather,!--no-fp8-all-gather", options.fp8_all_gather,
+               "LLM: with fp8 and sequence parallelism, the linear layers' inputs are cast to "
+               "FP8 before their TP all-gather, as Transformer Engine does (default on; "
+               "--no-fp8-all-gather: gathered in bf16 and cast after, a what-if; blockwise "
+               "scaling gathers row- and column-wise FP8 data, as many bytes as bf16)");
   sub.add_flag("--bias-swiglu-fusion,!--no-bias-swiglu-fusion", options.bias_swiglu_fusion,
                "LLM, gated FFNs: Megatron-Core's fused SwiGLU, one kernel forward and one "
                "backward (bias_activation_fusion, Megatron-LM's default; off: PyTorch's "

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "kernels/cnn_op_rules.hpp"
+#include "kernels/fp8_block_scaling.hpp"
 #include "kernels/tensor_facts.hpp"
 
 namespace perfsim::kernels {
@@ -63,11 +64,20 @@ bool backward_phase(const Op& op) {
   return name != nullptr && *name == "backward";
 }
 
+// Block-scaled FP8 GEMMs (kFp8BlockScalingAttribute) promote every partial sum in FP32 after
+// scaling it, in every phase: the split accumulator's main-loop cost, forward too.
+bool block_scaled(const Op& op) {
+  const Attribute* scaling = op.find_attribute(kFp8BlockScalingAttribute);
+  const std::int64_t* on = scaling ? std::get_if<std::int64_t>(&scaling->value) : nullptr;
+  return on != nullptr && *on != 0;
+}
+
 // GEMM kernels are timed by the dtype their operands carry.
 KernelSpec gemm_kernel(const Op& op, std::int64_t m, std::int64_t n, std::int64_t k,
                        std::int64_t batch, DType dtype) {
   return {"gemm:" + std::string(canonical_op_name(op.name)), KernelCategory::kGemm,
-          GemmWork{m, n, k, batch, dtype, dtype == DType::kFloat8 && backward_phase(op)}};
+          GemmWork{m, n, k, batch, dtype,
+                   dtype == DType::kFloat8 && (backward_phase(op) || block_scaled(op))}};
 }
 
 // A [m, k] x B [k, n] at inputs (a, b).

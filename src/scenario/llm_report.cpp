@@ -122,7 +122,12 @@ std::string precision_line(const llm::TransformerConfig& model,
   if (model.fp8())
     text += std::string(" (Transformer Engine recipe: linear-layer GEMMs FP8, the rest bf16") +
             (model.fp8_recipe == llm::Fp8Recipe::kCurrent ? "; current scaling" : "") +
-            (parallel.fp8_all_gather && parallel.sequence_parallel
+            (model.fp8_recipe == llm::Fp8Recipe::kBlockwise
+                 ? "; blockwise scaling, block-scaled GEMM main loops at the split accumulator's "
+                   "cost (estimate)"
+                 : "") +
+            (parallel.fp8_all_gather && parallel.sequence_parallel && parallel.tp > 1 &&
+                     model.fp8_recipe != llm::Fp8Recipe::kBlockwise
                  ? "; linear inputs all-gathered in FP8)"
                  : ")");
   return text;

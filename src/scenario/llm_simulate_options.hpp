@@ -57,8 +57,8 @@ struct LlmSimulateOptions {
   int moe_hybridep_num_sms = 16;       // --moe-hybridep-num-sms
   bool p2p_scatter_gather = false;     // Megatron-LM's stage-boundary scatter/gather
   std::string dtype;                   // "" : the model file's; bf16, fp16, fp8
-  bool fp8_all_gather = false;         // FP8 + SP: linear inputs all-gathered in FP8
-  std::string fp8_recipe = "delayed";  // delayed | current (tensorwise)
+  bool fp8_all_gather = true;          // FP8 + SP: linear inputs all-gathered in FP8 (TE)
+  std::string fp8_recipe = "delayed";  // delayed | current (tensorwise) | blockwise
   bool bias_swiglu_fusion = true;      // Megatron-Core's fused SwiGLU (gated FFNs)
   bool rope_fusion = true;             // Transformer Engine's fused rotary embedding
   bool cross_entropy_fusion = false;   // Megatron-Core's fused cross entropy

@@ -243,7 +243,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("bias_swiglu_fusion", row.bias_swiglu_fusion);
   read.optional_flag("rope_fusion", row.rope_fusion);
   read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});
-  read.choice("fp8_recipe", row.fp8_recipe, {"delayed", "current", "tensorwise"});
+  read.choice("fp8_recipe", row.fp8_recipe, {"delayed", "current", "tensorwise", "blockwise"});
   read.flag("get_batch_sync", row.get_batch_sync);
   read.flag("timer_syncs", row.timer_syncs);
   row.device = read.text("device");

@@ -26,6 +26,8 @@
 // all-reduce is a collective like any other. Memory: two fp32 scalars per cast.
 // Megatron-Core's Fp8Padding of the experts' rows (to multiples of 16) is not emitted: TE
 // returns early when every expert's rows are aligned, as the balanced rows here are.
+// Blockwise scaling (Float8BlockQuantizer) has no fused multi-tensor cast either: its grouped
+// operands take the per-expert cast launches below, without amax or scale kernels.
 #include "generators/llm/llm_layer_emitter.hpp"
 
 namespace perfsim::generators::llm {
@@ -62,7 +64,9 @@ void LayerEmitter::expert_weight_current_scale(const TensorRef& weight, std::int
 TensorRef LayerEmitter::grouped_operand(const TensorRef& x, std::int64_t per_expert,
                                         std::int64_t cols) {
   const std::int64_t experts = shapes_.experts_local, rows = experts * per_expert;
-  if (!shapes_.fp8_current_scaling)
+  // Blockwise scaling quantizes per expert from the same C++ loop, without amax or scale
+  // kernels (each block's scale is found inside its cast kernel).
+  if (!shapes_.fp8_current_scaling && !shapes_.fp8_blockwise)
     return backward_operand(x, rows, cols);
   for (std::int64_t expert = 0; expert < experts; ++expert)
     current_scale(RankTraceBuilder::view(x, {per_expert, cols}), per_expert, cols, kAmaxKernel);

@@ -255,9 +255,17 @@ TensorRef LayerEmitter::gather_linear_input(const TensorRef& local, Fp8Scaling s
   if (!shapes_.fp8_linear || !shapes_.fp8_all_gather || !shapes_.sequence_parallel || tp_.size == 1)
     return tp_gather(local);
   const std::int64_t h = shapes_.hidden;
-  const TensorRef local_fp8 = RankTraceBuilder::view(
-      cast_transpose(local, shapes_.seq_local * shapes_.batch, h, {}, scaling),
-      {shapes_.seq_local, shapes_.batch, h});
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  // The backward's re-gather (kNone) sends the FP8 rows the forward's cast made and Transformer
+  // Engine saved for it (LayerNormLinear / Linear keep the row-wise FP8 input when the backward
+  // must gather it): no second cast. Memory counts the saved input in bf16 (llm_memory.hpp);
+  // the FP8 rows are read from its storage.
+  const TensorRef local_fp8 =
+      scaling.amax == AmaxSource::kNone
+          ? builder_.alias(local, local_shape, DType::kFloat8)
+          : RankTraceBuilder::view(
+                cast_transpose(local, shapes_.seq_local * shapes_.batch, h, {}, scaling),
+                local_shape);
   TensorRef full = builder_.tensor({shapes_.seq, shapes_.batch, h}, DType::kFloat8);
   builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
                        local_fp8, full);

@@ -26,8 +26,12 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   shapes.vocab_local = padded_vocab(model, parallel) / parallel.tp;
   shapes.dtype = model.activation_dtype();
   shapes.fp8_linear = model.fp8();
-  shapes.fp8_all_gather = model.fp8() && parallel.fp8_all_gather;
+  // Blockwise scaling gathers row- and column-wise FP8 data with their scales
+  // (_start_all_gather_fp8_blockwise): as many bytes as bf16, priced as the bf16 gather.
+  shapes.fp8_all_gather =
+      model.fp8() && parallel.fp8_all_gather && model.fp8_recipe != Fp8Recipe::kBlockwise;
   shapes.fp8_current_scaling = model.fp8() && model.fp8_recipe == Fp8Recipe::kCurrent;
+  shapes.fp8_blockwise = model.fp8() && model.fp8_recipe == Fp8Recipe::kBlockwise;
   if (model.is_mla()) {
     const MultiLatentAttention& mla = model.mla;
     shapes.mla = true;

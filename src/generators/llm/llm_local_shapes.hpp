@@ -30,6 +30,8 @@ struct LocalShapes {
   bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
   // FP8 current scaling (model.fp8_recipe): each cast first finds its tensor's amax
   bool fp8_current_scaling = false;
+  // FP8 blockwise scaling (model.fp8_recipe): scales per block, found inside the cast kernel
+  bool fp8_blockwise = false;
   // MoE layers (model.is_moe()); the experts split over ETP ranks (TP by default).
   std::int64_t experts = 0;        // routed experts of the model
   std::int64_t experts_local = 0;  // experts / EP

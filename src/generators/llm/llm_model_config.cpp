@@ -218,13 +218,24 @@ Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where,
     return Fp8Recipe::kDelayed;
   if (text == "current" || text == "tensorwise")
     return Fp8Recipe::kCurrent;
+  if (text == "blockwise")
+    return Fp8Recipe::kBlockwise;
   throw InputError(where, field,
-                   "must be \"delayed\", \"current\" or \"tensorwise\" (current), got \"" +
+                   "must be \"delayed\", \"current\" or \"tensorwise\" (current), or "
+                   "\"blockwise\", got \"" +
                        std::string(text) + "\"");
 }
 
 std::string_view fp8_recipe_name(Fp8Recipe recipe) {
-  return recipe == Fp8Recipe::kCurrent ? "current" : "delayed";
+  switch (recipe) {
+    case Fp8Recipe::kCurrent:
+      return "current";
+    case Fp8Recipe::kBlockwise:
+      return "blockwise";
+    case Fp8Recipe::kDelayed:
+      break;
+  }
+  return "delayed";
 }
 
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {

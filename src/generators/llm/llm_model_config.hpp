@@ -26,7 +26,7 @@ enum class PositionEmbedding { kLearned, kRope };
 enum class CrossEntropyFusion { kNone, kNative, kTe };
 
 // How Transformer Engine scales a tensor it casts to FP8 (TransformerConfig::fp8_recipe).
-enum class Fp8Recipe { kDelayed, kCurrent };
+enum class Fp8Recipe { kDelayed, kCurrent, kBlockwise };
 
 // Mixture of experts as Megatron-LM's MoE layer runs it: the dense MLP of a MoE layer is
 // replaced by a router (a [h, experts] GEMM, softmax, top-k), `num_experts` routed experts of
@@ -136,7 +136,11 @@ struct TransformerConfig {
   // Engine's DelayedScaling, each cast scaled from an amax history (one fused cast kernel per
   // tensor). kCurrent: Float8CurrentScaling (Megatron's "tensorwise", Megatron-Bridge's FP8-CS):
   // each cast scaled from the tensor's own amax, found just before it (generators/llm/
-  // llm_fp8_current_scaling.cpp).
+  // llm_fp8_current_scaling.cpp). kBlockwise: Float8BlockScaling (Megatron's "blockwise",
+  // Megatron-Bridge's FP8-SC, DeepSeek-V3's recipe): a scale per 1 x 128 block of activations
+  // and gradients and per 128 x 128 block of weights, found inside the cast kernel; every FP8
+  // GEMM applies the block scales in its main loop (README "FP8 blockwise scaling";
+  // RankTraceBuilder::set_fp8_block_scaling).
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   MixtureOfExperts moe;
   MultiLatentAttention mla;

@@ -206,9 +206,12 @@ struct ParallelConfig {
   // 0: not declared. Memory only (declarations are not simulated).
   Bytes cublas_workspace_bytes = 0;
   // FP8 with SP: the inputs of the column-parallel linear layers are cast to FP8 before their
-  // all-gather (half the bytes), forward and for the weight gradient (Transformer Engine's FP8
-  // all-gather). Off: gathered in bf16 and cast after.
-  bool fp8_all_gather = false;
+  // all-gather (half the bytes), forward and for the weight gradient. Transformer Engine does so
+  // in every release (1.x: the FP8 norm output or cast input is what gather_along_first_dim
+  // gets; 2.x: Linear / LayerNormLinear quantize the local rows, then _all_gather_fp8), so it is
+  // the default. Off (a what-if): gathered in bf16 and cast after. Blockwise scaling gathers its
+  // row- and column-wise FP8 data, as many bytes as bf16: priced as off (LocalShapes).
+  bool fp8_all_gather = true;
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;

@@ -975,6 +975,7 @@ RankTraceBuilder stage_template_builder(const TransformerConfig& model,
                      "stage " + std::to_string(stage_index) + " is outside the " +
                          std::to_string(parallel.pp) + " pipeline stages");
   RankTraceBuilder builder(0, parallel.world_size(), model.activation_dtype());
+  builder.set_fp8_block_scaling(model.fp8() && model.fp8_recipe == Fp8Recipe::kBlockwise);
   Trace& trace = builder.trace();
   trace.source = "generated:" + model.name + " tp" + std::to_string(parallel.tp) +
                  (parallel.cp > 1 ? " cp" + std::to_string(parallel.cp) : std::string()) +

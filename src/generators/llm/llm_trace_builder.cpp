@@ -1,7 +1,9 @@
 #include "generators/llm/llm_trace_builder.hpp"
 
+#include <algorithm>
 #include <numeric>
 
+#include "kernels/fp8_block_scaling.hpp"
 #include "memory/memory_category.hpp"
 
 namespace perfsim::generators::llm {
@@ -108,13 +110,17 @@ void RankTraceBuilder::compute(std::string op_name, std::vector<TensorRef> input
   op.outputs = std::move(outputs);
   // Sized once: growing by doubling cost every op two or three blocks and moves.
   op.attributes.reserve(1 + (contention_sms_ > 0 ? 1 : 0) + (contention_hbm_GBps_ > 0 ? 1 : 0) +
-                        context_attributes());
+                        context_attributes() + (fp8_block_scaling_ ? 1 : 0));
   op.attributes.push_back({"flops", flops});
   if (contention_sms_ > 0)
     op.attributes.push_back({"contention_sms", std::int64_t{contention_sms_}});
   if (contention_hbm_GBps_ > 0)
     op.attributes.push_back({"contention_hbm_GBps", contention_hbm_GBps_});
   add_context(op);
+  if (fp8_block_scaling_ && category == KernelCategory::kGemm &&
+      std::any_of(op.inputs.begin(), op.inputs.end(),
+                  [](const TensorRef& input) { return input.dtype == DType::kFloat8; }))
+    op.attributes.push_back({std::string(kFp8BlockScalingAttribute), std::int64_t{1}});
   Kernel kernel;
   kernel.name = op.name;
   kernel.category = category;

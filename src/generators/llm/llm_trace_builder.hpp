@@ -126,6 +126,9 @@ class RankTraceBuilder {
   int contention_sms() const { return contention_sms_; }
   void set_contention_hbm_GBps(double rate) { contention_hbm_GBps_ = rate; }
   double contention_hbm_GBps() const { return contention_hbm_GBps_; }
+  // FP8 blockwise scaling: GEMM ops appended from now on with an FP8 operand carry
+  // kFp8BlockScalingAttribute (the kernel models price their block-scaled main loop).
+  void set_fp8_block_scaling(bool on) { fp8_block_scaling_ = on; }
 
   // The trace: its header, and its ops not yet handed to a sink. An op may be edited through
   // it (trace().ops.back()) until the next flush().
@@ -152,6 +155,7 @@ class RankTraceBuilder {
   int layer_ = -1;
   int contention_sms_ = 0;
   double contention_hbm_GBps_ = 0;
+  bool fp8_block_scaling_ = false;
 };
 
 // Marks the compute ops appended during its lifetime as running beside a communication

@@ -58,6 +58,12 @@ struct PlanOptions {
   bool tp_overlap = false;
   bool tp_comm_overlap = false;
   bool moe_a2a_overlap = false;
+  bool delay_wgrad_compute = false;
+  bool moe_shared_expert_overlap = false;
+  std::string moe_token_dispatcher = "alltoall";
+  std::string moe_flex_backend = "deepep";
+  int moe_deepep_num_sms = 20;
+  int moe_hybridep_num_sms = 16;
   std::string dtype;                  // "": the model file's
   bool bias_swiglu_fusion = true;     // Megatron-Core's fused SwiGLU
   bool rope_fusion = true;            // Transformer Engine's fused rotary embedding
@@ -139,6 +145,20 @@ int run_plan(const PlanOptions& options) {
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.moe_a2a_overlap = options.moe_a2a_overlap;
+  // Megatron's precondition, refused as `simulate` refuses it: without the all-to-all overlap no
+  // layout could run the delayed weight gradients.
+  if (options.delay_wgrad_compute && !options.moe_a2a_overlap)
+    throw InputError("--delay-wgrad-compute", "",
+                     "needs --moe-a2a-overlap (Megatron-Core: overlap_moe_expert_parallel_comm "
+                     "must be enabled when enabling delay_wgrad_compute)");
+  request.limits.delay_wgrad_compute = options.delay_wgrad_compute;
+  request.limits.moe_shared_expert_overlap = options.moe_shared_expert_overlap;
+  request.limits.moe_token_dispatcher =
+      llm::parse_moe_token_dispatcher(options.moe_token_dispatcher, "--moe-token-dispatcher");
+  request.limits.moe_flex_backend =
+      llm::parse_moe_flex_backend(options.moe_flex_backend, "--moe-flex-backend");
+  request.limits.moe_deepep_num_sms = options.moe_deepep_num_sms;
+  request.limits.moe_hybridep_num_sms = options.moe_hybridep_num_sms;
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
@@ -328,6 +348,37 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "MoE layouts Megatron-Core allows it on (EP > 1, PP 1 or interleaved, no full "
                     "recomputation) overlap the EP all-to-alls with the other micro-batch's "
                     "compute (see `simulate --moe-a2a-overlap`)");
+  command->add_flag("--delay-wgrad-compute", options->delay_wgrad_compute,
+                    "with --moe-a2a-overlap: the layouts that run it also delay their weight "
+                    "gradients beside the backward's all-to-alls (see `simulate "
+                    "--delay-wgrad-compute`)");
+  command->add_flag("--moe-shared-expert-overlap", options->moe_shared_expert_overlap,
+                    "MoE layouts Megatron-Core allows it on (shared experts, EP > 1, the alltoall "
+                    "dispatcher, not running --moe-a2a-overlap) run the shared experts beside the "
+                    "EP all-to-alls (see `simulate --moe-shared-expert-overlap`)");
+  command
+      ->add_option("--moe-token-dispatcher", options->moe_token_dispatcher,
+                   "alltoall, or flex: MoE layouts the flex dispatcher is modelled on (EP > 1, "
+                   "expert TP 1, the same number of EP ranks on every node of the EP group) use "
+                   "it, the others alltoall (see `simulate --moe-token-dispatcher`)")
+      ->check(CLI::IsMember({"alltoall", "flex"}))
+      ->capture_default_str();
+  command
+      ->add_option("--moe-flex-backend", options->moe_flex_backend,
+                   "the flex layouts' backend, deepep or hybridep (see `simulate "
+                   "--moe-flex-backend`)")
+      ->check(CLI::IsMember({"deepep", "hybridep"}))
+      ->capture_default_str();
+  command
+      ->add_option("--moe-deepep-num-sms", options->moe_deepep_num_sms,
+                   "SMs DeepEP's kernels hold (Megatron-Core moe_deepep_num_sms)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--moe-hybridep-num-sms", options->moe_hybridep_num_sms,
+                   "SMs HybridEP's kernels hold (Megatron-Core moe_hybridep_num_sms)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
   command

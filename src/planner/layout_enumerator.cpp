@@ -196,9 +196,11 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     for (const llm::RankOrder& order : limits.orders) {
                       layout.order = order;
                       // The EP group's nodes depend on the order: the dispatcher, and the
-                      // shared experts' overlap that flex excludes, are chosen per order.
+                      // shared experts' overlap that flex excludes, are chosen per order (its
+                      // groups are only read for an order Megatron takes).
                       layout.moe_token_dispatcher =
                           limits.moe_token_dispatcher == llm::MoeTokenDispatcher::kFlex &&
+                                  !llm::order_problem(layout) &&
                                   flex_dispatcher_allowed(model, layout, limits.gpus_per_node)
                               ? llm::MoeTokenDispatcher::kFlex
                               : llm::MoeTokenDispatcher::kAllToAll;

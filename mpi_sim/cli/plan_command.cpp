@@ -19,6 +19,8 @@
 #include "memory/device_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/pipeline_split_options.hpp"
+#include "mpi_sim/cli/plan_simulate_arguments.hpp"
+#include "mpi_sim/cli/simulate_arguments.hpp"
 #include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
@@ -99,6 +101,25 @@ void write_plan_html(const PlanOptions& options, const scenario::PlanRequest& re
   report::write_html_report(options.report_path, html);
   if (!options.quiet)
     std::cerr << "perfsim plan: HTML report written to " << options.report_path << "\n";
+}
+
+// The chosen layout as a `perfsim simulate` command: the plan's inputs as given, the layout's
+// settings and switches.
+std::string best_simulate_command(const PlanOptions& options, const llm::ParallelConfig& layout) {
+  PlanSimulateSetting setting;
+  setting.model_path = options.model;
+  setting.topology_path = options.topology;
+  setting.topology_size = options.topology_size;
+  setting.device = options.device;
+  setting.dtype = options.dtype;
+  setting.bias_swiglu_fusion = options.bias_swiglu_fusion;
+  setting.rope_fusion = options.rope_fusion;
+  setting.cross_entropy_fusion = options.cross_entropy_fusion;
+  setting.cross_entropy_fusion_impl = options.cross_entropy_fusion_impl;
+  setting.assets = options.assets;
+  setting.calibration = options.calibration;
+  return simulate_command_line(
+      llm_simulate_arguments(plan_layout_simulate_options(setting, layout)));
 }
 
 int run_plan(const PlanOptions& options) {
@@ -209,8 +230,10 @@ int run_plan(const PlanOptions& options) {
   if (!options.report_path.empty())
     write_plan_html(options, request, outcome, best ? &*best : nullptr, device.name);
   if (options.format == "json") {
-    std::cout << scenario::plan_json(request, outcome, best ? &*best : nullptr, wall_s).dump(2)
-              << "\n";
+    auto doc = scenario::plan_json(request, outcome, best ? &*best : nullptr, wall_s);
+    doc["best_simulate_command"] =
+        best ? decltype(doc)(best_simulate_command(options, best->parallel)) : decltype(doc)();
+    std::cout << doc.dump(2) << "\n";
     return 0;
   }
   if (options.format == "csv") {
@@ -230,6 +253,9 @@ int run_plan(const PlanOptions& options) {
               << report::format_summary_screen(best->report, report::kSummaryScreenLines - 3);
   std::cout << "\ntop " << result.top.size() << " by iteration time:\n";
   std::cout << planner::format_plan_table(result.top);
+  if (best)
+    std::cout << "the best layout with every rank: "
+              << best_simulate_command(options, best->parallel) << "\n";
   char footer[160];
   std::snprintf(footer, sizeof footer, "planned in %.1f s wall\n", wall_s);
   std::cout << footer;

@@ -5,7 +5,8 @@
 # the table's layout names) and carries them where Megatron-Core allows them: the delayed weight
 # gradients exactly with the all-to-all overlap, flex only with EP > 1 and expert TP 1, the
 # shared experts' overlap only with EP > 1, alltoall and no all-to-all overlap; the best layout's
-# summary says which it runs; --delay-wgrad-compute alone is refused.
+# summary says which it runs, and the simulate command plan prints for it carries them and
+# predicts the same time; --delay-wgrad-compute alone is refused.
 set -u
 perfsim="$1"
 configs="$(cd "$(dirname "$0")/../../configs" && pwd)"
@@ -69,6 +70,27 @@ case "$layout" in *a2a-ovl*) grep -q "EP all-to-alls overlapped" <<< "$best" ||
   fail "best layout overlaps its all-to-alls, its summary does not say so";; esac
 case "$layout" in *wgrad-delay*) grep -q "weight gradients delayed" <<< "$best" ||
   fail "best layout delays its weight gradients, its summary does not say so";; esac
+
+# The printed `perfsim simulate` command of the best layout, with every rank, predicts the plan's
+# time (its switches included).
+command=$(sed -n 's/^the best layout with every rank: perfsim simulate //p' plan.txt)
+[ -n "$command" ] || fail "plan prints no simulate command for the best layout"
+for token in $layout; do
+  case "$token" in
+    flex-hybridep) grep -q -- "--moe-token-dispatcher flex --moe-flex-backend hybridep" <<< "$command" ||
+      fail "the simulate command lacks the flex dispatcher: $command";;
+    a2a-ovl) grep -q -- "--moe-a2a-overlap" <<< "$command" || fail "no --moe-a2a-overlap: $command";;
+    wgrad-delay) grep -q -- "--delay-wgrad-compute" <<< "$command" ||
+      fail "no --delay-wgrad-compute: $command";;
+  esac
+done
+# shellcheck disable=SC2086 # the printed command's words, none quoted
+timeout 120 "$perfsim" simulate $command --results "" > simulate.txt 2>&1 ||
+  { cat simulate.txt; fail "the printed simulate command failed"; }
+plan_ms=$(sed -n 's/^iteration time *\([0-9.]*\) ms.*/\1/p' plan.txt)
+simulate_ms=$(sed -n 's/^iteration time *\([0-9.]*\) ms.*/\1/p' simulate.txt)
+[ -n "$plan_ms" ] && [ "$plan_ms" = "$simulate_ms" ] ||
+  fail "plan's best layout $plan_ms ms, its simulate command $simulate_ms ms"
 
 # Without the switches no layout states one.
 timeout 240 "${plan[@]}" --top 3 > plain.txt 2>&1 || { cat plain.txt; fail "plan without switches"; }

@@ -19,6 +19,8 @@
 #include "memory/device_memory.hpp"
 #include "mpi_sim/cli/command_line.hpp"
 #include "mpi_sim/cli/pipeline_split_options.hpp"
+#include "mpi_sim/cli/plan_simulate_arguments.hpp"
+#include "mpi_sim/cli/simulate_arguments.hpp"
 #include "mpi_sim/cli/terminal.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
 #include "perfsim/error.hpp"
@@ -58,6 +60,12 @@ struct PlanOptions {
   bool tp_overlap = false;
   bool tp_comm_overlap = false;
   bool moe_a2a_overlap = false;
+  bool delay_wgrad_compute = false;
+  bool moe_shared_expert_overlap = false;
+  std::string moe_token_dispatcher = "alltoall";
+  std::string moe_flex_backend = "deepep";
+  int moe_deepep_num_sms = 20;
+  int moe_hybridep_num_sms = 16;
   std::string dtype;                  // "": the model file's
   bool bias_swiglu_fusion = true;     // Megatron-Core's fused SwiGLU
   bool rope_fusion = true;            // Transformer Engine's fused rotary embedding
@@ -93,6 +101,25 @@ void write_plan_html(const PlanOptions& options, const scenario::PlanRequest& re
   report::write_html_report(options.report_path, html);
   if (!options.quiet)
     std::cerr << "perfsim plan: HTML report written to " << options.report_path << "\n";
+}
+
+// The chosen layout as a `perfsim simulate` command: the plan's inputs as given, the layout's
+// settings and switches.
+std::string best_simulate_command(const PlanOptions& options, const llm::ParallelConfig& layout) {
+  PlanSimulateSetting setting;
+  setting.model_path = options.model;
+  setting.topology_path = options.topology;
+  setting.topology_size = options.topology_size;
+  setting.device = options.device;
+  setting.dtype = options.dtype;
+  setting.bias_swiglu_fusion = options.bias_swiglu_fusion;
+  setting.rope_fusion = options.rope_fusion;
+  setting.cross_entropy_fusion = options.cross_entropy_fusion;
+  setting.cross_entropy_fusion_impl = options.cross_entropy_fusion_impl;
+  setting.assets = options.assets;
+  setting.calibration = options.calibration;
+  return simulate_command_line(
+      llm_simulate_arguments(plan_layout_simulate_options(setting, layout)));
 }
 
 int run_plan(const PlanOptions& options) {
@@ -139,6 +166,20 @@ int run_plan(const PlanOptions& options) {
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.moe_a2a_overlap = options.moe_a2a_overlap;
+  // Megatron's precondition, refused as `simulate` refuses it: without the all-to-all overlap no
+  // layout could run the delayed weight gradients.
+  if (options.delay_wgrad_compute && !options.moe_a2a_overlap)
+    throw InputError("--delay-wgrad-compute", "",
+                     "needs --moe-a2a-overlap (Megatron-Core: overlap_moe_expert_parallel_comm "
+                     "must be enabled when enabling delay_wgrad_compute)");
+  request.limits.delay_wgrad_compute = options.delay_wgrad_compute;
+  request.limits.moe_shared_expert_overlap = options.moe_shared_expert_overlap;
+  request.limits.moe_token_dispatcher =
+      llm::parse_moe_token_dispatcher(options.moe_token_dispatcher, "--moe-token-dispatcher");
+  request.limits.moe_flex_backend =
+      llm::parse_moe_flex_backend(options.moe_flex_backend, "--moe-flex-backend");
+  request.limits.moe_deepep_num_sms = options.moe_deepep_num_sms;
+  request.limits.moe_hybridep_num_sms = options.moe_hybridep_num_sms;
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
@@ -189,8 +230,10 @@ int run_plan(const PlanOptions& options) {
   if (!options.report_path.empty())
     write_plan_html(options, request, outcome, best ? &*best : nullptr, device.name);
   if (options.format == "json") {
-    std::cout << scenario::plan_json(request, outcome, best ? &*best : nullptr, wall_s).dump(2)
-              << "\n";
+    auto doc = scenario::plan_json(request, outcome, best ? &*best : nullptr, wall_s);
+    doc["best_simulate_command"] =
+        best ? decltype(doc)(best_simulate_command(options, best->parallel)) : decltype(doc)();
+    std::cout << doc.dump(2) << "\n";
     return 0;
   }
   if (options.format == "csv") {
@@ -210,6 +253,9 @@ int run_plan(const PlanOptions& options) {
               << report::format_summary_screen(best->report, report::kSummaryScreenLines - 3);
   std::cout << "\ntop " << result.top.size() << " by iteration time:\n";
   std::cout << planner::format_plan_table(result.top);
+  if (best)
+    std::cout << "the best layout with every rank: "
+              << best_simulate_command(options, best->parallel) << "\n";
   char footer[160];
   std::snprintf(footer, sizeof footer, "planned in %.1f s wall\n", wall_s);
   std::cout << footer;
@@ -328,6 +374,37 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                     "MoE layouts Megatron-Core allows it on (EP > 1, PP 1 or interleaved, no full "
                     "recomputation) overlap the EP all-to-alls with the other micro-batch's "
                     "compute (see `simulate --moe-a2a-overlap`)");
+  command->add_flag("--delay-wgrad-compute", options->delay_wgrad_compute,
+                    "with --moe-a2a-overlap: the layouts that run it also delay their weight "
+                    "gradients beside the backward's all-to-alls (see `simulate "
+                    "--delay-wgrad-compute`)");
+  command->add_flag("--moe-shared-expert-overlap", options->moe_shared_expert_overlap,
+                    "MoE layouts Megatron-Core allows it on (shared experts, EP > 1, the alltoall "
+                    "dispatcher, not running --moe-a2a-overlap) run the shared experts beside the "
+                    "EP all-to-alls (see `simulate --moe-shared-expert-overlap`)");
+  command
+      ->add_option("--moe-token-dispatcher", options->moe_token_dispatcher,
+                   "alltoall, or flex: MoE layouts the flex dispatcher is modelled on (EP > 1, "
+                   "expert TP 1, the same number of EP ranks on every node of the EP group) use "
+                   "it, the others alltoall (see `simulate --moe-token-dispatcher`)")
+      ->check(CLI::IsMember({"alltoall", "flex"}))
+      ->capture_default_str();
+  command
+      ->add_option("--moe-flex-backend", options->moe_flex_backend,
+                   "the flex layouts' backend, deepep or hybridep (see `simulate "
+                   "--moe-flex-backend`)")
+      ->check(CLI::IsMember({"deepep", "hybridep"}))
+      ->capture_default_str();
+  command
+      ->add_option("--moe-deepep-num-sms", options->moe_deepep_num_sms,
+                   "SMs DeepEP's kernels hold (Megatron-Core moe_deepep_num_sms)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--moe-hybridep-num-sms", options->moe_hybridep_num_sms,
+                   "SMs HybridEP's kernels hold (Megatron-Core moe_hybridep_num_sms)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   command->add_flag("--exhaustive", options->exhaustive,
                     "simulate every layout that fits (no lower-bound pruning)");
   command

@@ -1,6 +1,7 @@
 #include "planner/layout_enumerator.hpp"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "generators/llm/llm_gradient_dtype.hpp"
@@ -68,6 +69,41 @@ bool splits_layers(const llm::TransformerConfig& model, const EnumerationLimits&
   split.account_for_loss = limits.account_for_loss;
   split.pp_layout = limits.pp_layout;
   return llm::pipeline_split_problem(model, split).empty();
+}
+
+// Whether rank 0's EP group has the same number of ranks on every node it spans, nodes holding
+// `gpus_per_node` consecutive ranks: with_expert_node_layout refuses a flex dispatch over a
+// group that is not (topology::resolve_group's balance), and the planner's topologies place
+// ranks this way (topology::Topology::node_of).
+bool expert_group_balanced_on_nodes(const llm::ParallelConfig& layout, int gpus_per_node) {
+  const std::string ep = llm::ep_group_name(layout, 0);
+  for (const ProcessGroup& group : llm::process_groups_of(layout, 0)) {
+    if (group.name != ep)
+      continue;
+    std::map<int, int> ranks_by_node;
+    for (int rank : group.ranks)
+      ++ranks_by_node[rank / gpus_per_node];
+    const int first = ranks_by_node.begin()->second;
+    return std::all_of(ranks_by_node.begin(), ranks_by_node.end(),
+                       [first](const auto& entry) { return entry.second == first; });
+  }
+  return true;
+}
+
+// The flex dispatcher where the generator models it (llm::validate's flex checks): a MoE model,
+// EP > 1, expert TP 1, and a balanced EP group.
+bool flex_dispatcher_allowed(const llm::TransformerConfig& model, const llm::ParallelConfig& layout,
+                             int gpus_per_node) {
+  return model.is_moe() && layout.ep > 1 && layout.expert_tp() == 1 &&
+         expert_group_balanced_on_nodes(layout, gpus_per_node);
+}
+
+// Megatron-Core's rules for the shared experts' overlap (llm::shared_expert_overlap_problem):
+// shared experts, EP > 1, the alltoall dispatcher, and not with moe_a2a_overlap.
+bool shared_expert_overlap_allowed(const llm::TransformerConfig& model,
+                                   const llm::ParallelConfig& layout) {
+  return model.is_moe() && model.moe.shared_expert_ffn_hidden > 0 && layout.ep > 1 &&
+         !layout.moe_flex() && !layout.moe_a2a_overlap;
 }
 
 }  // namespace
@@ -147,11 +183,30 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                         limits.overlap_grad_reduce || layout.overlap_param_gather;
                     layout.moe_a2a_overlap =
                         limits.moe_a2a_overlap && !llm::moe_a2a_overlap_problem(model, layout);
+                    // Megatron's precondition: the delayed weight gradients run beside the
+                    // combined step's all-to-alls.
+                    layout.delay_wgrad_compute =
+                        limits.delay_wgrad_compute && layout.moe_a2a_overlap;
+                    layout.moe_flex_backend = limits.moe_flex_backend;
+                    layout.moe_deepep_num_sms = limits.moe_deepep_num_sms;
+                    layout.moe_hybridep_num_sms = limits.moe_hybridep_num_sms;
                     // Megatron's main-gradient dtype for the model's (fp16 keeps fp16).
                     layout.gradient_dtype = llm::main_gradient_dtype("auto", model, "--dtype");
                     const std::size_t first_of_layout = layouts.size();
                     for (const llm::RankOrder& order : limits.orders) {
                       layout.order = order;
+                      // The EP group's nodes depend on the order: the dispatcher, and the
+                      // shared experts' overlap that flex excludes, are chosen per order (its
+                      // groups are only read for an order Megatron takes).
+                      layout.moe_token_dispatcher =
+                          limits.moe_token_dispatcher == llm::MoeTokenDispatcher::kFlex &&
+                                  !llm::order_problem(layout) &&
+                                  flex_dispatcher_allowed(model, layout, limits.gpus_per_node)
+                              ? llm::MoeTokenDispatcher::kFlex
+                              : llm::MoeTokenDispatcher::kAllToAll;
+                      layout.moe_shared_expert_overlap =
+                          limits.moe_shared_expert_overlap &&
+                          shared_expert_overlap_allowed(model, layout);
                       if (llm::order_problem(layout) ||
                           std::any_of(layouts.begin() + static_cast<long>(first_of_layout),
                                       layouts.end(), [&](const llm::ParallelConfig& placed) {

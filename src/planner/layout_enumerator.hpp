@@ -34,6 +34,21 @@ struct EnumerationLimits {
   // Megatron-Core's EP all-to-all overlap on every layout Megatron allows it on (EP > 1, PP 1
   // or interleaved, no full recomputation); the others run without it.
   bool moe_a2a_overlap = false;
+  // Megatron-Core's --delay-wgrad-compute on every layout that runs moe_a2a_overlap (Megatron's
+  // precondition); the others run without it.
+  bool delay_wgrad_compute = false;
+  // Megatron-Core's --moe-shared-expert-overlap on every layout Megatron allows it on (shared
+  // experts, EP > 1, the alltoall dispatcher, no moe_a2a_overlap on that layout); the others run
+  // without it.
+  bool moe_shared_expert_overlap = false;
+  // Megatron-Core's token dispatcher: flex (with this backend and SM counts) on every layout the
+  // generator models it on (EP > 1, expert TP 1, the same number of EP ranks on every node the
+  // EP group spans, with gpus_per_node consecutive ranks per node); the others run alltoall.
+  generators::llm::MoeTokenDispatcher moe_token_dispatcher =
+      generators::llm::MoeTokenDispatcher::kAllToAll;
+  generators::llm::MoeFlexBackend moe_flex_backend = generators::llm::MoeFlexBackend::kDeepEp;
+  int moe_deepep_num_sms = 20;    // Megatron-Core's default
+  int moe_hybridep_num_sms = 16;  // Megatron-Core's default
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   // Megatron-Core's embedding / loss counted as a layer of the pipeline split

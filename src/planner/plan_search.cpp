@@ -189,6 +189,16 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
   }
   if (parallel.zero_stage > 0)
     name += " Z" + std::to_string(parallel.zero_stage);
+  // The MoE switches the planner turns on per layout (layout_enumerator.hpp).
+  if (parallel.moe_flex())
+    name +=
+        " flex-" + std::string(generators::llm::moe_flex_backend_name(parallel.moe_flex_backend));
+  if (parallel.moe_a2a_overlap)
+    name += " a2a-ovl";
+  if (parallel.delay_wgrad_compute)
+    name += " wgrad-delay";
+  if (parallel.moe_shared_expert_overlap)
+    name += " shared-ovl";
   if (parallel.order != generators::llm::default_rank_order())
     name += " " + generators::llm::rank_order_name(parallel.order);
   return name;
@@ -196,9 +206,13 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
 
 std::string format_plan_table(const std::vector<LayoutScore>& layouts) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%4s  %-30s %12s %6s %10s %10s  %s\n", "rank", "layout",
-                "iteration_ms", "MFU_%", "peak_GiB", "spare_GiB",
+  char line[320];
+  // 30 characters, wider when a name (MoE switches, rank order) is longer.
+  int name_width = 30;
+  for (const LayoutScore& layout : layouts)
+    name_width = std::max(name_width, static_cast<int>(short_layout_name(layout.parallel).size()));
+  std::snprintf(line, sizeof line, "%4s  %-*s %12s %6s %10s %10s  %s\n", "rank", name_width,
+                "layout", "iteration_ms", "MFU_%", "peak_GiB", "spare_GiB",
                 "dominant exposed communication (ms per rank)");
   out += line;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -209,8 +223,8 @@ std::string format_plan_table(const std::vector<LayoutScore>& layouts) {
             ? std::string("none")
             : layout.dominant_comm + " " +
                   std::to_string(static_cast<long long>(layout.dominant_exposed_us / 1000 + 0.5));
-    std::snprintf(line, sizeof line, "%4zu  %-30s %12.1f %6.1f %10.2f %10.2f  %s\n", i + 1,
-                  short_layout_name(layout.parallel).c_str(), layout.iteration_us / 1e3,
+    std::snprintf(line, sizeof line, "%4zu  %-*s %12.1f %6.1f %10.2f %10.2f  %s\n", i + 1,
+                  name_width, short_layout_name(layout.parallel).c_str(), layout.iteration_us / 1e3,
                   100 * layout.mfu, static_cast<double>(layout.peak_bytes) / kGiB,
                   static_cast<double>(layout.headroom_bytes) / kGiB, dominant.c_str());
     out += line;

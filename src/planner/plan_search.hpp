@@ -61,7 +61,10 @@ std::pair<std::string, double> dominant_entry(const std::vector<std::pair<std::s
 // communication.
 std::string format_plan_table(const std::vector<LayoutScore>& layouts);
 
-// "TP8 PP8 v3 DP1 mb1 SP sel Z0": the table's compact layout name.
+// "TP8 PP8 v3 DP1 mb1 SP sel Z1": the table's compact layout name; MoE layouts add the switches
+// the planner turned on for them: "flex-deepep" / "flex-hybridep" (token dispatcher), "a2a-ovl"
+// (moe_a2a_overlap), "wgrad-delay" (delay_wgrad_compute), "shared-ovl"
+// (moe_shared_expert_overlap).
 std::string short_layout_name(const generators::llm::ParallelConfig& parallel);
 
 }  // namespace perfsim::planner

@@ -17,25 +17,33 @@ using Json = nlohmann::ordered_json;
 
 Json layout_json(const planner::LayoutScore& score) {
   const llm::ParallelConfig& p = score.parallel;
-  return {{"layout", planner::short_layout_name(p)},
-          {"tp", p.tp},
-          {"cp", p.cp},
-          {"pp", p.pp},
-          {"virtual_stages", p.virtual_stages},
-          {"dp", p.dp},
-          {"ep", p.ep},
-          {"etp", p.expert_tp()},
-          {"micro_batch", p.micro_batch},
-          {"zero", p.zero_stage},
-          {"sequence_parallel", p.sequence_parallel},
-          {"recompute", std::string(llm::recompute_name(p.recompute))},
-          {"order", llm::rank_order_name(p.order)},
-          {"iteration_us", score.iteration_us},
-          {"mfu", score.mfu},
-          {"peak_bytes", score.peak_bytes},
-          {"headroom_bytes", score.headroom_bytes},
-          {"dominant_comm", score.dominant_comm},
-          {"dominant_exposed_us", score.dominant_exposed_us}};
+  return {
+      {"layout", planner::short_layout_name(p)},
+      {"tp", p.tp},
+      {"cp", p.cp},
+      {"pp", p.pp},
+      {"virtual_stages", p.virtual_stages},
+      {"dp", p.dp},
+      {"ep", p.ep},
+      {"etp", p.expert_tp()},
+      {"micro_batch", p.micro_batch},
+      {"zero", p.zero_stage},
+      {"sequence_parallel", p.sequence_parallel},
+      {"recompute", std::string(llm::recompute_name(p.recompute))},
+      {"order", llm::rank_order_name(p.order)},
+      {"moe_token_dispatcher", std::string(llm::moe_token_dispatcher_name(p.moe_token_dispatcher))},
+      {"moe_flex_backend", p.moe_flex()
+                               ? Json(std::string(llm::moe_flex_backend_name(p.moe_flex_backend)))
+                               : Json(nullptr)},
+      {"moe_a2a_overlap", p.moe_a2a_overlap},
+      {"delay_wgrad_compute", p.delay_wgrad_compute},
+      {"moe_shared_expert_overlap", p.moe_shared_expert_overlap},
+      {"iteration_us", score.iteration_us},
+      {"mfu", score.mfu},
+      {"peak_bytes", score.peak_bytes},
+      {"headroom_bytes", score.headroom_bytes},
+      {"dominant_comm", score.dominant_comm},
+      {"dominant_exposed_us", score.dominant_exposed_us}};
 }
 
 }  // namespace

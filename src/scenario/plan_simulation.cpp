@@ -81,6 +81,13 @@ LayerWork layer_work(const LlmScenario& scenario) {
   parallel.first_stage_layers = parallel.last_stage_layers = 0;
   parallel.account_for_embedding = parallel.account_for_loss = false;
   parallel.zero_stage = 0;
+  // The EP all-to-all overlap pairs two micro-batches' steps and needs PP 1 or interleaving,
+  // which the one-micro-batch probe is not: it runs without it (and without the delayed weight
+  // gradients that need it) and counts only the compute kernels of each window. The combined
+  // steps run the same kernels, beside an all-to-all on fewer SMs, never faster, so the bound
+  // stays one the overlapped run cannot beat.
+  const bool compute_only = parallel.moe_a2a_overlap;
+  parallel.moe_a2a_overlap = parallel.delay_wgrad_compute = false;
   parallel.micro_batch = llm::micro_batch_size(scenario.model, scenario.parallel);
   parallel.global_batch = parallel.micro_batch * parallel.dp;  // one micro-batch
   const int gpus_per_node = probe.topology.node.gpus;
@@ -96,13 +103,19 @@ LayerWork layer_work(const LlmScenario& scenario) {
   const std::string to_next = point_to_point_group_name(ranks[1], ranks[2]);
   const std::string from_next = point_to_point_group_name(ranks[2], ranks[1]);
   const std::string to_previous = point_to_point_group_name(ranks[1], ranks[0]);
+  const double forward_received_us = end_of(*find_slice(middle, from_previous, false));
   const double forward_sent_us = find_slice(middle, to_next, false)->start_us;
   const double gradient_received_us = end_of(*find_slice(middle, from_next, true));
+  const double gradient_sent_us = find_slice(middle, to_previous, true)->start_us;
   LayerWork work;
-  work.forward_us = forward_sent_us - end_of(*find_slice(middle, from_previous, false));
+  work.forward_us = compute_only
+                        ? compute_busy_between(middle, forward_received_us, forward_sent_us)
+                        : forward_sent_us - forward_received_us;
   // Recomputation may run while the stage waits for the gradient: count its kernels there.
-  work.backward_us = find_slice(middle, to_previous, true)->start_us - gradient_received_us +
-                     compute_busy_between(middle, forward_sent_us, gradient_received_us);
+  work.backward_us =
+      (compute_only ? compute_busy_between(middle, gradient_received_us, gradient_sent_us)
+                    : gradient_sent_us - gradient_received_us) +
+      compute_busy_between(middle, forward_sent_us, gradient_received_us);
   return work;
 }
 
@@ -205,17 +218,29 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
     outcome.simulated.push_back(score);
     return score;
   };
-  // Layer work depends on seven choices only: probe each combination once. Bounds are computed
-  // on this thread before any simulation starts, so the cache needs no lock.
-  std::map<std::tuple<int, int, bool, llm::Recompute, int, int, std::string>, LayerWork>
-      layer_cache;
+  // Layer work depends on these choices only: probe each combination once. The expert TP
+  // degree and the MoE switches the enumerator sets per layout (dispatcher, all-to-all,
+  // shared-expert and weight-gradient overlaps) change the layer's ops, so they are part of the
+  // key. Bounds are computed on this thread before any simulation starts, so the cache needs no
+  // lock.
+  using LayerKey = std::tuple<int, int, bool, llm::Recompute, int, int, std::string, int,
+                              llm::MoeTokenDispatcher, bool, bool, bool>;
+  std::map<LayerKey, LayerWork> layer_cache;
   if (!request.exhaustive) {
     callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
       const llm::ParallelConfig& parallel = layout.parallel;
-      const auto key =
-          std::make_tuple(parallel.tp, parallel.cp, parallel.sequence_parallel, parallel.recompute,
-                          llm::micro_batch_size(request.model, parallel), parallel.ep,
-                          llm::rank_order_name(parallel.order));
+      const LayerKey key{parallel.tp,
+                         parallel.cp,
+                         parallel.sequence_parallel,
+                         parallel.recompute,
+                         llm::micro_batch_size(request.model, parallel),
+                         parallel.ep,
+                         llm::rank_order_name(parallel.order),
+                         parallel.expert_tp(),
+                         parallel.moe_token_dispatcher,
+                         parallel.moe_a2a_overlap,
+                         parallel.delay_wgrad_compute,
+                         parallel.moe_shared_expert_overlap};
       auto found = layer_cache.find(key);
       if (found == layer_cache.end())
         found = layer_cache.emplace(key, layer_work(scenario_of(parallel))).first;

@@ -31,7 +31,10 @@ struct LayoutSimulation {
 // (from receiving the activation to sending it on), and the backward with its recomputation,
 // tensor-parallel communication waits included. Measured on a probe: the same model cut to three
 // one-layer pipeline stages and one micro-batch, simulated with the same models; the middle
-// stage's times. Depends only on TP, sequence parallelism, recomputation and the micro-batch.
+// stage's times. Depends only on TP, sequence parallelism, recomputation and the micro-batch
+// (and for MoE models on EP, expert TP and the MoE switches). With moe_a2a_overlap the probe runs
+// without it and counts only the compute kernels of each window (the overlapped run hides
+// all-to-all time, never kernel time).
 struct LayerWork {
   double forward_us = 0;
   double backward_us = 0;

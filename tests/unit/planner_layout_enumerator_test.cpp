@@ -1,13 +1,19 @@
 // The planner's layout enumeration (src/planner/layout_enumerator.hpp): the count for a small
 // case worked out by hand, every layout divides the model and the GPUs, and the memory filter
-// drops exactly the layouts whose closed-form footprint exceeds the capacity.
+// drops exactly the layouts whose closed-form footprint exceeds the capacity; the MoE switches
+// (flex dispatcher, all-to-all, shared-expert and weight-gradient overlaps) go exactly where
+// Megatron-Core and the generator take them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "generators/llm/llm_collective_bus_rates.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
+#include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "support/tiny_llm.hpp"
+#include "topology/node_resize.hpp"
+#include "topology/topology.hpp"
 
 namespace perfsim::planner {
 namespace {
@@ -191,6 +197,135 @@ TEST(LayoutEnumerator, ContextParallelOnlyWhenAskedAndWithFlashAttention) {
   model.attention = llm::AttentionKernel::kUnfused;  // ring attention needs flash attention
   for (const auto& layout : enumerate_layouts(model, limits))
     EXPECT_EQ(layout.cp, 1);
+}
+
+// tiny_moe with a shared expert, 8 sequences: 4 GPUs give EP 1, 2, 4, PP 1 and 2 (v 1 or 2).
+llm::TransformerConfig tiny_moe_with_shared_expert() {
+  llm::TransformerConfig model = test_support::tiny_moe();
+  model.moe.shared_expert_ffn_hidden = 128;
+  model.global_batch = 8;
+  return model;
+}
+
+std::string describe(const llm::ParallelConfig& layout) {
+  return "TP" + std::to_string(layout.tp) + " PP" + std::to_string(layout.pp) + " v" +
+         std::to_string(layout.virtual_stages) + " DP" + std::to_string(layout.dp) + " EP" +
+         std::to_string(layout.ep) + " ETP" + std::to_string(layout.expert_tp()) + " recompute " +
+         std::string(llm::recompute_name(layout.recompute)) + " " +
+         llm::rank_order_name(layout.order);
+}
+
+// --moe-shared-expert-overlap with --moe-a2a-overlap: the shared experts overlap on every EP > 1
+// layout that does not run the all-to-all overlap (Megatron-Core asserts the two apart), never on
+// EP 1, and not at all for a model without shared experts.
+TEST(LayoutEnumerator, SharedExpertOverlapOnExpertParallelLayoutsWithoutA2aOverlap) {
+  llm::TransformerConfig model = tiny_moe_with_shared_expert();
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  limits.max_virtual_stages = 2;
+  limits.moe_a2a_overlap = true;
+  limits.moe_shared_expert_overlap = true;
+  const auto layouts = enumerate_layouts(model, limits);
+  int shared = 0, a2a = 0, ep1 = 0;
+  for (const llm::ParallelConfig& layout : layouts) {
+    EXPECT_EQ(layout.moe_shared_expert_overlap, layout.ep > 1 && !layout.moe_a2a_overlap)
+        << describe(layout);
+    EXPECT_FALSE(layout.moe_shared_expert_overlap && layout.moe_a2a_overlap) << describe(layout);
+    EXPECT_NO_THROW(llm::validate(model, layout)) << describe(layout);
+    shared += layout.moe_shared_expert_overlap;
+    a2a += layout.moe_a2a_overlap;
+    ep1 += layout.ep == 1;
+  }
+  // Each kind is there: PP 2 without interleaving or full recomputation keep EP > 1 layouts
+  // without the all-to-all overlap.
+  EXPECT_GT(shared, 0);
+  EXPECT_GT(a2a, 0);
+  EXPECT_GT(ep1, 0);
+  // Without the all-to-all overlap every EP > 1 layout takes the shared experts' overlap.
+  limits.moe_a2a_overlap = false;
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits))
+    EXPECT_EQ(layout.moe_shared_expert_overlap, layout.ep > 1) << describe(layout);
+  model.moe.shared_expert_ffn_hidden = 0;
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits))
+    EXPECT_FALSE(layout.moe_shared_expert_overlap) << describe(layout);
+}
+
+// --delay-wgrad-compute goes with the all-to-all overlap and nowhere else.
+TEST(LayoutEnumerator, DelayWgradComputeExactlyWhereA2aOverlapIsOn) {
+  const llm::TransformerConfig model = tiny_moe_with_shared_expert();
+  EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  limits.max_virtual_stages = 2;
+  limits.moe_a2a_overlap = true;
+  limits.delay_wgrad_compute = true;
+  int delayed = 0, not_delayed = 0;
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits)) {
+    EXPECT_EQ(layout.delay_wgrad_compute, layout.moe_a2a_overlap) << describe(layout);
+    (layout.delay_wgrad_compute ? delayed : not_delayed) += 1;
+  }
+  EXPECT_GT(delayed, 0);
+  EXPECT_GT(not_delayed, 0);
+  // Off without the all-to-all overlap (Megatron-Core's precondition; `plan` refuses the flag).
+  limits.moe_a2a_overlap = false;
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits))
+    EXPECT_FALSE(layout.delay_wgrad_compute) << describe(layout);
+}
+
+// --moe-token-dispatcher flex over 6 GPUs, 2 a node, 6 experts: flex goes exactly on the layouts
+// the generator takes it on over that cluster (llm::with_expert_node_layout then llm::validate:
+// EP > 1, expert TP 1, an EP group with as many ranks on each of its nodes), so EP 3 (2 + 1 ranks)
+// and ETP 2 run alltoall; flex layouts never take the shared experts' overlap.
+TEST(LayoutEnumerator, FlexDispatcherOnlyOnLayoutsTheGeneratorAccepts) {
+  llm::TransformerConfig model = tiny_moe_with_shared_expert();
+  model.moe.num_experts = 6;
+  model.global_batch = 12;
+  const topology::Topology cluster =
+      topology::resized(topology::load_topology(std::string(PERFSIM_SOURCE_DIR) +
+                                                "/configs/topologies/hgx-h100.json"),
+                        3, 2);
+  EnumerationLimits limits;
+  limits.gpus = 6;
+  limits.gpus_per_node = 2;
+  limits.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  limits.moe_flex_backend = llm::MoeFlexBackend::kHybridEp;
+  limits.moe_hybridep_num_sms = 12;
+  limits.moe_shared_expert_overlap = true;
+  limits.orders = {llm::default_rank_order(), llm::parse_rank_order("tp-cp-ep-pp-dp", "--order")};
+  int flex = 0, unbalanced = 0, expert_tp = 0;
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits)) {
+    llm::ParallelConfig forced = layout;
+    forced.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+    forced.moe_shared_expert_overlap = false;
+    bool accepted = true;
+    try {
+      llm::validate(model, llm::with_expert_node_layout(forced, cluster));
+    } catch (const InputError&) {
+      accepted = false;
+    }
+    EXPECT_EQ(layout.moe_flex(), accepted) << describe(layout);
+    // What the plan simulates: the layout over the cluster, as the generator takes it.
+    EXPECT_NO_THROW(llm::validate(model, llm::with_expert_node_layout(layout, cluster)))
+        << describe(layout);
+    EXPECT_EQ(layout.moe_shared_expert_overlap, layout.ep > 1 && !layout.moe_flex())
+        << describe(layout);
+    if (layout.moe_flex()) {
+      EXPECT_EQ(layout.moe_flex_backend, llm::MoeFlexBackend::kHybridEp);
+      EXPECT_EQ(layout.moe_flex_sms(), 12);
+    }
+    flex += layout.moe_flex();
+    unbalanced += layout.ep == 3 && layout.expert_tp() == 1 && !layout.moe_flex();
+    expert_tp += layout.ep > 1 && layout.expert_tp() == 2;
+    EXPECT_FALSE(layout.moe_flex() && layout.expert_tp() != 1) << describe(layout);
+  }
+  EXPECT_GT(flex, 0);
+  EXPECT_GT(unbalanced, 0);  // EP 3 over 2 GPUs a node
+  EXPECT_GT(expert_tp, 0);   // TP 2 with expert TP 2
+  // The default dispatcher stays alltoall everywhere.
+  limits.moe_token_dispatcher = llm::MoeTokenDispatcher::kAllToAll;
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits))
+    EXPECT_FALSE(layout.moe_flex()) << describe(layout);
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 // The planner's branch-and-bound search (src/planner/plan_search.hpp) on made-up scores, and a
 // whole plan of a small model on one DGX A100 node: pruning by the lower bound gives the same
 // top layouts as simulating every layout, and with memory to spare the best layout does not
-// recompute (recomputation only adds work).
+// recompute (recomputation only adds work); the MoE switches in the layout names, and the lower
+// bound of MoE layouts running them (the all-to-all overlap's included) below their simulated
+// time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
 #include <string>
 
 #include "io/input_file.hpp"
@@ -12,6 +16,7 @@
 #include "planner/plan_search.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/small_gpt.hpp"
+#include "support/small_moe.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::planner {
@@ -81,6 +86,83 @@ TEST(PlanSearch, ShortNamesAndTable) {
   EXPECT_NE(table.find("14200.0"), std::string::npos) << table;
   EXPECT_NE(table.find("51.2"), std::string::npos) << table;
   EXPECT_NE(table.find("tensor parallel 1500"), std::string::npos) << table;
+}
+
+TEST(PlanSearch, ShortNamesStateTheMoeSwitches) {
+  llm::ParallelConfig parallel;
+  parallel.dp = 8;
+  parallel.ep = 8;
+  parallel.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  parallel.moe_flex_backend = llm::MoeFlexBackend::kHybridEp;
+  parallel.moe_a2a_overlap = true;
+  parallel.delay_wgrad_compute = true;
+  const std::string name = "TP1 PP1 DP8 EP8 mb0 flex-hybridep a2a-ovl wgrad-delay";
+  EXPECT_EQ(short_layout_name(parallel), name);
+  parallel.moe_token_dispatcher = llm::MoeTokenDispatcher::kAllToAll;
+  parallel.moe_a2a_overlap = parallel.delay_wgrad_compute = false;
+  parallel.moe_shared_expert_overlap = true;
+  EXPECT_EQ(short_layout_name(parallel), "TP1 PP1 DP8 EP8 mb0 shared-ovl");
+  // A name longer than the column widens it: the figures stay in their own columns.
+  parallel.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  parallel.moe_shared_expert_overlap = false;
+  parallel.moe_a2a_overlap = parallel.delay_wgrad_compute = true;
+  LayoutScore score;
+  score.parallel = parallel;
+  score.iteration_us = 1e6;
+  const std::string table = format_plan_table({score});
+  EXPECT_NE(table.find(name + "       1000.0"), std::string::npos) << table;
+}
+
+// One MoE layout of each kind the planner makes with every MoE switch asked for (a small MoE
+// with a shared expert on 8 H100s of one node): the all-to-all overlap with delayed weight
+// gradients and flex, flex alone, the shared experts' overlap. Each one's lower bound is positive
+// and below its simulated time: the layer probe runs the overlapped layouts (it refused them
+// before: PP 3 without interleaving) and counts only their compute.
+TEST(PlanSearch, MoeSwitchLayoutsBoundBelowTheirSimulation) {
+  const std::string source = PERFSIM_SOURCE_DIR;
+  scenario::PlanRequest request;
+  request.model = test_support::small_moe(2, 16);
+  request.model.moe.shared_expert_ffn_hidden = 1024;
+  request.topology = topology::load_topology(source + "/configs/topologies/hgx-h100.json");
+  request.device_file = source + "/configs/devices/H100-SXM.json";
+  request.device_json = io::read_file_decompressed(request.device_file);
+  request.device_memory.capacity_bytes = 80'000'000'000;
+  request.limits.gpus = 8;
+  request.limits.max_micro_batch = 1;
+  request.limits.max_virtual_stages = 1;
+  using Wanted = bool (*)(const llm::ParallelConfig&);
+  auto check_first = [&](const EnumerationLimits& limits, Wanted wanted, const char* what) {
+    const auto layouts = enumerate_layouts(request.model, limits);
+    const auto found = std::find_if(layouts.begin(), layouts.end(), wanted);
+    ASSERT_NE(found, layouts.end()) << what;
+    const scenario::LlmScenario scenario = scenario::layout_scenario(request, *found);
+    const double bound_us = scenario::iteration_lower_bound_us(scenario);
+    const double simulated_us =
+        scenario::simulate_layout(scenario, scenario::SimulatedRanks::kPipelineRepresentatives)
+            .summary.iteration_us;
+    std::cout << what << " " << short_layout_name(*found) << ": bound " << bound_us
+              << " us, simulated " << simulated_us << " us\n";
+    EXPECT_GT(bound_us, 0.0) << what;
+    EXPECT_LE(bound_us, simulated_us) << what;
+  };
+  EnumerationLimits limits = request.limits;
+  limits.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  limits.moe_a2a_overlap = true;
+  limits.delay_wgrad_compute = true;
+  check_first(
+      limits,
+      [](const llm::ParallelConfig& p) {
+        return p.moe_a2a_overlap && p.delay_wgrad_compute && p.moe_flex();
+      },
+      "a2a overlap");
+  limits.moe_a2a_overlap = limits.delay_wgrad_compute = false;
+  check_first(
+      limits, [](const llm::ParallelConfig& p) { return p.moe_flex(); }, "flex");
+  limits.moe_token_dispatcher = llm::MoeTokenDispatcher::kAllToAll;
+  limits.moe_shared_expert_overlap = true;
+  check_first(
+      limits, [](const llm::ParallelConfig& p) { return p.moe_shared_expert_overlap; },
+      "shared-expert overlap");
 }
 
 TEST(PlanSearch, SmallModelOnOneNodePrunedSearchEqualsExhaustive) {

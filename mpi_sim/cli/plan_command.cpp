@@ -166,12 +166,13 @@ int run_plan(const PlanOptions& options) {
   request.limits.overlap_tp_backward = options.tp_overlap;
   request.limits.tp_comm_overlap = options.tp_comm_overlap;
   request.limits.moe_a2a_overlap = options.moe_a2a_overlap;
-  // Megatron's precondition, refused as `simulate` refuses it: without the all-to-all overlap no
+  // Megatron's precondition, refused by `simulate`'s rule: without the all-to-all overlap no
   // layout could run the delayed weight gradients.
-  if (options.delay_wgrad_compute && !options.moe_a2a_overlap)
-    throw InputError("--delay-wgrad-compute", "",
-                     "needs --moe-a2a-overlap (Megatron-Core: overlap_moe_expert_parallel_comm "
-                     "must be enabled when enabling delay_wgrad_compute)");
+  llm::ParallelConfig switches;
+  switches.delay_wgrad_compute = options.delay_wgrad_compute;
+  switches.moe_a2a_overlap = options.moe_a2a_overlap;
+  if (const std::optional<std::string> problem = llm::delay_wgrad_compute_problem(switches))
+    throw InputError("--delay-wgrad-compute", "", *problem);
   request.limits.delay_wgrad_compute = options.delay_wgrad_compute;
   request.limits.moe_shared_expert_overlap = options.moe_shared_expert_overlap;
   request.limits.moe_token_dispatcher =

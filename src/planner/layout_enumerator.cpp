@@ -98,14 +98,6 @@ bool flex_dispatcher_allowed(const llm::TransformerConfig& model, const llm::Par
          expert_group_balanced_on_nodes(layout, gpus_per_node);
 }
 
-// Megatron-Core's rules for the shared experts' overlap (llm::shared_expert_overlap_problem):
-// shared experts, EP > 1, the alltoall dispatcher, and not with moe_a2a_overlap.
-bool shared_expert_overlap_allowed(const llm::TransformerConfig& model,
-                                   const llm::ParallelConfig& layout) {
-  return model.is_moe() && model.moe.shared_expert_ffn_hidden > 0 && layout.ep > 1 &&
-         !layout.moe_flex() && !layout.moe_a2a_overlap;
-}
-
 }  // namespace
 
 std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig& model,
@@ -204,9 +196,12 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                                   flex_dispatcher_allowed(model, layout, limits.gpus_per_node)
                               ? llm::MoeTokenDispatcher::kFlex
                               : llm::MoeTokenDispatcher::kAllToAll;
+                      // Megatron-Core's rules (shared experts, EP > 1, alltoall, no a2a
+                      // overlap), asked of the layout with the switch on.
+                      layout.moe_shared_expert_overlap = limits.moe_shared_expert_overlap;
                       layout.moe_shared_expert_overlap =
-                          limits.moe_shared_expert_overlap &&
-                          shared_expert_overlap_allowed(model, layout);
+                          layout.moe_shared_expert_overlap &&
+                          !llm::shared_expert_overlap_problem(model, layout);
                       if (llm::order_problem(layout) ||
                           std::any_of(layouts.begin() + static_cast<long>(first_of_layout),
                                       layouts.end(), [&](const llm::ParallelConfig& placed) {

@@ -13,6 +13,7 @@
 #include "mpi_sim/cli/workload_options.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "scenario/llm_simulation.hpp"
+#include "support/parsed_by_simulate.hpp"
 #include "support/small_moe.hpp"
 
 namespace perfsim::cli {
@@ -20,14 +21,7 @@ namespace {
 
 namespace llm = generators::llm;
 
-scenario::LlmSimulateOptions parsed_by_simulate(const std::vector<std::string>& arguments) {
-  CLI::App app;
-  scenario::LlmSimulateOptions options;
-  add_llm_simulate_options(app, options);
-  std::vector<std::string> reversed(arguments.rbegin(), arguments.rend());  // CLI11's order
-  app.parse(reversed);
-  return options;
-}
+using test_support::parsed_by_simulate;
 
 TEST(PlanSimulateCommand, EveryLayoutAndItsMoeSwitchesRoundTrip) {
   llm::TransformerConfig model = test_support::small_moe(2, 16);

@@ -12,6 +12,7 @@
 #include "mpi_sim/cli/workload_options.hpp"
 #include "perfsim/error.hpp"
 #include "scenario/run_validation.hpp"
+#include "support/parsed_by_simulate.hpp"
 #include "validation/run_table.hpp"
 
 namespace perfsim::cli {
@@ -35,16 +36,6 @@ validation::RunTable table_of(const std::string& csv) {
 Arguments arguments_of(const validation::RunRow& row, const std::string& calibration) {
   return llm_simulate_arguments(
       scenario::simulate_options_of_run(row, "runs.csv", "", calibration));
-}
-
-// simulate's parser (add_llm_simulate_options) on `arguments`.
-scenario::LlmSimulateOptions parsed(const Arguments& arguments) {
-  CLI::App app;
-  scenario::LlmSimulateOptions options;
-  add_llm_simulate_options(app, options);
-  std::vector<std::string> reversed(arguments.rbegin(), arguments.rend());  // CLI11's order
-  app.parse(reversed);
-  return options;
 }
 
 TEST(RunSimulateArguments, ModelFileRowWithEverySwitchTheRowSets) {
@@ -71,7 +62,7 @@ TEST(RunSimulateArguments, ModelFileRowWithEverySwitchTheRowSets) {
   EXPECT_EQ(rendered, expected);
   // Parsed back by simulate, the arguments render the same way (no flag simulate lacks or
   // reads differently).
-  EXPECT_EQ(llm_simulate_arguments(parsed(rendered)), rendered);
+  EXPECT_EQ(llm_simulate_arguments(test_support::parsed_by_simulate(rendered)), rendered);
 }
 
 TEST(RunSimulateArguments, InlineShapeRowWithMoeSwitches) {
@@ -95,7 +86,7 @@ TEST(RunSimulateArguments, InlineShapeRowWithMoeSwitches) {
   expected.push_back("my calibration.json");
   const Arguments rendered = arguments_of(table.rows.front(), "my calibration.json");
   EXPECT_EQ(rendered, expected);
-  EXPECT_EQ(llm_simulate_arguments(parsed(rendered)), rendered);
+  EXPECT_EQ(llm_simulate_arguments(test_support::parsed_by_simulate(rendered)), rendered);
   // The command line quotes what a shell would split.
   EXPECT_NE(simulate_command_line(rendered).find("--calibration 'my calibration.json'"),
             std::string::npos)
@@ -111,8 +102,8 @@ TEST(RunSimulateArguments, MoeOverlapSwitchesRoundTrip) {
   const Arguments rendered = arguments_of(table.rows.front(), "none");
   const std::string line = simulate_command_line(rendered);
   EXPECT_NE(line.find("--moe-a2a-overlap --delay-wgrad-compute"), std::string::npos) << line;
-  EXPECT_TRUE(parsed(rendered).delay_wgrad_compute);
-  EXPECT_EQ(llm_simulate_arguments(parsed(rendered)), rendered);
+  EXPECT_TRUE(test_support::parsed_by_simulate(rendered).delay_wgrad_compute);
+  EXPECT_EQ(llm_simulate_arguments(test_support::parsed_by_simulate(rendered)), rendered);
 
   const validation::RunTable shared = table_of(
       "name,model,seq_len,gpus,tp,pp,dp,ep,micro_batch,global_batch,moe_shared_expert_overlap,"
@@ -122,8 +113,9 @@ TEST(RunSimulateArguments, MoeOverlapSwitchesRoundTrip) {
   const Arguments shared_rendered = arguments_of(shared.rows.front(), "none");
   EXPECT_NE(simulate_command_line(shared_rendered).find("--moe-shared-expert-overlap"),
             std::string::npos);
-  EXPECT_TRUE(parsed(shared_rendered).moe_shared_expert_overlap);
-  EXPECT_EQ(llm_simulate_arguments(parsed(shared_rendered)), shared_rendered);
+  EXPECT_TRUE(test_support::parsed_by_simulate(shared_rendered).moe_shared_expert_overlap);
+  EXPECT_EQ(llm_simulate_arguments(test_support::parsed_by_simulate(shared_rendered)),
+            shared_rendered);
 }
 
 TEST(RunSimulateArguments, RowWithABadCellHasNoArguments) {

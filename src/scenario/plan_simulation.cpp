@@ -219,12 +219,14 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
     return score;
   };
   // Layer work depends on these choices only: probe each combination once. The expert TP
-  // degree and the MoE switches the enumerator sets per layout (dispatcher, all-to-all,
-  // shared-expert and weight-gradient overlaps) change the layer's ops, so they are part of the
-  // key. Bounds are computed on this thread before any simulation starts, so the cache needs no
-  // lock.
+  // degree and the MoE switches the enumerator sets per layout (dispatcher, all-to-all and
+  // shared-expert overlaps) change the layer's ops, so they are part of the key. The delayed
+  // weight gradients are not: layer_work runs the probe without them (they need the all-to-all
+  // overlap, which the one-micro-batch probe turns off), so a layout with and one without them
+  // share one probe. Bounds are computed on this thread before any simulation starts, so the
+  // cache needs no lock.
   using LayerKey = std::tuple<int, int, bool, llm::Recompute, int, int, std::string, int,
-                              llm::MoeTokenDispatcher, bool, bool, bool>;
+                              llm::MoeTokenDispatcher, bool, bool>;
   std::map<LayerKey, LayerWork> layer_cache;
   if (!request.exhaustive) {
     callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
@@ -239,7 +241,6 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
                          parallel.expert_tp(),
                          parallel.moe_token_dispatcher,
                          parallel.moe_a2a_overlap,
-                         parallel.delay_wgrad_compute,
                          parallel.moe_shared_expert_overlap};
       auto found = layer_cache.find(key);
       if (found == layer_cache.end())

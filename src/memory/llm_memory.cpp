@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "generators/llm/llm_local_shapes.hpp"
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/llm_te_workspace.hpp"
 #include "generators/llm/megatron_fused_softmax.hpp"
@@ -130,6 +131,54 @@ double mla_latent_terms(const llm::TransformerConfig& model) {
          model.hidden;
 }
 
+// FP8 recipe: Transformer Engine's linear layers save their inputs quantized (1 byte per
+// element) instead of in bf16 (TE 2.x module/linear.py and layernorm_linear.py: the quantized
+// input kept with its row-wise data dropped unless the backward gathers it; grouped_linear.py:
+// the quantized inputmats; TE 1.x: inputmat_t), as the generator does (MlpSaved). Table 2
+// units (per sbh at 2 bytes, i.e. bytes per element at bf16) of one such input:
+// - a column-parallel layer's (QKV, FC1, shared experts' FC1): 1, the FP8 local rows when the
+//   backward all-gathers them again (SP, TP > 1) or the FP8 transpose otherwise; 2 when the
+//   forward gathered it in bf16 (SP with TP > 1 and no FP8 all-gather: blockwise scaling,
+//   --no-fp8-all-gather), whose bf16 local rows the backward gathers again;
+// - a row-parallel layer's (projection, FC2, the experts'): 1, the FP8 transpose.
+// Without FP8: 2 (the bf16 input).
+double column_input_units(const llm::TransformerConfig& model,
+                          const llm::ParallelConfig& parallel) {
+  if (!model.fp8())
+    return 2;
+  const bool gathered = parallel.sequence_parallel && parallel.tp > 1;
+  return gathered && !llm::local_shapes(model, parallel).fp8_all_gather ? 2 : 1;
+}
+double row_input_units(const llm::TransformerConfig& model) {
+  return model.fp8() ? 1 : 2;
+}
+
+// What FP8's saved inputs change in a layer's Table 2 terms: the QKV (not with MLA, whose
+// down projections keep their bf16 input) and FC1 inputs among the replicated ones; FC2's input
+// and the projection's among the split ones. The projection's input is the attention's output:
+// the fused attention (flash, ring attention with CP, MLA) keeps it in bf16 for its backward,
+// so the FP8 copy comes on top (+1); the unfused attention's backward does not read it (-1).
+struct Fp8InputTerms {
+  double replicated = 0, split = 0;
+};
+Fp8InputTerms fp8_input_terms(const llm::TransformerConfig& model,
+                              const llm::ParallelConfig& parallel) {
+  Fp8InputTerms terms;
+  if (!model.fp8())
+    return terms;
+  const double h = model.hidden;
+  const double column_inputs = model.is_mla() ? 1 : 2;
+  terms.replicated = -(2 - column_input_units(model, parallel)) * column_inputs;
+  const double context_width = model.is_mla()
+                                   ? static_cast<double>(model.heads) * model.mla.v_head_dim
+                                   : static_cast<double>(model.query_width());
+  const bool fused_attention =
+      model.is_mla() || parallel.cp > 1 || model.attention == llm::AttentionKernel::kFlash;
+  terms.split = (fused_attention ? 1.0 : -1.0) * context_width / h -
+                (2 - row_input_units(model)) * static_cast<double>(model.ffn_hidden) / h;
+  return terms;
+}
+
 // Megatron-Core's granular selective recompute (llm_recompute_modules.hpp) in Table 2's
 // units (per sbh at 2 bytes): what a layer's attention side no longer keeps. layernorm frees an
 // MLA layer's input norm output (2, split by SP); mla_up_proj the query, key and value (split
@@ -222,8 +271,10 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
   // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks;
   // multi-latent attention's latents.
   const RecomputedTerms freed = recomputed_attention_terms(model, parallel);
-  const double replicated = 8 + masks + mla_latent_terms(model) - freed.replicated;
-  const double split = split_activation_terms(model) - freed.split;  // 24 for GPT shapes
+  const Fp8InputTerms fp8 = fp8_input_terms(model, parallel);
+  const double replicated = 8 + masks + mla_latent_terms(model) - freed.replicated + fp8.replicated;
+  // 24 for GPT shapes (bf16)
+  const double split = split_activation_terms(model) - freed.split + fp8.split;
   // Without core_attn in the recompute modules the attention core keeps its s x s tensors.
   const bool core_attn_recomputed = parallel.recomputes(&llm::RecomputeModules::core_attn);
   double bytes = -freed.whole * sbh;
@@ -348,10 +399,13 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // The rows the unpermute's backward keeps: the combined rows with the alltoall dispatcher
   // (s b / t top_k), the experts' output rows on the receiving side with flex (routed).
   const double combined_rows = parallel.moe_flex() ? routed : sb / t * moe.top_k;
-  // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask) gives way to
-  // the MoE block's tensors.
+  // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask; FC1's and
+  // FC2's inputs as the dense formula counts them, fp8_input_terms) gives way to the MoE
+  // block's tensors.
   const double ffn_inputs = model.gated_ffn ? 2 : 1;
-  const double dense_mlp_terms = 2 + 2 * (ffn_inputs + 1) * model.ffn_hidden / h;  // 18 for 4h
+  const double dense_mlp_terms =
+      column_input_units(model, parallel) +
+      (2 * ffn_inputs + row_input_units(model)) * model.ffn_hidden / h;  // 18 for 4h at bf16
   const double dense_mlp = (dense_mlp_terms + (model.dropout ? 1 : 0)) * sb * h / t * bytes / 2;
   // The router input (the second norm's output) stays for the router's weight gradient: split
   // by SP, else whole on every TP rank.
@@ -359,16 +413,31 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // Granular selective recompute: layernorm frees the router input (the pre-MLP norm's output,
   // a TENorm of its own in a MoE layer), moe_act the experts' FC2 input.
   const bool norm_recomputed = parallel.recomputes(&llm::RecomputeModules::layernorm);
-  const double act_kept = parallel.recomputes(&llm::RecomputeModules::moe_act) ? 0.0 : 1.0;
-  const double moe_block =
-      (norm_recomputed ? 0.0 : router_input) +
-      sb / t * moe.num_experts * bytes    // router probabilities
-      + sb / t * moe.top_k * (bytes + 8)  // top-k probabilities, indices
-      + routed * h * bytes                // expert FC1 input (TP-gathered)
-      + routed * (gated + act_kept) * moe.expert_ffn_hidden / etp * bytes  // FC1 out, FC2 in
-      + combined_rows * h * bytes                                          // the unpermute's rows
-      + sb * (gated + 1) * moe.shared_expert_ffn_hidden / t * bytes        // shared experts
-      + (model.dropout ? sb * h / t : 0.0);                                // dropout mask
+  // FP8: the grouped linears save their inputs' FP8 transposes, 1 byte per element, and the
+  // bf16 rows are freed; with moe_act the FP8 copy of FC2's input is kept all the same (TE
+  // saved it; the checkpoint frees only the bf16 output). The shared experts save theirs as
+  // the dense MLP does; the shared FC1's comes beside the router input the router keeps
+  // (nothing when it is gathered in bf16 again from those rows).
+  const double row_input_bytes = row_input_units(model) * bytes / 2;
+  const double act_kept = model.fp8()                                            ? 1.0
+                          : parallel.recomputes(&llm::RecomputeModules::moe_act) ? 0.0
+                                                                                 : 1.0;
+  const double shared = moe.shared_expert_ffn_hidden;
+  const bool gathered = parallel.sequence_parallel && t > 1;
+  const double shared_fc1_input =
+      !model.fp8() || shared == 0 || column_input_units(model, parallel) == 2 ? 0.0
+      : gathered                                                              ? sb * h / t
+                                                                              : sb * h;
+  const double moe_block = (norm_recomputed ? 0.0 : router_input) +
+                           sb / t * moe.num_experts * bytes    // router probabilities
+                           + sb / t * moe.top_k * (bytes + 8)  // top-k probabilities, indices
+                           + routed * h * row_input_bytes      // expert FC1 input (TP-gathered)
+                           + routed * (gated * bytes + act_kept * row_input_bytes) *
+                                 moe.expert_ffn_hidden / etp  // FC1 out, FC2 in
+                           + combined_rows * h * bytes        // the unpermute's rows
+                           + sb * (gated * bytes + row_input_bytes) * shared / t +
+                           shared_fc1_input                       // shared experts
+                           + (model.dropout ? sb * h / t : 0.0);  // dropout mask
   return dense - dense_mlp + moe_block;
 }
 

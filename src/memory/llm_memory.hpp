@@ -69,9 +69,12 @@
 // Context parallelism: s is the rank's share s / CP in every activation term (ring attention
 // keeps no s x s scores), and ZeRO shards over the DP x CP ranks that reduce the gradients.
 // FP8 (Transformer Engine recipe, TransformerConfig::fp8()): parameters, gradients, optimizer
-// state and activations as with bf16, plus an FP8 copy of every linear-layer weight and its
-// transpose (2 bytes per linear parameter). The FP8 inputs Transformer Engine saves for the
-// backward instead of bf16 ones are not credited (activations are counted in bf16).
+// state as with bf16, plus an FP8 copy of every linear-layer weight and its
+// transpose (2 bytes per linear parameter). The linear layers' saved inputs are counted as
+// Transformer Engine saves them, quantized (1 byte per element; the scales not counted): QKV,
+// projection (a copy beside the bf16 context the fused attention keeps), FC1, FC2, the experts'
+// and shared experts' GEMMs; MLA's down and up projections and MTP's eh_proj keep theirs in bf16
+// (llm_memory.cpp fp8_input_terms).
 // Transformer Engine's cuBLAS workspaces of the device's architecture (DeviceMemory::architecture;
 // none without a device) are counted as the generator declares them (llm_te_workspace.hpp).
 // Not modelled: temporary buffers (communication buckets), fragmentation; the

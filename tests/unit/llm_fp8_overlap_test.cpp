@@ -146,16 +146,26 @@ TEST(LlmFp8Memory, KeepsBf16StatePlusFp8WeightCopies) {
   // Linear parameters per layer and TP rank: (h 3h + h h + 2 h f) / t = (4 x 65536 + 524288)/2.
   const double linear = memory::fp8_linear_parameters_per_layer(tiny_gpt(DType::kFloat8), parallel);
   EXPECT_DOUBLE_EQ(linear, (4.0 * 256 * 256 + 2.0 * 256 * 1024) / 2);
+  // The linear layers' inputs saved in FP8 (Transformer Engine), per layer and micro-batch at
+  // TP 2 without SP (s 128, b 2, h 256, f 1024, 8 heads of 32): QKV's and FC1's inputs, whole
+  // on each rank, 1 byte per element instead of 2 (-s b h each), FC2's (-s b f / t), and the
+  // projection's FP8 copy beside the context the flash attention keeps (+s b h / t):
+  // 256 x (-256 - 256 - 512 + 128) = -229376 bytes.
+  constexpr double kFp8MinusBf16PerLayer = -229376;
   for (std::size_t stage = 0; stage < 2; ++stage) {
     const auto& a = bf16.stages[stage];
     const auto& b = fp8.stages[stage];
     EXPECT_EQ(b.parameter_bytes, a.parameter_bytes);
     EXPECT_EQ(b.gradient_bytes, a.gradient_bytes);
     EXPECT_EQ(b.optimizer_bytes, a.optimizer_bytes);
-    EXPECT_EQ(b.activation_bytes, a.activation_bytes);
+    // 4 layers a stage; 2 micro-batches in flight on stage 0, 1 on stage 1.
+    const double in_flight = stage == 0 ? 2 : 1;
+    EXPECT_EQ(b.microbatches_in_flight, in_flight);
+    const auto saved = static_cast<Bytes>(kFp8MinusBf16PerLayer * 4 * in_flight);
+    EXPECT_EQ(b.activation_bytes, a.activation_bytes + saved);
     EXPECT_EQ(a.fp8_weight_bytes, 0);
     EXPECT_EQ(b.fp8_weight_bytes, static_cast<Bytes>(2 * linear * 4));  // 4 layers a stage
-    EXPECT_EQ(b.total_bytes, a.total_bytes + b.fp8_weight_bytes);
+    EXPECT_EQ(b.total_bytes, a.total_bytes + b.fp8_weight_bytes + saved);
   }
 }
 

@@ -484,6 +484,130 @@ TEST(LlmMemoryAgreement, Fp8ExpertsKeepTheirCopiesToo) {
   expect_agreement(model, parallel);
 }
 
+// FP8: the linear layers' saved inputs as Transformer Engine keeps them (1 byte per element,
+// llm_memory.cpp fp8_input_terms), in every layout that changes which tensor is saved: the FP8
+// local rows gathered again (SP with the FP8 all-gather, with and without userbuffers), the
+// bf16 local rows (blockwise scaling or no FP8 all-gather with SP), the FP8 transpose (no SP),
+// the projection's copy beside the flash / ring attention's kept output or alone (unfused
+// attention, with and without core_attn recompute), full recompute.
+TEST(LlmMemoryAgreement, Fp8SavedInputsInEveryLayout) {
+  llm::TransformerConfig llama = small_llama();
+  llama.dtype = DType::kFloat8;
+  llm::ParallelConfig parallel = pp2_dp2();
+  auto check = [&](const llm::TransformerConfig& model, const char* layout) {
+    SCOPED_TRACE(layout);
+    expect_agreement(model, parallel);
+  };
+  parallel.tp = 2;
+  check(llama, "no SP: the FP8 transposes");
+  parallel.sequence_parallel = true;
+  check(llama, "SP: the FP8 local rows");
+  parallel.tp_comm_overlap = true;
+  check(llama, "SP, userbuffers");
+  parallel.fp8_all_gather = false;
+  check(llama, "SP, userbuffers, bf16 gather: the bf16 local rows");
+  parallel.tp_comm_overlap = false;
+  check(llama, "SP, bf16 gather");
+  parallel.fp8_all_gather = true;
+  llama.fp8_recipe = llm::Fp8Recipe::kBlockwise;
+  check(llama, "SP, blockwise (bf16 gather)");
+  llama.fp8_recipe = llm::Fp8Recipe::kCurrent;
+  check(llama, "SP, current scaling");
+  parallel.cp = 2;
+  check(llama, "SP, CP 2: ring attention keeps its output too");
+  parallel.cp = 1;
+  parallel.recompute = llm::Recompute::kFull;
+  check(llama, "full recompute");
+  llm::TransformerConfig gpt = small_gpt();
+  gpt.dtype = DType::kFloat8;
+  gpt.attention = llm::AttentionKernel::kUnfused;
+  parallel.recompute = llm::Recompute::kNone;
+  check(gpt, "unfused attention: its backward does not read its output");
+  parallel.recompute = llm::Recompute::kSelective;
+  check(gpt, "unfused attention, core_attn recompute");
+}
+
+// FP8 experts and shared experts: the grouped linears' FP8 transposes, the shared experts'
+// inputs as the dense MLP's, beside the router input the router keeps; with the shared experts
+// overlapped, the flex dispatcher, and moe_act (the FP8 copy of FC2's input stays).
+TEST(LlmMemoryAgreement, Fp8ExpertsAndSharedExpertsSaveFp8Inputs) {
+  llm::TransformerConfig model = small_moe();
+  model.dtype = DType::kFloat8;
+  model.moe.shared_expert_ffn_hidden = 256;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  expect_agreement(model, parallel);
+  parallel.tp = 2;
+  parallel.sequence_parallel = true;
+  expect_agreement(model, parallel);
+  parallel.moe_shared_expert_overlap = true;
+  expect_agreement(model, parallel);
+  parallel.moe_shared_expert_overlap = false;
+  model.fp8_recipe = llm::Fp8Recipe::kBlockwise;
+  expect_agreement(model, parallel);
+  model.fp8_recipe = llm::Fp8Recipe::kDelayed;
+  parallel.recompute = llm::Recompute::kSelective;
+  parallel.recompute_modules = llm::parse_recompute_modules("layernorm moe_act", "<test>", "");
+  expect_agreement(model, parallel);
+  parallel.recompute = llm::Recompute::kNone;
+  parallel.recompute_modules = {};
+  parallel.moe_token_dispatcher = llm::MoeTokenDispatcher::kFlex;
+  parallel.etp = 1;  // the flex dispatcher's
+  expect_agreement(model, parallel);
+}
+
+// What FP8 saves, by hand, per layer and micro-batch (s 512, b 1, h 256, 4 heads of 64: the
+// context is 256 wide): QKV's and FC1's inputs drop from 2 to 1 byte per element (-s h each),
+// FC2's too (-s f), and the projection saves a 1-byte copy of the context beside the bf16 one
+// the flash attention keeps (+s 256).
+// - small_llama (f 896), TP 1: 512 x (-256 - 256 - 896 + 256) = -589824 bytes; TP 2 with SP
+//   every term halves (the local rows of QKV's and FC1's inputs, half the context and of f):
+//   -294912.
+// - small_gpt with unfused attention (f 1024), TP 1: its backward does not read the context,
+//   whose bf16 copy goes (-s 256): 512 x (-256 - 256 - 1024 - 256) = -917504.
+// - small_moe with a 256-wide shared expert, TP 1, EP 1: attention as above (0 net), the
+//   experts' 1024 routed rows (s top_k) with their FC1 input (h) and FC2 input (512) at 1 byte:
+//   -1024 x (256 + 512) = -786432; the shared expert's FC2 input -512 x 256 and its FC1
+//   input's FP8 transpose +512 x 256 beside the router input: -786432 in all.
+// The closed form's per-layer terms and the allocator replay (stage 0: 2 layers, 2 micro-
+// batches in flight) both differ by exactly that.
+TEST(LlmMemoryAgreement, Fp8MinusBf16ActivationsByHand) {
+  struct Case {
+    llm::TransformerConfig model;
+    int tp;
+    double per_layer_bytes;
+  };
+  llm::TransformerConfig unfused = small_gpt();
+  unfused.attention = llm::AttentionKernel::kUnfused;
+  llm::TransformerConfig moe = small_moe();
+  moe.moe.shared_expert_ffn_hidden = 256;
+  const Case cases[] = {{small_llama(), 1, -589824},
+                        {small_llama(), 2, -294912},
+                        {unfused, 1, -917504},
+                        {moe, 1, -786432}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model.name + (c.model.is_moe() ? " moe" : "") + " tp " + std::to_string(c.tp));
+    llm::ParallelConfig parallel = pp2_dp2();
+    parallel.tp = c.tp;
+    parallel.sequence_parallel = c.tp > 1;
+    llm::TransformerConfig fp8 = c.model;
+    fp8.dtype = DType::kFloat8;
+    auto per_layer = [&](const llm::TransformerConfig& model) {
+      return model.is_moe() ? moe_activation_bytes_per_layer(model, parallel)
+                            : activation_bytes_per_layer(model, parallel);
+    };
+    EXPECT_DOUBLE_EQ(per_layer(fp8) - per_layer(c.model), c.per_layer_bytes);
+    const Measured bf16_replay = measure(c.model, parallel);
+    const Measured fp8_replay = measure(fp8, parallel);
+    const double in_stage = llm::layers_of_stage(fp8, parallel, 0) *
+                            static_cast<double>(fp8_replay.closed.microbatches_in_flight);
+    EXPECT_EQ(in_stage, 4);
+    EXPECT_DOUBLE_EQ(static_cast<double>(fp8_replay.activations_entering_backward) -
+                         static_cast<double>(bf16_replay.activations_entering_backward),
+                     c.per_layer_bytes * in_stage);
+  }
+}
+
 TEST(LlmMemoryAgreement, Zero3WithExperts) {
   // DP 2, EP 2: expert-DP 1, so the experts stay whole on their rank while the dense
   // parameters shard over DP; the embedding is kept whole as in the dense case.

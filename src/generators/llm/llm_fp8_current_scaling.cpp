@@ -62,17 +62,17 @@ void LayerEmitter::expert_weight_current_scale(const TensorRef& weight, std::int
 }
 
 TensorRef LayerEmitter::grouped_operand(const TensorRef& x, std::int64_t per_expert,
-                                        std::int64_t cols) {
+                                        std::int64_t cols, TensorRef* transposed) {
   const std::int64_t experts = shapes_.experts_local, rows = experts * per_expert;
   // Blockwise scaling quantizes per expert from the same C++ loop, without amax or scale
   // kernels (each block's scale is found inside its cast kernel).
   if (!shapes_.fp8_current_scaling && !shapes_.fp8_blockwise)
-    return backward_operand(x, rows, cols);
+    return backward_operand(x, rows, cols, false, transposed);
   for (std::int64_t expert = 0; expert < experts; ++expert)
     current_scale(RankTraceBuilder::view(x, {per_expert, cols}), per_expert, cols, kAmaxKernel);
   // The experts' casts: their GPU work (the same bytes) as one op, the Python call's; the
   // other experts' cast launches from TE's loop as host-only ops.
-  const TensorRef out = cast_transpose(x, rows, cols);
+  const TensorRef out = cast_transpose(x, rows, cols, {}, {}, transposed);
   if (per_expert > 0)
     for (std::int64_t expert = 1; expert < experts; ++expert)
       builder_.host_call(std::string(kFp8ExpertCastLaunchOpName));

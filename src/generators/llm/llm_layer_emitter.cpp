@@ -114,7 +114,8 @@ TensorRef LayerEmitter::elementwise(const std::string& op, std::vector<TensorRef
 }
 
 TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols,
-                                       const Fp8Copy& into, Fp8Scaling scaling) {
+                                       const Fp8Copy& into, Fp8Scaling scaling,
+                                       TensorRef* transposed) {
   current_scale(x, rows, cols, scaling);
   TensorRef fp8 = into.set ? builder_.alias(into.copy, {rows, cols}, DType::kFloat8)
                            : builder_.tensor({rows, cols}, DType::kFloat8);
@@ -125,6 +126,8 @@ TensorRef LayerEmitter::cast_transpose(const TensorRef& x, std::int64_t rows, st
   builder_.compute("te::cast_transpose", {RankTraceBuilder::view(x, {rows, cols})},
                    {fp8, fp8_transposed}, KernelCategory::kOther,
                    2.0 * static_cast<double>(rows * cols));
+  if (transposed)
+    *transposed = fp8_transposed;
   return fp8;
 }
 
@@ -184,12 +187,13 @@ std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorR
 
 TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weight,
                                        const Fp8Copy& fp8, std::int64_t m, std::int64_t k,
-                                       std::int64_t n, Fp8Scaling scaling) {
+                                       std::int64_t n, Fp8Scaling scaling, TensorRef* saved_input) {
   if (!shapes_.fp8_linear)
     return mm(x, weight, m, k, n);
   // The weight's FP8 copy was made at the first micro-batch (cast_weights_to_fp8); an input
   // all-gathered in FP8 is used as it is.
-  const TensorRef x_fp8 = x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k, {}, scaling);
+  const TensorRef x_fp8 =
+      x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k, {}, scaling, saved_input);
   return mm(x_fp8,
             fp8.set ? builder_.alias(fp8.copy, {k, n}, DType::kFloat8)
                     : builder_.tensor({k, n}, DType::kFloat8),
@@ -197,9 +201,11 @@ TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weig
 }
 
 TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
-                                         std::int64_t cols, bool tp_reduced) {
+                                         std::int64_t cols, bool tp_reduced,
+                                         TensorRef* transposed) {
   return shapes_.fp8_linear
-             ? cast_transpose(grad, rows, cols, {}, tp_reduced ? kAmaxKernelTpReduced : kAmaxKernel)
+             ? cast_transpose(grad, rows, cols, {}, tp_reduced ? kAmaxKernelTpReduced : kAmaxKernel,
+                              transposed)
              : grad;
 }
 
@@ -219,10 +225,11 @@ void LayerEmitter::weight_gradient(const TensorRef& input, const TensorRef& grad
   const DelayedWgradScope delayed(builder_, delay_wgrad_);
   TensorRef input_t = input;
   if (shapes_.fp8_linear) {
-    // The forward's cast-transpose saved X^T in FP8 unless the input had to be gathered; an
-    // input gathered in FP8 still needs its transpose (priced as a cast-transpose of it).
-    // Memory counts the saved input in bf16, as the closed form does (memory/llm_memory.hpp):
-    // the FP8 transpose is read from the saved bf16 input's storage.
+    // `input` is the FP8 transpose the forward's cast made and the layer saved (MlpSaved), or
+    // the FP8 rows it saved, gathered again, which still need their transpose (priced as a
+    // cast-transpose of them). Where no FP8 input was saved (the forward gathered it in bf16)
+    // the transpose is read from the kept bf16 input's storage, or cast again after its
+    // gather.
     input_t = cast_input ? cast_transpose(input, tokens, in_width)
                          : builder_.alias(input, {in_width, tokens}, DType::kFloat8);
   }
@@ -251,21 +258,23 @@ TensorRef LayerEmitter::tp_gather(const TensorRef& local) {
   return full;
 }
 
-TensorRef LayerEmitter::gather_linear_input(const TensorRef& local, Fp8Scaling scaling) {
+TensorRef LayerEmitter::gather_linear_input(const TensorRef& local, Fp8Scaling scaling,
+                                            TensorRef* saved_local) {
   if (!shapes_.fp8_linear || !shapes_.fp8_all_gather || !shapes_.sequence_parallel || tp_.size == 1)
     return tp_gather(local);
   const std::int64_t h = shapes_.hidden;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   // The backward's re-gather (kNone) sends the FP8 rows the forward's cast made and Transformer
   // Engine saved for it (LayerNormLinear / Linear keep the row-wise FP8 input when the backward
-  // must gather it): no second cast. Memory counts the saved input in bf16 (llm_memory.hpp);
-  // the FP8 rows are read from its storage.
+  // must gather it; `local` is then those saved rows, MlpSaved): no second cast.
   const TensorRef local_fp8 =
       scaling.amax == AmaxSource::kNone
           ? builder_.alias(local, local_shape, DType::kFloat8)
           : RankTraceBuilder::view(
                 cast_transpose(local, shapes_.seq_local * shapes_.batch, h, {}, scaling),
                 local_shape);
+  if (saved_local && scaling.amax != AmaxSource::kNone)
+    *saved_local = local_fp8;
   TensorRef full = builder_.tensor({shapes_.seq, shapes_.batch, h}, DType::kFloat8);
   builder_.communicate({CollectiveKind::kAllGather, tp_.name, tp_.size, -1, kTensorParallelStream},
                        local_fp8, full);
@@ -361,8 +370,8 @@ TensorRef LayerEmitter::ring_attention_forward(const TensorRef& qkv, const Tenso
 
 TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
                                                 const TensorRef& saved_qkv,
-                                                const TensorRef& saved_q,
-                                                const TensorRef& saved_k) {
+                                                const TensorRef& saved_q, const TensorRef& saved_k,
+                                                const TensorRef& output) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, d = shapes_.head_dim;
   const std::int64_t heads = shapes_.heads_local, kv_heads = shapes_.kv_heads_local;
   const TensorRef q = saved_operand(saved_q, {b, heads, s, d});
@@ -379,10 +388,11 @@ TensorRef LayerEmitter::ring_attention_backward(const TensorRef& grad_context,
     // The local chunk's K and V as the forward saved them, a received chunk from the ring.
     const TensorRef kv = RankTraceBuilder::view(kv_and_grad, {b, kv_heads, s / 2, d});
     ContentionScope beside(builder_, 0, exchanging ? cp_hbm_GBps(CollectiveKind::kSend) : 0);
-    flash_attention("aten::_scaled_dot_product_flash_attention_backward",
-                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q,
-                     own_chunk ? own_k : kv, own_chunk ? own_v : kv},
-                    grad_qkv, own_chunk, half_work);
+    flash_attention(
+        "aten::_scaled_dot_product_flash_attention_backward",
+        {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, own_chunk ? own_k : kv,
+         own_chunk ? own_v : kv, saved_operand(output, {b, heads, s, d})},
+        grad_qkv, own_chunk, half_work);
     kv_and_grad = next;
   }
   return grad_qkv;
@@ -466,16 +476,20 @@ TensorRef LayerEmitter::attention_core_backward(const TensorRef& grad_context,
   // Q and K as the attention read them: rotated (rope) or views of the QKV output.
   const TensorRef& saved_q = saved.rotated_q.tensor_id >= 0 ? saved.rotated_q : saved.qkv;
   const TensorRef& saved_k = saved.rotated_k.tensor_id >= 0 ? saved.rotated_k : saved.qkv;
+  // The fused backward reads the forward's output O besides Q, K and V (flash attention's
+  // backward recomputes the scores from them and the saved log-sum-exp, and needs O for
+  // rowsum(dO * O)); the kernel model prices it from Q, K and V (op_kernel_registry.cpp).
   if (cp_.size > 1)
-    return ring_attention_backward(grad_context, saved.qkv, saved_q, saved_k);
+    return ring_attention_backward(grad_context, saved.qkv, saved_q, saved_k, saved.context);
   if (model_.attention == AttentionKernel::kFlash) {
     TensorRef grad_qkv = activation({shapes_.tokens(), shapes_.qkv_width});
     const TensorRef q = saved_operand(saved_q, {b, heads, s, d});
     const TensorRef k = saved_operand(saved_k, {b, shapes_.kv_heads_local, s, d});
     const TensorRef v = saved_operand(saved.qkv, {b, shapes_.kv_heads_local, s, d});
     flash_attention("aten::_scaled_dot_product_flash_attention_backward",
-                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, k, v}, grad_qkv,
-                    true, 5.0 * b * heads * s * s * d);
+                    {RankTraceBuilder::view(grad_context, {b, heads, s, d}), q, k, v,
+                     saved_operand(saved.context, {b, heads, s, d})},
+                    grad_qkv, true, 5.0 * b * heads * s * s * d);
     return grad_qkv;
   }
   AttentionSaved attention{saved.context, saved.probabilities, saved.dropped};
@@ -517,11 +531,16 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
   if (weights.mla) {
     saved.context = mla_attention_forward(saved.ln1, weights, saved.mla);
   } else {
+    // FP8: the QKV input saved in FP8 (MlpSaved), the FP8 local rows when the backward gathers
+    // them again, else the cast's transpose.
     saved.qkv =
         userbuffers()
-            ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8, shapes_.qkv_width)
-            : linear_forward(gather_linear_input(saved.ln1, kAmaxNormTpReduced), weights.qkv,
-                             weights.qkv_fp8, tokens, h, shapes_.qkv_width, kAmaxNormTpReduced);
+            ? ring_exchange_forward(saved.ln1, weights.qkv, weights.qkv_fp8, shapes_.qkv_width,
+                                    &saved.qkv_input_fp8)
+            : linear_forward(
+                  gather_linear_input(saved.ln1, kAmaxNormTpReduced, &saved.qkv_input_fp8),
+                  weights.qkv, weights.qkv_fp8, tokens, h, shapes_.qkv_width, kAmaxNormTpReduced,
+                  backward_gathers_input() ? nullptr : &saved.qkv_input_fp8);
     // Q and K on their way to the attention: normed (QK layer norm), then rotated (rope).
     TensorRef q = saved.qkv, k = saved.qkv;
     if (model_.qk_layernorm) {
@@ -541,11 +560,14 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
     saved.dropped = attention.dropped;
   }
   const std::int64_t context_width = shapes_.context_width();
+  // FP8: the projection saves the cast's transpose of the context; the fused attention keeps
+  // the bf16 context too (its backward reads O).
   TensorRef attention_out = dropout(
-      userbuffers() ? pipelined_reduce_scatter_forward(saved.context, weights.proj,
-                                                       weights.proj_fp8, context_width)
-                    : tp_reduce(linear_forward(saved.context, weights.proj, weights.proj_fp8,
-                                               tokens, context_width, h)));
+      userbuffers()
+          ? pipelined_reduce_scatter_forward(saved.context, weights.proj, weights.proj_fp8,
+                                             context_width, &saved.proj_input_fp8)
+          : tp_reduce(linear_forward(saved.context, weights.proj, weights.proj_fp8, tokens,
+                                     context_width, h, kAmaxKernel, &saved.proj_input_fp8)));
   saved.x1 = elementwise("aten::add", {x, attention_out}, x.shape, 1);
   saved.ln2 = elementwise("aten::native_layer_norm", {saved.x1}, x.shape, kNormFlops);
   TensorRef mlp_out;
@@ -553,8 +575,12 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
     mlp_out = dropout(moe_forward(saved.ln2, weights, saved.moe));
   } else {
     const bool ub = userbuffers();
-    saved.mlp = mlp_forward(ub ? saved.ln2 : gather_linear_input(saved.ln2, kAmaxNormTpReduced),
-                            weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub);
+    TensorRef fc1_input_fp8;
+    saved.mlp = mlp_forward(
+        ub ? saved.ln2 : gather_linear_input(saved.ln2, kAmaxNormTpReduced, &fc1_input_fp8),
+        weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub);
+    if (fc1_input_fp8.tensor_id >= 0)
+      saved.mlp.fc1_input_fp8 = fc1_input_fp8;
     mlp_out = dropout(ub ? saved.mlp.output : tp_reduce(saved.mlp.output));
   }
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
@@ -574,10 +600,14 @@ void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeig
                                    std::int64_t ffn_local, std::int64_t fc1_width,
                                    Fp8Scaling fc1_scaling, bool userbuffers, MlpSaved& saved) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
-  saved.fc1 = userbuffers
-                  ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width)
-                  : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
-                                   fc1_scaling);
+  // FP8: the input FC1 saves (MlpSaved); a gathered one's FP8 local rows are set by the caller,
+  // which gathered them.
+  saved.fc1 =
+      userbuffers
+          ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width,
+                                  &saved.fc1_input_fp8)
+          : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
+                           fc1_scaling, backward_gathers_input() ? nullptr : &saved.fc1_input_fp8);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   saved.act = shapes_.gated_ffn
                   ? swiglu_forward(saved.fc1, tokens, ffn_local)
@@ -587,10 +617,11 @@ void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeig
 void LayerEmitter::mlp_fc2_forward(const LayerWeights& weights, std::int64_t ffn_local,
                                    bool userbuffers, MlpSaved& saved) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
-  saved.output =
-      userbuffers
-          ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8, ffn_local)
-          : linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h);
+  saved.output = userbuffers
+                     ? pipelined_reduce_scatter_forward(saved.act, weights.fc2, weights.fc2_fp8,
+                                                        ffn_local, &saved.fc2_input_fp8)
+                     : linear_forward(saved.act, weights.fc2, weights.fc2_fp8, tokens, ffn_local, h,
+                                      kAmaxKernel, &saved.fc2_input_fp8);
 }
 
 TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeights& weights,
@@ -603,7 +634,11 @@ TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeigh
                                                 grad_full)
                   : data_gradient(grad_mlp, weights.fc2, weights.fc2_fp8, tokens, h, ffn_local);
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
-  TensorRef act = saved_operand(saved.act, ffn_shape);
+  // FP8: FC2's saved input is the FP8 transpose of the activation's output, whose bf16 copy
+  // the activation's backward does not read (it reads its input, FC1's output).
+  const TensorRef act = saved.fc2_input_fp8.tensor_id >= 0
+                            ? saved_operand(saved.fc2_input_fp8, {ffn_local, tokens})
+                            : saved_operand(saved.act, ffn_shape);
   weight_gradient(act, grad_full, ffn_local, tokens, h, false);  // grad W2 = act^T dY
   if (!shapes_.gated_ffn) {
     // The GeLU's gradient needs its input, FC1's output.
@@ -709,7 +744,8 @@ ForwardSaved LayerEmitter::forward(const TensorRef& x, const LayerWeights& weigh
 
 TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
                                             const Fp8Copy& fp8, std::int64_t width,
-                                            const TensorRef& norm_input, const TensorRef& normed) {
+                                            const TensorRef& norm_input, const TensorRef& normed,
+                                            const TensorRef& saved_input_fp8) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   auto norm_backward = [&](const TensorRef& grad_normed) {
@@ -719,7 +755,16 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
         local_shape, 12);
   };
   const TensorRef grad = backward_operand(grad_output, tokens, width);
-  const bool gathers = shapes_.sequence_parallel && tp_.size > 1;
+  const bool gathers = backward_gathers_input();
+  // The weight gradient's input: the layer's saved FP8 input (its local rows gathered again,
+  // or the cast's transpose), else the norm's kept bf16 output (gathered again with SP). The
+  // norm's own backward reads its input, not its output.
+  auto wgrad_input = [&]() {
+    if (saved_input_fp8.tensor_id < 0)
+      return gather_linear_input(saved_operand(normed, local_shape));
+    return gathers ? gather_linear_input(saved_operand(saved_input_fp8, local_shape))
+                   : saved_operand(saved_input_fp8, saved_input_fp8.shape);
+  };
   if ((overlap_.backward || userbuffers()) && tp_.size > 1) {
     // Megatron: the SP all-gather of the input runs under the data-gradient GEMM, the
     // reduction of the data gradient under the weight-gradient GEMM; each GEMM shares the
@@ -730,7 +775,7 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
         userbuffers() ? kernels::CommDataPath::kPeerDirect : kernels::CommDataPath::kNcclStaged;
     const CollectiveKind reduction =
         gathers ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-    TensorRef input_full = gather_linear_input(saved_operand(normed, local_shape));
+    TensorRef input_full = wgrad_input();
     TensorRef grad_input_partial;
     {
       ContentionScope beside(builder_, gathers ? comm_sms : 0,
@@ -747,8 +792,7 @@ TensorRef LayerEmitter::norm_input_backward(const TensorRef& grad_output, const 
   // Each collective ends before the next GEMM starts.
   TensorRef grad_input = tp_reduce(data_gradient(grad, weight, fp8, tokens, width, h));
   TensorRef grad_norm_input = norm_backward(grad_input);
-  weight_gradient(gather_linear_input(saved_operand(normed, local_shape)), grad, h, tokens, width,
-                  gathers);
+  weight_gradient(wgrad_input(), grad, h, tokens, width, gathers);
   return grad_norm_input;
 }
 
@@ -784,7 +828,7 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
            : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h, true);
     TensorRef grad_fc1 = mlp_backward(grad_mlp, weights, saved.mlp, shapes_.ffn_local, ub);
     grad_x1_norm = norm_input_backward(grad_fc1, weights.fc1, weights.fc1_fp8, shapes_.fc1_width,
-                                       saved.x1, saved.ln2);
+                                       saved.x1, saved.ln2, saved.mlp.fc1_input_fp8);
   }
   TensorRef grad_x1 = elementwise("aten::add", {grad_output, grad_x1_norm}, local_shape, 1);
   // Attention block.
@@ -806,7 +850,9 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     grad_context =
         data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
   }
-  TensorRef context = saved_operand(saved.context, {tokens, context_width});
+  const TensorRef context = saved.proj_input_fp8.tensor_id >= 0
+                                ? saved_operand(saved.proj_input_fp8, {context_width, tokens})
+                                : saved_operand(saved.context, {tokens, context_width});
   weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
   if (weights.mla) {
     const TensorRef grad_x_norm = mla_attention_backward(grad_context, weights, saved);
@@ -822,8 +868,9 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     qk_norm_backward(grad_qkv, saved.qkv, saved.k_norm_rsigma, shapes_.kv_heads_local,
                      tokens * context_width);
   }
-  TensorRef grad_x_norm = norm_input_backward(grad_qkv, weights.qkv, weights.qkv_fp8,
-                                              shapes_.qkv_width, saved.x, saved.ln1);
+  TensorRef grad_x_norm =
+      norm_input_backward(grad_qkv, weights.qkv, weights.qkv_fp8, shapes_.qkv_width, saved.x,
+                          saved.ln1, saved.qkv_input_fp8);
   return elementwise("aten::add", {grad_x1, grad_x_norm}, local_shape, 1);
 }
 

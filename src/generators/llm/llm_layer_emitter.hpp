@@ -71,7 +71,20 @@ struct LayerWeights {
 // The dense MLP's tensors its backward reads.
 struct MlpSaved {
   TensorRef fc1, act, output;  // FC1 output (GeLU input), FC2 input, FC2 output
+  // FP8 recipe: the inputs FC1 and FC2 save for their weight gradients (fp8_saved_input).
+  TensorRef fc1_input_fp8, fc2_input_fp8;
 };
+
+// FP8 recipe, Transformer Engine's Linear / LayerNormLinear / GroupedLinear (TE 2.x
+// module/linear.py and layernorm_linear.py _*.forward: the quantized input kept for the
+// backward with its row-wise data dropped, "update_usage(rowwise_usage=False)", unless the
+// backward must all-gather it; grouped_linear.py saves the quantized `inputmats`; TE 1.x saved
+// `inputmat_t`, the FP8 transpose): the weight gradient reads an FP8 tensor the forward's cast
+// made, 1 byte per element, and the bf16 input is freed unless another op keeps it. Which one:
+// the cast's transpose [in, tokens] when the backward does not gather the input, the FP8 local
+// rows [seq_local, b, h] the forward all-gathered (fp8_all_gather) when it does. Unset without
+// FP8, and when the forward gathered the input in bf16 (blockwise scaling with SP, or
+// --no-fp8-all-gather): the backward then gathers the kept bf16 local rows again, as before.
 
 // The MoE block's tensors its backward reads (Megatron's router, dispatcher and experts).
 struct MoeSaved {
@@ -79,9 +92,11 @@ struct MoeSaved {
   TensorRef top_probabilities;  // [tokens, top_k]
   TensorRef expert_input;       // the TP-gathered tokens of the local experts
   TensorRef fc1, act;           // expert FC1 output, FC2 input
-  TensorRef returned;           // the rows unpermute combined (its backward keeps them)
-  MlpSaved shared;              // shared experts (unset without them)
-  TensorRef routing_map;        // [tokens, experts] bool (the permute and unpermute read it)
+  // FP8 recipe: the grouped linears' saved inputs, the casts' transposes (see MlpSaved).
+  TensorRef expert_input_fp8, act_fp8;
+  TensorRef returned;     // the rows unpermute combined (its backward keeps them)
+  MlpSaved shared;        // shared experts (unset without them)
+  TensorRef routing_map;  // [tokens, experts] bool (the permute and unpermute read it)
 };
 
 // Megatron-Core's MoE kernel switches (ParallelConfig::moe_router_fusion, moe_permute_fusion,
@@ -114,6 +129,9 @@ struct MlaSaved {
 // (the dropout op prices its mask as written bytes). With full recompute only `x` is kept.
 struct ForwardSaved {
   TensorRef x, ln1, qkv, context, x1, ln2, output;
+  // FP8 recipe: the inputs QKV and the projection save for their weight gradients (see
+  // MlpSaved). The projection's is a copy beside the context the fused attention keeps.
+  TensorRef qkv_input_fp8, proj_input_fp8;
   // Rotary embedding (model.rope()): the rotated queries and keys the attention reads and
   // keeps for its backward (Megatron-Core rotates q and k into new tensors; V stays a view of
   // the QKV output). Unset without rope.
@@ -298,19 +316,25 @@ class LayerEmitter {
   // (weight gradient). With FP8 the forward casts x first and every GEMM reads FP8 operands
   // (E4M3 weights and inputs, E5M2 gradients); the output is bf16.
   // `scaling`: how current scaling finds the scale of x's cast (not cast when x is FP8).
+  // `saved_input`: receives the FP8 transpose of x the cast made (the input the layer saves
+  // for its weight gradient, MlpSaved); unchanged when x is not cast here.
   TensorRef linear_forward(const TensorRef& x, const TensorRef& weight, const Fp8Copy& fp8,
                            std::int64_t m, std::int64_t k, std::int64_t n,
-                           Fp8Scaling scaling = kAmaxKernel);
+                           Fp8Scaling scaling = kAmaxKernel, TensorRef* saved_input = nullptr);
+  // Whether a column-parallel layer's backward all-gathers its input again (SP, TP > 1).
+  bool backward_gathers_input() const { return shapes_.sequence_parallel && tp_.size > 1; }
   // The gradient as the two backward GEMMs read it: itself, or (FP8) its E5M2 cast and the
   // cast's transpose from one fused cast-transpose kernel. `tp_reduced`: the output gradient
   // of a row-parallel layer with SP (current scaling reduces its amax over TP).
   TensorRef backward_operand(const TensorRef& grad, std::int64_t rows, std::int64_t cols,
-                             bool tp_reduced = false);
+                             bool tp_reduced = false, TensorRef* transposed = nullptr);
   // A grouped GEMM's operand [experts_local x per_expert, cols] (expert input or output
   // gradient) as backward_operand casts it. Current scaling quantizes each expert's rows
   // separately (tex.split_quantize: an amax, a scale and a cast per expert from TE's C++ loop);
   // delayed scaling casts them all in one fused kernel (nvte_multi_cast_transpose).
-  TensorRef grouped_operand(const TensorRef& x, std::int64_t per_expert, std::int64_t cols);
+  // `transposed`: receives the cast's transpose (the grouped linear's saved input).
+  TensorRef grouped_operand(const TensorRef& x, std::int64_t per_expert, std::int64_t cols,
+                            TensorRef* transposed = nullptr);
   TensorRef data_gradient(const TensorRef& grad, const TensorRef& weight, const Fp8Copy& fp8,
                           std::int64_t tokens, std::int64_t out_width, std::int64_t in_width);
   // `cast_input`: with FP8, the input must be cast again (it was all-gathered in bf16).
@@ -319,8 +343,10 @@ class LayerEmitter {
   // Transformer Engine's fused cast + transpose + amax: reads the bf16 tensor once, writes
   // the FP8 copy and its transpose (into `into` when set); returns the copy.
   // Current scaling: `scaling` says how its scale is found first (current_scale).
+  // `transposed`: receives the transpose.
   TensorRef cast_transpose(const TensorRef& x, std::int64_t rows, std::int64_t cols,
-                           const Fp8Copy& into = {}, Fp8Scaling scaling = {});
+                           const Fp8Copy& into = {}, Fp8Scaling scaling = {},
+                           TensorRef* transposed = nullptr);
   // FP8 current scaling (llm_fp8_current_scaling.cpp), before the cast of x [rows, cols]:
   // the amax kernel (unless the norm wrote it), the amax's MAX all-reduce over TP when asked
   // for with SP, and the scale kernel. No-op under delayed scaling or with AmaxSource::kNone.
@@ -342,14 +368,18 @@ class LayerEmitter {
   // FP8 first with fp8_all_gather.
   // `scaling`: the forward's quantization of the input (kNone: the backward's re-gather of an
   // input quantized in the forward).
-  TensorRef gather_linear_input(const TensorRef& local, Fp8Scaling scaling = {});
+  // `saved_local`: receives the FP8 local rows the forward's cast made (the input a
+  // column-parallel layer saves for its backward's re-gather); unchanged when none were made.
+  TensorRef gather_linear_input(const TensorRef& local, Fp8Scaling scaling = {},
+                                TensorRef* saved_local = nullptr);
   TensorRef tp_reduce(const TensorRef& full);
   // Backward of norm -> column-parallel linear: data gradient (reduced over TP), weight
   // gradient, norm backward; returns the gradient of the norm's input.
-  // `norm_input` and `normed`: the saved input and output of the norm.
+  // `norm_input` and `normed`: the saved input and output of the norm; `saved_input_fp8`: the
+  // layer's saved FP8 input (MlpSaved), which the weight gradient reads instead when set.
   TensorRef norm_input_backward(const TensorRef& grad_output, const TensorRef& weight,
                                 const Fp8Copy& fp8, std::int64_t width, const TensorRef& norm_input,
-                                const TensorRef& normed);
+                                const TensorRef& normed, const TensorRef& saved_input_fp8 = {});
   // An expert weight as a grouped GEMM reads it, [experts_local, k, n]: itself, or with FP8
   // its E4M3 copy (`transposed`: the transpose) made by cast_weights_to_fp8.
   TensorRef expert_weight_operand(const TensorRef& weight, const Fp8Copy& fp8, bool transposed,
@@ -422,7 +452,9 @@ class LayerEmitter {
   // Context parallelism: the CP ring of LayerEmitter::ring_attention_forward on MLA's query,
   // key and value (K and V of different head dimensions in one exchanged buffer).
   TensorRef mla_ring_attention_forward(const MlaSaved& saved);
-  TensorRef mla_ring_attention_backward(const TensorRef& grad_context, const MlaSaved& saved);
+  // `output`: the attention's output O, which the fused backward reads (and so keeps).
+  TensorRef mla_ring_attention_backward(const TensorRef& grad_context, const MlaSaved& saved,
+                                        const TensorRef& output);
   // How FP8 current scaling finds the scale of the query up projection's input.
   Fp8Scaling q_up_scaling() const;
   // [seq_local x b, width] rows of this rank's tokens all-gathered over TP with SP
@@ -472,8 +504,10 @@ class LayerEmitter {
   // rope, else views of `qkv`); the chunk exchanged is K and V from `qkv`.
   TensorRef ring_attention_forward(const TensorRef& qkv, const TensorRef& q,
                                    const TensorRef& own_k);
+  // `output`: the attention's output O, which the fused backward reads (and so keeps).
   TensorRef ring_attention_backward(const TensorRef& grad_context, const TensorRef& saved_qkv,
-                                    const TensorRef& saved_q, const TensorRef& saved_k);
+                                    const TensorRef& saved_q, const TensorRef& saved_k,
+                                    const TensorRef& output);
   // Posts the exchange of one chunk of `elements` around the ring; returns the received one.
   TensorRef exchange_chunk(const TensorRef& chunk);
   TensorRef attention_core_backward(const TensorRef& grad_context, const ForwardSaved& saved);
@@ -624,13 +658,17 @@ class LayerEmitter {
   // qkv_fprop / fc1_fprop ("ring_exchange"): the input's TP chunks pass around the TP ring, the
   // GEMM of each chunk under the exchange of the next. In: the local normed rows
   // [seq_local, b, h]; out: the GEMM output [tokens, n].
+  // `saved_local`: receives the FP8 local rows (fp8_all_gather) the layer saves.
   TensorRef ring_exchange_forward(const TensorRef& local, const TensorRef& weight,
-                                  const Fp8Copy& fp8, std::int64_t n);
+                                  const Fp8Copy& fp8, std::int64_t n,
+                                  TensorRef* saved_local = nullptr);
   // proj_fprop / fc2_fprop ("pipeline"): the GEMM in kUserbufferPipelineSplits chunks of tokens,
   // each chunk's reduce-scatter under the next chunk's GEMM. In: [tokens, k]; out: the
   // reduce-scattered [seq_local, b, h].
+  // `saved_input`: receives the FP8 transpose of the input the cast made.
   TensorRef pipelined_reduce_scatter_forward(const TensorRef& input, const TensorRef& weight,
-                                             const Fp8Copy& fp8, std::int64_t k);
+                                             const Fp8Copy& fp8, std::int64_t k,
+                                             TensorRef* saved_input = nullptr);
   // proj_dgrad / fc2_dgrad ("ring_exchange"): the output gradient's TP chunks pass around the
   // ring under the data-gradient GEMM chunks. In: the local gradient [seq_local, b, h]; out: dX
   // [tokens, in_width]; `gathered` receives the gathered gradient the weight gradient reads.
@@ -667,7 +705,7 @@ class LayerEmitter {
   // backward beside the combine's all-to-all backward, fc1's (and its input's reduction and the
   // norm's backward) beside the dispatch's.
   bool shared_experts_overlapped() const;
-  TensorRef shared_expert_input(const TensorRef& normed);
+  TensorRef shared_expert_input(const TensorRef& normed, TensorRef* saved_local);
   void shared_expert_fc1_beside(const TensorRef& input, const LayerWeights& weights,
                                 MlpSaved& saved);
   TensorRef shared_expert_fc2_beside(const LayerWeights& weights, MlpSaved& saved);

@@ -79,7 +79,8 @@ TensorRef LayerEmitter::mla_ring_attention_forward(const MlaSaved& saved) {
 }
 
 TensorRef LayerEmitter::mla_ring_attention_backward(const TensorRef& grad_context,
-                                                    const MlaSaved& saved) {
+                                                    const MlaSaved& saved,
+                                                    const TensorRef& output) {
   const std::int64_t b = shapes_.batch, s = shapes_.seq, heads = shapes_.heads_local;
   const std::int64_t q_dim = shapes_.q_head_dim(), v_dim = shapes_.v_head_dim;
   const TensorRef query = saved_operand(saved.query, {b, heads, s, q_dim});
@@ -98,7 +99,8 @@ TensorRef LayerEmitter::mla_ring_attention_backward(const TensorRef& grad_contex
         "aten::_scaled_dot_product_flash_attention_backward",
         {RankTraceBuilder::view(grad_context, {b, heads, s, v_dim}), query,
          own_chunk ? own_k : RankTraceBuilder::view(kv_and_grad, {b, heads, s / 2, q_dim}),
-         own_chunk ? own_v : RankTraceBuilder::view(kv_and_grad, {b, heads, s / 2, v_dim})},
+         own_chunk ? own_v : RankTraceBuilder::view(kv_and_grad, {b, heads, s / 2, v_dim}),
+         saved_operand(output, {b, heads, s, v_dim})},
         grad_qkv, own_chunk, half_work);
     kv_and_grad = next;
   }
@@ -239,14 +241,17 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
   const std::int64_t q_width = shapes_.q_up_width(), kv_width = shapes_.kv_up_width();
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, b, h};
   // Flash attention backward: the gradients of query, key and value side by side.
-  const TensorRef grad_qkv = cp_.size > 1 ? mla_ring_attention_backward(grad_context, mla)
-                                          : activation({tokens, 2 * q_width + heads * v_dim});
+  // The fused backward reads the forward's output O too (attention_core_backward).
+  const TensorRef grad_qkv = cp_.size > 1
+                                 ? mla_ring_attention_backward(grad_context, mla, saved.context)
+                                 : activation({tokens, 2 * q_width + heads * v_dim});
   if (cp_.size == 1)
     flash_attention("aten::_scaled_dot_product_flash_attention_backward",
                     {RankTraceBuilder::view(grad_context, {b, heads, s, v_dim}),
                      saved_operand(mla.query, {b, heads, s, q_dim}),
                      saved_operand(mla.key, {b, heads, s, q_dim}),
-                     saved_operand(mla.value, {b, heads, s, v_dim})},
+                     saved_operand(mla.value, {b, heads, s, v_dim}),
+                     saved_operand(saved.context, {b, heads, s, v_dim})},
                     grad_qkv, true, 1.0 * b * heads * s * s * (3 * q_dim + 2 * v_dim));
   const TensorRef grad_query = builder_.alias(grad_qkv, {tokens, q_width}, grad_qkv.dtype, 0);
   const TensorRef grad_key =

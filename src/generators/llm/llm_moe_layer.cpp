@@ -107,7 +107,9 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // all-to-alls (llm_moe_shared_overlap.cpp). The flex dispatcher (llm_moe_flex.cpp) sends the
   // tokens first and permutes on arrival.
   const bool shared_overlap = shared_experts_overlapped();
-  const TensorRef shared_input = shared_overlap ? shared_expert_input(normed) : TensorRef{};
+  TensorRef shared_fc1_input_fp8;  // FP8: the shared FC1's saved local rows (MlpSaved)
+  const TensorRef shared_input =
+      shared_overlap ? shared_expert_input(normed, &shared_fc1_input_fp8) : TensorRef{};
   const TensorRef expert_input =
       moe_switches_.flex ? flex_dispatch(normed, saved.routing_map, tokens)
                          : alltoall_dispatch(normed, probabilities, saved, tokens, [&] {
@@ -117,11 +119,15 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t rows = shapes_.experts_local * per_expert;
+  if (shared_fc1_input_fp8.tensor_id >= 0)
+    saved.shared.fc1_input_fp8 = shared_fc1_input_fp8;
   // FP8 (Transformer Engine's grouped linear, as Megatron-Core runs the experts): each GEMM's
-  // input cast to E4M3 (its transpose for the weight gradient read from the saved input, as
-  // the dense layers do), the weights' FP8 copies made at the first micro-batch.
+  // input cast to E4M3, the cast's transpose saved for the weight gradient (grouped_linear.py
+  // saves the quantized inputmats; the bf16 rows are freed: the permute's backward does not
+  // read them, the activation's backward reads its input), the weights' FP8 copies made at the
+  // first micro-batch.
   const TensorRef fc1 =
-      grouped_gemm(grouped_operand(expert_input, per_expert, h),
+      grouped_gemm(grouped_operand(expert_input, per_expert, h, &saved.expert_input_fp8),
                    expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, false, h,
                                          shapes_.expert_fc1_width),
                    per_expert, h, shapes_.expert_fc1_width);
@@ -129,7 +135,7 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   const TensorRef act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, shapes_.expert_ffn_local)
                                           : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
   const TensorRef fc2 =
-      grouped_gemm(grouped_operand(act, per_expert, shapes_.expert_ffn_local),
+      grouped_gemm(grouped_operand(act, per_expert, shapes_.expert_ffn_local, &saved.act_fp8),
                    expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
                                          shapes_.expert_ffn_local, h),
                    per_expert, shapes_.expert_ffn_local, h);
@@ -156,8 +162,10 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
     return elementwise("aten::add", {routed, shared_output}, local_shape, 1);
   // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
   saved.shared =
-      mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced), weights,
+      mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced, &shared_fc1_input_fp8), weights,
                   shapes_.shared_ffn_local, shapes_.shared_fc1_width, kAmaxKernelTpReduced);
+  if (shared_fc1_input_fp8.tensor_id >= 0)
+    saved.shared.fc1_input_fp8 = shared_fc1_input_fp8;
   const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(saved.shared.output), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
@@ -199,7 +207,6 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const std::vector<std::int64_t> ffn_shape{rows, ffn};
   // FP8: each output gradient cast to E5M2 with its transpose; the weights' FP8 transposes
   // were made with their copies.
-  const DType saved_input_dtype = shapes_.fp8_linear ? DType::kFloat8 : DType::kUnknown;
   TensorRef act = saved.act;
   if (recomputes(&RecomputeModules::moe_act)) {
     // moe_act: FC2's input was freed after FC2's forward; the activation runs again on the
@@ -216,7 +223,11 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
       per_expert, h, ffn);
   {
     const DelayedWgradScope delayed(builder_, delay_wgrad_);
-    grouped_gemm(saved_operand(act, {shapes_.experts_local, ffn, per_expert}, saved_input_dtype),
+    // FP8: the saved FP8 transpose (also with moe_act: the recomputed bf16 activation is then
+    // not read, as TE's saved FP8 copy outlives the checkpoint's freed output).
+    const std::vector<std::int64_t> act_t{shapes_.experts_local, ffn, per_expert};
+    grouped_gemm(saved.act_fp8.tensor_id >= 0 ? saved_operand(saved.act_fp8, act_t)
+                                              : saved_operand(act, act_t),
                  grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
     expert_dummy_wgrads();
   }
@@ -234,8 +245,10 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
       per_expert, fc1_width, h);
   {
     const DelayedWgradScope delayed(builder_, delay_wgrad_);
-    grouped_gemm(saved_operand(saved.expert_input, {shapes_.experts_local, h, per_expert},
-                               saved_input_dtype),
+    const std::vector<std::int64_t> input_t{shapes_.experts_local, h, per_expert};
+    grouped_gemm(saved.expert_input_fp8.tensor_id >= 0
+                     ? saved_operand(saved.expert_input_fp8, input_t)
+                     : saved_operand(saved.expert_input, input_t),
                  grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
     expert_dummy_wgrads();
   }
@@ -269,8 +282,9 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);
   const TensorRef grad_shared_fc1 =
       mlp_backward(grad_shared, weights, saved.shared, shapes_.shared_ffn_local);
-  const TensorRef grad_norm_input = norm_input_backward(
-      grad_shared_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width, layer.x1, layer.ln2);
+  const TensorRef grad_norm_input =
+      norm_input_backward(grad_shared_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width,
+                          layer.x1, layer.ln2, saved.shared.fc1_input_fp8);
   return elementwise("aten::add", {grad_norm_input, grad_normed}, local_shape, 1);
 }
 

@@ -14,10 +14,10 @@ bool LayerEmitter::shared_experts_overlapped() const {
   return shared_overlap_.on && shapes_.shared_ffn_local > 0;
 }
 
-TensorRef LayerEmitter::shared_expert_input(const TensorRef& normed) {
+TensorRef LayerEmitter::shared_expert_input(const TensorRef& normed, TensorRef* saved_local) {
   // pre_forward_comm: the shared experts' FC1 reads the block's own norm (no LayerNormLinear),
   // gathered over TP with SP; posted before the dispatcher's permute, which runs beside it.
-  return gather_linear_input(normed, kAmaxKernelTpReduced);
+  return gather_linear_input(normed, kAmaxKernelTpReduced, saved_local);
 }
 
 void LayerEmitter::shared_expert_fc1_beside(const TensorRef& input, const LayerWeights& weights,
@@ -58,7 +58,7 @@ TensorRef LayerEmitter::shared_expert_fc1_backward_beside(const TensorRef& grad_
   // shared experts' share of the gradient, comes with it).
   const ContentionScope beside(builder_, shared_overlap_.comm_sms, shared_overlap_.hbm_GBps);
   return norm_input_backward(grad_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width,
-                             layer.x1, layer.ln2);
+                             layer.x1, layer.ln2, layer.moe.shared.fc1_input_fp8);
 }
 
 }  // namespace perfsim::generators::llm

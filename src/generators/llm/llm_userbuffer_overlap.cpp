@@ -38,11 +38,16 @@ TensorRef LayerEmitter::exchange_tp_chunk(const TensorRef& chunk) {
 // GEMMs of seq_local x b rows each, TP - 1 exchanges. With FP8 the all-gather buffer is FP8
 // (TE fp8_buf for all-gather layers): the local rows are cast once, before the ring.
 TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const TensorRef& weight,
-                                              const Fp8Copy& fp8, std::int64_t n) {
+                                              const Fp8Copy& fp8, std::int64_t n,
+                                              TensorRef* saved_local) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
   // The QKV / FC1 input: its norm is fused into the layer (TE LayerNormLinear).
   TensorRef chunk = shapes_.fp8_linear ? cast_transpose(local, rows, h, {}, kAmaxNormTpReduced)
                                        : RankTraceBuilder::view(local, {rows, h});
+  // The layer saves those FP8 rows for its backward's re-gather (MlpSaved) where that gather
+  // is in FP8 (fp8_all_gather); else the backward gathers the bf16 rows again.
+  if (saved_local && shapes_.fp8_linear && shapes_.fp8_all_gather)
+    *saved_local = chunk;
   TensorRef operand = weight;
   if (shapes_.fp8_linear)
     operand = fp8.set ? builder_.alias(fp8.copy, {h, n}, DType::kFloat8)
@@ -70,13 +75,16 @@ TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const Tens
 // SMs the reduce-scatter kernel leaves.
 TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
                                                          const TensorRef& weight,
-                                                         const Fp8Copy& fp8, std::int64_t k) {
+                                                         const Fp8Copy& fp8, std::int64_t k,
+                                                         TensorRef* saved_input) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   const std::int64_t rows = tokens / kUserbufferPipelineSplits;
   TensorRef x = input;
   TensorRef operand = weight;
   if (shapes_.fp8_linear) {
-    x = input.dtype == DType::kFloat8 ? input : cast_transpose(input, tokens, k, {}, kAmaxKernel);
+    x = input.dtype == DType::kFloat8
+            ? input
+            : cast_transpose(input, tokens, k, {}, kAmaxKernel, saved_input);
     operand = fp8.set ? builder_.alias(fp8.copy, {k, h}, DType::kFloat8)
                       : builder_.tensor({k, h}, DType::kFloat8);
   }

@@ -153,9 +153,44 @@ double row_input_units(const llm::TransformerConfig& model) {
   return model.fp8() ? 1 : 2;
 }
 
-// What FP8's saved inputs change in a layer's Table 2 terms: the QKV (not with MLA, whose
-// down projections keep their bf16 input) and FC1 inputs among the replicated ones; FC2's input
-// and the projection's among the split ones. The projection's input is the attention's output:
+// Multi-latent attention under FP8, in the replicated (SP-split) Table 2 units: what the TE
+// linears' saved FP8 inputs change (the generator's MlaSaved *_input_fp8). Megatron-Core's
+// MLASelfAttention (multi_latent_attention.py, __init__ and get_query_key_value_tensors /
+// _qkv_down_projection): linear_q_down_proj and linear_kv_down_proj are TELinear with
+// parallel_mode "duplicated" on the rank's own rows of the normed hidden states, each casting
+// them and saving its FP8 transpose (+1 each); linear_q_up_proj / linear_kv_up_proj (and
+// linear_q_proj without query compression) are TE column-parallel linears on the normed
+// latents (the hidden states), gathered over TP with SP in bf16 as the generator models it: the
+// bf16 local rows stay for the backward's re-gather (as QKV without the FP8 all-gather), else
+// their FP8 transposes are saved instead of the bf16 rows (-1 per element). The input norm's
+// bf16 output (ln1, 2) then stays only for linear_q_proj when it is gathered again or recomputed
+// (mla_up_proj reads it); layernorm recompute had freed it already. mla_up_proj recompute
+// frees the normed latents (recomputed_attention_terms); the FP8 copies its recompute makes
+// are not kept from the forward.
+double mla_fp8_replicated_terms(const llm::TransformerConfig& model,
+                                const llm::ParallelConfig& parallel) {
+  if (!model.fp8() || !model.is_mla())
+    return 0.0;
+  const llm::MultiLatentAttention& mla = model.mla;
+  const double h = model.hidden;
+  const bool gathers = parallel.sequence_parallel && parallel.tp > 1;
+  const bool up_recomputed = parallel.recomputes(&llm::RecomputeModules::mla_up_proj);
+  const bool norm_recomputed = parallel.recomputes(&llm::RecomputeModules::layernorm);
+  const bool compressed = mla.q_lora_rank > 0;
+  const double down_inputs = compressed ? 2.0 : 1.0;
+  const bool ln1_kept = !compressed && (gathers || up_recomputed) && !norm_recomputed;
+  double terms = down_inputs - (norm_recomputed ? 0.0 : 2.0) + (ln1_kept ? 2.0 : 0.0);
+  if (!gathers && !up_recomputed) {
+    terms -= (static_cast<double>(mla.q_lora_rank) + mla.kv_lora_rank) / h;  // normed latents
+    if (!compressed)
+      terms += 1;  // linear_q_proj's FP8 transpose of ln1
+  }
+  return terms;
+}
+
+// What FP8's saved inputs change in a layer's Table 2 terms: the QKV (with MLA,
+// mla_fp8_replicated_terms) and FC1 inputs among the replicated ones; FC2's input and the
+// projection's among the split ones. The projection's input is the attention's output:
 // the fused attention (flash, ring attention with CP, MLA) keeps it in bf16 for its backward,
 // so the FP8 copy comes on top (+1); the unfused attention's backward does not read it (-1).
 struct Fp8InputTerms {
@@ -168,7 +203,8 @@ Fp8InputTerms fp8_input_terms(const llm::TransformerConfig& model,
     return terms;
   const double h = model.hidden;
   const double column_inputs = model.is_mla() ? 1 : 2;
-  terms.replicated = -(2 - column_input_units(model, parallel)) * column_inputs;
+  terms.replicated = -(2 - column_input_units(model, parallel)) * column_inputs +
+                     mla_fp8_replicated_terms(model, parallel);
   const double context_width = model.is_mla()
                                    ? static_cast<double>(model.heads) * model.mla.v_head_dim
                                    : static_cast<double>(model.query_width());
@@ -466,8 +502,14 @@ MtpMemory mtp_memory(const llm::TransformerConfig& model, const llm::ParallelCon
   const double layer_activations = moe_layer ? moe_activation_bytes_per_layer(model, parallel)
                                              : activation_bytes_per_layer(model, parallel);
   const double own_tokens = parallel.sequence_parallel ? t : 1.0;
-  mtp.activation_bytes = modules * (layer_activations + (2 + 4) * sbh / own_tokens * dtype_scale +
-                                    4 * sbh / t * (1 + v / h) * dtype_scale);
+  // FP8: eh_proj (a TE column-parallel linear) saves the FP8 transpose of its input (1 byte per
+  // element) instead of the bf16 rows, unless its backward gathers those again over TP with SP
+  // (the generator's MtpSaved::concatenated_fp8).
+  const bool eh_input_fp8 = model.fp8() && !(parallel.sequence_parallel && t > 1);
+  const double concatenated = eh_input_fp8 ? 2 : 4;
+  mtp.activation_bytes =
+      modules * (layer_activations + (2 + concatenated) * sbh / own_tokens * dtype_scale +
+                 4 * sbh / t * (1 + v / h) * dtype_scale);
   return mtp;
 }
 

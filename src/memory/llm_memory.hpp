@@ -73,8 +73,9 @@
 // transpose (2 bytes per linear parameter). The linear layers' saved inputs are counted as
 // Transformer Engine saves them, quantized (1 byte per element; the scales not counted): QKV,
 // projection (a copy beside the bf16 context the fused attention keeps), FC1, FC2, the experts'
-// and shared experts' GEMMs; MLA's down and up projections and MTP's eh_proj keep theirs in bf16
-// (llm_memory.cpp fp8_input_terms).
+// and shared experts' GEMMs, MLA's down projections, MLA's up projections and MTP's eh_proj
+// (these two keep their bf16 local rows when their backward gathers them again over TP with SP;
+// llm_memory.cpp fp8_input_terms, mla_fp8_replicated_terms, mtp_memory).
 // Transformer Engine's cuBLAS workspaces of the device's architecture (DeviceMemory::architecture;
 // none without a device) are counted as the generator declares them (llm_te_workspace.hpp).
 // Not modelled: temporary buffers (communication buckets), fragmentation; the

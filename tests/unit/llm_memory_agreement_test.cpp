@@ -943,6 +943,64 @@ TEST(LlmMemoryAgreement, UnevenSplitFirstStageHoldsItsOwnLayers) {
   expect_agreement(small_gpt(), accounted);
 }
 
+// FP8 minus bf16 activations of one multi-latent attention layer (small_mla: s 512, b 1, h 256,
+// q latent 96, kv latent 64, 4 heads of v 48, gated FFN 896), derived by hand, closed form and
+// replay. Per TP rank, tokens T = 512 (local rows T / 2 with SP over TP 2):
+// - the down projections (TELinear, duplicated) save FP8 transposes of the normed local rows,
+//   1 byte each, and ln1's bf16 rows are freed: +2 x rows x 256 - 2 x rows x 256 = 0 (layernorm
+//   recompute had freed ln1 already: +2 x 512 x 256 = +262144); without query compression
+//   only kv_down's (+131072) and linear_q_proj's transpose (+131072) against ln1 (-262144);
+// - the up projections without SP: FP8 transposes of the normed latents instead of their bf16
+//   rows, -512 x (96 + 64) = -81920 (-32768 with the kv latent alone); with SP the bf16 local
+//   rows stay (gathered again), with mla_up_proj recompute the latents were freed already: 0;
+// - linear_proj's FP8 input beside the kept context: +512 x 4 x 48 / TP;
+// - FC1 and FC2 (the previous helper's terms): -rows x 256 and -512 x 896 / TP.
+TEST(LlmMemoryAgreement, Fp8MinusBf16MultiLatentAttentionByHand) {
+  struct Case {
+    std::int64_t q_lora;
+    int tp;
+    const char* recompute_modules;  // "" for none
+    double per_layer_bytes;
+  };
+  const Case cases[] = {
+      // 0 - 81920 + 98304 - 131072 - 458752
+      {96, 1, "", -573440},
+      // 0 - 32768 + 98304 - 131072 - 458752
+      {0, 1, "", -524288},
+      // 0 + 0 + 98304 - 131072 - 458752
+      {96, 1, "mla_up_proj", -491520},
+      // 262144 + 0 + 98304 - 131072 - 458752
+      {96, 1, "mla_up_proj,layernorm", -229376},
+      // SP over TP 2: 0 + 0 + 49152 - 65536 - 229376
+      {96, 2, "", -245760},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("q_lora " + std::to_string(c.q_lora) + " tp " + std::to_string(c.tp) + " " +
+                 c.recompute_modules);
+    llm::TransformerConfig bf16 = small_mla();
+    bf16.mla.q_lora_rank = c.q_lora;
+    llm::TransformerConfig fp8 = bf16;
+    fp8.dtype = DType::kFloat8;
+    llm::ParallelConfig parallel = pp2_dp2();
+    parallel.tp = c.tp;
+    parallel.sequence_parallel = c.tp > 1;
+    if (c.recompute_modules[0] != '\0') {
+      parallel.recompute = llm::Recompute::kSelective;
+      parallel.recompute_modules = llm::parse_recompute_modules(c.recompute_modules, "<test>", "");
+    }
+    EXPECT_DOUBLE_EQ(
+        activation_bytes_per_layer(fp8, parallel) - activation_bytes_per_layer(bf16, parallel),
+        c.per_layer_bytes);
+    const Measured bf16_replay = measure(bf16, parallel);
+    const Measured fp8_replay = measure(fp8, parallel);
+    const double in_stage = llm::layers_of_stage(fp8, parallel, 0) *
+                            static_cast<double>(fp8_replay.closed.microbatches_in_flight);
+    EXPECT_DOUBLE_EQ(static_cast<double>(fp8_replay.activations_entering_backward) -
+                         static_cast<double>(bf16_replay.activations_entering_backward),
+                     c.per_layer_bytes * in_stage);
+  }
+}
+
 // FP8 with multi-latent attention and multi-token prediction: every Transformer Engine linear
 // layer of the MLA block (the duplicated down projections whole, the up projections and
 // linear_proj over TP) and each MTP module's eh_proj keeps an FP8 copy and its transpose.
@@ -966,6 +1024,18 @@ TEST(LlmMemoryAgreement, Fp8MultiLatentAttentionAndMultiTokenPrediction) {
   const std::int64_t per_layer =
       256 * 96 + 256 * 96 + (96 * 4 * 96 + 64 * 4 * 112 + 4 * 48 * 256 + 3 * 256 * 896) / 2;
   EXPECT_EQ(fp8.closed.fp8_weight_bytes, 2 * per_layer * llm::layers_of_stage(model, parallel, 0));
+  // The up projections' FP8 transposes (no SP), and without query compression.
+  parallel.sequence_parallel = false;
+  expect_agreement(model, parallel);
+  llm::TransformerConfig uncompressed = model;
+  uncompressed.mla.q_lora_rank = 0;
+  expect_agreement(uncompressed, pp2_dp2());
+  llm::ParallelConfig recomputed = pp2_dp2();
+  recomputed.recompute = llm::Recompute::kSelective;
+  recomputed.recompute_modules =
+      llm::parse_recompute_modules("mla_up_proj,layernorm", "<test>", "");
+  expect_agreement(model, recomputed);
+  expect_agreement(uncompressed, recomputed);
   llm::TransformerConfig mtp = model;
   mtp.moe.num_experts = 4;
   mtp.moe.top_k = 2;
@@ -973,6 +1043,10 @@ TEST(LlmMemoryAgreement, Fp8MultiLatentAttentionAndMultiTokenPrediction) {
   mtp.mtp_num_layers = 1;
   llm::ParallelConfig experts = pp2_dp2();
   experts.ep = 2;
+  expect_agreement(mtp, experts, 0, 1);
+  expect_agreement(mtp, experts);
+  experts.tp = 2;
+  experts.sequence_parallel = true;  // eh_proj's bf16 rows gathered again
   expect_agreement(mtp, experts, 0, 1);
   expect_agreement(mtp, experts);
 }

@@ -121,6 +121,14 @@ struct MlaSaved {
   // k_pe as the up projections' rope reads it (gathered over TP with SP, else a view of
   // kv_combined): an input of the mla_up_proj checkpoint, kept only with that recompute.
   TensorRef k_pe;
+  // FP8 recipe: the inputs the TE linears save for their weight gradients (MlpSaved), the
+  // casts' transposes. The down projections (TELinear, "duplicated") cast the rank's own
+  // normed rows and save the transposes; ln1 is then kept only for linear_q_proj (no query
+  // compression) when its input is gathered again or recomputed. The up projections (and
+  // linear_q_proj) only when their backward does not gather the input again: with SP and
+  // TP > 1 the latent reaches them gathered in bf16 (sequence_gather), so the bf16 local rows
+  // stay, as for QKV without the FP8 all-gather.
+  TensorRef q_down_input_fp8, kv_down_input_fp8, q_up_input_fp8, kv_up_input_fp8;
 };
 
 // What one layer's forward leaves for its backward (Korthikanti et al. 2022 Table 2: the norm
@@ -168,6 +176,9 @@ struct MtpWeights {
 // output hidden state (the next module's input).
 struct MtpSaved {
   TensorRef embedded, hidden, concatenated;
+  // FP8 recipe: eh_proj's saved input, the cast's transpose, when its backward does not
+  // gather the input again (no SP, or TP 1); unset otherwise (see MlaSaved).
+  TensorRef concatenated_fp8;
   ForwardSaved layer;
   HeadSaved head;
   TensorRef output;
@@ -442,6 +453,14 @@ class LayerEmitter {
   // projections' gathers and GEMMs and the rope again, from the kept down projections' outputs
   // and k_pe (`normed`: the input norm's output, linear_q_proj's input without q_lora_rank).
   // Returns `kept` with the remade normed latents, query, key and value.
+  // linear_q_up_proj (or linear_q_proj) and linear_kv_up_proj on their (gathered) inputs,
+  // then the rotary embedding; records the FP8 inputs they save (MlaSaved).
+  void mla_up_projections(const TensorRef& q_input, const TensorRef& kv_input,
+                          const TensorRef& k_pe, const LayerWeights& weights, MlaSaved& saved);
+  // An up projection's weight-gradient input: its saved FP8 transpose [width, tokens], else
+  // the kept bf16 normed latent gathered again over TP with SP.
+  TensorRef mla_wgrad_input(const TensorRef& saved_fp8, const TensorRef& latent,
+                            std::int64_t width);
   MlaSaved mla_recompute_up_proj(const MlaSaved& kept, const TensorRef& normed,
                                  const LayerWeights& weights);
   // Gradient of the context in; gradient of the input layer norm's input out (its backward

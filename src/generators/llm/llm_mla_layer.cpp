@@ -109,7 +109,7 @@ TensorRef LayerEmitter::mla_ring_attention_backward(const TensorRef& grad_contex
 
 TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const LayerWeights& weights,
                                               MlaSaved& saved) {
-  const std::int64_t h = shapes_.hidden, tokens = shapes_.tokens();
+  const std::int64_t h = shapes_.hidden;
   const std::int64_t local_rows = shapes_.seq_local * shapes_.batch;
   const std::int64_t b = shapes_.batch, s = shapes_.seq, heads = shapes_.heads_local;
   const std::int64_t q_lora = shapes_.q_lora_rank, kv_lora = shapes_.kv_lora_rank;
@@ -118,8 +118,8 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
   // Down projections on this rank's own tokens (duplicated weights: no collective).
   TensorRef q_input;
   if (q_lora > 0) {
-    saved.q_compressed =
-        linear_forward(normed, weights.q_down, weights.q_down_fp8, local_rows, h, q_lora);
+    saved.q_compressed = linear_forward(normed, weights.q_down, weights.q_down_fp8, local_rows, h,
+                                        q_lora, kAmaxKernel, &saved.q_down_input_fp8);
     saved.q_normed = elementwise("aten::native_layer_norm", {saved.q_compressed},
                                  {local_rows, q_lora}, kNormFlops);
     q_input = sequence_gather(saved.q_normed, q_lora);
@@ -127,8 +127,9 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
     // linear_q_proj: an ordinary column-parallel layer on the gathered hidden states.
     q_input = tp_gather(normed);
   }
-  saved.kv_combined = linear_forward(normed, weights.kv_down, weights.kv_down_fp8, local_rows, h,
-                                     shapes_.kv_down_width());
+  saved.kv_combined =
+      linear_forward(normed, weights.kv_down, weights.kv_down_fp8, local_rows, h,
+                     shapes_.kv_down_width(), kAmaxKernel, &saved.kv_down_input_fp8);
   saved.kv_normed = elementwise("aten::native_layer_norm",
                                 {RankTraceBuilder::view(saved.kv_combined, {local_rows, kv_lora})},
                                 {local_rows, kv_lora}, kNormFlops);
@@ -136,13 +137,7 @@ TensorRef LayerEmitter::mla_attention_forward(const TensorRef& normed, const Lay
   const TensorRef k_pe =
       sequence_gather(RankTraceBuilder::view(saved.kv_combined, {local_rows, rope}), rope);
   saved.k_pe = k_pe;
-  // Up projections over the local heads (the latents' norms are fused in front: under FP8
-  // current scaling they write the amax, reduced over TP with SP).
-  const TensorRef q = linear_forward(q_input, weights.q_up, weights.q_up_fp8, tokens,
-                                     shapes_.q_up_input(), shapes_.q_up_width(), q_up_scaling());
-  const TensorRef kv = linear_forward(kv_input, weights.kv_up, weights.kv_up_fp8, tokens, kv_lora,
-                                      shapes_.kv_up_width(), kAmaxNormTpReduced);
-  mla_rope_forward(q, kv, k_pe, saved);
+  mla_up_projections(q_input, kv_input, k_pe, weights, saved);
   if (cp_.size > 1)
     return mla_ring_attention_forward(saved);
   // Causal flash attention, q/k head dimension nope + rope, v head dimension v_head_dim:
@@ -193,9 +188,25 @@ void LayerEmitter::mla_rope_forward(const TensorRef& q, const TensorRef& kv, con
   }
 }
 
+void LayerEmitter::mla_up_projections(const TensorRef& q_input, const TensorRef& kv_input,
+                                      const TensorRef& k_pe, const LayerWeights& weights,
+                                      MlaSaved& saved) {
+  const std::int64_t tokens = shapes_.tokens();
+  // Up projections over the local heads (the latents' norms are fused in front: under FP8
+  // current scaling they write the amax, reduced over TP with SP). FP8: the casts'
+  // transposes are saved (MlaSaved) unless the backward gathers the bf16 latent again.
+  const bool keeps_fp8 = !backward_gathers_input();
+  const TensorRef q = linear_forward(q_input, weights.q_up, weights.q_up_fp8, tokens,
+                                     shapes_.q_up_input(), shapes_.q_up_width(), q_up_scaling(),
+                                     keeps_fp8 ? &saved.q_up_input_fp8 : nullptr);
+  const TensorRef kv = linear_forward(
+      kv_input, weights.kv_up, weights.kv_up_fp8, tokens, shapes_.kv_lora_rank,
+      shapes_.kv_up_width(), kAmaxNormTpReduced, keeps_fp8 ? &saved.kv_up_input_fp8 : nullptr);
+  mla_rope_forward(q, kv, k_pe, saved);
+}
+
 MlaSaved LayerEmitter::mla_recompute_up_proj(const MlaSaved& kept, const TensorRef& normed,
                                              const LayerWeights& weights) {
-  const std::int64_t tokens = shapes_.tokens();
   const std::int64_t local_rows = shapes_.seq_local * shapes_.batch;
   const std::int64_t q_lora = shapes_.q_lora_rank, kv_lora = shapes_.kv_lora_rank;
   MlaSaved remade = kept;
@@ -214,12 +225,18 @@ MlaSaved LayerEmitter::mla_recompute_up_proj(const MlaSaved& kept, const TensorR
                                  {saved_operand(kept.kv_combined, {local_rows, kv_lora})},
                                  {local_rows, kv_lora}, kNormFlops);
   const TensorRef kv_input = sequence_gather(remade.kv_normed, kv_lora);
-  const TensorRef q = linear_forward(q_input, weights.q_up, weights.q_up_fp8, tokens,
-                                     shapes_.q_up_input(), shapes_.q_up_width(), q_up_scaling());
-  const TensorRef kv = linear_forward(kv_input, weights.kv_up, weights.kv_up_fp8, tokens, kv_lora,
-                                      shapes_.kv_up_width(), kAmaxNormTpReduced);
-  mla_rope_forward(q, kv, saved_operand(kept.k_pe, kept.k_pe.shape), remade);
+  // The FP8 inputs the up projections save are made again too (the forward's went with the
+  // checkpoint).
+  remade.q_up_input_fp8 = remade.kv_up_input_fp8 = TensorRef{};
+  mla_up_projections(q_input, kv_input, saved_operand(kept.k_pe, kept.k_pe.shape), weights, remade);
   return remade;
+}
+
+TensorRef LayerEmitter::mla_wgrad_input(const TensorRef& saved_fp8, const TensorRef& latent,
+                                        std::int64_t width) {
+  if (saved_fp8.tensor_id >= 0)
+    return saved_operand(saved_fp8, {width, shapes_.tokens()});
+  return sequence_gather(saved_operand(latent, {shapes_.seq_local * shapes_.batch, width}), width);
 }
 
 TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
@@ -302,8 +319,8 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
   const TensorRef grad_kv_latent = sequence_reduce(
       data_gradient(grad_kv_operand, weights.kv_up, weights.kv_up_fp8, tokens, kv_width, kv_lora),
       kv_lora);
-  weight_gradient(sequence_gather(saved_operand(mla.kv_normed, {local_rows, kv_lora}), kv_lora),
-                  grad_kv_operand, kv_lora, tokens, kv_width, regathered);
+  weight_gradient(mla_wgrad_input(mla.kv_up_input_fp8, mla.kv_normed, kv_lora), grad_kv_operand,
+                  kv_lora, tokens, kv_width, regathered);
   const TensorRef grad_kv_compressed =
       latent_norm_backward(grad_kv_latent, mla.kv_combined, kv_lora);
   // k_pe's gradient back to this rank's tokens (the all-gather's backward, with SP).
@@ -321,8 +338,8 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
     const TensorRef grad_q_latent = sequence_reduce(
         data_gradient(grad_q_operand, weights.q_up, weights.q_up_fp8, tokens, q_width, q_lora),
         q_lora);
-    weight_gradient(sequence_gather(saved_operand(mla.q_normed, {local_rows, q_lora}), q_lora),
-                    grad_q_operand, q_lora, tokens, q_width, regathered);
+    weight_gradient(mla_wgrad_input(mla.q_up_input_fp8, mla.q_normed, q_lora), grad_q_operand,
+                    q_lora, tokens, q_width, regathered);
     grad_q_compressed = backward_operand(
         latent_norm_backward(grad_q_latent, mla.q_compressed, q_lora), local_rows, q_lora);
     grad_normed_from_q =
@@ -333,8 +350,10 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
     const TensorRef grad_q_operand = backward_operand(grad_q, tokens, q_width);
     grad_normed_from_q = tp_reduce(
         data_gradient(grad_q_operand, weights.q_up, weights.q_up_fp8, tokens, q_width, h));
-    weight_gradient(tp_gather(saved_operand(saved.ln1, local_shape)), grad_q_operand, h, tokens,
-                    q_width, regathered);
+    weight_gradient(mla.q_up_input_fp8.tensor_id >= 0
+                        ? saved_operand(mla.q_up_input_fp8, {h, tokens})
+                        : tp_gather(saved_operand(saved.ln1, local_shape)),
+                    grad_q_operand, h, tokens, q_width, regathered);
   }
   // The down projections: data gradients on this rank's tokens, summed; weight gradients.
   const TensorRef grad_kv_combined_operand =
@@ -342,10 +361,15 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
   const TensorRef grad_normed_from_kv =
       data_gradient(grad_kv_combined_operand, weights.kv_down, weights.kv_down_fp8, local_rows,
                     shapes_.kv_down_width(), h);
-  const TensorRef normed = saved_operand(saved.ln1, {h, local_rows});
-  weight_gradient(normed, grad_kv_combined_operand, h, local_rows, shapes_.kv_down_width(), false);
+  // FP8: each reads the transpose its forward's cast saved (MlaSaved), not the bf16 ln1.
+  auto down_input = [&](const TensorRef& saved_fp8) {
+    return saved_operand(saved_fp8.tensor_id >= 0 ? saved_fp8 : saved.ln1, {h, local_rows});
+  };
+  weight_gradient(down_input(mla.kv_down_input_fp8), grad_kv_combined_operand, h, local_rows,
+                  shapes_.kv_down_width(), false);
   if (q_lora > 0)
-    weight_gradient(normed, grad_q_compressed, h, local_rows, q_lora, false);
+    weight_gradient(down_input(mla.q_down_input_fp8), grad_q_compressed, h, local_rows, q_lora,
+                    false);
   const TensorRef grad_normed =
       elementwise("aten::add",
                   {RankTraceBuilder::view(grad_normed_from_q, {local_rows, h}),

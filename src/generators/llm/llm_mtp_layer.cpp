@@ -61,9 +61,12 @@ MtpSaved LayerEmitter::mtp_forward(const TensorRef& hidden, const TensorRef& emb
   // eh_proj: column-parallel over its output; the output all-gathered over the last dimension,
   // then this rank's SP tokens copied out (scatter_to_sequence_parallel_region).
   const std::int64_t out_local = h / shapes_.tp;
+  // FP8: TE saves the cast's transpose unless the backward gathers the bf16 rows again
+  // (MtpSaved::concatenated_fp8).
   const TensorRef projected =
       linear_forward(sequence_gather(saved.concatenated, 2 * h), weights.eh_proj,
-                     weights.eh_proj_fp8, tokens, 2 * h, out_local, kAmaxKernelTpReduced);
+                     weights.eh_proj_fp8, tokens, 2 * h, out_local, kAmaxKernelTpReduced,
+                     backward_gathers_input() ? nullptr : &saved.concatenated_fp8);
   TensorRef layer_input;
   if (tp_.size == 1) {
     layer_input = RankTraceBuilder::view(projected, local_shape);
@@ -104,9 +107,11 @@ TensorRef LayerEmitter::mtp_backward(const TensorRef& grad_output,
   const TensorRef grad_concatenated = sequence_reduce(
       data_gradient(grad_projected, weights.eh_proj, weights.eh_proj_fp8, tokens, out_local, 2 * h),
       2 * h);
-  weight_gradient(sequence_gather(saved_operand(saved.concatenated, {local_rows, 2 * h}), 2 * h),
-                  grad_projected, 2 * h, tokens, out_local,
-                  shapes_.sequence_parallel && tp_.size > 1);
+  weight_gradient(
+      saved.concatenated_fp8.tensor_id >= 0
+          ? saved_operand(saved.concatenated_fp8, {2 * h, tokens})
+          : sequence_gather(saved_operand(saved.concatenated, {local_rows, 2 * h}), 2 * h),
+      grad_projected, 2 * h, tokens, out_local, backward_gathers_input());
   // The cat's backward is two views; the norms' backward.
   auto norm_backward = [&](const TensorRef& norm_input) {
     return elementwise("aten::native_layer_norm_backward",

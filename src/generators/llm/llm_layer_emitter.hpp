@@ -457,10 +457,6 @@ class LayerEmitter {
   // then the rotary embedding; records the FP8 inputs they save (MlaSaved).
   void mla_up_projections(const TensorRef& q_input, const TensorRef& kv_input,
                           const TensorRef& k_pe, const LayerWeights& weights, MlaSaved& saved);
-  // An up projection's weight-gradient input: its saved FP8 transpose [width, tokens], else
-  // the kept bf16 normed latent gathered again over TP with SP.
-  TensorRef mla_wgrad_input(const TensorRef& saved_fp8, const TensorRef& latent,
-                            std::int64_t width);
   MlaSaved mla_recompute_up_proj(const MlaSaved& kept, const TensorRef& normed,
                                  const LayerWeights& weights);
   // Gradient of the context in; gradient of the input layer norm's input out (its backward
@@ -479,6 +475,11 @@ class LayerEmitter {
   // [seq_local x b, width] rows of this rank's tokens all-gathered over TP with SP
   // ([tokens, width]); identity without SP or TP.
   TensorRef sequence_gather(const TensorRef& local, std::int64_t width);
+  // The weight-gradient input of a layer whose input is such gathered rows (MLA's up
+  // projections, MTP's eh_proj): its saved FP8 transpose [width, tokens], else the kept bf16
+  // local rows [seq_local x b, width] gathered again.
+  TensorRef saved_wgrad_input(const TensorRef& saved_fp8, const TensorRef& local,
+                              std::int64_t width);
   // The reverse for a partial gradient [tokens, width]: reduce-scattered with SP, all-reduced
   // without (TP > 1).
   TensorRef sequence_reduce(const TensorRef& full, std::int64_t width);

@@ -232,11 +232,11 @@ MlaSaved LayerEmitter::mla_recompute_up_proj(const MlaSaved& kept, const TensorR
   return remade;
 }
 
-TensorRef LayerEmitter::mla_wgrad_input(const TensorRef& saved_fp8, const TensorRef& latent,
-                                        std::int64_t width) {
+TensorRef LayerEmitter::saved_wgrad_input(const TensorRef& saved_fp8, const TensorRef& local,
+                                          std::int64_t width) {
   if (saved_fp8.tensor_id >= 0)
     return saved_operand(saved_fp8, {width, shapes_.tokens()});
-  return sequence_gather(saved_operand(latent, {shapes_.seq_local * shapes_.batch, width}), width);
+  return sequence_gather(saved_operand(local, {shapes_.seq_local * shapes_.batch, width}), width);
 }
 
 TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
@@ -319,7 +319,7 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
   const TensorRef grad_kv_latent = sequence_reduce(
       data_gradient(grad_kv_operand, weights.kv_up, weights.kv_up_fp8, tokens, kv_width, kv_lora),
       kv_lora);
-  weight_gradient(mla_wgrad_input(mla.kv_up_input_fp8, mla.kv_normed, kv_lora), grad_kv_operand,
+  weight_gradient(saved_wgrad_input(mla.kv_up_input_fp8, mla.kv_normed, kv_lora), grad_kv_operand,
                   kv_lora, tokens, kv_width, regathered);
   const TensorRef grad_kv_compressed =
       latent_norm_backward(grad_kv_latent, mla.kv_combined, kv_lora);
@@ -338,7 +338,7 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
     const TensorRef grad_q_latent = sequence_reduce(
         data_gradient(grad_q_operand, weights.q_up, weights.q_up_fp8, tokens, q_width, q_lora),
         q_lora);
-    weight_gradient(mla_wgrad_input(mla.q_up_input_fp8, mla.q_normed, q_lora), grad_q_operand,
+    weight_gradient(saved_wgrad_input(mla.q_up_input_fp8, mla.q_normed, q_lora), grad_q_operand,
                     q_lora, tokens, q_width, regathered);
     grad_q_compressed = backward_operand(
         latent_norm_backward(grad_q_latent, mla.q_compressed, q_lora), local_rows, q_lora);

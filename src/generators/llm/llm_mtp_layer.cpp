@@ -91,7 +91,6 @@ TensorRef LayerEmitter::mtp_backward(const TensorRef& grad_output,
                                      const TensorRef& head_weight, const MtpWeights& weights,
                                      const MtpSaved& saved) {
   const std::int64_t h = shapes_.hidden, tokens = shapes_.tokens();
-  const std::int64_t local_rows = shapes_.seq_local * shapes_.batch;
   const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
   TensorRef grad = head_backward(head_weight, saved.head);
   if (grad_output.tensor_id >= 0)
@@ -107,11 +106,8 @@ TensorRef LayerEmitter::mtp_backward(const TensorRef& grad_output,
   const TensorRef grad_concatenated = sequence_reduce(
       data_gradient(grad_projected, weights.eh_proj, weights.eh_proj_fp8, tokens, out_local, 2 * h),
       2 * h);
-  weight_gradient(
-      saved.concatenated_fp8.tensor_id >= 0
-          ? saved_operand(saved.concatenated_fp8, {2 * h, tokens})
-          : sequence_gather(saved_operand(saved.concatenated, {local_rows, 2 * h}), 2 * h),
-      grad_projected, 2 * h, tokens, out_local, backward_gathers_input());
+  weight_gradient(saved_wgrad_input(saved.concatenated_fp8, saved.concatenated, 2 * h),
+                  grad_projected, 2 * h, tokens, out_local, backward_gathers_input());
   // The cat's backward is two views; the norms' backward.
   auto norm_backward = [&](const TensorRef& norm_input) {
     return elementwise("aten::native_layer_norm_backward",

@@ -131,6 +131,13 @@ double mla_latent_terms(const llm::TransformerConfig& model) {
          model.hidden;
 }
 
+// A column-parallel layer's input gathered over TP in the forward (SP with TP > 1), which its
+// backward gathers again from the kept local rows (the generator's
+// LayerEmitter::backward_gathers_input).
+bool backward_gathers_input(const llm::ParallelConfig& parallel) {
+  return parallel.sequence_parallel && parallel.tp > 1;
+}
+
 // FP8 recipe: Transformer Engine's linear layers save their inputs quantized (1 byte per
 // element) instead of in bf16 (TE 2.x module/linear.py and layernorm_linear.py: the quantized
 // input kept with its row-wise data dropped unless the backward gathers it; grouped_linear.py:
@@ -146,8 +153,9 @@ double column_input_units(const llm::TransformerConfig& model,
                           const llm::ParallelConfig& parallel) {
   if (!model.fp8())
     return 2;
-  const bool gathered = parallel.sequence_parallel && parallel.tp > 1;
-  return gathered && !llm::local_shapes(model, parallel).fp8_all_gather ? 2 : 1;
+  const bool gathered_in_bf16 =
+      backward_gathers_input(parallel) && !llm::local_shapes(model, parallel).fp8_all_gather;
+  return gathered_in_bf16 ? 2 : 1;
 }
 double row_input_units(const llm::TransformerConfig& model) {
   return model.fp8() ? 1 : 2;
@@ -173,7 +181,7 @@ double mla_fp8_replicated_terms(const llm::TransformerConfig& model,
     return 0.0;
   const llm::MultiLatentAttention& mla = model.mla;
   const double h = model.hidden;
-  const bool gathers = parallel.sequence_parallel && parallel.tp > 1;
+  const bool gathers = backward_gathers_input(parallel);
   const bool up_recomputed = parallel.recomputes(&llm::RecomputeModules::mla_up_proj);
   const bool norm_recomputed = parallel.recomputes(&llm::RecomputeModules::layernorm);
   const bool compressed = mla.q_lora_rank > 0;
@@ -459,10 +467,10 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
                           : parallel.recomputes(&llm::RecomputeModules::moe_act) ? 0.0
                                                                                  : 1.0;
   const double shared = moe.shared_expert_ffn_hidden;
-  const bool gathered = parallel.sequence_parallel && t > 1;
+  // The shared FC1's FP8 input: the gathered local rows, else the transpose of its whole input.
   const double shared_fc1_input =
       !model.fp8() || shared == 0 || column_input_units(model, parallel) == 2 ? 0.0
-      : gathered                                                              ? sb * h / t
+      : backward_gathers_input(parallel)                                      ? sb * h / t
                                                                               : sb * h;
   const double moe_block = (norm_recomputed ? 0.0 : router_input) +
                            sb / t * moe.num_experts * bytes    // router probabilities
@@ -505,7 +513,7 @@ MtpMemory mtp_memory(const llm::TransformerConfig& model, const llm::ParallelCon
   // FP8: eh_proj (a TE column-parallel linear) saves the FP8 transpose of its input (1 byte per
   // element) instead of the bf16 rows, unless its backward gathers those again over TP with SP
   // (the generator's MtpSaved::concatenated_fp8).
-  const bool eh_input_fp8 = model.fp8() && !(parallel.sequence_parallel && t > 1);
+  const bool eh_input_fp8 = model.fp8() && !backward_gathers_input(parallel);
   const double concatenated = eh_input_fp8 ? 2 : 4;
   mtp.activation_bytes =
       modules * (layer_activations + (2 + concatenated) * sbh / own_tokens * dtype_scale +

@@ -194,10 +194,7 @@ TensorRef LayerEmitter::linear_forward(const TensorRef& x, const TensorRef& weig
   // all-gathered in FP8 is used as it is.
   const TensorRef x_fp8 =
       x.dtype == DType::kFloat8 ? x : cast_transpose(x, m, k, {}, scaling, saved_input);
-  return mm(x_fp8,
-            fp8.set ? builder_.alias(fp8.copy, {k, n}, DType::kFloat8)
-                    : builder_.tensor({k, n}, DType::kFloat8),
-            m, k, n);
+  return mm(x_fp8, fp8_weight_operand(fp8, false, {k, n}), m, k, n);
 }
 
 TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t rows,
@@ -212,10 +209,9 @@ TensorRef LayerEmitter::backward_operand(const TensorRef& grad, std::int64_t row
 TensorRef LayerEmitter::data_gradient(const TensorRef& grad, const TensorRef& weight,
                                       const Fp8Copy& fp8, std::int64_t tokens,
                                       std::int64_t out_width, std::int64_t in_width) {
-  TensorRef weight_t = RankTraceBuilder::view(weight, {out_width, in_width});
-  if (shapes_.fp8_linear)
-    weight_t = fp8.set ? builder_.alias(fp8.transposed, {out_width, in_width}, DType::kFloat8)
-                       : builder_.tensor({out_width, in_width}, DType::kFloat8);
+  const TensorRef weight_t = shapes_.fp8_linear
+                                 ? fp8_weight_operand(fp8, true, {out_width, in_width})
+                                 : RankTraceBuilder::view(weight, {out_width, in_width});
   return mm(grad, weight_t, tokens, out_width, in_width);
 }
 
@@ -575,25 +571,22 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
     mlp_out = dropout(moe_forward(saved.ln2, weights, saved.moe));
   } else {
     const bool ub = userbuffers();
-    TensorRef fc1_input_fp8;
-    saved.mlp = mlp_forward(
-        ub ? saved.ln2 : gather_linear_input(saved.ln2, kAmaxNormTpReduced, &fc1_input_fp8),
-        weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub);
-    if (fc1_input_fp8.tensor_id >= 0)
-      saved.mlp.fc1_input_fp8 = fc1_input_fp8;
+    const TensorRef fc1_input =
+        ub ? saved.ln2
+           : gather_linear_input(saved.ln2, kAmaxNormTpReduced, &saved.mlp.fc1_input_fp8);
+    mlp_forward(fc1_input, weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub,
+                saved.mlp);
     mlp_out = dropout(ub ? saved.mlp.output : tp_reduce(saved.mlp.output));
   }
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
   return saved;
 }
 
-MlpSaved LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
-                                   std::int64_t ffn_local, std::int64_t fc1_width,
-                                   Fp8Scaling fc1_scaling, bool userbuffers) {
-  MlpSaved saved;
+void LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
+                               std::int64_t ffn_local, std::int64_t fc1_width,
+                               Fp8Scaling fc1_scaling, bool userbuffers, MlpSaved& saved) {
   mlp_fc1_forward(normed_full, weights, ffn_local, fc1_width, fc1_scaling, userbuffers, saved);
   mlp_fc2_forward(weights, ffn_local, userbuffers, saved);
-  return saved;
 }
 
 void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeights& weights,
@@ -601,7 +594,7 @@ void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeig
                                    Fp8Scaling fc1_scaling, bool userbuffers, MlpSaved& saved) {
   const std::int64_t tokens = shapes_.tokens(), h = shapes_.hidden;
   // FP8: the input FC1 saves (MlpSaved); a gathered one's FP8 local rows are set by the caller,
-  // which gathered them.
+  // which gathered them (backward_gathers_input(): FC1 saves nothing itself then).
   saved.fc1 =
       userbuffers
           ? ring_exchange_forward(normed_full, weights.fc1, weights.fc1_fp8, fc1_width,
@@ -636,9 +629,8 @@ TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeigh
   const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
   // FP8: FC2's saved input is the FP8 transpose of the activation's output, whose bf16 copy
   // the activation's backward does not read (it reads its input, FC1's output).
-  const TensorRef act = saved.fc2_input_fp8.tensor_id >= 0
-                            ? saved_operand(saved.fc2_input_fp8, {ffn_local, tokens})
-                            : saved_operand(saved.act, ffn_shape);
+  const TensorRef act =
+      saved_wgrad_operand(saved.fc2_input_fp8, {ffn_local, tokens}, saved.act, ffn_shape);
   weight_gradient(act, grad_full, ffn_local, tokens, h, false);  // grad W2 = act^T dY
   if (!shapes_.gated_ffn) {
     // The GeLU's gradient needs its input, FC1's output.
@@ -850,9 +842,8 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     grad_context =
         data_gradient(grad_attention, weights.proj, weights.proj_fp8, tokens, h, context_width);
   }
-  const TensorRef context = saved.proj_input_fp8.tensor_id >= 0
-                                ? saved_operand(saved.proj_input_fp8, {context_width, tokens})
-                                : saved_operand(saved.context, {tokens, context_width});
+  const TensorRef context = saved_wgrad_operand(saved.proj_input_fp8, {context_width, tokens},
+                                                saved.context, {tokens, context_width});
   weight_gradient(context, grad_attention, context_width, tokens, h, false);  // grad Wo
   if (weights.mla) {
     const TensorRef grad_x_norm = mla_attention_backward(grad_context, weights, saved);

@@ -365,6 +365,14 @@ class LayerEmitter {
   // Current scaling of an expert weight [experts_local x rows, cols] at its per-iteration
   // cast: GroupedLinear quantizes each expert's weight, an amax and a scale kernel each.
   void expert_weight_current_scale(const TensorRef& weight, std::int64_t rows, std::int64_t cols);
+  // The E4M3 weight a GEMM reads under the FP8 recipe, as `shape`: the weight's FP8 copy (or
+  // its transpose) cast_weights_to_fp8 made, else an operand of the GEMM's own (Fp8Copy unset).
+  TensorRef fp8_weight_operand(const Fp8Copy& fp8, bool transposed,
+                               std::vector<std::int64_t> shape) {
+    return fp8.set ? builder_.alias(transposed ? fp8.transposed : fp8.copy, std::move(shape),
+                                    DType::kFloat8)
+                   : builder_.tensor(std::move(shape), DType::kFloat8);
+  }
   // A saved tensor as the backward reads it (its own id, the saved storage).
   TensorRef saved_operand(const TensorRef& saved, std::vector<std::int64_t> shape,
                           DType dtype = DType::kUnknown) {
@@ -480,6 +488,14 @@ class LayerEmitter {
   // local rows [seq_local x b, width] gathered again.
   TensorRef saved_wgrad_input(const TensorRef& saved_fp8, const TensorRef& local,
                               std::int64_t width);
+  // The weight-gradient input of a layer that does not gather it: the FP8 transpose its
+  // forward's cast saved (`fp8`, read as `fp8_shape`), else the bf16 tensor the layer kept
+  // (`bf16`, read as `bf16_shape`).
+  TensorRef saved_wgrad_operand(const TensorRef& fp8, std::vector<std::int64_t> fp8_shape,
+                                const TensorRef& bf16, std::vector<std::int64_t> bf16_shape) {
+    return fp8.tensor_id >= 0 ? saved_operand(fp8, std::move(fp8_shape))
+                              : saved_operand(bf16, std::move(bf16_shape));
+  }
   // The reverse for a partial gradient [tokens, width]: reduce-scattered with SP, all-reduced
   // without (TP > 1).
   TensorRef sequence_reduce(const TensorRef& full, std::int64_t width);
@@ -651,10 +667,12 @@ class LayerEmitter {
   // With `userbuffers` the input is the local normed rows and the output is reduce-scattered
   // (fc1 by ring exchange, fc2 pipelined with its reduce-scatter).
   // `fc1_scaling`: how current scaling scales FC1's input (a dense layer's norm is fused into
-  // FC1, TE LayerNormLinear; the shared experts' FC1 reads the MoE block's own norm).
-  MlpSaved mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
-                       std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
-                       bool userbuffers = false);
+  // FC1, TE LayerNormLinear; the shared experts' FC1 reads the MoE block's own norm). `saved`
+  // may hold FC1's saved input already: the FP8 local rows gather_linear_input kept when it
+  // gathered `normed_full` (fp8_all_gather), which FC1 then does not save again.
+  void mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
+                   std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
+                   bool userbuffers, MlpSaved& saved);
   // Its two halves: fc1 and the activation (saved.fc1, saved.act), then fc2 (saved.output).
   void mlp_fc1_forward(const TensorRef& normed_full, const LayerWeights& weights,
                        std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
@@ -695,6 +713,11 @@ class LayerEmitter {
   TensorRef ring_exchange_data_gradient(const TensorRef& grad_local, const TensorRef& weight,
                                         const Fp8Copy& fp8, std::int64_t in_width,
                                         TensorRef& gathered);
+  // The ring under GEMM chunks both ring exchanges run: at each of the TP steps the chunk in
+  // hand [seq_local x b, h] (`chunk`, this rank's first) times `operand` [h, n] writes that
+  // chunk's rows of `out` [tokens, n], while the chunk goes on to the next TP rank.
+  void ring_exchange_gemms(TensorRef chunk, const TensorRef& operand, std::int64_t n,
+                           const TensorRef& out);
   // One step of the TP ring: sends `chunk` to the next TP rank, returns the previous one's.
   TensorRef exchange_tp_chunk(const TensorRef& chunk);
   ForwardSaved run_forward(const TensorRef& x, const LayerWeights& weights);

@@ -350,10 +350,8 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
     const TensorRef grad_q_operand = backward_operand(grad_q, tokens, q_width);
     grad_normed_from_q = tp_reduce(
         data_gradient(grad_q_operand, weights.q_up, weights.q_up_fp8, tokens, q_width, h));
-    weight_gradient(mla.q_up_input_fp8.tensor_id >= 0
-                        ? saved_operand(mla.q_up_input_fp8, {h, tokens})
-                        : tp_gather(saved_operand(saved.ln1, local_shape)),
-                    grad_q_operand, h, tokens, q_width, regathered);
+    weight_gradient(saved_wgrad_input(mla.q_up_input_fp8, saved.ln1, h), grad_q_operand, h, tokens,
+                    q_width, regathered);
   }
   // The down projections: data gradients on this rank's tokens, summed; weight gradients.
   const TensorRef grad_kv_combined_operand =
@@ -363,7 +361,7 @@ TensorRef LayerEmitter::mla_attention_backward(const TensorRef& grad_context,
                     shapes_.kv_down_width(), h);
   // FP8: each reads the transpose its forward's cast saved (MlaSaved), not the bf16 ln1.
   auto down_input = [&](const TensorRef& saved_fp8) {
-    return saved_operand(saved_fp8.tensor_id >= 0 ? saved_fp8 : saved.ln1, {h, local_rows});
+    return saved_wgrad_operand(saved_fp8, {h, local_rows}, saved.ln1, {h, local_rows});
   };
   weight_gradient(down_input(mla.kv_down_input_fp8), grad_kv_combined_operand, h, local_rows,
                   shapes_.kv_down_width(), false);

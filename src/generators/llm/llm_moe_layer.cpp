@@ -64,9 +64,7 @@ TensorRef LayerEmitter::expert_weight_operand(const TensorRef& weight, const Fp8
   const std::vector<std::int64_t> shape{shapes_.experts_local, k, n};
   if (!shapes_.fp8_linear)
     return RankTraceBuilder::view(weight, shape);
-  if (fp8.set)
-    return builder_.alias(transposed ? fp8.transposed : fp8.copy, shape, DType::kFloat8);
-  return builder_.tensor(shape, DType::kFloat8);
+  return fp8_weight_operand(fp8, transposed, shape);
 }
 
 TensorRef LayerEmitter::alltoall_dispatch(const TensorRef& normed, const TensorRef& probabilities,
@@ -107,9 +105,9 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // all-to-alls (llm_moe_shared_overlap.cpp). The flex dispatcher (llm_moe_flex.cpp) sends the
   // tokens first and permutes on arrival.
   const bool shared_overlap = shared_experts_overlapped();
-  TensorRef shared_fc1_input_fp8;  // FP8: the shared FC1's saved local rows (MlpSaved)
+  // FP8 with fp8_all_gather: the shared FC1's saved input is the gather's FP8 local rows.
   const TensorRef shared_input =
-      shared_overlap ? shared_expert_input(normed, &shared_fc1_input_fp8) : TensorRef{};
+      shared_overlap ? shared_expert_input(normed, &saved.shared.fc1_input_fp8) : TensorRef{};
   const TensorRef expert_input =
       moe_switches_.flex ? flex_dispatch(normed, saved.routing_map, tokens)
                          : alltoall_dispatch(normed, probabilities, saved, tokens, [&] {
@@ -119,8 +117,6 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   // The local experts on their tokens.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t rows = shapes_.experts_local * per_expert;
-  if (shared_fc1_input_fp8.tensor_id >= 0)
-    saved.shared.fc1_input_fp8 = shared_fc1_input_fp8;
   // FP8 (Transformer Engine's grouped linear, as Megatron-Core runs the experts): each GEMM's
   // input cast to E4M3, the cast's transpose saved for the weight gradient (grouped_linear.py
   // saves the quantized inputmats; the bf16 rows are freed: the permute's backward does not
@@ -161,11 +157,10 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   if (shared_overlap)
     return elementwise("aten::add", {routed, shared_output}, local_shape, 1);
   // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
-  saved.shared =
-      mlp_forward(gather_linear_input(normed, kAmaxKernelTpReduced, &shared_fc1_input_fp8), weights,
-                  shapes_.shared_ffn_local, shapes_.shared_fc1_width, kAmaxKernelTpReduced);
-  if (shared_fc1_input_fp8.tensor_id >= 0)
-    saved.shared.fc1_input_fp8 = shared_fc1_input_fp8;
+  const TensorRef shared_fc1_input =
+      gather_linear_input(normed, kAmaxKernelTpReduced, &saved.shared.fc1_input_fp8);
+  mlp_forward(shared_fc1_input, weights, shapes_.shared_ffn_local, shapes_.shared_fc1_width,
+              kAmaxKernelTpReduced, false, saved.shared);
   const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(saved.shared.output), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
@@ -226,9 +221,8 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
     // FP8: the saved FP8 transpose (also with moe_act: the recomputed bf16 activation is then
     // not read, as TE's saved FP8 copy outlives the checkpoint's freed output).
     const std::vector<std::int64_t> act_t{shapes_.experts_local, ffn, per_expert};
-    grouped_gemm(saved.act_fp8.tensor_id >= 0 ? saved_operand(saved.act_fp8, act_t)
-                                              : saved_operand(act, act_t),
-                 grad_fc2_out, ffn, per_expert, h);  // grad W2 = act^T dY per expert
+    grouped_gemm(saved_wgrad_operand(saved.act_fp8, act_t, act, act_t), grad_fc2_out, ffn,
+                 per_expert, h);  // grad W2 = act^T dY per expert
     expert_dummy_wgrads();
   }
   TensorRef grad_fc1;
@@ -246,9 +240,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
   {
     const DelayedWgradScope delayed(builder_, delay_wgrad_);
     const std::vector<std::int64_t> input_t{shapes_.experts_local, h, per_expert};
-    grouped_gemm(saved.expert_input_fp8.tensor_id >= 0
-                     ? saved_operand(saved.expert_input_fp8, input_t)
-                     : saved_operand(saved.expert_input, input_t),
+    grouped_gemm(saved_wgrad_operand(saved.expert_input_fp8, input_t, saved.expert_input, input_t),
                  grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
     expert_dummy_wgrads();
   }

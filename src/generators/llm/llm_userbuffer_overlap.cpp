@@ -24,6 +24,24 @@ TensorRef chunk_view(const TensorRef& tensor, std::int64_t index, std::int64_t r
 
 }  // namespace
 
+void LayerEmitter::ring_exchange_gemms(TensorRef chunk, const TensorRef& operand, std::int64_t n,
+                                       const TensorRef& out) {
+  const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
+  for (int step = 0; step < tp_.size; ++step) {
+    const bool exchanging = step + 1 < tp_.size;
+    const TensorRef next = exchanging ? exchange_tp_chunk(chunk) : chunk;
+    // The copy engines push the chunk to the next rank beside this GEMM: no SMs, HBM traffic.
+    ContentionScope beside(
+        builder_, 0,
+        exchanging ? tp_hbm_GBps(CollectiveKind::kSend, kernels::CommDataPath::kPeerDirect) : 0);
+    builder_.compute(
+        "aten::mm",
+        {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(operand, {h, n})},
+        {chunk_view(out, step, rows, n)}, KernelCategory::kGemm, 2.0 * rows * n * h);
+    chunk = next;
+  }
+}
+
 TensorRef LayerEmitter::exchange_tp_chunk(const TensorRef& chunk) {
   builder_.communicate({CollectiveKind::kSend, "", 2, tp_.next_rank, kTensorSendStream}, chunk,
                        chunk);
@@ -42,30 +60,16 @@ TensorRef LayerEmitter::ring_exchange_forward(const TensorRef& local, const Tens
                                               TensorRef* saved_local) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
   // The QKV / FC1 input: its norm is fused into the layer (TE LayerNormLinear).
-  TensorRef chunk = shapes_.fp8_linear ? cast_transpose(local, rows, h, {}, kAmaxNormTpReduced)
-                                       : RankTraceBuilder::view(local, {rows, h});
+  const TensorRef chunk = shapes_.fp8_linear
+                              ? cast_transpose(local, rows, h, {}, kAmaxNormTpReduced)
+                              : RankTraceBuilder::view(local, {rows, h});
   // The layer saves those FP8 rows for its backward's re-gather (MlpSaved) where that gather
   // is in FP8 (fp8_all_gather); else the backward gathers the bf16 rows again.
   if (saved_local && shapes_.fp8_linear && shapes_.fp8_all_gather)
     *saved_local = chunk;
-  TensorRef operand = weight;
-  if (shapes_.fp8_linear)
-    operand = fp8.set ? builder_.alias(fp8.copy, {h, n}, DType::kFloat8)
-                      : builder_.tensor({h, n}, DType::kFloat8);
-  TensorRef out = activation({shapes_.tokens(), n});
-  for (int step = 0; step < tp_.size; ++step) {
-    const bool exchanging = step + 1 < tp_.size;
-    const TensorRef next = exchanging ? exchange_tp_chunk(chunk) : chunk;
-    // The copy engines push the chunk to the next rank beside this GEMM: no SMs, HBM traffic.
-    ContentionScope beside(
-        builder_, 0,
-        exchanging ? tp_hbm_GBps(CollectiveKind::kSend, kernels::CommDataPath::kPeerDirect) : 0);
-    builder_.compute(
-        "aten::mm",
-        {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(operand, {h, n})},
-        {chunk_view(out, step, rows, n)}, KernelCategory::kGemm, 2.0 * rows * n * h);
-    chunk = next;
-  }
+  const TensorRef operand = shapes_.fp8_linear ? fp8_weight_operand(fp8, false, {h, n}) : weight;
+  const TensorRef out = activation({shapes_.tokens(), n});
+  ring_exchange_gemms(chunk, operand, n, out);
   return out;
 }
 
@@ -85,8 +89,7 @@ TensorRef LayerEmitter::pipelined_reduce_scatter_forward(const TensorRef& input,
     x = input.dtype == DType::kFloat8
             ? input
             : cast_transpose(input, tokens, k, {}, kAmaxKernel, saved_input);
-    operand = fp8.set ? builder_.alias(fp8.copy, {k, h}, DType::kFloat8)
-                      : builder_.tensor({k, h}, DType::kFloat8);
+    operand = fp8_weight_operand(fp8, false, {k, h});
   }
   TensorRef local = hidden_local();
   ContentionScope margin(
@@ -112,26 +115,12 @@ TensorRef LayerEmitter::ring_exchange_data_gradient(const TensorRef& grad_local,
                                                     const TensorRef& weight, const Fp8Copy& fp8,
                                                     std::int64_t in_width, TensorRef& gathered) {
   const std::int64_t rows = shapes_.seq_local * shapes_.batch, h = shapes_.hidden;
-  TensorRef chunk = backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h, true);
-  TensorRef weight_t = RankTraceBuilder::view(weight, {h, in_width});
-  if (shapes_.fp8_linear)
-    weight_t = fp8.set ? builder_.alias(fp8.transposed, {h, in_width}, DType::kFloat8)
-                       : builder_.tensor({h, in_width}, DType::kFloat8);
-  TensorRef grad_input = activation({shapes_.tokens(), in_width});
-  for (int step = 0; step < tp_.size; ++step) {
-    const bool exchanging = step + 1 < tp_.size;
-    const TensorRef next = exchanging ? exchange_tp_chunk(chunk) : chunk;
-    // The copy engines push the chunk to the next rank beside this GEMM: no SMs, HBM traffic.
-    ContentionScope beside(
-        builder_, 0,
-        exchanging ? tp_hbm_GBps(CollectiveKind::kSend, kernels::CommDataPath::kPeerDirect) : 0);
-    builder_.compute(
-        "aten::mm",
-        {RankTraceBuilder::view(chunk, {rows, h}), RankTraceBuilder::view(weight_t, {h, in_width})},
-        {chunk_view(grad_input, step, rows, in_width)}, KernelCategory::kGemm,
-        2.0 * rows * in_width * h);
-    chunk = next;
-  }
+  const TensorRef chunk =
+      backward_operand(RankTraceBuilder::view(grad_local, {rows, h}), rows, h, true);
+  const TensorRef weight_t = shapes_.fp8_linear ? fp8_weight_operand(fp8, true, {h, in_width})
+                                                : RankTraceBuilder::view(weight, {h, in_width});
+  const TensorRef grad_input = activation({shapes_.tokens(), in_width});
+  ring_exchange_gemms(chunk, weight_t, in_width, grad_input);
   gathered = builder_.tensor({shapes_.tokens(), h}, chunk.dtype);
   return grad_input;
 }

@@ -37,10 +37,14 @@
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/rank_result.hpp"
 #include "support/csv_rows.hpp"
+#include "support/op_phase.hpp"
 #include "validation/end_to_end_calibration.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_int_attribute;
+using test_support::op_phase;
 
 const std::filesystem::path kShared = PERFSIM_SHARED_DATA_DIR;
 const std::filesystem::path kSource = PERFSIM_SOURCE_DIR;
@@ -123,16 +127,6 @@ Simulated simulate(const TransformerConfig& model, const ParallelConfig& paralle
   return run;
 }
 
-std::int64_t layer_of(const Op& op) {
-  const Attribute* layer = op.find_attribute("layer");
-  return layer ? std::get<std::int64_t>(layer->value) : -1;
-}
-
-std::string phase_of(const Op& op) {
-  const Attribute* phase = op.find_attribute("phase");
-  return phase ? std::get<std::string>(phase->value) : "";
-}
-
 struct LayerTimes {
   double forward_ms = 0;
   double backward_ms = 0;
@@ -153,9 +147,9 @@ LayerTimes layer_times(const Trace& trace, const RankResult& result, int layer) 
   EXPECT_EQ(compute_ops.size(), slices.size());
   auto first_start = [&](int wanted_layer, bool forward) {
     for (std::size_t i = 0; i < compute_ops.size() && i < slices.size(); ++i) {
-      const std::string phase = phase_of(*compute_ops[i]);
+      const std::string phase = op_phase(*compute_ops[i]);
       const bool is_forward = phase == "forward";
-      if (layer_of(*compute_ops[i]) == wanted_layer && is_forward == forward)
+      if (op_int_attribute(*compute_ops[i], "layer") == wanted_layer && is_forward == forward)
         return slices[i]->start_us;
     }
     ADD_FAILURE() << "no op of layer " << wanted_layer;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "support/op_phase.hpp"
 
 namespace perfsim::test_support {
 
@@ -22,8 +23,7 @@ inline std::vector<Reduction> clip_all_reduces(const generators::llm::Transforme
                                                int rank) {
   std::vector<Reduction> reductions;
   for (const Op& op : generators::llm::generate_llm_rank(model, parallel, rank).ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (!op.comm || !phase || std::get<std::string>(phase->value) != "grad-clip")
+    if (!op.comm || op_phase(op) != "grad-clip")
       continue;
     EXPECT_EQ(op.comm->kind, CollectiveKind::kAllReduce);
     EXPECT_EQ(op.comm->bytes_out, op.comm->bytes_in);

@@ -12,19 +12,20 @@
 #include "kernels/attention_model.hpp"
 #include "kernels/op_kernel_registry.hpp"
 #include "perfsim/error.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
+using test_support::op_phase;
+
 constexpr std::int64_t kMicroBatches = 8;
 constexpr std::int64_t kLayers = 4;
 
 std::int64_t count_ops(const Trace& trace, const std::string& name, const std::string& phase) {
-  return std::count_if(trace.ops.begin(), trace.ops.end(), [&](const Op& op) {
-    const Attribute* op_phase = op.find_attribute("phase");
-    return op.name == name && op_phase && std::get<std::string>(op_phase->value) == phase;
-  });
+  return std::count_if(trace.ops.begin(), trace.ops.end(),
+                       [&](const Op& op) { return op.name == name && op_phase(op) == phase; });
 }
 
 std::string model_file(const std::string& extra) {

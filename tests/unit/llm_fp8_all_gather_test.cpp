@@ -8,10 +8,13 @@
 #include <string>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 struct GatherCounts {
   int casts = 0;           // te::cast_transpose, every phase
@@ -24,8 +27,7 @@ struct GatherCounts {
 GatherCounts count(const Trace& trace) {
   GatherCounts c;
   for (const Op& op : trace.ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    const std::string name = phase ? std::get<std::string>(phase->value) : "";
+    const std::string name = op_phase(op);
     if (op.name == "te::cast_transpose") {
       ++c.casts;
       c.backward_casts += name == "backward" ? 1 : 0;

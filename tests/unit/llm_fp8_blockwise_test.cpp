@@ -21,6 +21,7 @@
 #include "scenario/llm_calibration.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
+#include "support/op_phase.hpp"
 #include "support/small_gpt.hpp"
 #include "support/tiny_llm.hpp"
 #include "topology/topology.hpp"
@@ -28,6 +29,8 @@
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 const std::string kCastLaunch(kFp8ExpertCastLaunchOpName);
 
@@ -94,8 +97,7 @@ TEST(LlmFp8Blockwise, DenseTraceIsDelayedScalingsWithBlockScaledFp8Gemms) {
       if (!block_scaled(op))
         continue;
       ++scaled;
-      const Attribute* phase = op.find_attribute("phase");
-      forward_scaled += phase && std::get<std::string>(phase->value) == "forward" ? 1 : 0;
+      forward_scaled += op_phase(op) == "forward" ? 1 : 0;
       // The same collectives: no amax reduction (each block's scale is local).
       if (op.comm)
         ADD_FAILURE() << "a collective marked block-scaled";

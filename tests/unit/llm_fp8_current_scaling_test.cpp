@@ -17,6 +17,7 @@
 #include "scenario/llm_calibration.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
+#include "support/op_phase.hpp"
 #include "support/small_moe.hpp"
 #include "support/tiny_llm.hpp"
 #include "topology/topology.hpp"
@@ -24,6 +25,8 @@
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 const std::string kAmax(kFp8AmaxOpName);
 const std::string kScale(kFp8ScaleOpName);
@@ -133,8 +136,7 @@ TEST(LlmFp8CurrentScaling, SequenceParallelReducesTheAmaxOverTp) {
     EXPECT_EQ(c.amax_all_reduces - d.amax_all_reduces, 16 * 8 * 4) << fp8_all_gather;
     EXPECT_EQ(c.other_all_reduces, d.other_all_reduces);
     for (const Op& op : current.ops) {
-      const Attribute* phase = op.find_attribute("phase");
-      const std::string name = phase ? std::get<std::string>(phase->value) : "";
+      const std::string name = op_phase(op);
       if (op.comm && op.comm->kind == CollectiveKind::kAllReduce && op.comm->bytes_in == 4 &&
           (name == "forward" || name == "backward")) {
         EXPECT_EQ(op.comm->group_size, 2);

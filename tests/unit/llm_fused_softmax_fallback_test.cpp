@@ -9,10 +9,13 @@
 
 #include "generators/llm/llm_rank_generator.hpp"
 #include "generators/llm/megatron_fused_softmax.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 TEST(MegatronFusedSoftmax, BatchesPerBlockFollowTheWarpLayout) {
   // 128 threads per block: one 32-wide warp per row beyond 128 keys, two rows per warp up to
@@ -42,10 +45,8 @@ TEST(MegatronFusedSoftmax, AvailabilityRule) {
 }
 
 std::int64_t count_ops(const Trace& trace, const std::string& name, const std::string& phase) {
-  return std::count_if(trace.ops.begin(), trace.ops.end(), [&](const Op& op) {
-    const Attribute* op_phase = op.find_attribute("phase");
-    return op.name == name && op_phase && std::get<std::string>(op_phase->value) == phase;
-  });
+  return std::count_if(trace.ops.begin(), trace.ops.end(),
+                       [&](const Op& op) { return op.name == name && op_phase(op) == phase; });
 }
 
 struct SoftmaxOps {

@@ -19,10 +19,13 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "mpi_sim/engine/rank_simulator.hpp"
 #include "perfsim/error.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_int_attribute;
 
 TransformerConfig tiny_gpt() {
   TransformerConfig model = test_support::tiny_gpt();
@@ -33,11 +36,6 @@ TransformerConfig tiny_gpt() {
 
 const Attribute* attribute(const Op& op, std::string_view name) {
   return op.find_attribute(name);
-}
-
-std::int64_t int_attribute(const Op& op, std::string_view name) {
-  const Attribute* found = attribute(op, name);
-  return found ? std::get<std::int64_t>(found->value) : -1;
 }
 
 // 2 m n k (times the batch) from the operand shapes, checking that the inner sizes agree.
@@ -196,7 +194,7 @@ class ConstantKernels final : public KernelDurationSource {
   // the stages are balanced exactly.
   explicit ConstantKernels(DurationUs layer_gemm_us) : layer_gemm_us_(layer_gemm_us) {}
   DurationUs kernel_duration_us(const Op& op, const Kernel& kernel) const override {
-    return kernel.category == KernelCategory::kGemm && int_attribute(op, "layer") >= 0
+    return kernel.category == KernelCategory::kGemm && op_int_attribute(op, "layer") >= 0
                ? layer_gemm_us_
                : 0;
   }
@@ -590,7 +588,7 @@ TEST(LlmGenerator, ContextParallelRingAttention) {
       ++forward_steps;
       attention_flops += std::get<double>(attribute(op, "flops")->value);
       // The causal step attends the local 32 tokens to themselves, the others to half a chunk.
-      const bool causal = int_attribute(op, "is_causal") == 1;
+      const bool causal = op_int_attribute(op, "is_causal") == 1;
       causal_steps += causal;
       EXPECT_EQ(op.inputs.at(1).shape.at(2), causal ? 32 : 16);
     }
@@ -639,7 +637,7 @@ TEST(LlmGenerator, OverlappedParameterGatherFeedsTheFirstForward) {
   for (const Op& op : trace.ops) {
     if (op.name != "aten::mm" || op.inputs.size() < 2 || !gathered.count(op.inputs[1].tensor_id))
       continue;
-    (int_attribute(op, "micro_batch") == 0 ? first_reads : later_reads)++;
+    (op_int_attribute(op, "micro_batch") == 0 ? first_reads : later_reads)++;
     contended += op.find_attribute("contention_sms") != nullptr;
   }
   EXPECT_EQ(first_reads, 8 * 4);  // the 4 linear GEMMs of every layer's first forward

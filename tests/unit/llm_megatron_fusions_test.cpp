@@ -18,10 +18,13 @@
 #include "generators/llm/llm_rank_generator.hpp"
 #include "kernels/op_kernel_registry.hpp"
 #include "perfsim/error.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 constexpr std::int64_t kMicroBatches = 8;  // global batch 8, micro-batch 1, DP 1
 constexpr std::int64_t kLayers = 4;
@@ -31,10 +34,8 @@ constexpr std::int64_t kHeadsLocal = 4, kKvHeadsLocal = 2, kHeadDim = 32;
 constexpr double kBf16Bytes = 2, kFp32Bytes = 4;
 
 std::int64_t count_ops(const Trace& trace, const std::string& name, const std::string& phase) {
-  return std::count_if(trace.ops.begin(), trace.ops.end(), [&](const Op& op) {
-    const Attribute* op_phase = op.find_attribute("phase");
-    return op.name == name && op_phase && std::get<std::string>(op_phase->value) == phase;
-  });
+  return std::count_if(trace.ops.begin(), trace.ops.end(),
+                       [&](const Op& op) { return op.name == name && op_phase(op) == phase; });
 }
 
 const Op& first_op(const Trace& trace, const std::string& name) {
@@ -155,9 +156,7 @@ TEST(MegatronFusions, LearnedPositionsEmitNoRotaryKernel) {
 
 std::int64_t count_phase_ops(const Trace& trace, const std::string& phase, bool collectives) {
   return std::count_if(trace.ops.begin(), trace.ops.end(), [&](const Op& op) {
-    const Attribute* op_phase = op.find_attribute("phase");
-    return op_phase && std::get<std::string>(op_phase->value) == phase &&
-           op.comm.has_value() == collectives;
+    return op_phase(op) == phase && op.comm.has_value() == collectives;
   });
 }
 

@@ -17,10 +17,14 @@
 #include "kernels/op_kernel_registry.hpp"
 #include "memory/llm_memory.hpp"
 #include "perfsim/error.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_int_attribute;
+using test_support::op_phase;
 
 constexpr std::int64_t kTokens = 128;
 constexpr std::int64_t kHidden = 256;
@@ -28,21 +32,12 @@ constexpr std::int64_t kBf16 = 2;
 
 using test_support::tiny_mla;
 
-std::int64_t int_attribute(const Op& op, const char* name) {
-  const Attribute* attribute = op.find_attribute(name);
-  return attribute ? std::get<std::int64_t>(attribute->value) : -1;
-}
-std::string phase(const Op& op) {
-  const Attribute* attribute = op.find_attribute("phase");
-  return attribute ? std::get<std::string>(attribute->value) : "";
-}
-
 // The ops of (layer, micro-batch 0, phase), in trace order.
 std::vector<const Op*> layer_ops(const Trace& trace, int layer, const std::string& in_phase) {
   std::vector<const Op*> ops;
   for (const Op& op : trace.ops)
-    if (int_attribute(op, "layer") == layer && int_attribute(op, "micro_batch") == 0 &&
-        phase(op) == in_phase)
+    if (op_int_attribute(op, "layer") == layer && op_int_attribute(op, "micro_batch") == 0 &&
+        op_phase(op) == in_phase)
       ops.push_back(&op);
   return ops;
 }
@@ -201,7 +196,7 @@ TEST(MultiLatentAttention, GradientReductionFollowsTheWeights) {
   const Trace trace = generate_llm_rank(model, parallel, 0);
   Bytes reduced = 0;
   for (const Op& op : trace.ops)
-    if (op.comm && phase(op) == "grad-sync")
+    if (op.comm && op_phase(op) == "grad-sync")
       reduced += op.comm->bytes_in;
   const LocalShapes shapes = local_shapes(model, parallel);
   // Two layers, the embedding and the LM head (first and last stage), the final norm.
@@ -240,7 +235,7 @@ TEST(MultiTokenPrediction, LastStageRunsTheModules) {
   const Trace last = generate_llm_rank(model, parallel, 1);
   auto count = [](const Trace& trace, const std::string& name, const std::string& in_phase) {
     return std::count_if(trace.ops.begin(), trace.ops.end(),
-                         [&](const Op& op) { return op.name == name && phase(op) == in_phase; });
+                         [&](const Op& op) { return op.name == name && op_phase(op) == in_phase; });
   };
   // Per micro-batch on the last stage: the shifted tokens' embedding, a second loss (its
   // three TP-free reductions: amax and two sums), the module's layer (layer index 2).

@@ -9,10 +9,13 @@
 #include <vector>
 
 #include "generators/llm/llm_rank_generator.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 using test_support::tiny_moe;
 
@@ -41,7 +44,7 @@ AuxLossOps aux_loss_ops(const ParallelConfig& parallel, std::int64_t tokens) {
     }
     if (op.name == "aten::add" && op.outputs.at(0).shape == per_token) {
       ++ops.gradient_adds;
-      EXPECT_EQ(std::get<std::string>(op.find_attribute("phase")->value), "backward");
+      EXPECT_EQ(op_phase(op), "backward");
     }
   }
   return ops;

@@ -13,10 +13,13 @@
 #include "generators/llm/llm_rank_generator.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 using test_support::tiny_moe;
 
@@ -90,7 +93,7 @@ ExpertPath expert_path(const ParallelConfig& parallel, int rank, std::int64_t ro
   for (const Op& op : generate_llm_rank(tiny_moe(), parallel, rank).ops) {
     if (op.name == "te::grouped_gemm") {
       path.grouped_gemm_flops += std::get<double>(op.find_attribute("flops")->value);
-      if (std::get<std::string>(op.find_attribute("phase")->value) == "forward")
+      if (op_phase(op) == "forward")
         path.grouped_gemm_weights.push_back(op.inputs.at(1).shape);
     }
     if (!op.comm)

@@ -13,10 +13,13 @@
 
 #include "generators/llm/llm_rank_generator.hpp"
 #include "support/grad_clip_reductions.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 using test_support::clip_all_reduces;
 using test_support::Reduction;
@@ -45,8 +48,7 @@ struct ClipKernels {
 ClipKernels clip_kernels(const TransformerConfig& model, const ParallelConfig& parallel, int rank) {
   ClipKernels kernels;
   for (const Op& op : generate_llm_rank(model, parallel, rank).ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (op.comm || !phase || std::get<std::string>(phase->value) != "grad-clip")
+    if (op.comm || op_phase(op) != "grad-clip")
       continue;
     (op.name == "aten::linalg_vector_norm" ? kernels.norms : kernels.scalings)
         .push_back(op.inputs.at(0).numel);

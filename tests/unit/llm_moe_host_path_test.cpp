@@ -16,12 +16,15 @@
 #include "scenario/llm_calibration.hpp"
 #include "scenario/plan_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
+#include "support/op_phase.hpp"
 #include "support/small_moe.hpp"
 #include "support/tiny_llm.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 struct Counts {
   std::map<std::string, int> by_name;  // ops by name, in forward and backward
@@ -54,7 +57,7 @@ Counts count(const Trace& trace) {
     for (const RuntimeCall& call : op.runtime_calls) {
       if (is_blocking_runtime_call(call.name)) {
         ++counts.host_syncs;
-        if (std::get<std::string>(op.find_attribute("phase")->value) == "forward")
+        if (op_phase(op) == "forward")
           ++counts.forward_syncs;
       }
     }
@@ -140,8 +143,7 @@ double host_cost_us(const Trace& trace) {
       scenario::with_host_cost({}, scenario::calibration_argument("", "H100-SXM").host);
   double total = 0;
   for (const Op& op : trace.ops) {
-    const Attribute* phase = op.is_annotation ? nullptr : op.find_attribute("phase");
-    const std::string name = phase ? std::get<std::string>(phase->value) : "";
+    const std::string name = op.is_annotation ? std::string() : op_phase(op);
     if (name == "forward" || name == "backward")
       total += overheads.t1_us(op.name);
   }

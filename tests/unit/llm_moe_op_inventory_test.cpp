@@ -11,10 +11,13 @@
 
 #include "generators/llm/llm_rank_generator.hpp"
 #include "perfsim/trace.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 constexpr int kLayers = 2;  // tiny_moe: both MoE layers, one micro-batch on rank 0
 
@@ -38,9 +41,7 @@ PhaseCounts count(const TransformerConfig& model, const ParallelConfig& parallel
   for (const Op& op : generate_llm_rank(model, parallel, 0).ops) {
     if (op.is_annotation)
       continue;
-    const Attribute* phase_attribute = op.find_attribute("phase");
-    const std::string phase =
-        phase_attribute ? std::get<std::string>(phase_attribute->value) : std::string();
+    const std::string phase = op_phase(op);
     if (phase == "forward") {
       ++counts.forward[op.name];
       ++counts.forward_ops;

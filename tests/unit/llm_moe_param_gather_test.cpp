@@ -23,12 +23,15 @@
 #include "planner/layout_enumerator.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "support/h100_sxm_scenario.hpp"
+#include "support/op_phase.hpp"
 #include "support/small_moe.hpp"
 #include "support/tiny_llm.hpp"
 #include "topology/topology.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 using test_support::tiny_moe;
 
@@ -65,8 +68,7 @@ std::vector<Gather> gathers(const Trace& trace) {
 
 std::size_t first_forward(const Trace& trace) {
   for (std::size_t i = 0; i < trace.ops.size(); ++i)
-    if (const Attribute* phase = trace.ops[i].find_attribute("phase");
-        phase && std::get<std::string>(phase->value) == "forward")
+    if (op_phase(trace.ops[i]) == "forward")
       return i;
   return trace.ops.size();
 }
@@ -145,8 +147,7 @@ TEST(LlmMoeParamGather, BucketsPerChainAndFirstForwardReadsThem) {
   std::map<int, int> expert_reads_per_bucket;
   int dense_reads = 0;
   for (const Op& op : trace.ops) {
-    const Attribute* phase = op.find_attribute("phase");
-    if (!phase || std::get<std::string>(phase->value) != "forward")
+    if (op_phase(op) != "forward")
       continue;
     for (const TensorRef& input : op.inputs) {
       if (const auto found = expert_gather_of.find(input.tensor_id);

@@ -13,10 +13,13 @@
 #include "memory/llm_memory.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_phase;
 
 const std::string kModels = std::string(PERFSIM_SOURCE_DIR) + "/configs/models/";
 
@@ -126,8 +129,7 @@ TEST(LlmMoeTrace, ExactOpCountsAndAllToAllBytes) {
     for (const Op& op : trace.ops) {
       if (op.name == "te::grouped_gemm") {
         ++grouped;
-        const auto phase = std::get<std::string>(op.find_attribute("phase")->value);
-        if (phase == "forward")
+        if (op_phase(op) == "forward")
           forward_expert_flops += flops_of(op);
       }
       if (op.name == "aten::topk")

@@ -17,6 +17,7 @@
 #include "perfsim/trace_serialization.hpp"
 #include "support/free_collectives.hpp"
 #include "support/generated_llm_iteration.hpp"
+#include "support/op_phase.hpp"
 #include "support/small_moe.hpp"
 #include "support/tiny_llm.hpp"
 #include "support/unit_duration_run.hpp"
@@ -24,6 +25,9 @@
 
 namespace perfsim::generators::llm {
 namespace {
+
+using test_support::op_int_attribute;
+using test_support::op_phase;
 
 using test_support::tiny_mla;
 
@@ -36,21 +40,12 @@ TransformerConfig tiny_mla_moe() {
   return model;
 }
 
-std::int64_t int_attribute(const Op& op, const char* name) {
-  const Attribute* attribute = op.find_attribute(name);
-  return attribute ? std::get<std::int64_t>(attribute->value) : -1;
-}
-std::string phase(const Op& op) {
-  const Attribute* attribute = op.find_attribute("phase");
-  return attribute ? std::get<std::string>(attribute->value) : "";
-}
-
 // The names of the ops of (layer 0, micro-batch 0, phase), in trace order.
 std::vector<std::string> layer_op_names(const Trace& trace, const std::string& in_phase) {
   std::vector<std::string> names;
   for (const Op& op : trace.ops)
-    if (int_attribute(op, "layer") == 0 && int_attribute(op, "micro_batch") == 0 &&
-        phase(op) == in_phase)
+    if (op_int_attribute(op, "layer") == 0 && op_int_attribute(op, "micro_batch") == 0 &&
+        op_phase(op) == in_phase)
       names.push_back(op.comm ? "comm:" + std::string(collective_name(op.comm->kind)) : op.name);
   return names;
 }

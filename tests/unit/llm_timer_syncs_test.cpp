@@ -16,22 +16,20 @@
 #include "mpi_sim/engine/rank_program.hpp"
 #include "support/free_collectives.hpp"
 #include "support/generated_llm_iteration.hpp"
+#include "support/op_phase.hpp"
 #include "support/tiny_llm.hpp"
 
 namespace perfsim::generators::llm {
 namespace {
 
-constexpr std::string_view kSynchronize = "torch.cuda.synchronize";
+using test_support::op_phase;
 
-std::string phase_of(const Op& op) {
-  const Attribute* phase = op.find_attribute("phase");
-  return phase ? std::get<std::string>(phase->value) : std::string();
-}
+constexpr std::string_view kSynchronize = "torch.cuda.synchronize";
 
 // Which step an op belongs to: 'F' forward (the loss included), 'B' backward (recomputation
 // included), 0 outside both (transfers, gradient sync, optimizer).
 char step_of(const Op& op) {
-  const std::string phase = phase_of(op);
+  const std::string phase = op_phase(op);
   if (phase == "forward" || phase == "loss")
     return 'F';
   if (phase == "backward" || phase == "recompute")

@@ -1,0 +1,26 @@
+#pragma once
+// The attributes the LLM generator tags each op with, as the generator tests read them: its
+// phase (RankTraceBuilder::set_phase: "forward", "recompute", "backward", "grad-sync",
+// "grad-clip", ...) and integer tags such as "layer" and "micro_batch".
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "perfsim/trace.hpp"
+
+namespace perfsim::test_support {
+
+// The op's phase, or "" for an op without one (annotations).
+inline std::string op_phase(const Op& op) {
+  const Attribute* phase = op.find_attribute("phase");
+  return phase ? std::get<std::string>(phase->value) : std::string();
+}
+
+// An integer attribute of the op, or -1 where the op has none of that name.
+inline std::int64_t op_int_attribute(const Op& op, std::string_view name) {
+  const Attribute* attribute = op.find_attribute(name);
+  return attribute ? std::get<std::int64_t>(attribute->value) : -1;
+}
+
+}  // namespace perfsim::test_support

@@ -95,6 +95,18 @@ TEST(ShippedModels, ParameterCountsMatchTheirSources) {
       {"llama2-13b", {13, 0}},         // Touvron et al. 2023
       {"nemotron-4-15b", {15.7, 0}},   // Parmar et al. 2024: 3.2B embedding + 12.5B others
       {"nemotron-4-340b", {340, 0}},   // Nemotron-4 340B report
+      // Meta's Llama 4 model cards: 17B active of 109B / 400B total, rounded and with the vision
+      // encoder, which the text-only files leave out (107.8B and 400.7B counted here).
+      {"llama4-scout", {109, 17}},
+      {"llama4-maverick", {400, 17}},
+      // OpenAI's gpt-oss model card: 20.9B total. Its 3.6B active is count_parameters' 4.19B less
+      // the input embedding (0.58B), a different convention, so only the total is checked.
+      {"gpt-oss-20b", {20.9, 0}},
+      {"qwen3-8b", {8.2, 0}},      // Qwen3-8B model card: 8.2B
+      {"qwen3-14b", {14.8, 0}},    // Qwen3-14B model card: 14.8B
+      {"qwen3-32b", {32.8, 0}},    // Qwen3-32B model card: 32.8B
+      {"qwen2.5-72b", {72.7, 0}},  // Qwen2.5-72B model card: 72.7B
+      {"kimi-k2", {1040, 32.6}},   // Kimi K2 report (arXiv:2507.20534) Table 2: 1.04T, 32.6B
   };
   for (const auto& [name, figures] : published) {
     SCOPED_TRACE(name);

@@ -129,6 +129,9 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
   flag_if("--moe-router-fusion", options.moe_router_fusion);
   flag_if("--moe-permute-fusion", options.moe_permute_fusion);
   flag_if("--moe-router-force-load-balancing", options.moe_router_force_load_balancing);
+  if (options.moe_expert_capacity_factor != defaults.moe_expert_capacity_factor)
+    value("--moe-expert-capacity-factor", exact(options.moe_expert_capacity_factor));
+  flag_if("--moe-pad-expert-input-to-capacity", options.moe_pad_expert_input_to_capacity);
   if (!options.moe_router_dtype.empty())
     value("--moe-router-dtype", options.moe_router_dtype);
   if (!options.moe_token_dispatcher.empty())

@@ -167,6 +167,15 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "LLM, MoE: Megatron-Core --moe-permute-fusion: Transformer Engine's Triton "
                "permute, sort and unpermute; without it masked_select / index_select / cat / "
                "scatter_add_, and two host synchronizations per MoE forward");
+  sub.add_option("--moe-expert-capacity-factor", options.moe_expert_capacity_factor,
+                 "LLM, MoE: Megatron-Core --moe-expert-capacity-factor: each expert takes at most "
+                 "this many times its mean load of tokens, the router drops the rest (top-k over "
+                 "the tokens per expert); replaces the model file's capacity_factor; a negative "
+                 "value (Megatron-Bridge's -1.0) runs dropless (default: the model file's)");
+  sub.add_flag("--moe-pad-expert-input-to-capacity", options.moe_pad_expert_input_to_capacity,
+               "LLM, MoE: Megatron-Core --moe-pad-expert-input-to-capacity (needs a capacity "
+               "factor): every expert computes exactly its capacity of rows, so the alltoall "
+               "dispatcher copies no token counts to the host and never waits for them");
   sub.add_flag("--moe-router-force-load-balancing", options.moe_router_force_load_balancing,
                "LLM, MoE: Megatron-Core --moe-router-force-load-balancing (benchmarks): random "
                "router logits (a clone and a normal_ per MoE forward)");

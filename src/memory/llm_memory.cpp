@@ -433,16 +433,23 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double h = model.hidden;
   const double bytes = element_bytes(model.activation_dtype());
   const double gated = model.gated_ffn ? 2 : 1;
-  const double load = moe.capacity_factor > 0
-                          ? std::min(parallel.moe_imbalance, moe.capacity_factor)
-                          : parallel.moe_imbalance;
   // Tokens a rank's experts compute: its own s b / t (SP) routed rows, x load on the busiest
-  // rank, gathered over the expert TP group (ETP = t: the TP group's s b top_k x load).
+  // rank, gathered over the expert TP group (ETP = t: the TP group's s b top_k x load); padded
+  // to capacity, the capacity of every expert (llm::padded_expert_rows), sent and received.
   const double etp = parallel.expert_tp();
-  const double routed = sb / t * etp * moe.top_k * load;
+  const double padded =
+      parallel.moe_pad_to_capacity
+          ? static_cast<double>(llm::padded_expert_rows(static_cast<std::int64_t>(sb / t), moe))
+          : 0.0;
+  const double routed = parallel.moe_pad_to_capacity
+                            ? padded * etp
+                            : sb / t * etp * moe.top_k * llm::expert_load(moe, parallel);
   // The rows the unpermute's backward keeps: the combined rows with the alltoall dispatcher
-  // (s b / t top_k), the experts' output rows on the receiving side with flex (routed).
-  const double combined_rows = parallel.moe_flex() ? routed : sb / t * moe.top_k;
+  // (s b / t top_k, or the padded rows), the experts' output rows on the receiving side with
+  // flex (routed).
+  const double combined_rows = parallel.moe_flex()            ? routed
+                               : parallel.moe_pad_to_capacity ? padded
+                                                              : sb / t * moe.top_k;
   // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask; FC1's and
   // FC2's inputs as the dense formula counts them, fp8_input_terms) gives way to the MoE
   // block's tensors.

@@ -50,7 +50,11 @@ struct LlmSimulateOptions {
   bool moe_router_fusion = false;          // Megatron-Core --moe-router-fusion
   bool moe_permute_fusion = false;         // Megatron-Core --moe-permute-fusion
   bool moe_router_force_load_balancing = false;  // --moe-router-force-load-balancing
-  std::string moe_router_dtype;                  // --moe-router-dtype: "" or fp32
+  // --moe-expert-capacity-factor: > 0 replaces the model file's capacity factor, < 0 makes the
+  // run dropless (Megatron-Bridge's -1.0 for None), 0 keeps the file's.
+  double moe_expert_capacity_factor = 0;
+  bool moe_pad_expert_input_to_capacity = false;  // --moe-pad-expert-input-to-capacity
+  std::string moe_router_dtype;                   // --moe-router-dtype: "" or fp32
   std::string moe_token_dispatcher;    // --moe-token-dispatcher: "" (alltoall), alltoall, flex
   std::string moe_flex_backend;        // --moe-flex-backend: "" (deepep), deepep, hybridep
   int moe_deepep_num_sms = 20;         // --moe-deepep-num-sms (Megatron's default)

@@ -96,7 +96,8 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
   if (parallel.ep > 1 || parallel.expert_tp() != parallel.tp)
     text += " (EP " + std::to_string(parallel.ep) +
             (parallel.expert_tp() != parallel.tp ? ", ETP " + std::to_string(parallel.etp) : "") +
-            (parallel.moe_a2a_overlap ? ", all-to-all overlapped" : "") + ")";
+            (parallel.moe_a2a_overlap ? ", all-to-all overlapped" : "") +
+            (parallel.moe_pad_to_capacity ? ", experts padded to capacity" : "") + ")";
   text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
@@ -194,6 +195,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_router_fusion = options.moe_router_fusion;
   parallel.moe_permute_fusion = options.moe_permute_fusion;
   parallel.moe_router_force_load_balancing = options.moe_router_force_load_balancing;
+  parallel.moe_pad_to_capacity = options.moe_pad_expert_input_to_capacity;
   parallel.moe_router_fp32 = options.moe_router_dtype == "fp32";
   parallel.moe_token_dispatcher = llm::parse_moe_token_dispatcher(
       options.moe_token_dispatcher.empty() ? "alltoall" : options.moe_token_dispatcher,
@@ -229,8 +231,11 @@ llm::ParallelConfig with_compute_rate(llm::ParallelConfig parallel,
 
 namespace {
 
-// --dtype and the element-wise fusion switches (--no-bias-swiglu-fusion, --no-rope-fusion).
+// --dtype, the element-wise fusion switches (--no-bias-swiglu-fusion, --no-rope-fusion) and the
+// run's expert capacity factor (--moe-expert-capacity-factor).
 llm::TransformerConfig with_dtype(llm::TransformerConfig model, const LlmSimulateOptions& options) {
+  if (options.moe_expert_capacity_factor != 0 && model.is_moe())
+    model.moe.capacity_factor = std::max(0.0, options.moe_expert_capacity_factor);
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   model.fp8_recipe = llm::parse_fp8_recipe(options.fp8_recipe, "--fp8-recipe", "");

@@ -61,6 +61,8 @@ const std::vector<std::string> kColumns = {"name",
                                            "moe_router_dtype",
                                            "moe_permute_fusion",
                                            "moe_router_force_load_balancing",
+                                           "moe_expert_capacity_factor",
+                                           "moe_pad_expert_input_to_capacity",
                                            "moe_token_dispatcher",
                                            "moe_flex_backend",
                                            "bias_swiglu_fusion",
@@ -237,6 +239,18 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("moe_router_fusion", row.moe_router_fusion);
   read.flag("moe_permute_fusion", row.moe_permute_fusion);
   read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);
+  if (const std::string& cell = read.text("moe_expert_capacity_factor"); !cell.empty()) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+    if (error != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value) ||
+        value == 0)
+      throw std::invalid_argument(
+          "moe_expert_capacity_factor: a capacity factor > 0, or a negative number (-1) for "
+          "dropless, got \"" +
+          cell + "\"");
+    row.moe_expert_capacity_factor = value;
+  }
+  read.flag("moe_pad_expert_input_to_capacity", row.moe_pad_expert_input_to_capacity);
   read.choice("moe_router_dtype", row.moe_router_dtype, {"fp32"});
   read.choice("moe_token_dispatcher", row.moe_token_dispatcher, {"alltoall", "flex"});
   read.choice("moe_flex_backend", row.moe_flex_backend, {"deepep", "hybridep"});

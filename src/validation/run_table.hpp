@@ -62,6 +62,10 @@ struct RunRow {
   bool moe_router_fusion = false;
   bool moe_permute_fusion = false;
   bool moe_router_force_load_balancing = false;
+  // Megatron-Core's moe_expert_capacity_factor (> 0; negative: dropless, as Megatron-Bridge's
+  // -1.0) and moe_pad_expert_input_to_capacity; empty cells: the model file's factor, no pad.
+  double moe_expert_capacity_factor = 0;
+  bool moe_pad_expert_input_to_capacity = false;
   // Megatron-Core's moe_router_dtype: "fp32", or empty (None, its default: the input's dtype).
   std::string moe_router_dtype;
   // Megatron-Core's --moe-token-dispatcher-type (alltoall | flex) and, with flex,

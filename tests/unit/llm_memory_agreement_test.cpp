@@ -410,6 +410,25 @@ TEST(LlmMemoryAgreement, ExpertParallelMoeWithTheFlexDispatcher) {
   expect_agreement(small_moe(), parallel);
 }
 
+// Token dropping with a capacity factor (README "Token dropping"): dropping alone caps the
+// busiest rank's rows at the factor; padded to capacity every expert's input is its capacity,
+// sent and received, whatever the imbalance, and the combined rows the unpermute keeps are the
+// padded ones too.
+TEST(LlmMemoryAgreement, TokenDroppingAndPaddingToCapacity) {
+  llm::TransformerConfig model = small_moe();
+  model.moe.capacity_factor = 1.25;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  parallel.moe_imbalance = 2.0;  // capped at 1.25 by the dropping
+  expect_agreement(model, parallel);
+  const Measured dropping = measure(model, parallel);
+  parallel.moe_pad_to_capacity = true;
+  expect_agreement(model, parallel);
+  const Measured padded = measure(model, parallel);
+  // Padded, the combined rows grow from s b top_k to the capacity of every expert.
+  EXPECT_GT(padded.closed.activation_bytes, dropping.closed.activation_bytes);
+}
+
 // overlap_param_gather with experts: Megatron-Core gathers each bucket into its parameter
 // buffer in place (the bucket's param_data), dense and expert buffers alike, so the closed form
 // is unchanged and the replay holds no gathered copy. DP 4, EP 2: expert-DP 2, so the experts

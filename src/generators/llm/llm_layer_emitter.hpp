@@ -109,6 +109,7 @@ struct MoeKernelSwitches {
   // ParallelConfig::moe_token_dispatcher flex, and its backend HybridEP (else DeepEP).
   bool flex = false;
   bool hybridep = false;
+  bool pad_to_capacity = false;  // ParallelConfig::moe_pad_to_capacity
 };
 
 // Multi-latent attention's tensors its backward reads: the down projections' outputs (the
@@ -584,6 +585,14 @@ class LayerEmitter {
   TensorRef router_forward(const TensorRef& logits, std::int64_t tokens, MoeSaved& saved);
   TensorRef router_backward(const TensorRef& grad_probabilities, const MoeSaved& saved,
                             std::int64_t tokens);
+  // Megatron-Core's apply_router_token_dropping (llm_moe_token_drop.cpp), with a capacity
+  // factor: the probabilities [tokens, experts] in, those kept (x the capacity mask) out;
+  // saved.routing_map becomes the map kept (padded: the capacity mask). Backward: the
+  // probabilities' gradient times the map.
+  TensorRef router_token_dropping(const TensorRef& probabilities, std::int64_t tokens,
+                                  MoeSaved& saved);
+  TensorRef router_token_dropping_backward(const TensorRef& grad, std::int64_t tokens);
+  bool drops_tokens() const { return model_.moe.capacity_factor > 0; }
   // The router's pieces (llm_moe_router.cpp): the dtype of its logits (fp32 with
   // moe_router_dtype fp32, else the activations'); compute_topk (plain top-k, or
   // group_limited_topk with moe_router_num_groups) returning values and indices; the unfused
@@ -611,6 +620,11 @@ class LayerEmitter {
   // `rows` and `map_experts`: the permuted rows and the routing map's width, the alltoall
   // dispatcher's (dispatched_tokens, experts) when -1; the flex dispatcher permutes the
   // received tokens to its local experts' rows (received_tokens, experts_local).
+  // permute's drop_and_pad path without moe_permute_fusion (llm_moe_token_drop.cpp): each
+  // expert's first `capacity` token indices by an argsort of the transposed map, no host wait.
+  Permuted padded_permute(const TensorRef& token_rows, const TensorRef& probabilities,
+                          const TensorRef& routing_map, std::int64_t token_count, std::int64_t rows,
+                          std::int64_t experts);
   Permuted permute_tokens(const TensorRef& tokens, const TensorRef& probabilities,
                           const TensorRef& routing_map, std::int64_t token_count,
                           std::int64_t rows = -1, std::int64_t map_experts = -1);

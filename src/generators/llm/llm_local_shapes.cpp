@@ -7,6 +7,16 @@
 
 namespace perfsim::generators::llm {
 
+std::int64_t padded_expert_rows(std::int64_t tokens, const MixtureOfExperts& moe) {
+  const double mean = static_cast<double>(tokens * moe.top_k) / moe.num_experts;
+  return static_cast<std::int64_t>(std::ceil(mean * moe.capacity_factor)) * moe.num_experts;
+}
+
+double expert_load(const MixtureOfExperts& moe, const ParallelConfig& parallel) {
+  return moe.capacity_factor > 0 ? std::min(parallel.moe_imbalance, moe.capacity_factor)
+                                 : parallel.moe_imbalance;
+}
+
 LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel) {
   LocalShapes shapes;
   shapes.seq = model.seq_len / parallel.cp;
@@ -54,12 +64,15 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
     shapes.expert_fc1_width = gated * shapes.expert_ffn_local;
     shapes.shared_ffn_local = moe.shared_expert_ffn_hidden / parallel.tp;
     shapes.shared_fc1_width = gated * shapes.shared_ffn_local;
-    shapes.dispatched_tokens = shapes.seq_local * shapes.batch * moe.top_k;
-    const double load = moe.capacity_factor > 0
-                            ? std::min(parallel.moe_imbalance, moe.capacity_factor)
-                            : parallel.moe_imbalance;
-    shapes.received_tokens =
-        static_cast<std::int64_t>(std::ceil(static_cast<double>(shapes.dispatched_tokens) * load));
+    const double load = expert_load(moe, parallel);
+    if (parallel.moe_pad_to_capacity) {
+      shapes.dispatched_tokens = shapes.received_tokens =
+          padded_expert_rows(shapes.seq_local * shapes.batch, moe);
+    } else {
+      shapes.dispatched_tokens = shapes.seq_local * shapes.batch * moe.top_k;
+      shapes.received_tokens = static_cast<std::int64_t>(
+          std::ceil(static_cast<double>(shapes.dispatched_tokens) * load));
+    }
     if (parallel.moe_flex() && parallel.ep > 1) {
       const UniformRouting routing{moe.num_experts, moe.top_k, moe.router_num_groups,
                                    moe.router_group_topk};

@@ -44,7 +44,8 @@ struct LocalShapes {
   std::int64_t etp = 1;
   bool moe_aux_loss = true;  // the router's load-balancing loss (MixtureOfExperts::aux_loss)
   // Tokens this rank dispatches per micro-batch (tokens() x top_k), and the tokens the busiest
-  // EP rank receives: dispatched x min(imbalance, capacity factor when set).
+  // EP rank receives: dispatched x expert_load. Padded to capacity (moe_pad_to_capacity): both
+  // padded_expert_rows.
   std::int64_t dispatched_tokens = 0;
   std::int64_t received_tokens = 0;
   // The flex dispatcher (ParallelConfig::moe_flex): the busiest EP rank's token copies per
@@ -110,6 +111,14 @@ struct LocalShapes {
   }
   std::int64_t embedding_parameters() const { return vocab_local * hidden; }
 };
+
+// Megatron-Core's get_capacity for `tokens` of one rank's micro-batch: the rows an expert takes,
+// ceil(tokens x top_k / experts x capacity factor), times the experts: what a rank sends and,
+// the splits being equal, receives when the experts' inputs are padded to capacity.
+std::int64_t padded_expert_rows(std::int64_t tokens, const MixtureOfExperts& moe);
+// The busiest EP rank's expert load over the mean: the imbalance, capped by the capacity factor
+// when one is set (the tokens beyond it are dropped).
+double expert_load(const MixtureOfExperts& moe, const ParallelConfig& parallel);
 
 LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& parallel);
 

@@ -32,6 +32,11 @@ void LayerEmitter::dispatcher_token_counts(std::int64_t tokens) {
     return out;
   };
   const TensorRef counts = sum(builder_.tensor({tokens, experts}, DType::kBool), {experts});
+  // Padded to capacity (drop_and_pad) the splits are known: nothing else, nothing to the host.
+  if (moe_switches_.pad_to_capacity)
+    return;
+  // Dropping without padding: num_out_tokens, the counts' sum, goes to the host as well.
+  const TensorRef out_tokens = drops_tokens() ? sum(counts, {1}) : TensorRef{};
   std::vector<TensorRef> to_host{counts};
   if (ep > 1 || etp > 1) {
     const TensorRef input_splits = sum(counts, {ep});
@@ -63,6 +68,8 @@ void LayerEmitter::dispatcher_token_counts(std::int64_t tokens) {
     if (!moe_switches_.permute_fusion && local > 1)
       to_host.push_back(local_counts);
   }
+  if (out_tokens.tensor_id >= 0)
+    to_host.push_back(out_tokens);
   for (const TensorRef& device_counts : to_host) {
     TensorRef host_counts = builder_.tensor(device_counts.shape, DType::kInt64);
     host_counts.device = "cpu";

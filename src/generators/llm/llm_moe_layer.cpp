@@ -72,8 +72,14 @@ TensorRef LayerEmitter::alltoall_dispatch(const TensorRef& normed, const TensorR
                                           const std::function<void()>& beside_all_to_alls) {
   const std::int64_t h = shapes_.hidden, received = shapes_.received_tokens;
   dispatcher_token_counts(tokens);
+  // The host waits for the copied counts: before the permute when tokens are dropped without
+  // padding (it sizes the permute's output), after it when dropless; never when padded.
+  const bool drops_unpadded = drops_tokens() && !moe_switches_.pad_to_capacity;
+  if (drops_unpadded)
+    dispatcher_wait();
   const Permuted permuted = permute_tokens(normed, probabilities, saved.routing_map, tokens);
-  dispatcher_wait();
+  if (!drops_tokens())
+    dispatcher_wait();
   const TensorRef arrived = expert_all_to_all(permuted.rows, received);
   const TensorRef arrived_probabilities =
       probabilities_all_to_all(permuted.probabilities, received);

@@ -44,6 +44,8 @@ LayerEmitter::Permuted LayerEmitter::permute_tokens(const TensorRef& tokens,
                      {out.rows, out.probabilities}, KernelCategory::kOther, 0);
     return out;
   }
+  if (moe_switches_.pad_to_capacity)
+    return padded_permute(token_rows, probabilities, routing_map, token_count, dispatched, experts);
   // routing_map.T.contiguous(); arange(tokens) expanded; masked_select gives each expert's
   // token indices (host sync); index_select copies the rows. The probabilities: the same
   // transpose and masked_select (host sync).

@@ -184,6 +184,8 @@ TensorRef LayerEmitter::router_forward(const TensorRef& logits_in, std::int64_t 
         elementwise("aten::scatter", {map_int, top_indices}, dense, 0, DType::kInt32);
     saved.routing_map = elementwise("aten::_to_copy", {map_scattered}, dense, 0, DType::kBool);
   }
+  if (drops_tokens())
+    routing_probabilities = router_token_dropping(routing_probabilities, tokens, saved);
   // What backward reads on [tokens, experts]: the fused router's scores, or (unfused) the aux
   // loss's scores of every logit; without the loss, the dense probabilities.
   if (shapes_.moe_aux_loss) {
@@ -388,8 +390,10 @@ TensorRef LayerEmitter::sigmoid_topk_backward(const TensorRef& grad_top, std::in
   return elementwise("aten::_to_copy", {grad_fp32}, dense, 0, dtype);
 }
 
-TensorRef LayerEmitter::router_backward(const TensorRef& grad_probabilities, const MoeSaved& saved,
+TensorRef LayerEmitter::router_backward(const TensorRef& grad_kept, const MoeSaved& saved,
                                         std::int64_t tokens) {
+  const TensorRef grad_probabilities =
+      drops_tokens() ? router_token_dropping_backward(grad_kept, tokens) : grad_kept;
   const std::int64_t experts = shapes_.experts, k = shapes_.top_k;
   const DType dtype = router_logits_dtype();
   const std::vector<std::int64_t> dense{tokens, experts};

@@ -53,6 +53,13 @@ void validate_experts(const TransformerConfig& model, const ParallelConfig& para
   if (parallel.tp > 1 && !parallel.sequence_parallel)
     throw InputError(kParallel, "sequence_parallel",
                      "MoE layers with tensor parallelism need sequence parallelism (Megatron)");
+  if (parallel.moe_pad_to_capacity && !(moe.capacity_factor > 0))
+    throw InputError(kParallel, "moe_pad_expert_input_to_capacity",
+                     "needs a capacity factor (the model's capacity_factor or "
+                     "moe_expert_capacity_factor; Megatron asserts the same)");
+  if (parallel.moe_pad_to_capacity && parallel.moe_flex())
+    throw InputError(kParallel, "moe_pad_expert_input_to_capacity",
+                     "padding to capacity runs with the alltoall dispatcher only, not flex");
   const double max_imbalance = static_cast<double>(moe.num_experts) / moe.top_k;
   if (!(parallel.moe_imbalance >= 1.0) || parallel.moe_imbalance > max_imbalance)
     throw InputError(kParallel, "moe_imbalance",

@@ -160,6 +160,12 @@ struct ParallelConfig {
   bool moe_router_fusion = false;
   bool moe_permute_fusion = false;
   bool moe_router_force_load_balancing = false;
+  // Megatron-Core's moe_pad_expert_input_to_capacity (needs the model's capacity factor): every
+  // expert takes exactly its capacity of rows, the dropped slots padded, so the dispatcher knows
+  // every split in advance: no token counts copied to the host, no host wait, equal all-to-all
+  // splits, the experts computing capacity rows whatever the routing (token_dispatcher.py
+  // drop_and_pad; README "Token dropping").
+  bool moe_pad_to_capacity = false;
   // Megatron-Core's moe_router_dtype "fp32" (default None: the input's dtype): the router GEMM
   // writes fp32 logits (Transformer Engine's general_gemm, bf16 operands) and every routing op
   // after it runs on fp32; its backward casts the weight and the input to fp32 for two GEMMs

@@ -56,7 +56,8 @@ class StageGenerator {
                                .force_load_balancing = parallel.moe_router_force_load_balancing,
                                .router_fp32 = parallel.moe_router_fp32,
                                .flex = parallel.moe_flex(),
-                               .hybridep = parallel.moe_flex_backend == MoeFlexBackend::kHybridEp});
+                               .hybridep = parallel.moe_flex_backend == MoeFlexBackend::kHybridEp,
+                               .pad_to_capacity = parallel.moe_pad_to_capacity});
     emitter_.set_delay_wgrad_compute(parallel.delay_wgrad_compute);
     emitter_.set_shared_expert_overlap(
         parallel.moe_shared_expert_overlap, parallel.comm_sms,

@@ -3,6 +3,7 @@
 // phase (RankTraceBuilder::set_phase: "forward", "recompute", "backward", "grad-sync",
 // "grad-clip", ...) and integer tags such as "layer" and "micro_batch".
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -22,5 +23,17 @@ inline std::int64_t op_int_attribute(const Op& op, std::string_view name) {
   const Attribute* attribute = op.find_attribute(name);
   return attribute ? std::get<std::int64_t>(attribute->value) : -1;
 }
+
+// Ops counted by name in the forward and in the backward phase, as the MoE op-inventory tests
+// count them (derive to add counts of one's own).
+struct PhaseOpCounts {
+  std::map<std::string, int> forward, backward;
+  int fwd(const std::string& name) const { return of(forward, name); }
+  int bwd(const std::string& name) const { return of(backward, name); }
+  static int of(const std::map<std::string, int>& by_name, const std::string& name) {
+    const auto found = by_name.find(name);
+    return found == by_name.end() ? 0 : found->second;
+  }
+};
 
 }  // namespace perfsim::test_support

@@ -23,19 +23,12 @@ using test_support::op_phase;
 
 constexpr int kLayers = 2;  // tiny_moe: both MoE layers, one micro-batch on rank 0
 
-struct PhaseCounts {
-  std::map<std::string, int> forward, backward;
+struct PhaseCounts : test_support::PhaseOpCounts {
   int forward_ops = 0, backward_ops = 0;
   int tf32_gemms = 0;            // backward GEMMs whose operands are fp32 run as TF32
   std::int64_t count_bytes = 0;  // bytes of the router's token-count all-reduces
   int count_all_reduces = 0;
   DType logits_dtype = DType::kUnknown;  // the router GEMM's output ([tokens, 4 experts])
-  int fwd(const std::string& name) const { return of(forward, name); }
-  int bwd(const std::string& name) const { return of(backward, name); }
-  static int of(const std::map<std::string, int>& by_name, const std::string& name) {
-    const auto found = by_name.find(name);
-    return found == by_name.end() ? 0 : found->second;
-  }
 };
 
 PhaseCounts count(const TransformerConfig& model, const ParallelConfig& parallel) {

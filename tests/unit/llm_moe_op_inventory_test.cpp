@@ -21,19 +21,12 @@ using test_support::op_phase;
 
 constexpr int kLayers = 2;  // tiny_moe: both MoE layers, one micro-batch on rank 0
 
-struct PhaseCounts {
-  std::map<std::string, int> forward, backward;
+struct PhaseCounts : test_support::PhaseOpCounts {
   int forward_ops = 0, backward_ops = 0;
   int forward_host_syncs = 0;
   int to_host = 0;            // copies whose output is a host tensor
   int count_all_reduces = 0;  // all-reduces of the 4 experts' fp32 token counts
   int probability_all_to_all = 0;
-  int fwd(const std::string& name) const { return of(forward, name); }
-  int bwd(const std::string& name) const { return of(backward, name); }
-  static int of(const std::map<std::string, int>& by_name, const std::string& name) {
-    const auto found = by_name.find(name);
-    return found == by_name.end() ? 0 : found->second;
-  }
 };
 
 PhaseCounts count(const TransformerConfig& model, const ParallelConfig& parallel) {

@@ -21,21 +21,14 @@ namespace {
 
 using test_support::op_phase;
 
-struct Counts {
-  std::map<std::string, int> forward, backward;  // ops by name and phase
-  int host_syncs = 0;                            // ops whose runtime call blocks the host
-  int to_host = 0;                               // copies whose output is a host tensor
-  int count_gathers = 0;                         // all-gathers of int64 token counts
+struct Counts : test_support::PhaseOpCounts {
+  int host_syncs = 0;     // ops whose runtime call blocks the host
+  int to_host = 0;        // copies whose output is a host tensor
+  int count_gathers = 0;  // all-gathers of int64 token counts
   double expert_flops = 0;
   Bytes token_all_to_all_bytes = 0;  // bytes of the first all-to-all of hidden-wide rows
   // Trace positions (forward, first MoE layer) of the host wait and of the first permute op.
   std::size_t first_wait = SIZE_MAX, first_permute = SIZE_MAX;
-  int fwd(const std::string& name) const { return of(forward, name); }
-  int bwd(const std::string& name) const { return of(backward, name); }
-  static int of(const std::map<std::string, int>& by_name, const std::string& name) {
-    const auto found = by_name.find(name);
-    return found == by_name.end() ? 0 : found->second;
-  }
 };
 
 Counts count(const TransformerConfig& model, const ParallelConfig& parallel) {

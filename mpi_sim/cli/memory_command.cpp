@@ -1,5 +1,6 @@
 // `perfsim memory TRACE` (peak memory of the traced rank, replayed through the caching-allocator
 // emulation) and `perfsim memory --llm ...` (closed forms for a GPT-style model). Rank 0 only.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -53,6 +54,8 @@ struct MemoryOptions {
   LlmShapeFlags shape;
   llm::ParallelConfig parallel;
   std::string recompute = "none";
+  // --moe-expert-capacity-factor: > 0 replaces the model file's, < 0 dropless, 0 the file's.
+  double moe_expert_capacity_factor = 0;
   std::string recompute_modules;           // Megatron-Core's --recompute-modules; empty: core_attn
   std::string grad_reduce_dtype = "auto";  // Megatron's default for the model's dtype
   std::string device;                      // name or file; gives the capacity
@@ -139,6 +142,14 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--ep", parallel.ep, "expert-parallel size (MoE model files; carved out of DP)");
   add("--etp", parallel.etp, "expert tensor-parallel size (MoE model files; default: TP)");
   add("--moe-imbalance", parallel.moe_imbalance, "MoE: max / mean expert load");
+  add("--moe-expert-capacity-factor", options.moe_expert_capacity_factor,
+      "MoE: Megatron-Core's token-drop capacity factor, as `simulate "
+      "--moe-expert-capacity-factor` (negative: dropless; default: the model file's)");
+  command
+      .add_flag("--moe-pad-expert-input-to-capacity", parallel.moe_pad_to_capacity,
+                "MoE: every expert's input padded to its capacity (needs a capacity factor)")
+      ->group(group)
+      ->needs(llm_flag);
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');
@@ -183,6 +194,8 @@ int run_llm_memory(MemoryOptions& options) {
   }
   if (!options.shape.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.shape.dtype, "--dtype", "");
+  if (options.moe_expert_capacity_factor != 0 && model.is_moe())
+    model.moe.capacity_factor = std::max(0.0, options.moe_expert_capacity_factor);
   options.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, model, "--grad-reduce-dtype");
   const memory::DeviceMemory device = device_memory(options);

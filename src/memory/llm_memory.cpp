@@ -671,8 +671,19 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
               ? ""
               : "(" + llm::recompute_modules_name(parallel.recompute_modules) + ")")
       << " grads=" << main_gradient_dtype_name(model, parallel) << "\n";
+  // A model with MoE layers keeps other tensors in them (experts' rows, router, permutation):
+  // their figure, beside the dense layers' when the model has both.
+  int dense_layers = 0;
+  for (int layer = 0; layer < model.layers; ++layer)
+    dense_layers += model.is_moe_layer(layer) ? 0 : 1;
+  const std::string dense = format_bytes(to_bytes(estimate.activation_bytes_per_layer));
+  const std::string moe =
+      model.is_moe() ? format_bytes(to_bytes(moe_activation_bytes_per_layer(model, parallel))) : "";
   out << "  activations per layer per micro-batch: "
-      << format_bytes(to_bytes(estimate.activation_bytes_per_layer)) << "\n";
+      << (!model.is_moe()     ? dense
+          : dense_layers == 0 ? moe + " (every layer MoE)"
+                              : dense + " (dense layers), " + moe + " (MoE layers)")
+      << "\n";
   for (const StageMemory& stage : estimate.stages) {
     const bool shown = estimate.stages.size() <= 4 || stage.stage == 0 ||
                        stage.stage + 1 == static_cast<int>(estimate.stages.size()) ||

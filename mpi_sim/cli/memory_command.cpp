@@ -1,6 +1,5 @@
 // `perfsim memory TRACE` (peak memory of the traced rank, replayed through the caching-allocator
 // emulation) and `perfsim memory --llm ...` (closed forms for a GPT-style model). Rank 0 only.
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -194,8 +193,7 @@ int run_llm_memory(MemoryOptions& options) {
   }
   if (!options.shape.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.shape.dtype, "--dtype", "");
-  if (options.moe_expert_capacity_factor != 0 && model.is_moe())
-    model.moe.capacity_factor = std::max(0.0, options.moe_expert_capacity_factor);
+  model = llm::with_run_capacity_factor(std::move(model), options.moe_expert_capacity_factor);
   options.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, model, "--grad-reduce-dtype");
   const memory::DeviceMemory device = device_memory(options);

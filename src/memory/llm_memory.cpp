@@ -534,6 +534,8 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
   llm::validate(model, parallel);
   LlmMemoryEstimate estimate;
   estimate.activation_bytes_per_layer = activation_bytes_per_layer(model, parallel);
+  if (model.is_moe())
+    estimate.moe_activation_bytes_per_layer = moe_activation_bytes_per_layer(model, parallel);
 
   const int p = parallel.pp;
   const double t = parallel.tp;
@@ -572,8 +574,8 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
     if (moe_layers > 0) {
       parameters += moe_layers * moe_dense_parameters_per_layer(model, parallel);
       expert_parameters = moe_layers * expert_parameters_per_layer(model, parallel);
-      activations += moe_layers * moe_activation_bytes_per_layer(model, parallel) *
-                     memory.microbatches_in_flight;
+      activations +=
+          moe_layers * estimate.moe_activation_bytes_per_layer * memory.microbatches_in_flight;
     }
     activations *= uneven_chunk_activation_scale(model, parallel, stage);
     if (stage == 0) {
@@ -673,16 +675,13 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
       << " grads=" << main_gradient_dtype_name(model, parallel) << "\n";
   // A model with MoE layers keeps other tensors in them (experts' rows, router, permutation):
   // their figure, beside the dense layers' when the model has both.
-  int dense_layers = 0;
-  for (int layer = 0; layer < model.layers; ++layer)
-    dense_layers += model.is_moe_layer(layer) ? 0 : 1;
   const std::string dense = format_bytes(to_bytes(estimate.activation_bytes_per_layer));
-  const std::string moe =
-      model.is_moe() ? format_bytes(to_bytes(moe_activation_bytes_per_layer(model, parallel))) : "";
+  const std::string moe = format_bytes(to_bytes(estimate.moe_activation_bytes_per_layer));
   out << "  activations per layer per micro-batch: "
-      << (!model.is_moe()     ? dense
-          : dense_layers == 0 ? moe + " (every layer MoE)"
-                              : dense + " (dense layers), " + moe + " (MoE layers)")
+      << (!model.is_moe() ? dense
+          : model.moe_layer_count() == model.layers
+              ? moe + " (every layer MoE)"
+              : dense + " (dense layers), " + moe + " (MoE layers)")
       << "\n";
   for (const StageMemory& stage : estimate.stages) {
     const bool shown = estimate.stages.size() <= 4 || stage.stage == 0 ||

@@ -165,7 +165,8 @@ struct LlmMemoryEstimate {
   std::vector<StageMemory> stages;
   std::size_t worst_stage = 0;  // the stage with the largest total
   double activation_bytes_per_layer = 0;
-  MemoryVerdict verdict;  // for the worst stage
+  double moe_activation_bytes_per_layer = 0;  // a MoE layer's (0: a dense model)
+  MemoryVerdict verdict;                      // for the worst stage
   const StageMemory& worst() const { return stages.at(worst_stage); }
 };
 

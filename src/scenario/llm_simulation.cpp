@@ -234,8 +234,7 @@ namespace {
 // --dtype, the element-wise fusion switches (--no-bias-swiglu-fusion, --no-rope-fusion) and the
 // run's expert capacity factor (--moe-expert-capacity-factor).
 llm::TransformerConfig with_dtype(llm::TransformerConfig model, const LlmSimulateOptions& options) {
-  if (options.moe_expert_capacity_factor != 0 && model.is_moe())
-    model.moe.capacity_factor = std::max(0.0, options.moe_expert_capacity_factor);
+  model = llm::with_run_capacity_factor(std::move(model), options.moe_expert_capacity_factor);
   if (!options.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.dtype, "--dtype", "");
   model.fp8_recipe = llm::parse_fp8_recipe(options.fp8_recipe, "--fp8-recipe", "");

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "generators/llm/llm_pipeline_layout.hpp"
@@ -170,15 +171,22 @@ struct CellReader {
       start = end + 1;
     }
   }
-  double positive_number(const std::string& column) const {
+  // The cell as a finite number; nothing for an empty cell or one that is not a number.
+  std::optional<double> number(const std::string& column) const {
     const std::string& cell = text(column);
     double value = 0;
     const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
     if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() ||
-        !std::isfinite(value) || value <= 0 || value > 1e15)  // times and sizes alike
-      throw std::invalid_argument(column + ": must be a positive number up to 1e15, got \"" + cell +
-                                  "\"");
+        !std::isfinite(value))
+      return std::nullopt;
     return value;
+  }
+  double positive_number(const std::string& column) const {
+    const std::optional<double> value = number(column);
+    if (!value || *value <= 0 || *value > 1e15)  // times and sizes alike
+      throw std::invalid_argument(column + ": must be a positive number up to 1e15, got \"" +
+                                  text(column) + "\"");
+    return *value;
   }
 };
 
@@ -239,16 +247,14 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("moe_router_fusion", row.moe_router_fusion);
   read.flag("moe_permute_fusion", row.moe_permute_fusion);
   read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);
-  if (const std::string& cell = read.text("moe_expert_capacity_factor"); !cell.empty()) {
-    double value = 0;
-    const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-    if (error != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value) ||
-        value == 0)
+  if (!read.text("moe_expert_capacity_factor").empty()) {
+    const std::optional<double> factor = read.number("moe_expert_capacity_factor");
+    if (!factor || *factor == 0)
       throw std::invalid_argument(
           "moe_expert_capacity_factor: a capacity factor > 0, or a negative number (-1) for "
           "dropless, got \"" +
-          cell + "\"");
-    row.moe_expert_capacity_factor = value;
+          read.text("moe_expert_capacity_factor") + "\"");
+    row.moe_expert_capacity_factor = *factor;
   }
   read.flag("moe_pad_expert_input_to_capacity", row.moe_pad_expert_input_to_capacity);
   read.choice("moe_router_dtype", row.moe_router_dtype, {"fp32"});

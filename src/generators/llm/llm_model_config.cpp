@@ -1,5 +1,6 @@
 #include "generators/llm/llm_model_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -236,6 +237,12 @@ std::string_view fp8_recipe_name(Fp8Recipe recipe) {
       break;
   }
   return "delayed";
+}
+
+TransformerConfig with_run_capacity_factor(TransformerConfig model, double run_factor) {
+  if (run_factor != 0 && model.is_moe())
+    model.moe.capacity_factor = std::max(0.0, run_factor);
+  return model;
 }
 
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file) {

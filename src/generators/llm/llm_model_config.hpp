@@ -222,6 +222,11 @@ Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where,
                            const std::string& field);
 std::string_view fp8_recipe_name(Fp8Recipe recipe);
 
+// A run's --moe-expert-capacity-factor over the model file's capacity_factor: > 0 replaces it,
+// < 0 makes the run dropless (Megatron-Bridge's -1.0 for None), 0 keeps the file's; a dense
+// model is returned as it is.
+TransformerConfig with_run_capacity_factor(TransformerConfig model, double run_factor);
+
 // Throws InputError naming the file, the field and the problem.
 TransformerConfig parse_transformer_config(std::string_view json_text, const std::string& file);
 TransformerConfig load_transformer_config(const std::string& path);

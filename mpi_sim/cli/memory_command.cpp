@@ -149,6 +149,12 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
                 "MoE: every expert's input padded to its capacity (needs a capacity factor)")
       ->group(group)
       ->needs(llm_flag);
+  command
+      .add_flag("--moe-grouped-gemm,!--no-moe-grouped-gemm", parallel.moe_grouped_gemm,
+                "MoE: grouped experts (default), or SequentialMLP, whose FP8 rows are padded to "
+                "multiples of 16 per expert, as `simulate --no-moe-grouped-gemm`")
+      ->group(group)
+      ->needs(llm_flag);
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');

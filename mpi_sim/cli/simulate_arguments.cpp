@@ -132,6 +132,7 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
   if (options.moe_expert_capacity_factor != defaults.moe_expert_capacity_factor)
     value("--moe-expert-capacity-factor", exact(options.moe_expert_capacity_factor));
   flag_if("--moe-pad-expert-input-to-capacity", options.moe_pad_expert_input_to_capacity);
+  flag_if("--no-moe-grouped-gemm", !options.moe_grouped_gemm);
   if (!options.moe_router_dtype.empty())
     value("--moe-router-dtype", options.moe_router_dtype);
   if (!options.moe_token_dispatcher.empty())

@@ -176,6 +176,12 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "LLM, MoE: Megatron-Core --moe-pad-expert-input-to-capacity (needs a capacity "
                "factor): every expert computes exactly its capacity of rows, so the alltoall "
                "dispatcher copies no token counts to the host and never waits for them");
+  sub.add_flag("--moe-grouped-gemm,!--no-moe-grouped-gemm", options.moe_grouped_gemm,
+               "LLM, MoE: Megatron-Core --moe-grouped-gemm: the local experts as Transformer "
+               "Engine's grouped linear layers (TEGroupedMLP; default on, as every NeMo and "
+               "Megatron-Bridge MoE recipe sets it); off (Megatron-LM's own default): "
+               "SequentialMLP, one Linear per expert and projection, run one expert after "
+               "another, outputs concatenated, FP8 rows padded to multiples of 16");
   sub.add_flag("--moe-router-force-load-balancing", options.moe_router_force_load_balancing,
                "LLM, MoE: Megatron-Core --moe-router-force-load-balancing (benchmarks): random "
                "router logits (a clone and a normal_ per MoE forward)");

@@ -444,6 +444,14 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   const double routed = parallel.moe_pad_to_capacity
                             ? padded * etp
                             : sb / t * etp * moe.top_k * llm::expert_load(moe, parallel);
+  // SequentialMLP with FP8 (moe_grouped_gemm off): each expert's rows padded to a multiple of
+  // 16 before its linear layers, whose saved inputs and FC1 outputs have the padded rows.
+  const double experts_local = static_cast<double>(moe.num_experts) / parallel.ep;
+  const double expert_rows =
+      !parallel.moe_grouped_gemm && model.fp8()
+          ? experts_local * static_cast<double>(llm::fp8_aligned_expert_rows(
+                                static_cast<std::int64_t>(std::ceil(routed / experts_local))))
+          : routed;
   // The rows the unpermute's backward keeps: the combined rows with the alltoall dispatcher
   // (s b / t top_k, or the padded rows), the experts' output rows on the receiving side with
   // flex (routed).
@@ -480,10 +488,10 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
       : backward_gathers_input(parallel)                                      ? sb * h / t
                                                                               : sb * h;
   const double moe_block = (norm_recomputed ? 0.0 : router_input) +
-                           sb / t * moe.num_experts * bytes    // router probabilities
-                           + sb / t * moe.top_k * (bytes + 8)  // top-k probabilities, indices
-                           + routed * h * row_input_bytes      // expert FC1 input (TP-gathered)
-                           + routed * (gated * bytes + act_kept * row_input_bytes) *
+                           sb / t * moe.num_experts * bytes     // router probabilities
+                           + sb / t * moe.top_k * (bytes + 8)   // top-k probabilities, indices
+                           + expert_rows * h * row_input_bytes  // expert FC1 input (TP-gathered)
+                           + expert_rows * (gated * bytes + act_kept * row_input_bytes) *
                                  moe.expert_ffn_hidden / etp  // FC1 out, FC2 in
                            + combined_rows * h * bytes        // the unpermute's rows
                            + sb * (gated * bytes + row_input_bytes) * shared / t +

@@ -54,6 +54,7 @@ struct LlmSimulateOptions {
   // run dropless (Megatron-Bridge's -1.0 for None), 0 keeps the file's.
   double moe_expert_capacity_factor = 0;
   bool moe_pad_expert_input_to_capacity = false;  // --moe-pad-expert-input-to-capacity
+  bool moe_grouped_gemm = true;                   // --no-moe-grouped-gemm: SequentialMLP
   std::string moe_router_dtype;                   // --moe-router-dtype: "" or fp32
   std::string moe_token_dispatcher;    // --moe-token-dispatcher: "" (alltoall), alltoall, flex
   std::string moe_flex_backend;        // --moe-flex-backend: "" (deepep), deepep, hybridep

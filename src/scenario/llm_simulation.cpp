@@ -97,7 +97,8 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
     text += " (EP " + std::to_string(parallel.ep) +
             (parallel.expert_tp() != parallel.tp ? ", ETP " + std::to_string(parallel.etp) : "") +
             (parallel.moe_a2a_overlap ? ", all-to-all overlapped" : "") +
-            (parallel.moe_pad_to_capacity ? ", experts padded to capacity" : "") + ")";
+            (parallel.moe_pad_to_capacity ? ", experts padded to capacity" : "") +
+            (parallel.moe_grouped_gemm ? "" : ", sequential experts") + ")";
   text += describe_pipeline_split(parallel);
   if (parallel.virtual_stages > 1)
     text += " (" + std::to_string(parallel.virtual_stages) + " chunks per stage)";
@@ -196,6 +197,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_permute_fusion = options.moe_permute_fusion;
   parallel.moe_router_force_load_balancing = options.moe_router_force_load_balancing;
   parallel.moe_pad_to_capacity = options.moe_pad_expert_input_to_capacity;
+  parallel.moe_grouped_gemm = options.moe_grouped_gemm;
   parallel.moe_router_fp32 = options.moe_router_dtype == "fp32";
   parallel.moe_token_dispatcher = llm::parse_moe_token_dispatcher(
       options.moe_token_dispatcher.empty() ? "alltoall" : options.moe_token_dispatcher,

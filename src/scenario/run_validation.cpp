@@ -391,6 +391,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
   options.moe_expert_capacity_factor = row.moe_expert_capacity_factor;
   options.moe_pad_expert_input_to_capacity = row.moe_pad_expert_input_to_capacity;
+  options.moe_grouped_gemm = row.moe_grouped_gemm.value_or(options.moe_grouped_gemm);
   options.moe_router_dtype = row.moe_router_dtype;
   options.moe_token_dispatcher = row.moe_token_dispatcher;
   options.moe_flex_backend = row.moe_flex_backend;

@@ -64,6 +64,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "moe_router_force_load_balancing",
                                            "moe_expert_capacity_factor",
                                            "moe_pad_expert_input_to_capacity",
+                                           "moe_grouped_gemm",
                                            "moe_token_dispatcher",
                                            "moe_flex_backend",
                                            "bias_swiglu_fusion",
@@ -257,6 +258,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
     row.moe_expert_capacity_factor = *factor;
   }
   read.flag("moe_pad_expert_input_to_capacity", row.moe_pad_expert_input_to_capacity);
+  read.optional_flag("moe_grouped_gemm", row.moe_grouped_gemm);
   read.choice("moe_router_dtype", row.moe_router_dtype, {"fp32"});
   read.choice("moe_token_dispatcher", row.moe_token_dispatcher, {"alltoall", "flex"});
   read.choice("moe_flex_backend", row.moe_flex_backend, {"deepep", "hybridep"});

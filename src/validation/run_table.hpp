@@ -66,6 +66,8 @@ struct RunRow {
   // -1.0) and moe_pad_expert_input_to_capacity; empty cells: the model file's factor, no pad.
   double moe_expert_capacity_factor = 0;
   bool moe_pad_expert_input_to_capacity = false;
+  // Megatron-Core's moe_grouped_gemm (0: SequentialMLP); empty: grouped, perfsim's default.
+  std::optional<bool> moe_grouped_gemm;
   // Megatron-Core's moe_router_dtype: "fp32", or empty (None, its default: the input's dtype).
   std::string moe_router_dtype;
   // Megatron-Core's --moe-token-dispatcher-type (alltoall | flex) and, with flex,

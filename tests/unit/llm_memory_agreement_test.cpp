@@ -429,6 +429,32 @@ TEST(LlmMemoryAgreement, TokenDroppingAndPaddingToCapacity) {
   EXPECT_GT(padded.closed.activation_bytes, dropping.closed.activation_bytes);
 }
 
+// SequentialMLP (moe_grouped_gemm off): in bf16 the experts save what the grouped linears
+// save (the split's views of the input rows, FC1 outputs, FC2 inputs); with FP8 each expert's
+// rows are padded to a multiple of 16 first, so its saved FP8 inputs and FC1 output carry the
+// pad rows. Sequence 520: 1040 routed rows at EP 2, 520 per local expert, 528 padded.
+TEST(LlmMemoryAgreement, SequentialExperts) {
+  llm::TransformerConfig model = small_moe();
+  model.seq_len = 520;
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.ep = 2;
+  const Measured bf16_grouped = measure(model, parallel);
+  parallel.moe_grouped_gemm = false;
+  expect_agreement(model, parallel);
+  EXPECT_EQ(measure(model, parallel).closed.activation_bytes, bf16_grouped.closed.activation_bytes);
+  model.dtype = DType::kFloat8;
+  expect_agreement(model, parallel);
+  const Measured fp8_sequential = measure(model, parallel);
+  parallel.moe_grouped_gemm = true;
+  const Measured fp8_grouped = measure(model, parallel);
+  // Per layer and micro-batch in flight: 2 experts x 8 pad rows x (the FP8 input, h 256 x 1
+  // byte; FC1's bf16 output and FC2's FP8 input, 512 x 3 bytes). Stage 0 holds 2 layers.
+  const double per_layer = 2.0 * 8 * (256 + 512 * 3);
+  EXPECT_NEAR(static_cast<double>(fp8_sequential.closed.activation_bytes) -
+                  static_cast<double>(fp8_grouped.closed.activation_bytes),
+              per_layer * 2 * fp8_grouped.closed.microbatches_in_flight, 1.0);
+}
+
 // overlap_param_gather with experts: Megatron-Core gathers each bucket into its parameter
 // buffer in place (the bucket's param_data), dense and expert buffers alike, so the closed form
 // is unchanged and the replay holds no gathered copy. DP 4, EP 2: expert-DP 2, so the experts

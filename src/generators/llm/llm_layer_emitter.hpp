@@ -94,8 +94,11 @@ struct MoeSaved {
   TensorRef fc1, act;           // expert FC1 output, FC2 input
   // FP8 recipe: the grouped linears' saved inputs, the casts' transposes (see MlpSaved).
   TensorRef expert_input_fp8, act_fp8;
-  TensorRef returned;     // the rows unpermute combined (its backward keeps them)
-  MlpSaved shared;        // shared experts (unset without them)
+  TensorRef returned;  // the rows unpermute combined (its backward keeps them)
+  MlpSaved shared;     // shared experts (unset without them)
+  // moe_grouped_gemm off (SequentialMLP): each local expert's MLP tensors, in expert order
+  // (expert_input stays the whole rows; fc1, act and the FP8 inputs above stay unset).
+  std::vector<MlpSaved> sequential;
   TensorRef routing_map;  // [tokens, experts] bool (the permute and unpermute read it)
 };
 
@@ -110,6 +113,7 @@ struct MoeKernelSwitches {
   bool flex = false;
   bool hybridep = false;
   bool pad_to_capacity = false;  // ParallelConfig::moe_pad_to_capacity
+  bool grouped_gemm = true;      // ParallelConfig::moe_grouped_gemm (off: SequentialMLP)
 };
 
 // Multi-latent attention's tensors its backward reads: the down projections' outputs (the
@@ -568,6 +572,23 @@ class LayerEmitter {
   TensorRef grouped_gemm(const TensorRef& a, const TensorRef& b, std::int64_t m, std::int64_t k,
                          std::int64_t n);
   std::int64_t tokens_per_expert() const;
+  // The local experts as Transformer Engine's grouped linears (TEGroupedMLP): FC1, the
+  // activation, FC2 on the rows [experts_local x tokens_per_expert, h]; forward fills
+  // saved.fc1 / act (and their FP8 inputs) and returns FC2's rows; backward takes their
+  // gradient and returns that of the input rows.
+  TensorRef grouped_experts_forward(const TensorRef& expert_input, const LayerWeights& weights,
+                                    MoeSaved& saved);
+  TensorRef grouped_experts_backward(const TensorRef& grad_expert_output,
+                                     const LayerWeights& weights, const MoeSaved& saved);
+  // Megatron-Core's SequentialMLP (moe_grouped_gemm off; llm_moe_sequential.cpp): each local
+  // expert an MLP of its own on its split of the rows [experts_local x tokens_per_expert, h],
+  // one Transformer Engine Linear per projection, the outputs concatenated. Forward returns
+  // FC2's rows and fills saved.sequential; backward takes the gradient of those rows and
+  // returns that of the input rows.
+  TensorRef sequential_experts_forward(const TensorRef& expert_input, const LayerWeights& weights,
+                                       MoeSaved& saved);
+  TensorRef sequential_experts_backward(const TensorRef& grad_expert_output,
+                                        const LayerWeights& weights, const MoeSaved& saved);
   // The host path of Megatron-Core's alltoall dispatcher and TE's GroupedLinear
   // (llm_moe_host_path.cpp). dispatcher_token_counts: the preprocess's token counts over this
   // rank's `tokens`, their all-gather over the ETP x EP group, the device-to-host copies;

@@ -116,6 +116,12 @@ struct LocalShapes {
 // ceil(tokens x top_k / experts x capacity factor), times the experts: what a rank sends and,
 // the splits being equal, receives when the experts' inputs are padded to capacity.
 std::int64_t padded_expert_rows(std::int64_t tokens, const MixtureOfExperts& moe);
+// SequentialMLP with FP8 (Megatron-Core's _pad_tensor_for_quantization): each expert's rows
+// padded with zero rows to a multiple of 16 (get_align_size_for_quantization; 32 is MXFP8's,
+// which perfsim does not model) before its FP8 linear layers.
+inline std::int64_t fp8_aligned_expert_rows(std::int64_t rows) {
+  return (rows + 15) / 16 * 16;
+}
 // The busiest EP rank's expert load over the mean: the imbalance, capped by the capacity factor
 // when one is set (the tokens beyond it are dropped).
 double expert_load(const MixtureOfExperts& moe, const ParallelConfig& parallel);

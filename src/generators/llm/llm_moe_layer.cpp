@@ -90,6 +90,33 @@ TensorRef LayerEmitter::alltoall_dispatch(const TensorRef& normed, const TensorR
       .rows;
 }
 
+TensorRef LayerEmitter::grouped_experts_forward(const TensorRef& expert_input,
+                                                const LayerWeights& weights, MoeSaved& saved) {
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t per_expert = tokens_per_expert();
+  const std::int64_t rows = shapes_.experts_local * per_expert;
+  // FP8 (Transformer Engine's grouped linear, as Megatron-Core runs the experts): each GEMM's
+  // input cast to E4M3, the cast's transpose saved for the weight gradient (grouped_linear.py
+  // saves the quantized inputmats; the bf16 rows are freed: the permute's backward does not
+  // read them, the activation's backward reads its input), the weights' FP8 copies made at the
+  // first micro-batch.
+  const TensorRef fc1 =
+      grouped_gemm(grouped_operand(expert_input, per_expert, h, &saved.expert_input_fp8),
+                   expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, false, h,
+                                         shapes_.expert_fc1_width),
+                   per_expert, h, shapes_.expert_fc1_width);
+  const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
+  const TensorRef act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, shapes_.expert_ffn_local)
+                                          : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
+  saved.expert_input = expert_input;
+  saved.fc1 = fc1;
+  saved.act = act;
+  return grouped_gemm(grouped_operand(act, per_expert, shapes_.expert_ffn_local, &saved.act_fp8),
+                      expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
+                                            shapes_.expert_ffn_local, h),
+                      per_expert, shapes_.expert_ffn_local, h);
+}
+
 TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights& weights,
                                     MoeSaved& saved) {
   const std::int64_t h = shapes_.hidden;
@@ -120,32 +147,13 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
                              if (shared_overlap)
                                shared_expert_fc1_beside(shared_input, weights, saved.shared);
                            });
-  // The local experts on their tokens.
-  const std::int64_t per_expert = tokens_per_expert();
-  const std::int64_t rows = shapes_.experts_local * per_expert;
-  // FP8 (Transformer Engine's grouped linear, as Megatron-Core runs the experts): each GEMM's
-  // input cast to E4M3, the cast's transpose saved for the weight gradient (grouped_linear.py
-  // saves the quantized inputmats; the bf16 rows are freed: the permute's backward does not
-  // read them, the activation's backward reads its input), the weights' FP8 copies made at the
-  // first micro-batch.
-  const TensorRef fc1 =
-      grouped_gemm(grouped_operand(expert_input, per_expert, h, &saved.expert_input_fp8),
-                   expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, false, h,
-                                         shapes_.expert_fc1_width),
-                   per_expert, h, shapes_.expert_fc1_width);
-  const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
-  const TensorRef act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, shapes_.expert_ffn_local)
-                                          : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
-  const TensorRef fc2 =
-      grouped_gemm(grouped_operand(act, per_expert, shapes_.expert_ffn_local, &saved.act_fp8),
-                   expert_weight_operand(weights.expert_fc2, weights.expert_fc2_fp8, false,
-                                         shapes_.expert_ffn_local, h),
-                   per_expert, shapes_.expert_ffn_local, h);
+  // The local experts on their tokens: one expert after another without grouped GEMMs
+  // (SequentialMLP, llm_moe_sequential.cpp), else Transformer Engine's grouped linears.
+  const TensorRef fc2 = moe_switches_.grouped_gemm
+                            ? grouped_experts_forward(expert_input, weights, saved)
+                            : sequential_experts_forward(expert_input, weights, saved);
   // Combine: back over TP and EP, then each token's k rows summed (the probabilities were
   // applied in the activation).
-  saved.expert_input = expert_input;
-  saved.fc1 = fc1;
-  saved.act = act;
   TensorRef combined, shared_output;
   if (moe_switches_.flex) {
     combined = flex_combine(fc2, tokens, saved.returned);
@@ -171,37 +179,10 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
 }
 
-TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWeights& weights,
-                                     const ForwardSaved& layer) {
-  const MoeSaved& saved = layer.moe;
+TensorRef LayerEmitter::grouped_experts_backward(const TensorRef& grad_expert_output,
+                                                 const LayerWeights& weights,
+                                                 const MoeSaved& saved) {
   const std::int64_t h = shapes_.hidden;
-  const std::int64_t tokens = shapes_.seq_local * shapes_.batch;
-  const std::int64_t experts = shapes_.experts;
-  const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
-  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
-  const TensorRef grad_tokens = RankTraceBuilder::view(grad_output, {tokens, h});
-  // The routing map / TE's row-id map the permute kernels' backwards read: kept by their
-  // autograd contexts, which the memory closed form does not count (not a saved tensor here).
-  const TensorRef routing_map = builder_.tensor({tokens, experts}, DType::kBool);
-
-  // Unpermute backward: the output gradient copied to each of a token's k rows (the
-  // probabilities were applied in the experts, whose activation backward gives their gradient).
-  const bool shared_overlap = shared_experts_overlapped();
-  TensorRef grad_expert_output, grad_shared_fc1_beside;
-  if (moe_switches_.flex) {
-    grad_expert_output = flex_combine_backward(grad_tokens, saved.returned, tokens);
-  } else {
-    const TensorRef grad_rows = unpermute_backward(
-        grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
-    const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
-    if (shared_overlap)
-      grad_shared_fc1_beside =
-          shared_expert_fc2_backward_beside(grad_output, weights, saved.shared);
-    grad_expert_output =
-        sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
-            .rows;
-  }
-  // The experts backward: FC2 data and weight gradients, activation, FC1 data and weight.
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
   const std::int64_t rows = shapes_.experts_local * per_expert;
@@ -250,6 +231,43 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
                  grad_fc1_out, h, per_expert, fc1_width);  // grad W1 = X^T dY per expert
     expert_dummy_wgrads();
   }
+  return grad_expert_input;
+}
+
+TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWeights& weights,
+                                     const ForwardSaved& layer) {
+  const MoeSaved& saved = layer.moe;
+  const std::int64_t h = shapes_.hidden;
+  const std::int64_t tokens = shapes_.seq_local * shapes_.batch;
+  const std::int64_t experts = shapes_.experts;
+  const std::int64_t dispatched = shapes_.dispatched_tokens, received = shapes_.received_tokens;
+  const std::vector<std::int64_t> local_shape{shapes_.seq_local, shapes_.batch, h};
+  const TensorRef grad_tokens = RankTraceBuilder::view(grad_output, {tokens, h});
+  // The routing map / TE's row-id map the permute kernels' backwards read: kept by their
+  // autograd contexts, which the memory closed form does not count (not a saved tensor here).
+  const TensorRef routing_map = builder_.tensor({tokens, experts}, DType::kBool);
+
+  // Unpermute backward: the output gradient copied to each of a token's k rows (the
+  // probabilities were applied in the experts, whose activation backward gives their gradient).
+  const bool shared_overlap = shared_experts_overlapped();
+  TensorRef grad_expert_output, grad_shared_fc1_beside;
+  if (moe_switches_.flex) {
+    grad_expert_output = flex_combine_backward(grad_tokens, saved.returned, tokens);
+  } else {
+    const TensorRef grad_rows = unpermute_backward(
+        grad_tokens, saved_operand(saved.returned, {dispatched, h}), routing_map, tokens);
+    const TensorRef grad_arrived = expert_all_to_all(grad_rows, received);
+    if (shared_overlap)
+      grad_shared_fc1_beside =
+          shared_expert_fc2_backward_beside(grad_output, weights, saved.shared);
+    grad_expert_output =
+        sort_chunks(tp_gather_rows(grad_arrived, received, h), {}, shapes_.expert_tokens(), h, true)
+            .rows;
+  }
+  // The experts backward: FC2 data and weight gradients, activation, FC1 data and weight.
+  const TensorRef grad_expert_input =
+      moe_switches_.grouped_gemm ? grouped_experts_backward(grad_expert_output, weights, saved)
+                                 : sequential_experts_backward(grad_expert_output, weights, saved);
   // The probabilities' gradients (the weighted activation's backward, one per expert row)
   // follow the rows' back: the sort's backward, over TP and EP, the permute's backward.
   TensorRef grad_shared_input;

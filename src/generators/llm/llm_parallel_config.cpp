@@ -57,6 +57,10 @@ void validate_experts(const TransformerConfig& model, const ParallelConfig& para
     throw InputError(kParallel, "moe_pad_expert_input_to_capacity",
                      "needs a capacity factor (the model's capacity_factor or "
                      "moe_expert_capacity_factor; Megatron asserts the same)");
+  if (!parallel.moe_grouped_gemm && parallel.recomputes(&RecomputeModules::moe_act))
+    throw InputError(kParallel, "recompute_modules",
+                     "moe_act recomputes the grouped experts' activation (TEGroupedMLP); perfsim "
+                     "does not model it with moe_grouped_gemm off (SequentialMLP)");
   if (parallel.moe_pad_to_capacity && parallel.moe_flex())
     throw InputError(kParallel, "moe_pad_expert_input_to_capacity",
                      "padding to capacity runs with the alltoall dispatcher only, not flex");

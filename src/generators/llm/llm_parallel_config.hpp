@@ -166,6 +166,11 @@ struct ParallelConfig {
   // splits, the experts computing capacity rows whatever the routing (token_dispatcher.py
   // drop_and_pad; README "Token dropping").
   bool moe_pad_to_capacity = false;
+  // Megatron-Core's moe_grouped_gemm: the local experts as Transformer Engine's grouped linear
+  // layers (TEGroupedMLP, every published recipe perfsim has read) or, off (Megatron-LM's own
+  // flag default), SequentialMLP: one MLP module per local expert, run one after another, each
+  // linear its own Transformer Engine Linear (llm_moe_sequential.cpp).
+  bool moe_grouped_gemm = true;
   // Megatron-Core's moe_router_dtype "fp32" (default None: the input's dtype): the router GEMM
   // writes fp32 logits (Transformer Engine's general_gemm, bf16 operands) and every routing op
   // after it runs on fp32; its backward casts the weight and the input to fp32 for two GEMMs

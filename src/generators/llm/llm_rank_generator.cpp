@@ -57,7 +57,8 @@ class StageGenerator {
                                .router_fp32 = parallel.moe_router_fp32,
                                .flex = parallel.moe_flex(),
                                .hybridep = parallel.moe_flex_backend == MoeFlexBackend::kHybridEp,
-                               .pad_to_capacity = parallel.moe_pad_to_capacity});
+                               .pad_to_capacity = parallel.moe_pad_to_capacity,
+                               .grouped_gemm = parallel.moe_grouped_gemm});
     emitter_.set_delay_wgrad_compute(parallel.delay_wgrad_compute);
     emitter_.set_shared_expert_overlap(
         parallel.moe_shared_expert_overlap, parallel.comm_sms,

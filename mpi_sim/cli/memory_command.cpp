@@ -124,7 +124,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add_shape("--layers", shape.layers, "transformer layers L");
   add_shape("--hidden", shape.hidden, "hidden size h");
   add_shape("--heads", shape.heads, "attention heads a");
-  add_shape("--seq", shape.seq_len, "sequence length s");
+  add_shape("--seq,--seq-len", shape.seq_len,
+            "sequence length s (--seq-len: as simulate spells it)");
   add_shape("--vocab", shape.vocab, "vocabulary size v");
   add_shape("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h)");
   add_shape("--dtype-bytes", shape.dtype_bytes, "bytes per weight and activation element");

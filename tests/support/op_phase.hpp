@@ -30,6 +30,13 @@ struct PhaseOpCounts {
   std::map<std::string, int> forward, backward;
   int fwd(const std::string& name) const { return of(forward, name); }
   int bwd(const std::string& name) const { return of(backward, name); }
+  // Counts `op` by name when `phase` (its op_phase) is the forward or the backward.
+  void count(const Op& op, const std::string& phase) {
+    if (phase == "forward")
+      ++forward[op.name];
+    else if (phase == "backward")
+      ++backward[op.name];
+  }
   static int of(const std::map<std::string, int>& by_name, const std::string& name) {
     const auto found = by_name.find(name);
     return found == by_name.end() ? 0 : found->second;

@@ -35,10 +35,7 @@ Counts count(const TransformerConfig& model, const ParallelConfig& parallel) {
     if (op.is_annotation)
       continue;
     const std::string phase = op_phase(op);
-    if (phase == "forward")
-      ++c.forward[op.name];
-    if (phase == "backward")
-      ++c.backward[op.name];
+    c.count(op, phase);
     if (op.name == "aten::mm" || op.name == "te::grouped_gemm")
       c.gemm_flops += flops_of(op);
     if (op.name == "aten::mm" && phase == "forward")

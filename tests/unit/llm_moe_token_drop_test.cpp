@@ -38,11 +38,7 @@ Counts count(const TransformerConfig& model, const ParallelConfig& parallel) {
     const Op& op = trace.ops[i];
     if (op.is_annotation)
       continue;
-    const std::string phase = op_phase(op);
-    if (phase == "forward")
-      ++c.forward[op.name];
-    if (phase == "backward")
-      ++c.backward[op.name];
+    c.count(op, op_phase(op));
     if (op.name == "aten::copy_" && !op.outputs.empty() && op.outputs.front().device == "cpu")
       ++c.to_host;
     if (op.name == "te::grouped_gemm")

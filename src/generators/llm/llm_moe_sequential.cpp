@@ -20,17 +20,32 @@ TensorRef expert_rows(const TensorRef& rows, std::int64_t per_expert, std::int64
   return RankTraceBuilder::view(rows, {per_expert, cols});
 }
 
+// One local expert's MLP: its rows (per_expert; padded: what its FP8 linears run on), widths
+// and weights, the same for every expert of the layer.
+struct ExpertMlp {
+  std::int64_t experts, per_expert, padded, h, ffn, fc1_width;
+  TensorRef fc1_weight, fc2_weight;
+};
+
+ExpertMlp expert_mlp(const LocalShapes& shapes, std::int64_t per_expert,
+                     const LayerWeights& weights) {
+  const std::int64_t h = shapes.hidden, ffn = shapes.expert_ffn_local;
+  return {.experts = shapes.experts_local,
+          .per_expert = per_expert,
+          .padded = shapes.fp8_linear ? fp8_aligned_expert_rows(per_expert) : per_expert,
+          .h = h,
+          .ffn = ffn,
+          .fc1_width = shapes.expert_fc1_width,
+          .fc1_weight = RankTraceBuilder::view(weights.expert_fc1, {h, shapes.expert_fc1_width}),
+          .fc2_weight = RankTraceBuilder::view(weights.expert_fc2, {ffn, h})};
+}
+
 }  // namespace
 
 TensorRef LayerEmitter::sequential_experts_forward(const TensorRef& expert_input,
                                                    const LayerWeights& weights, MoeSaved& saved) {
-  const std::int64_t experts = shapes_.experts_local, per_expert = tokens_per_expert();
-  const std::int64_t h = shapes_.hidden, ffn = shapes_.expert_ffn_local;
-  const std::int64_t fc1_width = shapes_.expert_fc1_width;
-  const bool fp8 = shapes_.fp8_linear;
-  const std::int64_t padded = fp8 ? fp8_aligned_expert_rows(per_expert) : per_expert;
-  const TensorRef fc1_weight = RankTraceBuilder::view(weights.expert_fc1, {h, fc1_width});
-  const TensorRef fc2_weight = RankTraceBuilder::view(weights.expert_fc2, {ffn, h});
+  const auto [experts, per_expert, padded, h, ffn, fc1_width, fc1_weight, fc2_weight] =
+      expert_mlp(shapes_, tokens_per_expert(), weights);
   saved.sequential.assign(static_cast<std::size_t>(experts), MlpSaved{});
   std::vector<TensorRef> outputs;
   for (std::int64_t expert = 0; expert < experts; ++expert) {
@@ -66,13 +81,8 @@ TensorRef LayerEmitter::sequential_experts_forward(const TensorRef& expert_input
 TensorRef LayerEmitter::sequential_experts_backward(const TensorRef& grad_expert_output,
                                                     const LayerWeights& weights,
                                                     const MoeSaved& saved) {
-  const std::int64_t experts = shapes_.experts_local, per_expert = tokens_per_expert();
-  const std::int64_t h = shapes_.hidden, ffn = shapes_.expert_ffn_local;
-  const std::int64_t fc1_width = shapes_.expert_fc1_width;
-  const bool fp8 = shapes_.fp8_linear;
-  const std::int64_t padded = fp8 ? fp8_aligned_expert_rows(per_expert) : per_expert;
-  const TensorRef fc1_weight = RankTraceBuilder::view(weights.expert_fc1, {h, fc1_width});
-  const TensorRef fc2_weight = RankTraceBuilder::view(weights.expert_fc2, {ffn, h});
+  const auto [experts, per_expert, padded, h, ffn, fc1_width, fc1_weight, fc2_weight] =
+      expert_mlp(shapes_, tokens_per_expert(), weights);
   std::vector<TensorRef> grad_inputs(static_cast<std::size_t>(experts));
   // Autograd reaches the experts in the reverse order of their forward (the last one's
   // output was concatenated last).

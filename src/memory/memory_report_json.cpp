@@ -38,6 +38,16 @@ nlohmann::ordered_json llm_memory_json(const generators::llm::TransformerConfig&
   doc["device"] = device_json(device, estimate.verdict);
   doc["worst_stage"] = estimate.worst_stage;
   doc["activation_bytes_per_layer"] = estimate.activation_bytes_per_layer;
+  if (model.is_moe()) {
+    // A MoE layer's activations differ from a dense layer's (the text summary prints both):
+    // the experts' layout and the MoE layer's figure, per layer and micro-batch.
+    doc["layout"]["ep"] = parallel.ep;
+    doc["layout"]["etp"] = parallel.expert_tp();
+    doc["layout"]["moe_pad_to_capacity"] = parallel.moe_pad_to_capacity;
+    doc["layout"]["moe_grouped_gemm"] = parallel.moe_grouped_gemm;
+    doc["moe_layers"] = model.moe_layer_count();
+    doc["moe_activation_bytes_per_layer"] = estimate.moe_activation_bytes_per_layer;
+  }
   doc["stages"] = nlohmann::ordered_json::array();
   for (const StageMemory& stage : estimate.stages)
     doc["stages"].push_back({{"stage", stage.stage},

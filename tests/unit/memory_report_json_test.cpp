@@ -2,6 +2,7 @@
 // (every stage, every component, the verdict), and an unknown capacity gives no verdict.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -20,10 +21,16 @@ struct Case {
   llm::ParallelConfig parallel;
 };
 
+// A shipped model file (a path, not a string concatenation: GCC 12's -Warray-bounds misfires
+// on the inlined concatenation).
+llm::TransformerConfig shipped_model(const char* file) {
+  return llm::load_transformer_config(
+      (std::filesystem::path(PERFSIM_SOURCE_DIR) / "configs" / "models" / file).string());
+}
+
 Case gpt_case() {
   Case out;
-  out.model = llm::load_transformer_config(std::string(PERFSIM_SOURCE_DIR) +
-                                           "/configs/models/llama2-7b.json");
+  out.model = shipped_model("llama2-7b.json");
   out.parallel.tp = 2;
   out.parallel.pp = 4;
   out.parallel.dp = 2;
@@ -66,6 +73,29 @@ TEST(MemoryReportJson, LlmStagesCarryTheEstimate) {
   while (std::getline(csv, line))
     ++rows;
   EXPECT_EQ(rows, estimate.stages.size());
+}
+
+TEST(MemoryReportJson, MoeModelsCarryTheirLayersFigure) {
+  Case c;
+  c.model = shipped_model("qwen3-30b-a3b.json");
+  c.parallel.pp = 2;
+  c.parallel.dp = 8;
+  c.parallel.ep = 8;
+  c.parallel.micro_batch = 1;
+  const LlmMemoryEstimate estimate = estimate_llm_memory(c.model, c.parallel, {});
+  const auto doc = llm_memory_json(c.model, c.parallel, estimate, {});
+  EXPECT_EQ(doc["layout"]["ep"].get<int>(), 8);
+  EXPECT_EQ(doc["layout"]["etp"].get<int>(), 1);
+  EXPECT_EQ(doc["moe_layers"].get<int>(), 48);  // every layer of Qwen3 30B-A3B
+  EXPECT_GT(estimate.moe_activation_bytes_per_layer, 0.0);
+  EXPECT_DOUBLE_EQ(doc["moe_activation_bytes_per_layer"].get<double>(),
+                   estimate.moe_activation_bytes_per_layer);
+  // A dense model's document has neither.
+  const Case dense = gpt_case();
+  const auto dense_doc = llm_memory_json(dense.model, dense.parallel,
+                                         estimate_llm_memory(dense.model, dense.parallel, {}), {});
+  EXPECT_FALSE(dense_doc.contains("moe_activation_bytes_per_layer"));
+  EXPECT_FALSE(dense_doc["layout"].contains("ep"));
 }
 
 TEST(MemoryReportJson, UnknownCapacityHasNoVerdict) {

@@ -8,6 +8,7 @@
 
 #include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_model_config.hpp"
+#include "generators/llm/llm_model_overrides.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
 #include "hdf5/column_table.hpp"
 #include "io/input_file.hpp"
@@ -121,13 +122,14 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   auto add_shape = [&](const char* name, auto& value, const char* help) {
     add(name, value, help)->excludes(model_file);
   };
-  add_shape("--layers", shape.layers, "transformer layers L");
-  add_shape("--hidden", shape.hidden, "hidden size h");
-  add_shape("--heads", shape.heads, "attention heads a");
-  add_shape("--seq,--seq-len", shape.seq_len,
-            "sequence length s (--seq-len: as simulate spells it)");
-  add_shape("--vocab", shape.vocab, "vocabulary size v");
-  add_shape("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h)");
+  // These six also replace a model file's value, as simulate's shape flags do.
+  add("--layers", shape.layers, "transformer layers L (with --model: replaces the file's)");
+  add("--hidden", shape.hidden, "hidden size h (with --model: replaces the file's)");
+  add("--heads", shape.heads, "attention heads a (with --model: replaces the file's)");
+  add("--seq,--seq-len", shape.seq_len,
+      "sequence length s (--seq-len: as simulate spells it; with --model: replaces the file's)");
+  add("--vocab", shape.vocab, "vocabulary size v (with --model: replaces the file's)");
+  add("--ffn", shape.ffn_hidden, "MLP hidden size (0: 4h; with --model: replaces the file's)");
   add_shape("--dtype-bytes", shape.dtype_bytes, "bytes per weight and activation element");
   add("--dtype", shape.dtype,
       "training precision bf16, fp16 or fp8 (FP8 recipe: bf16 state plus FP8 weight copies; "
@@ -195,7 +197,15 @@ int run_llm_memory(MemoryOptions& options) {
   if (options.model_path.empty()) {
     model = model_from_flags(options.shape, options.parallel);
   } else {
-    model = llm::load_transformer_config(options.model_path);
+    llm::ModelShapeOverrides overrides;
+    overrides.layers = options.shape.layers;
+    overrides.hidden = options.shape.hidden;
+    overrides.heads = options.shape.heads;
+    overrides.ffn_hidden = options.shape.ffn_hidden;
+    overrides.vocab = options.shape.vocab;
+    overrides.seq_len = options.shape.seq_len;
+    model = llm::with_shape_overrides(llm::load_transformer_config(options.model_path), overrides,
+                                      "<command line>");
     options.parallel.micro_batch = options.shape.micro_batch;
   }
   if (!options.shape.dtype.empty())

@@ -47,6 +47,18 @@ grep -q "hidden: must be a positive integer, got 0" err.txt || fail "generate: h
 expect 2 "memory --llm with --hidden 0" -- "$perfsim" memory --llm --layers 2 --hidden 0 --heads 4 \
   --seq 128 --vocab 1000
 grep -q "hidden: must be positive, got 0" err.txt || fail "memory: hidden 0 not named"
+# `memory --llm --model` takes shape flags over the file's values, as simulate does (--seq-len
+# as simulate spells it): a shape the file's hidden size does not allow is named; twice the
+# sequence is twice the activations of a layer (flash attention: linear in s).
+expect 2 "memory --llm --model with --heads 7" -- "$perfsim" memory --llm \
+  --model "$source_dir/configs/models/llama3-8b.json" --heads 7
+grep -q "not divisible by heads 7" err.txt || fail "memory: --heads 7 over the model not named"
+per_layer() {
+  "$perfsim" memory --llm --model "$source_dir/configs/models/llama3-8b.json" --seq-len "$1" \
+    --format json | grep -m1 '"activation_bytes_per_layer"' | tr -dc '0-9.'
+}
+awk -v a="$(per_layer 4096)" -v b="$(per_layer 8192)" 'BEGIN { exit !(a > 0 && b == 2 * a) }' ||
+  fail "memory --llm --model --seq-len does not set the sequence"
 
 expect 2 "unknown option under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --bogus
 expect 2 "missing input under mpirun" -- "$mpiexec" -n 2 "$perfsim" simulate --kineto "$work/absent.json"

@@ -145,8 +145,21 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
       {&weights.expert_fc1, &weights.expert_fc1_fp8},
       {&weights.expert_fc2, &weights.expert_fc2_fp8}};
   for (const auto& [weight, copy] : experts) {
-    expert_weight_current_scale(*weight, weight->shape.at(1), weight->shape.at(2));
-    cast_transpose(*weight, weight->shape.at(0) * weight->shape.at(1), weight->shape.at(2), *copy);
+    const std::int64_t in = weight->shape.at(1), out = weight->shape.at(2);
+    if (moe_switches_.grouped_gemm) {
+      expert_weight_current_scale(*weight, in, out);
+      cast_transpose(*weight, weight->shape.at(0) * in, out, *copy);
+      continue;
+    }
+    // SequentialMLP: each expert's Linear casts its own weight into its slice of the copies.
+    for (std::int64_t expert = 0; expert < shapes_.experts_local; ++expert) {
+      const std::int64_t offset = expert * in * out;
+      const Fp8Copy slice{
+          .set = true,
+          .copy = builder_.alias(copy->copy, {in, out}, DType::kFloat8, offset),
+          .transposed = builder_.alias(copy->transposed, {out, in}, DType::kFloat8, offset)};
+      cast_transpose(RankTraceBuilder::view(*weight, {in, out}), in, out, slice, kAmaxKernel);
+    }
   }
 }
 

@@ -252,6 +252,8 @@ int run_plan(const PlanOptions& options) {
   if (best)
     std::cout << "best layout:\n"
               << report::format_summary_screen(best->report, report::kSummaryScreenLines - 3);
+  if (const auto leanest = scenario::leanest_not_fitting(outcome))
+    std::cout << scenario::nothing_fits_text(*leanest, request.device_memory);
   std::cout << "\ntop " << result.top.size() << " by iteration time:\n";
   std::cout << planner::format_plan_table(result.top);
   if (best)

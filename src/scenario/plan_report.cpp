@@ -91,8 +91,46 @@ Json plan_json(const PlanRequest& request, const PlanOutcome& outcome, const Bes
   } else {
     doc["best"] = nullptr;
   }
+  if (const auto leanest = leanest_not_fitting(outcome)) {
+    const memory::StageMemory& worst = leanest->memory.worst();
+    Json lean;
+    lean["layout"] = planner::short_layout_name(leanest->parallel);
+    lean["stage"] = worst.stage;
+    lean["total_bytes"] = worst.total_bytes;
+    lean["capacity_bytes"] =
+        request.device_memory.capacity_bytes ? Json(*request.device_memory.capacity_bytes) : Json();
+    doc["leanest_out_of_memory"] = lean;
+  }
   doc["wall_s"] = wall_s;
   return doc;
+}
+
+std::optional<planner::FittingLayout> leanest_not_fitting(const PlanOutcome& outcome) {
+  if (!outcome.search.top.empty() || outcome.not_fitting.empty())
+    return std::nullopt;
+  return *std::min_element(outcome.not_fitting.begin(), outcome.not_fitting.end(),
+                           [](const planner::FittingLayout& a, const planner::FittingLayout& b) {
+                             return a.memory.worst().total_bytes < b.memory.worst().total_bytes;
+                           });
+}
+
+std::string nothing_fits_text(const planner::FittingLayout& leanest,
+                              const memory::DeviceMemory& device) {
+  const memory::StageMemory& worst = leanest.memory.worst();
+  const Bytes capacity = device.capacity_bytes.value_or(0);
+  std::string text = "no layout fits in " + memory::format_bytes(capacity) +
+                     " per GPU: the leanest, " + planner::short_layout_name(leanest.parallel) +
+                     ", needs " + memory::format_bytes(worst.total_bytes) + " on stage " +
+                     std::to_string(worst.stage);
+  if (capacity > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, " (%.1fx the capacity)",
+                  static_cast<double>(worst.total_bytes) / static_cast<double>(capacity));
+    text += ratio;
+  }
+  return text +
+         ". More GPUs (--gpus, --nodes) would shard parameters, gradients and optimizer state "
+         "further; a device with more memory (--capacity-GB) would hold them\n";
 }
 
 report::PlanPage plan_page(const PlanRequest& request, const PlanOutcome& outcome,

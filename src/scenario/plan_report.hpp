@@ -2,6 +2,7 @@
 // What `perfsim plan` reports: the best layout's summary screen (its pipeline representatives
 // simulated once more, the same figures `simulate --model` prints), the ranked table, and the
 // JSON / CSV forms (schema "perfsim-plan/1", docs/output-formats.md).
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -36,5 +37,12 @@ report::PlanPage plan_page(const PlanRequest& request, const PlanOutcome& outcom
 // sequence_parallel,recompute,iteration_us,mfu,peak_bytes,headroom_bytes,dominant_comm,
 // dominant_exposed_us".
 std::string plan_csv(const PlanOutcome& outcome);
+
+// When layouts divide the model but none fits in memory: the one whose worst stage needs the
+// least (what a user must make room for). Empty when a layout fits or none was enumerated.
+std::optional<planner::FittingLayout> leanest_not_fitting(const PlanOutcome& outcome);
+// The text `plan` prints then: that layout, its need against the capacity, what would help.
+std::string nothing_fits_text(const planner::FittingLayout& leanest,
+                              const memory::DeviceMemory& device);
 
 }  // namespace perfsim::scenario

@@ -29,6 +29,8 @@ scenario::LlmSimulateOptions plan_layout_simulate_options(const PlanSimulateSett
   options.pp_layout = layout.pp_layout;
   options.account_for_embedding = layout.account_for_embedding;
   options.account_for_loss = layout.account_for_loss;
+  options.first_stage_layers = layout.first_stage_layers;
+  options.last_stage_layers = layout.last_stage_layers;
   options.micro_batch = layout.micro_batch;
   options.global_batch = layout.global_batch;
   options.order = llm::rank_order_name(layout.order);

@@ -71,6 +71,28 @@ bool splits_layers(const llm::TransformerConfig& model, const EnumerationLimits&
   return llm::pipeline_split_problem(model, split).empty();
 }
 
+// A PP that does not divide the layers (and no other uneven split asked for): Megatron-Core's
+// --decoder-first/last-pipeline-num-layers as the published DeepSeek-V3 recipes set them
+// (61 layers: PP 8 first 7 / last 6, PP 16 first 3 / last 2): every middle stage holds
+// ceil(L / PP) layers and the first and the last split the rest, the first the larger half
+// (they also hold the embedding, the LM head and loss). {0, 0} where that leaves either of them
+// empty; PP 1 never needs it.
+std::pair<int, int> first_last_stage_split(const llm::TransformerConfig& model, int pp) {
+  if (pp < 2)
+    return {0, 0};
+  const int middle = (model.layers + pp - 1) / pp;
+  const int rest = model.layers - (pp - 2) * middle;
+  if (rest < 2)
+    return {0, 0};
+  llm::ParallelConfig split;
+  split.pp = pp;
+  split.first_stage_layers = rest - rest / 2;
+  split.last_stage_layers = rest / 2;
+  if (!llm::pipeline_split_problem(model, split).empty())
+    return {0, 0};
+  return {split.first_stage_layers, split.last_stage_layers};
+}
+
 // Whether rank 0's EP group has the same number of ranks on every node it spans, nodes holding
 // `gpus_per_node` consecutive ranks: with_expert_node_layout refuses a flex dispatch over a
 // group that is not (topology::resolve_group's balance), and the planner's topologies place
@@ -118,8 +140,14 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
         continue;
       for (int pp : divisors(limits.gpus / (tp * cp))) {
         // A layout string fixes PP x virtual stages: a PP that does not divide the layers may
-        // still be the layout's with interleaving.
-        if (limits.pp_layout.empty() && !splits_layers(model, limits, pp, 1))
+        // still be the layout's with interleaving. Without one (nor the embedding or loss
+        // counted as a layer), such a PP takes the first / last stage split, uninterleaved.
+        const bool even_split = splits_layers(model, limits, pp, 1);
+        const bool other_uneven_split =
+            !limits.pp_layout.empty() || limits.account_for_embedding || limits.account_for_loss;
+        const auto [first_layers, last_layers] =
+            even_split || other_uneven_split ? std::pair{0, 0} : first_last_stage_split(model, pp);
+        if (limits.pp_layout.empty() && !even_split && first_layers == 0)
           continue;
         const int dp = limits.gpus / (tp * cp * pp);
         if (global_batch % dp != 0)
@@ -131,7 +159,7 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
           for (int virtual_stages = 1; virtual_stages <= limits.max_virtual_stages;
                ++virtual_stages) {
             // Interleaving over 2 stages runs with overlap_p2p_comm, every layout's default.
-            if (virtual_stages > 1 && (pp < 2 || micro_batches % pp != 0))
+            if (virtual_stages > 1 && (pp < 2 || micro_batches % pp != 0 || first_layers > 0))
               continue;
             if ((virtual_stages > 1 || !limits.pp_layout.empty()) &&
                 !splits_layers(model, limits, pp, virtual_stages))
@@ -159,6 +187,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.account_for_embedding = limits.account_for_embedding;
                     layout.account_for_loss = limits.account_for_loss;
                     layout.pp_layout = limits.pp_layout;
+                    layout.first_stage_layers = first_layers;
+                    layout.last_stage_layers = last_layers;
                     layout.micro_batch = micro;
                     layout.global_batch = global_batch;
                     layout.sequence_parallel = sequence_parallel;

@@ -168,6 +168,9 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
   std::string name = "TP" + std::to_string(parallel.tp) +
                      (parallel.cp > 1 ? " CP" + std::to_string(parallel.cp) : std::string()) +
                      " PP" + std::to_string(parallel.pp);
+  if (parallel.first_stage_layers > 0 || parallel.last_stage_layers > 0)
+    name += " (" + std::to_string(parallel.first_stage_layers) + "/../" +
+            std::to_string(parallel.last_stage_layers) + ")";
   if (parallel.virtual_stages > 1)
     name += " v" + std::to_string(parallel.virtual_stages);
   name += " DP" + std::to_string(parallel.dp) +

@@ -23,6 +23,8 @@ Json layout_json(const planner::LayoutScore& score) {
       {"cp", p.cp},
       {"pp", p.pp},
       {"virtual_stages", p.virtual_stages},
+      {"first_stage_layers", p.first_stage_layers},
+      {"last_stage_layers", p.last_stage_layers},
       {"dp", p.dp},
       {"ep", p.ep},
       {"etp", p.expert_tp()},

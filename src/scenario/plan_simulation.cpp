@@ -64,9 +64,8 @@ double compute_busy_between(const RankResult& result, double from_us, double to_
   return busy;
 }
 
-}  // namespace
-
-LayerWork layer_work(const LlmScenario& scenario) {
+// One layer's work on the middle of three one-layer stages (layer_work's probe).
+LayerWork probe_layer_work(const LlmScenario& scenario) {
   constexpr int kProbeStages = 3;  // the middle one has neighbours on both sides
   LlmScenario probe = scenario;
   probe.model.layers = kProbeStages;
@@ -117,6 +116,30 @@ LayerWork layer_work(const LlmScenario& scenario) {
                     : gradient_sent_us - gradient_received_us) +
       compute_busy_between(middle, forward_sent_us, gradient_received_us);
   return work;
+}
+
+}  // namespace
+
+LayerWork layer_work(const LlmScenario& scenario) {
+  const llm::TransformerConfig& model = scenario.model;
+  if (!model.is_moe() || model.moe_layer_count() == model.layers)
+    return probe_layer_work(scenario);
+  // Dense and MoE layers (DeepSeek-V3's first 3, Llama 4 Maverick's every other one): the probe
+  // of either kind alone (the model's first dense layers could fill all three probe stages), and
+  // the cheaper of the two, so that no layer of the model is cheaper than the bound's.
+  LlmScenario moe_only = scenario;
+  moe_only.model.moe.first_dense_layers = 0;
+  moe_only.model.moe.layer_freq = 1;
+  LlmScenario dense_only = scenario;
+  dense_only.model.moe = {};
+  llm::ParallelConfig& dense = dense_only.parallel;
+  dense.ep = 1;
+  dense.etp = 0;
+  dense.moe_token_dispatcher = llm::MoeTokenDispatcher::kAllToAll;
+  dense.moe_a2a_overlap = dense.delay_wgrad_compute = dense.moe_shared_expert_overlap = false;
+  const LayerWork a = probe_layer_work(moe_only);
+  const LayerWork b = probe_layer_work(dense_only);
+  return {std::min(a.forward_us, b.forward_us), std::min(a.backward_us, b.backward_us)};
 }
 
 double iteration_lower_bound_us(const llm::TransformerConfig& model,

@@ -287,13 +287,22 @@ TEST(PipelineSplitPlanner, AccountingAdmitsStagesThatDivideLayersPlusTwo) {
     return std::any_of(layouts.begin(), layouts.end(),
                        [](const auto& layout) { return layout.pp == 4; });
   };
-  EXPECT_FALSE(has_pp4(enumerate_layouts(model, limits)));  // 6 % 4
+  // 6 % 4: PP 4 only with the first / last stage split (1, 2, 2, 1; README "Layout planner"),
+  // uninterleaved.
+  for (const auto& layout : enumerate_layouts(model, limits)) {
+    if (layout.pp == 4) {
+      EXPECT_TRUE(layout.first_stage_layers == 1 && layout.last_stage_layers == 1 &&
+                  layout.virtual_stages == 1);
+    }
+  }
+  EXPECT_TRUE(has_pp4(enumerate_layouts(model, limits)));
   limits.account_for_embedding = true;
   limits.account_for_loss = true;
   const auto layouts = enumerate_layouts(model, limits);
   EXPECT_TRUE(has_pp4(layouts));  // 8 % 4, and 8 % (4 x 2) interleaved
   for (const auto& layout : layouts) {
     EXPECT_TRUE(layout.account_for_embedding && layout.account_for_loss);
+    EXPECT_EQ(layout.first_stage_layers, 0);
     EXPECT_EQ((6 + 2) % (layout.pp * layout.virtual_stages), 0);
   }
 }

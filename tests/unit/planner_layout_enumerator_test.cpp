@@ -9,6 +9,7 @@
 
 #include "generators/llm/llm_collective_bus_rates.hpp"
 #include "generators/llm/llm_parallel_config.hpp"
+#include "generators/llm/llm_pipeline_split.hpp"
 #include "perfsim/error.hpp"
 #include "planner/layout_enumerator.hpp"
 #include "support/tiny_llm.hpp"
@@ -147,6 +148,44 @@ TEST(LayoutEnumerator, EveryLayoutDividesTheModelAndTheGpus) {
   // the node.
   EXPECT_TRUE(std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return l.tp == 6; }));
   EXPECT_FALSE(std::any_of(layouts.begin(), layouts.end(), [](auto& l) { return l.tp == 4; }));
+}
+
+// 61 layers (DeepSeek-V3's count) on 16 GPUs: a PP that does not divide them takes Megatron's
+// first / last stage split, the middle stages ceil(61 / PP) layers each and the first and last
+// the rest (PP 8: 7 / 6, PP 16: 3 / 2, as the published DeepSeek-V3 recipes), uninterleaved;
+// asked to count the embedding as a layer instead, the planner leaves those PPs out.
+TEST(LayoutEnumerator, UnevenPipelineSplitWhereThePipelineDoesNotDivideTheLayers) {
+  llm::TransformerConfig model = small_model();
+  model.layers = 61;
+  model.global_batch = 16;
+  EnumerationLimits limits;
+  limits.gpus = 16;
+  limits.gpus_per_node = 8;
+  const auto layouts = enumerate_layouts(model, limits);
+  const std::pair<int, int> expected[] = {{1, 0}, {2, 31}, {4, 15}, {8, 7}, {16, 3}};
+  for (const auto& [pp, first] : expected) {
+    SCOPED_TRACE("PP " + std::to_string(pp));
+    int found = 0;
+    for (const llm::ParallelConfig& layout : layouts) {
+      if (layout.pp != pp)
+        continue;
+      ++found;
+      EXPECT_EQ(layout.first_stage_layers, first);
+      EXPECT_EQ(layout.virtual_stages, 1);
+      EXPECT_NO_THROW(llm::validate(model, layout));
+    }
+    EXPECT_GT(found, 0);
+  }
+  llm::ParallelConfig pp8;
+  pp8.pp = 8;
+  pp8.first_stage_layers = 7;
+  pp8.last_stage_layers = 6;
+  EXPECT_EQ(llm::virtual_stage_layers(model, pp8), (std::vector<int>{7, 8, 8, 8, 8, 8, 8, 6}));
+  limits.account_for_embedding = true;  // 62 "layers": only PP 1 and 2 divide them
+  for (const llm::ParallelConfig& layout : enumerate_layouts(model, limits)) {
+    EXPECT_LE(layout.pp, 2);
+    EXPECT_EQ(layout.first_stage_layers, 0);
+  }
 }
 
 TEST(LayoutEnumerator, MemoryFilterDropsExactlyTheLayoutsThatDoNotFit) {

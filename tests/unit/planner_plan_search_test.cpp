@@ -165,6 +165,38 @@ TEST(PlanSearch, MoeSwitchLayoutsBoundBelowTheirSimulation) {
       "shared-expert overlap");
 }
 
+// A MoE model whose first 3 layers are dense (DeepSeek-V3's first_k_dense 3) has no MoE layer
+// in the layer probe's 3 one-layer stages: the probe used to refuse the model. It now probes
+// each kind of layer alone and bounds with the cheaper, which stays below the simulation of a
+// layout of the whole model.
+TEST(PlanSearch, DenseAndMoeLayersBoundWithTheCheaperKind) {
+  const std::string source = PERFSIM_SOURCE_DIR;
+  scenario::PlanRequest request;
+  request.model = test_support::small_moe(6, 16);
+  request.model.moe.first_dense_layers = 3;
+  request.topology = topology::load_topology(source + "/configs/topologies/hgx-h100.json");
+  request.device_file = source + "/configs/devices/H100-SXM.json";
+  request.device_json = io::read_file_decompressed(request.device_file);
+  llm::ParallelConfig parallel;
+  parallel.dp = 8;
+  parallel.ep = 8;
+  parallel.micro_batch = 1;
+  const scenario::LlmScenario mixed = scenario::layout_scenario(request, parallel);
+  const scenario::LayerWork work = scenario::layer_work(mixed);
+  scenario::LlmScenario moe_only = mixed;
+  moe_only.model.moe.first_dense_layers = 0;
+  const scenario::LayerWork moe = scenario::layer_work(moe_only);
+  EXPECT_GT(work.forward_us, 0.0);
+  EXPECT_LE(work.forward_us, moe.forward_us);
+  EXPECT_LE(work.backward_us, moe.backward_us);
+  const double bound_us = scenario::iteration_lower_bound_us(mixed);
+  const double simulated_us =
+      scenario::simulate_layout(mixed, scenario::SimulatedRanks::kPipelineRepresentatives)
+          .summary.iteration_us;
+  EXPECT_GT(bound_us, 0.0);
+  EXPECT_LE(bound_us, simulated_us);
+}
+
 TEST(PlanSearch, SmallModelOnOneNodePrunedSearchEqualsExhaustive) {
   const std::string source = PERFSIM_SOURCE_DIR;
   llm::TransformerConfig model = test_support::small_gpt(6, 1024, 8);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "io/input_file.hpp"
 #include "memory/device_memory.hpp"
@@ -113,19 +114,25 @@ TEST(PlanSearch, ShortNamesStateTheMoeSwitches) {
   EXPECT_NE(table.find(name + "       1000.0"), std::string::npos) << table;
 }
 
+// A plan request for `model` on one HGX H100 node (the shipped topology and device files).
+scenario::PlanRequest one_hgx_h100(llm::TransformerConfig model) {
+  const std::string source = PERFSIM_SOURCE_DIR;
+  scenario::PlanRequest request;
+  request.model = std::move(model);
+  request.topology = topology::load_topology(source + "/configs/topologies/hgx-h100.json");
+  request.device_file = source + "/configs/devices/H100-SXM.json";
+  request.device_json = io::read_file_decompressed(request.device_file);
+  return request;
+}
+
 // One MoE layout of each kind the planner makes with every MoE switch asked for (a small MoE
 // with a shared expert on 8 H100s of one node): the all-to-all overlap with delayed weight
 // gradients and flex, flex alone, the shared experts' overlap. Each one's lower bound is positive
 // and below its simulated time: the layer probe runs the overlapped layouts (it refused them
 // before: PP 3 without interleaving) and counts only their compute.
 TEST(PlanSearch, MoeSwitchLayoutsBoundBelowTheirSimulation) {
-  const std::string source = PERFSIM_SOURCE_DIR;
-  scenario::PlanRequest request;
-  request.model = test_support::small_moe(2, 16);
+  scenario::PlanRequest request = one_hgx_h100(test_support::small_moe(2, 16));
   request.model.moe.shared_expert_ffn_hidden = 1024;
-  request.topology = topology::load_topology(source + "/configs/topologies/hgx-h100.json");
-  request.device_file = source + "/configs/devices/H100-SXM.json";
-  request.device_json = io::read_file_decompressed(request.device_file);
   request.device_memory.capacity_bytes = 80'000'000'000;
   request.limits.gpus = 8;
   request.limits.max_micro_batch = 1;
@@ -170,13 +177,8 @@ TEST(PlanSearch, MoeSwitchLayoutsBoundBelowTheirSimulation) {
 // each kind of layer alone and bounds with the cheaper, which stays below the simulation of a
 // layout of the whole model.
 TEST(PlanSearch, DenseAndMoeLayersBoundWithTheCheaperKind) {
-  const std::string source = PERFSIM_SOURCE_DIR;
-  scenario::PlanRequest request;
-  request.model = test_support::small_moe(6, 16);
+  scenario::PlanRequest request = one_hgx_h100(test_support::small_moe(6, 16));
   request.model.moe.first_dense_layers = 3;
-  request.topology = topology::load_topology(source + "/configs/topologies/hgx-h100.json");
-  request.device_file = source + "/configs/devices/H100-SXM.json";
-  request.device_json = io::read_file_decompressed(request.device_file);
   llm::ParallelConfig parallel;
   parallel.dp = 8;
   parallel.ep = 8;

@@ -199,7 +199,25 @@ int run_plan(const PlanOptions& options) {
               << (options.exhaustive ? ", every fitting layout simulated"
                                      : ", best lower bound first, pruned when beaten")
               << "\n";
-  // Progress only where someone watches: one line rewritten in place on a terminal.
+  // On a terminal one status line rewritten in place; elsewhere (a batch job's log) a plain
+  // line at most once a minute, so that a search of many large layouts still shows it runs.
+  auto last_logged = Clock::now();
+  if (!options.quiet && !stderr_reaches_terminal()) {
+    request.progress = [&](const planner::SearchProgress& progress) {
+      const auto now = Clock::now();
+      if (now - last_logged < std::chrono::seconds(60))
+        return;
+      last_logged = now;
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      if (progress.bounded < progress.candidates)
+        std::fprintf(stderr, "  lower bounds %zu/%zu (%.0f s)\n", progress.bounded,
+                     progress.candidates, elapsed);
+      else
+        std::fprintf(stderr, "  simulated %zu/%zu, %zu pruned (%.0f s), best %.3f s\n",
+                     progress.simulated, progress.candidates, progress.pruned, elapsed,
+                     progress.best_us / 1e6);
+    };
+  }
   if (!options.quiet && stderr_reaches_terminal()) {
     request.progress = [&](const planner::SearchProgress& progress) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -217,7 +235,7 @@ int run_plan(const PlanOptions& options) {
     };
   }
   const scenario::PlanOutcome outcome = scenario::plan_layouts(request);
-  if (request.progress)
+  if (request.progress && stderr_reaches_terminal())
     std::fprintf(stderr, "\r\033[K");
   const planner::SearchResult& result = outcome.search;
   std::optional<scenario::BestLayoutReport> best;
@@ -417,7 +435,8 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
   command->add_flag("--quiet", options->quiet,
-                    "no status line on standard error (progress shows only on a terminal)");
+                    "no progress on standard error (on a terminal a status line; elsewhere a "
+                    "line at most once a minute)");
   command->add_option("--report", options->report_path,
                       "also write a self-contained HTML report to this file: every layout "
                       "ranked with why it was not chosen, and the chosen layout's charts "

@@ -125,8 +125,9 @@ LayerWork layer_work(const LlmScenario& scenario) {
   if (!model.is_moe() || model.moe_layer_count() == model.layers)
     return probe_layer_work(scenario);
   // Dense and MoE layers (DeepSeek-V3's first 3, Llama 4 Maverick's every other one): the probe
-  // of either kind alone (the model's first dense layers could fill all three probe stages), and
-  // the cheaper of the two, so that no layer of the model is cheaper than the bound's.
+  // of either kind alone (the model's first dense layers could fill all three probe stages),
+  // averaged over the model's layers. The bound stays one: its stages' mean work times
+  // (M + P - 1) is at most a flow shop's sum of the stages plus (M - 1) times the largest.
   LlmScenario moe_only = scenario;
   moe_only.model.moe.first_dense_layers = 0;
   moe_only.model.moe.layer_freq = 1;
@@ -139,7 +140,11 @@ LayerWork layer_work(const LlmScenario& scenario) {
   dense.moe_a2a_overlap = dense.delay_wgrad_compute = dense.moe_shared_expert_overlap = false;
   const LayerWork a = probe_layer_work(moe_only);
   const LayerWork b = probe_layer_work(dense_only);
-  return {std::min(a.forward_us, b.forward_us), std::min(a.backward_us, b.backward_us)};
+  const double moe_share = static_cast<double>(model.moe_layer_count()) / model.layers;
+  auto mean = [moe_share](double moe_us, double dense_us) {
+    return moe_share * moe_us + (1 - moe_share) * dense_us;
+  };
+  return {mean(a.forward_us, b.forward_us), mean(a.backward_us, b.backward_us)};
 }
 
 double iteration_lower_bound_us(const llm::TransformerConfig& model,

@@ -35,7 +35,7 @@ struct LayoutSimulation {
 // (and for MoE models on EP, expert TP and the MoE switches). With moe_a2a_overlap the probe runs
 // without it and counts only the compute kernels of each window (the overlapped run hides
 // all-to-all time, never kernel time). A model with dense and MoE layers is probed as each kind
-// alone and takes the smaller forward and backward: no layer of it beats the bound's.
+// alone, the two weighted by the model's layer counts.
 struct LayerWork {
   double forward_us = 0;
   double backward_us = 0;

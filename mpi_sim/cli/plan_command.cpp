@@ -201,8 +201,24 @@ int run_plan(const PlanOptions& options) {
               << "\n";
   // On a terminal one status line rewritten in place; elsewhere (a batch job's log) a plain
   // line at most once a minute, so that a search of many large layouts still shows it runs.
+  const bool terminal = stderr_reaches_terminal();
   auto last_logged = Clock::now();
-  if (!options.quiet && !stderr_reaches_terminal()) {
+  if (!options.quiet && terminal) {
+    request.progress = [&](const planner::SearchProgress& progress) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      if (progress.bounded < progress.candidates) {
+        std::fprintf(stderr, "\r  lower bounds %zu/%zu (%.1f s)\033[K", progress.bounded,
+                     progress.candidates, elapsed);
+      } else if (progress.latest) {
+        std::fprintf(stderr, "\r  simulated %zu/%zu (%.1f s): %s %.3f s, best %.3f s\033[K",
+                     progress.simulated, progress.candidates, elapsed,
+                     planner::short_layout_name(progress.latest->parallel).c_str(),
+                     progress.latest->iteration_us / 1e6, progress.best_us / 1e6);
+      } else {
+        std::fprintf(stderr, "\r\033[K");
+      }
+    };
+  } else if (!options.quiet) {
     request.progress = [&](const planner::SearchProgress& progress) {
       const auto now = Clock::now();
       if (now - last_logged < std::chrono::seconds(60))
@@ -218,24 +234,8 @@ int run_plan(const PlanOptions& options) {
                      progress.best_us / 1e6);
     };
   }
-  if (!options.quiet && stderr_reaches_terminal()) {
-    request.progress = [&](const planner::SearchProgress& progress) {
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      if (progress.bounded < progress.candidates) {
-        std::fprintf(stderr, "\r  lower bounds %zu/%zu (%.1f s)\033[K", progress.bounded,
-                     progress.candidates, elapsed);
-      } else if (progress.latest) {
-        std::fprintf(stderr, "\r  simulated %zu/%zu (%.1f s): %s %.3f s, best %.3f s\033[K",
-                     progress.simulated, progress.candidates, elapsed,
-                     planner::short_layout_name(progress.latest->parallel).c_str(),
-                     progress.latest->iteration_us / 1e6, progress.best_us / 1e6);
-      } else {
-        std::fprintf(stderr, "\r\033[K");
-      }
-    };
-  }
   const scenario::PlanOutcome outcome = scenario::plan_layouts(request);
-  if (request.progress && stderr_reaches_terminal())
+  if (request.progress && terminal)
     std::fprintf(stderr, "\r\033[K");
   const planner::SearchResult& result = outcome.search;
   std::optional<scenario::BestLayoutReport> best;

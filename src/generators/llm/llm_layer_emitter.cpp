@@ -614,10 +614,7 @@ void LayerEmitter::mlp_fc1_forward(const TensorRef& normed_full, const LayerWeig
                                   &saved.fc1_input_fp8)
           : linear_forward(normed_full, weights.fc1, weights.fc1_fp8, tokens, h, fc1_width,
                            fc1_scaling, backward_gathers_input() ? nullptr : &saved.fc1_input_fp8);
-  const std::vector<std::int64_t> ffn_shape{tokens, ffn_local};
-  saved.act = shapes_.gated_ffn
-                  ? swiglu_forward(saved.fc1, tokens, ffn_local)
-                  : elementwise("aten::gelu", {saved.fc1}, ffn_shape, kActivationFlops);
+  saved.act = ffn_activation(saved.fc1, tokens, ffn_local);
 }
 
 void LayerEmitter::mlp_fc2_forward(const LayerWeights& weights, std::int64_t ffn_local,
@@ -645,12 +642,24 @@ TensorRef LayerEmitter::mlp_backward(const TensorRef& grad_mlp, const LayerWeigh
   const TensorRef act =
       saved_wgrad_operand(saved.fc2_input_fp8, {ffn_local, tokens}, saved.act, ffn_shape);
   weight_gradient(act, grad_full, ffn_local, tokens, h, false);  // grad W2 = act^T dY
-  if (!shapes_.gated_ffn) {
-    // The GeLU's gradient needs its input, FC1's output.
-    return elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
-                       ffn_shape, 12);
-  }
-  return swiglu_backward(grad_act, saved.fc1, tokens, ffn_local);
+  return ffn_activation_backward(grad_act, saved.fc1, tokens, ffn_local);
+}
+
+TensorRef LayerEmitter::ffn_activation(const TensorRef& fc1, std::int64_t rows, std::int64_t ffn) {
+  if (shapes_.gated_ffn)
+    return swiglu_forward(fc1, rows, ffn);
+  return elementwise("aten::gelu", {fc1}, {rows, ffn}, kActivationFlops);
+}
+
+TensorRef LayerEmitter::ffn_activation_backward(const TensorRef& grad_act,
+                                                const TensorRef& saved_fc1, std::int64_t rows,
+                                                std::int64_t ffn) {
+  if (shapes_.gated_ffn)
+    return swiglu_backward(grad_act, saved_fc1, rows, ffn);
+  // The GeLU's gradient needs its input, FC1's output.
+  const std::vector<std::int64_t> ffn_shape{rows, ffn};
+  return elementwise("aten::gelu_backward", {grad_act, saved_operand(saved_fc1, ffn_shape)},
+                     ffn_shape, 12);
 }
 
 TensorRef LayerEmitter::swiglu_forward(const TensorRef& fc1, std::int64_t rows, std::int64_t ffn) {

@@ -504,6 +504,13 @@ class LayerEmitter {
   // The reverse for a partial gradient [tokens, width]: reduce-scattered with SP, all-reduced
   // without (TP > 1).
   TensorRef sequence_reduce(const TensorRef& full, std::int64_t width);
+  // An MLP's activation on FC1's output: SwiGLU for gated FFNs, else GeLU ([rows, ffn] in and
+  // out); returns [rows, ffn]. Its backward takes the gradient of that output and reads the
+  // saved FC1 output; returns the gradient of FC1's output. Dense layers, shared and routed
+  // experts alike.
+  TensorRef ffn_activation(const TensorRef& fc1, std::int64_t rows, std::int64_t ffn);
+  TensorRef ffn_activation_backward(const TensorRef& grad_act, const TensorRef& saved_fc1,
+                                    std::int64_t rows, std::int64_t ffn);
   // Megatron-Core's SwiGLU on FC1's output [rows, 2 ffn] (gate and up halves): the fused
   // bias_swiglu kernel (bias_activation_fusion: reads gate and up, writes their product) or
   // PyTorch's sigmoid and two multiplies; returns [rows, ffn].

@@ -105,9 +105,7 @@ TensorRef LayerEmitter::grouped_experts_forward(const TensorRef& expert_input,
                    expert_weight_operand(weights.expert_fc1, weights.expert_fc1_fp8, false, h,
                                          shapes_.expert_fc1_width),
                    per_expert, h, shapes_.expert_fc1_width);
-  const std::vector<std::int64_t> ffn_shape{rows, shapes_.expert_ffn_local};
-  const TensorRef act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, shapes_.expert_ffn_local)
-                                          : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
+  const TensorRef act = ffn_activation(fc1, rows, shapes_.expert_ffn_local);
   saved.expert_input = expert_input;
   saved.fc1 = fc1;
   saved.act = act;
@@ -186,7 +184,6 @@ TensorRef LayerEmitter::grouped_experts_backward(const TensorRef& grad_expert_ou
   const std::int64_t per_expert = tokens_per_expert();
   const std::int64_t ffn = shapes_.expert_ffn_local, fc1_width = shapes_.expert_fc1_width;
   const std::int64_t rows = shapes_.experts_local * per_expert;
-  const std::vector<std::int64_t> ffn_shape{rows, ffn};
   // FP8: each output gradient cast to E5M2 with its transpose; the weights' FP8 transposes
   // were made with their copies.
   TensorRef act = saved.act;
@@ -195,8 +192,7 @@ TensorRef LayerEmitter::grouped_experts_backward(const TensorRef& grad_expert_ou
     // kept FC1 output as FC2's output gradient arrives (CheckpointWithoutOutput's hook).
     builder_.set_phase("recompute");
     const TensorRef fc1 = saved_operand(saved.fc1, {rows, fc1_width});
-    act = shapes_.gated_ffn ? swiglu_forward(fc1, rows, ffn)
-                            : elementwise("aten::gelu", {fc1}, ffn_shape, 8);
+    act = ffn_activation(fc1, rows, ffn);
     builder_.set_phase("backward");
   }
   const TensorRef grad_fc2_out = grouped_operand(grad_expert_output, per_expert, h);
@@ -212,13 +208,7 @@ TensorRef LayerEmitter::grouped_experts_backward(const TensorRef& grad_expert_ou
                  per_expert, h);  // grad W2 = act^T dY per expert
     expert_dummy_wgrads();
   }
-  TensorRef grad_fc1;
-  if (shapes_.gated_ffn) {
-    grad_fc1 = swiglu_backward(grad_act, saved.fc1, rows, ffn);
-  } else {
-    grad_fc1 = elementwise("aten::gelu_backward", {grad_act, saved_operand(saved.fc1, ffn_shape)},
-                           ffn_shape, 12);
-  }
+  const TensorRef grad_fc1 = ffn_activation_backward(grad_act, saved.fc1, rows, ffn);
   const TensorRef grad_fc1_out = grouped_operand(grad_fc1, per_expert, fc1_width);
   const TensorRef grad_expert_input = grouped_gemm(
       grad_fc1_out,

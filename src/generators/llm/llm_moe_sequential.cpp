@@ -62,9 +62,7 @@ TensorRef LayerEmitter::sequential_experts_forward(const TensorRef& expert_input
     // whose transpose the layer saves; in bf16 the layer keeps the split's view of the rows.
     mine.fc1 = linear_forward(input, fc1_weight, weights.expert_fc1_fp8, padded, h, fc1_width,
                               kAmaxKernel, &mine.fc1_input_fp8);
-    const std::vector<std::int64_t> ffn_shape{padded, ffn};
-    mine.act = shapes_.gated_ffn ? swiglu_forward(mine.fc1, padded, ffn)
-                                 : elementwise("aten::gelu", {mine.fc1}, ffn_shape, 8);
+    mine.act = ffn_activation(mine.fc1, padded, ffn);
     mine.output = linear_forward(mine.act, fc2_weight, weights.expert_fc2_fp8, padded, ffn, h,
                                  kAmaxKernel, &mine.fc2_input_fp8);
     outputs.push_back(RankTraceBuilder::view(mine.output, {per_expert, h}));
@@ -103,11 +101,7 @@ TensorRef LayerEmitter::sequential_experts_backward(const TensorRef& grad_expert
     const std::vector<std::int64_t> ffn_shape{padded, ffn};
     weight_gradient(saved_wgrad_operand(mine.fc2_input_fp8, {ffn, padded}, mine.act, ffn_shape),
                     grad_fc2_out, ffn, padded, h, false);
-    const TensorRef grad_fc1 =
-        shapes_.gated_ffn
-            ? swiglu_backward(grad_act, mine.fc1, padded, ffn)
-            : elementwise("aten::gelu_backward", {grad_act, saved_operand(mine.fc1, ffn_shape)},
-                          ffn_shape, 12);
+    const TensorRef grad_fc1 = ffn_activation_backward(grad_act, mine.fc1, padded, ffn);
     const TensorRef grad_fc1_out = backward_operand(grad_fc1, padded, fc1_width);
     grad_inputs[static_cast<std::size_t>(expert)] =
         data_gradient(grad_fc1_out, fc1_weight, weights.expert_fc1_fp8, padded, fc1_width, h);

@@ -223,6 +223,18 @@ Fp8InputTerms fp8_input_terms(const llm::TransformerConfig& model,
   return terms;
 }
 
+// A dense MLP's saved tensors in Table 2's units (per sbh at 2 bytes): FC1's input as FC1 saves
+// it (replicated without SP) and, split by TP, FC1's output and FC2's input as FC2 saves it.
+struct DenseMlpTerms {
+  double fc1_input = 0, inner = 0;
+};
+DenseMlpTerms dense_mlp_terms(const llm::TransformerConfig& model,
+                              const llm::ParallelConfig& parallel) {
+  const double ffn_inputs = model.gated_ffn ? 2 : 1;
+  return {column_input_units(model, parallel),
+          (2 * ffn_inputs + row_input_units(model)) * model.ffn_hidden / model.hidden};
+}
+
 // Megatron-Core's granular selective recompute (llm_recompute_modules.hpp) in Table 2's
 // units (per sbh at 2 bytes): what a layer's attention side no longer keeps. layernorm frees an
 // MLA layer's input norm output (2, split by SP); mla_up_proj the query, key and value (split
@@ -314,7 +326,14 @@ double activation_bytes_per_layer(const llm::TransformerConfig& model,
       model.attention == llm::AttentionKernel::kUnfused ? scores_per_head * a * s / (h * t) : 0.0;
   // Replicated without SP: the two norm inputs (4), the QKV and FC1 inputs (2 + 2), the masks;
   // multi-latent attention's latents.
-  const RecomputedTerms freed = recomputed_attention_terms(model, parallel);
+  RecomputedTerms freed = recomputed_attention_terms(model, parallel);
+  // mlp (a dense layer's MLP checkpointed whole): FC1's saved input, FC1's output and FC2's
+  // input are not kept; the checkpoint's input is the pre-MLP norm's input, kept anyway.
+  if (parallel.recomputes(&llm::RecomputeModules::mlp)) {
+    const DenseMlpTerms mlp = dense_mlp_terms(model, parallel);
+    freed.replicated += mlp.fc1_input;
+    freed.split += mlp.inner;
+  }
   const Fp8InputTerms fp8 = fp8_input_terms(model, parallel);
   const double replicated = 8 + masks + mla_latent_terms(model) - freed.replicated + fp8.replicated;
   // 24 for GPT shapes (bf16)
@@ -423,7 +442,10 @@ double expert_parameters_per_layer(const llm::TransformerConfig& model,
 
 double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
                                       const llm::ParallelConfig& parallel) {
-  const double dense = activation_bytes_per_layer(model, parallel);
+  // `mlp` recompute checkpoints dense MLPs only: a MoE layer keeps its block as it is.
+  llm::ParallelConfig moe_layer = parallel;
+  moe_layer.recompute_modules.mlp = false;
+  const double dense = activation_bytes_per_layer(model, moe_layer);
   if (parallel.recompute == llm::Recompute::kFull)
     return dense;  // only the layer input is kept
   const llm::MixtureOfExperts& moe = model.moe;
@@ -461,11 +483,9 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // Korthikanti's MLP share (19 sbh / t at 2 bytes, 18 without its dropout mask; FC1's and
   // FC2's inputs as the dense formula counts them, fp8_input_terms) gives way to the MoE
   // block's tensors.
-  const double ffn_inputs = model.gated_ffn ? 2 : 1;
-  const double dense_mlp_terms =
-      column_input_units(model, parallel) +
-      (2 * ffn_inputs + row_input_units(model)) * model.ffn_hidden / h;  // 18 for 4h at bf16
-  const double dense_mlp = (dense_mlp_terms + (model.dropout ? 1 : 0)) * sb * h / t * bytes / 2;
+  const DenseMlpTerms mlp = dense_mlp_terms(model, parallel);  // 2 + 16 for 4h at bf16
+  const double dense_mlp =
+      (mlp.fc1_input + mlp.inner + (model.dropout ? 1 : 0)) * sb * h / t * bytes / 2;
   // The router input (the second norm's output) stays for the router's weight gradient: split
   // by SP, else whole on every TP rank.
   const double router_input = sb * h * bytes / (parallel.sequence_parallel ? t : 1.0);

@@ -98,6 +98,23 @@ llm::ParallelConfig pp2_dp2() {
 // Parameters of stage 0 the closed form counts and the generated trace does not have: per layer
 // the QKV and FC1 biases (split by TP) and the projection, FC2 and two norm biases (4h); the
 // learned position embedding (s h).
+// The MoE layers among a stage's own (multi-token prediction aside); a model that mixes dense
+// and MoE layers is checked without interleaving, its stages holding consecutive layers.
+double moe_layers_of_stage(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
+                           int stage) {
+  const int layers = llm::layers_of_stage(model, parallel, stage);
+  if (!model.is_moe() || model.moe_layer_count() == model.layers)
+    return model.is_moe() ? layers : 0;
+  EXPECT_EQ(parallel.virtual_stages, 1);
+  int first = 0;
+  for (int earlier = 0; earlier < stage; ++earlier)
+    first += llm::layers_of_stage(model, parallel, earlier);
+  int moe_layers = 0;
+  for (int layer = first; layer < first + layers; ++layer)
+    moe_layers += model.is_moe_layer(layer) ? 1 : 0;
+  return moe_layers;
+}
+
 double omitted_parameters(const llm::TransformerConfig& model, const llm::ParallelConfig& parallel,
                           int stage = 0) {
   const double h = model.hidden;
@@ -109,14 +126,17 @@ double omitted_parameters(const llm::TransformerConfig& model, const llm::Parall
   // The last stage also holds the multi-token prediction modules' layers.
   const bool last = stage == parallel.pp - 1;
   // Every model chunk's layers (interleaving).
-  const double layers =
-      llm::layers_of_stage(model, parallel, stage) + (last ? model.mtp_num_layers : 0);
-  // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases.
-  const double fc1_bias = model.is_moe() ? 0.0 : (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
+  const double mtp_layers = last ? model.mtp_num_layers : 0;
+  const double layers = llm::layers_of_stage(model, parallel, stage) + mtp_layers;
+  const double moe_layers = moe_layers_of_stage(model, parallel, stage) +
+                            (model.is_moe_layer(model.layers - 1) ? mtp_layers : 0);
+  // A MoE layer's closed form has the QKV bias but no shared-expert or expert biases; a dense
+  // layer's has the FC1 bias too.
+  const double fc1_bias = (model.gated_ffn ? 2.0 : 1.0) * model.ffn_hidden;
   // The first stage's learned position embedding; the last stage's final norm bias (the
   // closed form counts a layer norm's 2h there, the generator an RMSNorm-like h) when it is
   // not also the first (an existing PP > 1 layout, checked on stage 0 only until MTP).
-  return layers * ((qkv_width + fc1_bias) / t + 4 * h) +
+  return layers * (qkv_width / t + 4 * h) + (layers - moe_layers) * fc1_bias / t +
          (stage == 0 ? static_cast<double>(model.seq_len) * h : 0.0) +
          (last && stage > 0 ? h : 0.0);
 }
@@ -180,6 +200,17 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
       bound += 2 * incoming;
     if (modules.moe_act)  // the experts' FC2 input
       bound += static_cast<double>(shapes.expert_tokens() * shapes.expert_ffn_local) * bytes;
+    if (modules.mlp) {
+      // The remade MLP: the norm's output, local and gathered, FC1's output and FP8 copies,
+      // the activation, FC2's output and its reduction.
+      const double tokens = static_cast<double>(shapes.tokens());
+      bound += incoming * 2 +
+               tokens *
+                   static_cast<double>(2 * shapes.hidden + shapes.fc1_width + shapes.ffn_local) *
+                   bytes;
+      if (model.fp8())
+        bound += 2 * tokens * static_cast<double>(shapes.hidden + shapes.ffn_local);  // FP8 copies
+    }
     if (modules.mla_up_proj) {
       // The normed latents, local and gathered, the up projections' outputs, query, key, value.
       const double latents = static_cast<double>(shapes.q_lora_rank + shapes.kv_lora_rank);
@@ -247,8 +278,9 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
   double unsaved = 0;
   if (model.is_moe()) {
     const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
-    const double layers = llm::layers_of_stage(model, parallel, stage);
-    const double mtp_layers = stage == parallel.pp - 1 ? model.mtp_num_layers : 0;
+    const double layers = moe_layers_of_stage(model, parallel, stage);
+    const double mtp_layers =
+        stage == parallel.pp - 1 && model.is_moe_layer(model.layers - 1) ? model.mtp_num_layers : 0;
     unsaved = (layers * m.closed.microbatches_in_flight + mtp_layers) *
               static_cast<double>(shapes.seq_local) * shapes.batch * shapes.top_k * 8;
   }
@@ -863,6 +895,37 @@ TEST(LlmMemoryAgreement, GranularRecomputeMlaUpProj) {
   expect_agreement(model, parallel);
   model.mla.q_lora_rank = 0;  // linear_q_proj on the (kept) normed hidden states
   expect_agreement(model, parallel);
+}
+
+// recompute_modules mlp: a dense layer's MLP checkpointed whole keeps none of its tensors (FC1's
+// saved input, FC1's output, FC2's saved input); a MoE layer's block is untouched (Megatron
+// sets recompute_mlp only where the MLP is not a MoELayer).
+TEST(LlmMemoryAgreement, GranularRecomputeMlp) {
+  llm::TransformerConfig llama = small_llama();
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.recompute = llm::Recompute::kSelective;
+  parallel.recompute_modules = llm::parse_recompute_modules("core_attn,mlp", "<test>", "");
+  expect_agreement(llama, parallel);
+  parallel.tp = 2;
+  expect_agreement(llama, parallel);
+  parallel.sequence_parallel = true;
+  expect_agreement(llama, parallel);
+  llama.dtype = DType::kFloat8;
+  expect_agreement(llama, parallel);
+  parallel.tp_comm_overlap = true;
+  expect_agreement(llama, parallel);
+  parallel.tp_comm_overlap = false;
+  llm::TransformerConfig moe = small_moe();  // dense first layer, then MoE layers
+  moe.moe.first_dense_layers = 1;
+  parallel.ep = 2;
+  expect_agreement(moe, parallel);
+  parallel.recompute_modules = {};
+  parallel.recompute = llm::Recompute::kNone;
+  expect_agreement(moe, parallel);  // the mixed stage without recomputation
+  parallel.ep = 1;
+  parallel.recompute = llm::Recompute::kSelective;
+  parallel.recompute_modules = llm::parse_recompute_modules("mlp", "<test>", "");
+  expect_agreement(small_gpt(), parallel);
 }
 
 TEST(LlmMemoryAgreement, MultiTokenPredictionOnTheLastStage) {

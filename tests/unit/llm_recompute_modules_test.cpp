@@ -77,10 +77,14 @@ TEST(RecomputeModules, NamesSeparatorsAndDefault) {
   EXPECT_EQ(recompute_modules_name(both), "layernorm+moe_act");
   EXPECT_EQ(recompute_modules_name(parse_recompute_modules("mla_up_proj,core_attn", "f", "c")),
             "core_attn+mla_up_proj");
+  const RecomputeModules mlp = parse_recompute_modules("mlp,mla_up_proj", "f", "c");
+  EXPECT_TRUE(mlp.mlp);
+  EXPECT_FALSE(mlp.is_default());
+  EXPECT_EQ(recompute_modules_name(mlp), "mla_up_proj+mlp");
 }
 
 TEST(RecomputeModules, UnknownAndUnmodelledNamesAreNamedErrors) {
-  for (const char* text : {"mlp", "moe", "shared_experts", "core_attention", "layernorm,bogus"}) {
+  for (const char* text : {"moe", "shared_experts", "core_attention", "layernorm,bogus"}) {
     try {
       parse_recompute_modules(text, "runs.csv line 3", "recompute_modules");
       ADD_FAILURE() << text << " accepted";
@@ -182,6 +186,29 @@ TEST(RecomputeModules, MlaUpProjRecomputesNormsGathersUpProjectionsAndRope) {
       test_support::generate_every_rank(tiny_mla(), selective("mla_up_proj", parallel)));
 }
 
+// mlp: a dense layer's whole MLP again, its TP collectives included, before the MLP's
+// backward; the forward and the backward themselves unchanged; MoE layers untouched.
+TEST(RecomputeModules, MlpRecomputesTheWholeDenseMlp) {
+  ParallelConfig parallel{.tp = 2, .pp = 1, .dp = 1, .sequence_parallel = true};
+  const TransformerConfig gpt = test_support::tiny_gpt();
+  const Trace trace = generate_llm_rank(gpt, selective("core_attn,mlp", parallel), 0);
+  EXPECT_EQ(layer_op_names(trace, "recompute"),
+            (std::vector<std::string>{"aten::native_layer_norm", "comm:all_gather", "aten::mm",
+                                      "aten::gelu", "aten::mm", "comm:reduce_scatter"}));
+  const Trace plain = generate_llm_rank(gpt, selective("core_attn", parallel), 0);
+  EXPECT_EQ(layer_op_names(trace, "backward"), layer_op_names(plain, "backward"));
+  EXPECT_EQ(layer_op_names(trace, "forward"), layer_op_names(plain, "forward"));
+  test_support::expect_runs_to_completion(
+      test_support::generate_every_rank(gpt, selective("core_attn,mlp", parallel)));
+  // Without TP: no collectives; a MoE layer: nothing (Megatron checkpoints no MoELayer).
+  EXPECT_EQ(
+      layer_op_names(generate_llm_rank(gpt, selective("mlp"), 0), "recompute"),
+      (std::vector<std::string>{"aten::native_layer_norm", "aten::mm", "aten::gelu", "aten::mm"}));
+  EXPECT_TRUE(
+      layer_op_names(generate_llm_rank(test_support::tiny_moe(), selective("mlp"), 0), "recompute")
+          .empty());
+}
+
 double activations(const TransformerConfig& model, const ParallelConfig& parallel) {
   return static_cast<double>(
       memory::estimate_llm_memory(model, parallel, {}).stages.at(0).activation_bytes);
@@ -205,7 +232,8 @@ TEST(RecomputeModules, EachModuleKeepsLessAndTakesLongerThanCoreAttnAlone) {
        {Case{test_support::small_moe(2, 8), "core_attn,layernorm"},
         Case{test_support::small_moe(2, 8), "core_attn,moe_act"},
         Case{test_support::small_moe(2, 8), "core_attn,layernorm,moe_act"},
-        Case{tiny_mla(), "core_attn,mla_up_proj"}, Case{tiny_mla_moe(), "core_attn,layernorm"}}) {
+        Case{tiny_mla(), "core_attn,mla_up_proj"}, Case{tiny_mla_moe(), "core_attn,layernorm"},
+        Case{test_support::tiny_gpt(), "core_attn,mlp"}, Case{tiny_mla(), "core_attn,mlp"}}) {
     SCOPED_TRACE(c.modules + " on " + c.model.name);
     const ParallelConfig base = selective("core_attn", parallel);
     const ParallelConfig more = selective(c.modules, parallel);

@@ -837,6 +837,24 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
     grad_x1_norm = moe_backward(grad_moe_output, weights, saved);
   } else {
     const bool ub = userbuffers();
+    if (recomputes(&RecomputeModules::mlp)) {
+      // The MLP was a normal checkpoint: its forward kept only its input (x1, which the norm's
+      // backward reads anyway). The whole forward runs again as its output's gradient arrives:
+      // the norm (fused into FC1 in Transformer Engine's layer), the SP all-gather, both GEMMs
+      // with their FP8 casts and FC2's reduction, whose output nothing reads.
+      builder_.set_phase("recompute");
+      saved.ln2 = elementwise("aten::native_layer_norm", {saved_operand(kept.x1, local_shape)},
+                              local_shape, kNormFlops);
+      saved.mlp = MlpSaved{};
+      const TensorRef fc1_input =
+          ub ? saved.ln2
+             : gather_linear_input(saved.ln2, kAmaxNormTpReduced, &saved.mlp.fc1_input_fp8);
+      mlp_forward(fc1_input, weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub,
+                  saved.mlp);
+      if (!ub)
+        tp_reduce(saved.mlp.output);
+      builder_.set_phase("backward");
+    }
     TensorRef grad_mlp =
         ub ? dropout_backward(grad_output)
            : backward_operand(tp_gather(dropout_backward(grad_output)), tokens, h, true);

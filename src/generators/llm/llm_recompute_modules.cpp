@@ -40,11 +40,13 @@ RecomputeModules parse_recompute_modules(std::string_view text, const std::strin
       modules.moe_act = true;
     } else if (name == "mla_up_proj") {
       modules.mla_up_proj = true;
-    } else if (name == "mlp" || name == "moe" || name == "shared_experts") {
+    } else if (name == "mlp") {
+      modules.mlp = true;
+    } else if (name == "moe" || name == "shared_experts") {
       throw InputError(file, field,
                        "recompute module \"" + std::string(name) +
                            "\" (a normal checkpoint in Megatron-Core) is not modelled; perfsim "
-                           "models core_attn, layernorm, moe_act and mla_up_proj");
+                           "models core_attn, layernorm, moe_act, mla_up_proj and mlp");
     } else {
       throw InputError(file, field,
                        "unknown recompute module \"" + std::string(name) +
@@ -68,6 +70,7 @@ std::string recompute_modules_name(const RecomputeModules& modules) {
   add(modules.layernorm, "layernorm");
   add(modules.moe_act, "moe_act");
   add(modules.mla_up_proj, "mla_up_proj");
+  add(modules.mlp, "mlp");
   return name;
 }
 

@@ -2,7 +2,7 @@
 // Megatron-Core's granular selective recompute (--recompute-granularity selective
 // --recompute-modules M1 M2 ...; TransformerConfig.recompute_modules, default ["core_attn"]):
 // which submodules of a layer give up their saved activations and run their forward again in
-// the backward. perfsim models four of Megatron's names:
+// the backward. perfsim models five of Megatron's names:
 // - core_attn: the attention core (QK^T, softmax, dropout, attention over V) from the kept
 //   Q, K, V, just before its backward (Korthikanti et al. 2022 Sec. 5; a normal checkpoint).
 //   With flash attention there is nothing to recompute: the kernel keeps no s x s tensor.
@@ -20,8 +20,14 @@
 //   all-gathers and the rotary embedding run again when the attention output's gradient
 //   arrives; query, key, value and the normed latents are not kept, the checkpoint's inputs
 //   (the down projections' outputs and the gathered k_pe) are.
-// Megatron's mlp, moe and shared_experts (normal checkpoints) are not modelled: naming them is
-// an input error, as is an unknown name.
+// - mlp: a dense layer's whole MLP (transformer_layer.py sets recompute_mlp only where the MLP
+//   is not a MoELayer; a normal checkpoint, tensor_parallel.checkpoint or te_checkpoint under
+//   FP8, of self.mlp): its forward keeps only the checkpoint's input (the pre-MLP norm's input,
+//   which the layer keeps anyway) and runs again, the norm, the SP all-gather, FC1, the
+//   activation, FC2 and its reduction included, when the MLP output's gradient arrives. MoE
+//   layers are untouched, as in Megatron.
+// Megatron's moe and shared_experts (normal checkpoints) are not modelled: naming them is an
+// input error, as is an unknown name.
 #include <string>
 #include <string_view>
 
@@ -32,8 +38,9 @@ struct RecomputeModules {
   bool layernorm = false;
   bool moe_act = false;
   bool mla_up_proj = false;
+  bool mlp = false;
 
-  bool is_default() const { return core_attn && !layernorm && !moe_act && !mla_up_proj; }
+  bool is_default() const { return core_attn && !layernorm && !moe_act && !mla_up_proj && !mlp; }
   bool operator==(const RecomputeModules&) const = default;
 };
 

@@ -141,6 +141,8 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--tp", parallel.tp, "tensor-parallel size t");
   add("--pp", parallel.pp, "pipeline stages p");
   add("--dp", parallel.dp, "data-parallel size");
+  add("--cp", parallel.cp,
+      "context-parallel size (each rank keeps the activations of s / CP tokens)");
   add("--ep", parallel.ep, "expert-parallel size (MoE model files; carved out of DP)");
   add("--etp", parallel.etp, "expert tensor-parallel size (MoE model files; default: TP)");
   add("--moe-imbalance", parallel.moe_imbalance, "MoE: max / mean expert load");

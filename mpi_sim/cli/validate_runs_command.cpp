@@ -51,6 +51,31 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
+// Every row ran on its GPUs: a layout the memory closed form does not fit on its device is a
+// miss of that model (or of the device file's capacity), named here with its worst stage.
+void print_memory_check(const scenario::RunValidationReport& report, std::ostream& out) {
+  std::size_t checked = 0;
+  std::string misses;
+  std::size_t missed = 0;
+  for (const scenario::RunPrediction& p : report.predictions) {
+    if (!p.skipped.empty() || !p.memory.known)
+      continue;
+    ++checked;
+    if (p.memory.fits)
+      continue;
+    ++missed;
+    misses += "\n  " + p.row->name + ": " + memory::format_bytes(p.memory_peak_bytes) +
+              ", short by " + memory::format_bytes(-p.memory.margin_bytes);
+  }
+  if (checked == 0)
+    return;
+  out << "memory (closed form, worst stage, against each row's device): ";
+  if (missed == 0)
+    out << "every one of " << checked << " layouts fits\n";
+  else
+    out << missed << " of " << checked << " layouts that ran do not fit:" << misses << "\n";
+}
+
 void print_text(const scenario::RunValidationReport& report, std::ostream& out) {
   out << "validate runs: " << report.source << "\n";
   if (report.cross_validated) {
@@ -99,6 +124,7 @@ void print_text(const scenario::RunValidationReport& report, std::ostream& out) 
         << fixed(100 * errors.median_abs, 2) << "%, max " << fixed(100 * errors.max_abs, 2)
         << "%; mean signed " << percent(errors.mean_signed)
         << (report.cross_validated ? " (out of sample)" : "") << "\n";
+  print_memory_check(report, out);
   if (!report.groups.empty()) {
     out << "\n"
         << std::left << std::setw(34) << "group" << std::right << std::setw(6) << "runs"
@@ -112,7 +138,8 @@ void print_text(const scenario::RunValidationReport& report, std::ostream& out) 
 }
 
 void print_csv(const scenario::RunValidationReport& report, std::ostream& out) {
-  out << "name,group,layout,measured_s,predicted_s,simulated_s,signed_error,fold,skipped\n";
+  out << "name,group,layout,measured_s,predicted_s,simulated_s,signed_error,fold,skipped,"
+         "memory_peak_bytes,memory_fits\n";
   auto quoted = [](const std::string& text) {
     std::string escaped = "\"";
     for (char c : text)
@@ -123,9 +150,10 @@ void print_csv(const scenario::RunValidationReport& report, std::ostream& out) {
     out << quoted(p.row->name) << ',' << quoted(p.row->group) << ',' << quoted(p.layout) << ',';
     if (p.skipped.empty())
       out << std::setprecision(9) << p.measured_s << ',' << p.predicted_s << ',' << p.simulated_s
-          << ',' << p.signed_error << ',' << p.fold << ",\n";
+          << ',' << p.signed_error << ',' << p.fold << ",," << p.memory_peak_bytes << ','
+          << (p.memory.known ? (p.memory.fits ? "1" : "0") : "") << "\n";
     else
-      out << ",,,,," << quoted(p.skipped) << "\n";
+      out << ",,,,," << quoted(p.skipped) << ",,\n";
   }
 }
 
@@ -162,6 +190,11 @@ nlohmann::ordered_json report_json(const scenario::RunValidationReport& report) 
       run["signed_error"] = p.signed_error;
       if (p.fold >= 0)
         run["fold"] = p.fold;
+      run["memory_peak_bytes"] = p.memory_peak_bytes;
+      if (p.memory.known) {
+        run["memory_fits"] = p.memory.fits;
+        run["memory_margin_bytes"] = p.memory.margin_bytes;
+      }
     } else {
       run["skipped"] = p.skipped;
     }

@@ -47,7 +47,7 @@ MemoryVerdict memory_verdict(Bytes footprint_bytes, const DeviceMemory& device);
 
 // "12.34 GiB" / "512.0 MiB" / "768 B": human-readable, binary units.
 std::string format_bytes(Bytes bytes);
-// "fits on A100-80GB, 74.51 GiB capacity: 3.2 GiB to spare" / "OUT OF MEMORY on ...: short by
+// "fits on A100-80GB, 79.22 GiB capacity: 3.2 GiB to spare" / "OUT OF MEMORY on ...: short by
 // 1.5 GiB" / "capacity unknown (no verdict)".
 std::string format_verdict(const MemoryVerdict& verdict, const DeviceMemory& device);
 

@@ -16,6 +16,7 @@
 #include "generators/llm/llm_gradient_dtype.hpp"
 #include "generators/llm/llm_trace_builder.hpp"
 #include "io/input_file.hpp"
+#include "memory/llm_memory.hpp"
 #include "mpi_sim/engine/local_scheduler.hpp"
 #include "mpi_sim/engine/symmetric_clock_sync.hpp"
 #include "perfsim/error.hpp"
@@ -165,6 +166,10 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     const devices::DeviceSpec device = read_device_argument(row.device);
     CalibrationTarget row_device{device.name, has_measured_gemm_efficiency(device),
                                  scenario.model.dtype == DType::kFloat8};
+    const memory::LlmMemoryEstimate footprint = memory::estimate_llm_memory(
+        scenario.model, scenario.parallel, memory::device_memory_of(device));
+    prediction.memory_peak_bytes = footprint.worst().total_bytes;
+    prediction.memory = footprint.verdict;
     out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
                                            std::move(row_device), explained(row, request));
     prediction.simulated_s = out.model->iteration_us({}) * 1e-6;

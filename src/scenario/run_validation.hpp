@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "generators/llm/llm_model_config.hpp"
+#include "memory/device_memory.hpp"
 #include "scenario/llm_simulate_options.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "scenario/simulation_inputs.hpp"
@@ -50,6 +51,11 @@ struct RunPrediction {
   double signed_error = 0;  // predicted / measured - 1
   int fold = -1;            // the held fold it was predicted in (cross-validation)
   std::string skipped;      // non-empty: not simulated, and why
+  // The memory closed form's worst pipeline stage against the row's device (perfsim memory
+  // --llm). Every row ran, so a layout that does not fit is a miss of the memory model or of
+  // the device file's capacity.
+  Bytes memory_peak_bytes = 0;
+  memory::MemoryVerdict memory;
 };
 
 struct GroupStatistics {

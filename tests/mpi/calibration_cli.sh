@@ -15,8 +15,8 @@ cd "$work"
   fail "validate runs failed: $(cat runs.err)"
 # korthikanti-22b-sp-selective: TP 8, micro-batch 4 = global batch, selective, SP, A100 DGX.
 row="$(grep '^"korthikanti-22b-sp-selective"' runs.csv)" || fail "no 22B selective row in runs.csv"
-predicted_s="$(echo "$row" | awk -F, '{ print $(NF-4) }')"
-simulated_s="$(echo "$row" | awk -F, '{ print $(NF-3) }')"
+predicted_s="$(echo "$row" | awk -F, '{ print $(NF-6) }')"
+simulated_s="$(echo "$row" | awk -F, '{ print $(NF-5) }')"
 
 simulate() {
   "$perfsim" simulate --model "$configs/models/korthikanti-22b.json" --tp 8 --micro-batch 4 \

@@ -209,9 +209,9 @@ constexpr const char* kDefaultDeviceJson = R"json({
     "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
   },
   "hbm_capacity_bytes": {
-    "value": 80000000000,
-    "provenance": "vendor-spec",
-    "source": "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column, dense, no sparsity) and Hopper architecture whitepaper (V1.01)"
+    "value": 85027979264,
+    "provenance": "measured",
+    "source": "PyTorch torch.cuda.get_device_properties on NVIDIA H100 80GB HBM3 in public logs: total_memory=81082-81090MB (MiB; 81089 taken); its OOM messages read 'total capacity of 79.11-79.21 GiB'. What a process sees (totalGlobalMem), not the datasheet's 80 GB"
   },
   "hbm_bandwidth_GBps": {
     "value": 3350,

@@ -860,10 +860,16 @@ TEST(LlmMemoryAgreement, MultiLatentAttentionKeepsLatentsAndQueryKeyValue) {
 // Megatron-Core's --recompute-modules: the closed form drops what the generated trace no
 // longer keeps into the backward (the pre-MLP norm's output and the experts' FC2 input; MLA's
 // query, key, value and normed latents, keeping the gathered k_pe).
-TEST(LlmMemoryAgreement, GranularRecomputeLayernormAndMoeAct) {
+// PP 2 x DP 2 with selective recompute of these Megatron-Core modules.
+llm::ParallelConfig pp2_dp2_recomputing(const char* modules) {
   llm::ParallelConfig parallel = pp2_dp2();
   parallel.recompute = llm::Recompute::kSelective;
-  parallel.recompute_modules = llm::parse_recompute_modules("layernorm moe_act", "<test>", "");
+  parallel.recompute_modules = llm::parse_recompute_modules(modules, "<test>", "");
+  return parallel;
+}
+
+TEST(LlmMemoryAgreement, GranularRecomputeLayernormAndMoeAct) {
+  llm::ParallelConfig parallel = pp2_dp2_recomputing("layernorm moe_act");
   expect_agreement(small_moe(), parallel);
   parallel.tp = 2;
   parallel.sequence_parallel = true;
@@ -879,9 +885,7 @@ TEST(LlmMemoryAgreement, GranularRecomputeLayernormAndMoeAct) {
 
 TEST(LlmMemoryAgreement, GranularRecomputeMlaUpProj) {
   llm::TransformerConfig model = small_mla();
-  llm::ParallelConfig parallel = pp2_dp2();
-  parallel.recompute = llm::Recompute::kSelective;
-  parallel.recompute_modules = llm::parse_recompute_modules("mla_up_proj", "<test>", "");
+  llm::ParallelConfig parallel = pp2_dp2_recomputing("mla_up_proj");
   expect_agreement(model, parallel);
   parallel.tp = 2;
   parallel.sequence_parallel = true;  // k_pe kept gathered over TP
@@ -902,9 +906,7 @@ TEST(LlmMemoryAgreement, GranularRecomputeMlaUpProj) {
 // sets recompute_mlp only where the MLP is not a MoELayer).
 TEST(LlmMemoryAgreement, GranularRecomputeMlp) {
   llm::TransformerConfig llama = small_llama();
-  llm::ParallelConfig parallel = pp2_dp2();
-  parallel.recompute = llm::Recompute::kSelective;
-  parallel.recompute_modules = llm::parse_recompute_modules("core_attn,mlp", "<test>", "");
+  llm::ParallelConfig parallel = pp2_dp2_recomputing("core_attn,mlp");
   expect_agreement(llama, parallel);
   parallel.tp = 2;
   expect_agreement(llama, parallel);

@@ -166,10 +166,15 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
     const devices::DeviceSpec device = read_device_argument(row.device);
     CalibrationTarget row_device{device.name, has_measured_gemm_efficiency(device),
                                  scenario.model.dtype == DType::kFloat8};
-    const memory::LlmMemoryEstimate footprint = memory::estimate_llm_memory(
-        scenario.model, scenario.parallel, memory::device_memory_of(device));
-    prediction.memory_peak_bytes = footprint.worst().total_bytes;
-    prediction.memory = footprint.verdict;
+    prediction.memory_peak_bytes = 0;
+    try {  // a layout the closed form cannot size still gets its time (no verdict)
+      const memory::LlmMemoryEstimate footprint = memory::estimate_llm_memory(
+          scenario.model, scenario.parallel, memory::device_memory_of(device));
+      prediction.memory_peak_bytes = footprint.worst().total_bytes;
+      prediction.memory = footprint.verdict;
+    } catch (const InputError&) {
+      prediction.memory = {};
+    }
     out.model = std::make_unique<RowModel>(load_llm_inputs(scenario, ranks), std::move(ranks),
                                            std::move(row_device), explained(row, request));
     prediction.simulated_s = out.model->iteration_us({}) * 1e-6;

@@ -1,5 +1,6 @@
 // `perfsim memory TRACE` (peak memory of the traced rank, replayed through the caching-allocator
 // emulation) and `perfsim memory --llm ...` (closed forms for a GPT-style model). Rank 0 only.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -58,7 +59,13 @@ struct MemoryOptions {
   double moe_expert_capacity_factor = 0;
   std::string recompute_modules;           // Megatron-Core's --recompute-modules; empty: core_attn
   std::string grad_reduce_dtype = "auto";  // Megatron's default for the model's dtype
-  std::string device;                      // name or file; gives the capacity
+  // simulate's switches the closed form reads, with simulate's names and defaults.
+  bool distributed_optimizer = false;
+  std::string fp8_recipe = "delayed";
+  bool cross_entropy_fusion = false;  // --cross-entropy-loss-fusion
+  std::string cross_entropy_fusion_impl = "native";
+  std::string moe_token_dispatcher = "alltoall";
+  std::string device;  // name or file; gives the capacity
   std::string device_name;
   double capacity_GB = 0;  // overrides the device's; 0: the device's (unknown without one)
   double context_MiB = static_cast<double>(memory::kDefaultContextBytes) / (1024 * 1024);
@@ -189,6 +196,34 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   command.add_flag("--sequence-parallel", parallel.sequence_parallel, "sequence parallelism")
       ->group(group)
       ->needs(llm_flag);
+  // The switches of `simulate` that change what the closed form counts, spelled as there, so
+  // that `memory --llm` and simulate's memory line agree for one layout.
+  auto add_flag = [&](const char* name, bool& value, const char* help) {
+    return command.add_flag(name, value, help)->group(group)->needs(llm_flag);
+  };
+  add_flag("--distributed-optimizer", options.distributed_optimizer,
+           "Megatron's distributed optimizer: ZeRO 1 unless --zero says more, as `simulate "
+           "--distributed-optimizer`");
+  add("--fp8-recipe", options.fp8_recipe,
+      "with fp8: delayed, current or blockwise, as `simulate --fp8-recipe` (blockwise gathers "
+      "the linear inputs in bf16: they are kept so)");
+  add_flag(
+      "--fp8-all-gather,!--no-fp8-all-gather", parallel.fp8_all_gather,
+      "with fp8 and SP: the linear inputs cast to FP8 before their TP all-gather, as `simulate "
+      "--fp8-all-gather` (default on)");
+  add_flag("--cross-entropy-loss-fusion", options.cross_entropy_fusion,
+           "Megatron-Core's fused cross entropy, as `simulate --cross-entropy-loss-fusion` (what "
+           "the loss keeps for its backward)");
+  add("--cross-entropy-fusion-impl", options.cross_entropy_fusion_impl,
+      "native or te, as `simulate --cross-entropy-fusion-impl`")
+      ->check(CLI::IsMember({"native", "te"}));
+  add("--moe-token-dispatcher", options.moe_token_dispatcher,
+      "MoE: alltoall or flex, as `simulate --moe-token-dispatcher` (flex keeps the experts' "
+      "output rows for the combine's backward)");
+  add("--make-vocab-size-divisible-by", parallel.vocab_divisible_by,
+      "pad the vocabulary to a multiple of this x TP, as `simulate "
+      "--make-vocab-size-divisible-by`")
+      ->check(CLI::PositiveNumber);
 }
 
 int run_llm_memory(MemoryOptions& options) {
@@ -212,6 +247,14 @@ int run_llm_memory(MemoryOptions& options) {
   }
   if (!options.shape.dtype.empty())
     model.dtype = llm::parse_training_dtype(options.shape.dtype, "--dtype", "");
+  model.fp8_recipe = llm::parse_fp8_recipe(options.fp8_recipe, "--fp8-recipe", "");
+  if (options.cross_entropy_fusion)
+    model.cross_entropy_fusion = llm::parse_cross_entropy_fusion(options.cross_entropy_fusion_impl,
+                                                                 "--cross-entropy-fusion-impl", "");
+  options.parallel.moe_token_dispatcher =
+      llm::parse_moe_token_dispatcher(options.moe_token_dispatcher, "--moe-token-dispatcher");
+  if (options.distributed_optimizer)
+    options.parallel.zero_stage = std::max(1, options.parallel.zero_stage);
   model = llm::with_run_capacity_factor(std::move(model), options.moe_expert_capacity_factor);
   options.parallel.gradient_dtype =
       llm::main_gradient_dtype(options.grad_reduce_dtype, model, "--grad-reduce-dtype");

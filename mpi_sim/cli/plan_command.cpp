@@ -74,6 +74,7 @@ struct PlanOptions {
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  std::string recompute_modules = "core_attn";           // Megatron-Core's default list
   std::vector<std::string> orders = {"tp-cp-ep-dp-pp"};  // rank orders tried per layout
   bool exhaustive = false;
   scenario::TopologySize topology_size;  // --nodes, --gpus-per-node
@@ -184,6 +185,8 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
+  request.limits.recompute_modules =
+      llm::parse_recompute_modules(options.recompute_modules, "--recompute-modules", "");
   request.limits.orders.clear();
   for (const std::string& order : options.orders)
     request.limits.orders.push_back(llm::parse_rank_order(order, "--order"));
@@ -353,6 +356,12 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                    "largest context-parallel degree tried (Megatron CP, flash-attention models "
                    "only; 1: none)")
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--recompute-modules", options->recompute_modules,
+                   "the selective-recomputation layouts recompute these Megatron-Core modules, "
+                   "comma-separated (core_attn, layernorm, moe_act, mla_up_proj, mlp; see "
+                   "`simulate --recompute-modules`)")
+      ->capture_default_str();
   command->add_flag("--overlap-grad-reduce", options->overlap_grad_reduce,
                     "every layout reduces gradients in buckets under the backward (see "
                     "`simulate --overlap-grad-reduce`)");

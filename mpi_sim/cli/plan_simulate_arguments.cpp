@@ -36,6 +36,8 @@ scenario::LlmSimulateOptions plan_layout_simulate_options(const PlanSimulateSett
   options.order = llm::rank_order_name(layout.order);
   options.sequence_parallel = layout.sequence_parallel;
   options.recompute = std::string(llm::recompute_name(layout.recompute));
+  if (!layout.recompute_modules.is_default())
+    options.recompute_modules = llm::recompute_modules_name(layout.recompute_modules);
   options.zero_stage = layout.zero_stage;
   options.overlap_grad_reduce = layout.overlap_grad_reduce;
   options.overlap_param_gather = layout.overlap_param_gather;

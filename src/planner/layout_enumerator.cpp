@@ -193,6 +193,8 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.global_batch = global_batch;
                     layout.sequence_parallel = sequence_parallel;
                     layout.recompute = recompute;
+                    if (recompute == llm::Recompute::kSelective)
+                      layout.recompute_modules = limits.recompute_modules;
                     layout.zero_stage = zero;
                     layout.overlap_tp_backward = limits.overlap_tp_backward;
                     layout.tp_comm_overlap =

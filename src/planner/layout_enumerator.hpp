@@ -58,6 +58,9 @@ struct EnumerationLimits {
   // Megatron-Core's pipeline layout string (llm_pipeline_layout.hpp) on every layout: only
   // PP x virtual stages equal to its virtual stages are tried. Empty: not set.
   std::string pp_layout = {};
+  // Megatron-Core's --recompute-modules of every layout with selective recomputation (the
+  // default: core_attn; llm_recompute_modules.hpp).
+  generators::llm::RecomputeModules recompute_modules = {};
 };
 
 std::vector<generators::llm::ParallelConfig> enumerate_layouts(

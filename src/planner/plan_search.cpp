@@ -185,6 +185,8 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
       break;
     case generators::llm::Recompute::kSelective:
       name += " sel";
+      if (!parallel.recompute_modules.is_default())
+        name += "(" + generators::llm::recompute_modules_name(parallel.recompute_modules) + ")";
       break;
     case generators::llm::Recompute::kFull:
       name += " full";

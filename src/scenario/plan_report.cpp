@@ -32,6 +32,9 @@ Json layout_json(const planner::LayoutScore& score) {
       {"zero", p.zero_stage},
       {"sequence_parallel", p.sequence_parallel},
       {"recompute", std::string(llm::recompute_name(p.recompute))},
+      {"recompute_modules", p.recompute == llm::Recompute::kSelective
+                                ? llm::recompute_modules_name(p.recompute_modules)
+                                : std::string()},
       {"order", llm::rank_order_name(p.order)},
       {"moe_token_dispatcher", std::string(llm::moe_token_dispatcher_name(p.moe_token_dispatcher))},
       {"moe_flex_backend", p.moe_flex()

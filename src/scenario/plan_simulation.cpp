@@ -253,8 +253,8 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
   // overlap, which the one-micro-batch probe turns off), so a layout with and one without them
   // share one probe. Bounds are computed on this thread before any simulation starts, so the
   // cache needs no lock.
-  using LayerKey = std::tuple<int, int, bool, llm::Recompute, int, int, std::string, int,
-                              llm::MoeTokenDispatcher, bool, bool>;
+  using LayerKey = std::tuple<int, int, bool, llm::Recompute, std::string, int, int, std::string,
+                              int, llm::MoeTokenDispatcher, bool, bool>;
   std::map<LayerKey, LayerWork> layer_cache;
   if (!request.exhaustive) {
     callbacks.lower_bound_us = [&](const planner::FittingLayout& layout) {
@@ -263,6 +263,7 @@ PlanOutcome plan_layouts(const PlanRequest& request) {
                          parallel.cp,
                          parallel.sequence_parallel,
                          parallel.recompute,
+                         llm::recompute_modules_name(parallel.recompute_modules),
                          llm::micro_batch_size(request.model, parallel),
                          parallel.ep,
                          llm::rank_order_name(parallel.order),

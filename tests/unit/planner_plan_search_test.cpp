@@ -76,6 +76,9 @@ TEST(PlanSearch, ShortNamesAndTable) {
   parallel.sequence_parallel = true;
   parallel.recompute = llm::Recompute::kSelective;
   EXPECT_EQ(short_layout_name(parallel), "TP8 PP8 v3 DP1 mb1 SP sel");
+  llm::ParallelConfig granular = parallel;  // plan --recompute-modules
+  granular.recompute_modules = llm::parse_recompute_modules("mla_up_proj,mlp", "<test>", "");
+  EXPECT_EQ(short_layout_name(granular), "TP8 PP8 v3 DP1 mb1 SP sel(mla_up_proj+mlp)");
   LayoutScore score;
   score.parallel = parallel;
   score.iteration_us = 14.2e6;

@@ -41,6 +41,7 @@ TEST(PlanSimulateCommand, EveryLayoutAndItsMoeSwitchesRoundTrip) {
   limits.overlap_grad_reduce = true;
   limits.overlap_param_gather = true;
   limits.tp_comm_overlap = true;
+  limits.recompute_modules = llm::parse_recompute_modules("layernorm,moe_act", "<test>", "");
   PlanSimulateSetting setting;
   setting.model_path = "small-moe.json";
   setting.topology_path = "hgx-h100";
@@ -48,7 +49,7 @@ TEST(PlanSimulateCommand, EveryLayoutAndItsMoeSwitchesRoundTrip) {
   setting.topology_size.gpus_per_node = 4;
   setting.device = "H100-SXM";
   setting.calibration = "none";
-  int flex = 0, a2a = 0, shared = 0;
+  int flex = 0, a2a = 0, shared = 0, granular = 0;
   for (const llm::ParallelConfig& layout : planner::enumerate_layouts(model, limits)) {
     const std::vector<std::string> arguments =
         llm_simulate_arguments(plan_layout_simulate_options(setting, layout));
@@ -72,6 +73,11 @@ TEST(PlanSimulateCommand, EveryLayoutAndItsMoeSwitchesRoundTrip) {
     EXPECT_EQ(back.order, layout.order) << line;
     EXPECT_EQ(back.sequence_parallel, layout.sequence_parallel) << line;
     EXPECT_EQ(back.recompute, layout.recompute) << line;
+    EXPECT_EQ(back.recompute_modules, layout.recompute_modules) << line;
+    // --recompute-modules: the selective layouts' list, every other layout Megatron's default.
+    EXPECT_EQ(layout.recompute_modules.moe_act, layout.recompute == llm::Recompute::kSelective)
+        << line;
+    granular += layout.recompute_modules.moe_act;
     EXPECT_EQ(back.zero_stage, layout.zero_stage) << line;
     EXPECT_EQ(back.overlap_grad_reduce, layout.overlap_grad_reduce) << line;
     EXPECT_EQ(back.overlap_param_gather, layout.overlap_param_gather) << line;
@@ -94,6 +100,7 @@ TEST(PlanSimulateCommand, EveryLayoutAndItsMoeSwitchesRoundTrip) {
   EXPECT_GT(flex, 0);
   EXPECT_GT(a2a, 0);
   EXPECT_GT(shared, 0);
+  EXPECT_GT(granular, 0);
 }
 
 }  // namespace

@@ -507,16 +507,21 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
       !model.fp8() || shared == 0 || column_input_units(model, parallel) == 2 ? 0.0
       : backward_gathers_input(parallel)                                      ? sb * h / t
                                                                               : sb * h;
-  const double moe_block = (norm_recomputed ? 0.0 : router_input) +
-                           sb / t * moe.num_experts * bytes     // router probabilities
-                           + sb / t * moe.top_k * (bytes + 8)   // top-k probabilities, indices
-                           + expert_rows * h * row_input_bytes  // expert FC1 input (TP-gathered)
-                           + expert_rows * (gated * bytes + act_kept * row_input_bytes) *
-                                 moe.expert_ffn_hidden / etp  // FC1 out, FC2 in
-                           + combined_rows * h * bytes        // the unpermute's rows
-                           + sb * (gated * bytes + row_input_bytes) * shared / t +
-                           shared_fc1_input                       // shared experts
-                           + (model.dropout ? sb * h / t : 0.0);  // dropout mask
+  // shared_experts (not overlapped with the dispatcher): the checkpoint keeps only the block's
+  // input, which the router keeps anyway.
+  const bool shared_kept = !parallel.recomputes(&llm::RecomputeModules::shared_experts) ||
+                           parallel.moe_shared_expert_overlap;
+  const double moe_block =
+      (norm_recomputed ? 0.0 : router_input) +
+      sb / t * moe.num_experts * bytes     // router probabilities
+      + sb / t * moe.top_k * (bytes + 8)   // top-k probabilities, indices
+      + expert_rows * h * row_input_bytes  // expert FC1 input (TP-gathered)
+      + expert_rows * (gated * bytes + act_kept * row_input_bytes) * moe.expert_ffn_hidden /
+            etp                    // FC1 out, FC2 in
+      + combined_rows * h * bytes  // the unpermute's rows
+      + (shared_kept ? sb * (gated * bytes + row_input_bytes) * shared / t + shared_fc1_input
+                     : 0.0)                  // shared experts
+      + (model.dropout ? sb * h / t : 0.0);  // dropout mask
   return dense - dense_mlp + moe_block;
 }
 

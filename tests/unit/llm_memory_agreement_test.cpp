@@ -211,6 +211,17 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
       if (model.fp8())
         bound += 2 * tokens * static_cast<double>(shapes.hidden + shapes.ffn_local);  // FP8 copies
     }
+    if (modules.shared_experts) {
+      // The remade shared experts: the gathered input, FC1's output, the activation, FC2's
+      // output and its reduction, FP8 copies.
+      const double tokens = static_cast<double>(shapes.tokens());
+      bound += tokens *
+               static_cast<double>(2 * shapes.hidden + shapes.shared_fc1_width +
+                                   shapes.shared_ffn_local) *
+               bytes;
+      if (model.fp8())
+        bound += 2 * tokens * static_cast<double>(shapes.hidden + shapes.shared_ffn_local);
+    }
     if (modules.mla_up_proj) {
       // The normed latents, local and gathered, the up projections' outputs, query, key, value.
       const double latents = static_cast<double>(shapes.q_lora_rank + shapes.kv_lora_rank);
@@ -924,6 +935,20 @@ TEST(LlmMemoryAgreement, GranularRecomputeMlp) {
   parallel.recompute_modules = {};
   parallel.recompute = llm::Recompute::kNone;
   expect_agreement(moe, parallel);  // the mixed stage without recomputation
+  // shared_experts: the shared experts' FC1 input, FC1 output and FC2 input go too (bf16 and
+  // FP8); beside the dispatcher (moe_shared_expert_overlap) they are kept.
+  llm::TransformerConfig shared = small_moe();
+  shared.moe.shared_expert_ffn_hidden = 256;
+  llm::ParallelConfig shared_layout = pp2_dp2_recomputing("core_attn,shared_experts");
+  shared_layout.tp = 2;
+  shared_layout.sequence_parallel = true;
+  shared_layout.ep = 2;
+  expect_agreement(shared, shared_layout);
+  shared_layout.moe_shared_expert_overlap = true;
+  expect_agreement(shared, shared_layout);
+  shared_layout.moe_shared_expert_overlap = false;
+  shared.dtype = DType::kFloat8;
+  expect_agreement(shared, shared_layout);
   parallel.ep = 1;
   parallel.recompute = llm::Recompute::kSelective;
   parallel.recompute_modules = llm::parse_recompute_modules("mlp", "<test>", "");

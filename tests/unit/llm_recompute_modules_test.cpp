@@ -84,7 +84,7 @@ TEST(RecomputeModules, NamesSeparatorsAndDefault) {
 }
 
 TEST(RecomputeModules, UnknownAndUnmodelledNamesAreNamedErrors) {
-  for (const char* text : {"moe", "shared_experts", "core_attention", "layernorm,bogus"}) {
+  for (const char* text : {"moe", "core_attention", "layernorm,bogus"}) {
     try {
       parse_recompute_modules(text, "runs.csv line 3", "recompute_modules");
       ADD_FAILURE() << text << " accepted";
@@ -209,6 +209,31 @@ TEST(RecomputeModules, MlpRecomputesTheWholeDenseMlp) {
           .empty());
 }
 
+// shared_experts: a MoE layer's shared experts again (TP all-gather, FC1, activation, FC2, their
+// reduction) before their backward; nothing when they run beside the dispatcher
+// (moe_shared_expert_overlap), as in Megatron-Core's MoELayer.
+TEST(RecomputeModules, SharedExpertsRecomputeTheSharedMlp) {
+  TransformerConfig model = test_support::small_moe(2, 8);
+  model.moe.shared_expert_ffn_hidden = 512;
+  ParallelConfig parallel{.tp = 2, .pp = 1, .dp = 2, .ep = 2, .sequence_parallel = true};
+  const Trace trace = generate_llm_rank(model, selective("shared_experts", parallel), 0);
+  EXPECT_EQ(layer_op_names(trace, "recompute"),
+            (std::vector<std::string>{"comm:all_gather", "aten::mm", "megatron::bias_swiglu",
+                                      "aten::mm", "comm:reduce_scatter"}));
+  const Trace plain = generate_llm_rank(model, selective("", parallel), 0);
+  EXPECT_EQ(layer_op_names(trace, "backward"), layer_op_names(plain, "backward"));
+  EXPECT_EQ(layer_op_names(trace, "forward"), layer_op_names(plain, "forward"));
+  test_support::expect_runs_to_completion(
+      test_support::generate_every_rank(model, selective("shared_experts", parallel)));
+  ParallelConfig overlapped = selective("shared_experts", parallel);
+  overlapped.moe_shared_expert_overlap = true;
+  EXPECT_TRUE(layer_op_names(generate_llm_rank(model, overlapped, 0), "recompute").empty());
+  EXPECT_EQ(memory::estimate_llm_memory(model, overlapped, {}).stages.at(0).activation_bytes,
+            memory::estimate_llm_memory(model, selective("", overlapped), {})
+                .stages.at(0)
+                .activation_bytes);
+}
+
 double activations(const TransformerConfig& model, const ParallelConfig& parallel) {
   return static_cast<double>(
       memory::estimate_llm_memory(model, parallel, {}).stages.at(0).activation_bytes);
@@ -222,6 +247,12 @@ TimestampUs iteration_us(const TransformerConfig& model, const ParallelConfig& p
                                                       overheads);
 }
 
+TransformerConfig small_moe_with_shared() {
+  TransformerConfig model = test_support::small_moe(2, 8);
+  model.moe.shared_expert_ffn_hidden = 512;
+  return model;
+}
+
 TEST(RecomputeModules, EachModuleKeepsLessAndTakesLongerThanCoreAttnAlone) {
   struct Case {
     TransformerConfig model;
@@ -233,7 +264,8 @@ TEST(RecomputeModules, EachModuleKeepsLessAndTakesLongerThanCoreAttnAlone) {
         Case{test_support::small_moe(2, 8), "core_attn,moe_act"},
         Case{test_support::small_moe(2, 8), "core_attn,layernorm,moe_act"},
         Case{tiny_mla(), "core_attn,mla_up_proj"}, Case{tiny_mla_moe(), "core_attn,layernorm"},
-        Case{test_support::tiny_gpt(), "core_attn,mlp"}, Case{tiny_mla(), "core_attn,mlp"}}) {
+        Case{test_support::tiny_gpt(), "core_attn,mlp"}, Case{tiny_mla(), "core_attn,mlp"},
+        Case{small_moe_with_shared(), "core_attn,shared_experts"}}) {
     SCOPED_TRACE(c.modules + " on " + c.model.name);
     const ParallelConfig base = selective("core_attn", parallel);
     const ParallelConfig more = selective(c.modules, parallel);

@@ -285,12 +285,25 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
     return elementwise("aten::add", {grad_shared_input, grad_normed}, local_shape, 1);
   // Shared experts: a dense MLP's backward, whose input gradient (reduced over TP) joins the
   // routed one before the norm's backward.
+  MlpSaved shared = saved.shared;
+  if (recomputes(&RecomputeModules::shared_experts)) {
+    // Their forward was a normal checkpoint on the block's input (kept for the router): it
+    // runs again, gather, GEMMs and reduction, as their output's gradient arrives.
+    builder_.set_phase("recompute");
+    shared = MlpSaved{};
+    const TensorRef input =
+        gather_linear_input(layer.ln2, kAmaxKernelTpReduced, &shared.fc1_input_fp8);
+    mlp_forward(input, weights, shapes_.shared_ffn_local, shapes_.shared_fc1_width,
+                kAmaxKernelTpReduced, false, shared);
+    tp_reduce(shared.output);
+    builder_.set_phase("backward");
+  }
   const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);
   const TensorRef grad_shared_fc1 =
-      mlp_backward(grad_shared, weights, saved.shared, shapes_.shared_ffn_local);
+      mlp_backward(grad_shared, weights, shared, shapes_.shared_ffn_local);
   const TensorRef grad_norm_input =
       norm_input_backward(grad_shared_fc1, weights.fc1, weights.fc1_fp8, shapes_.shared_fc1_width,
-                          layer.x1, layer.ln2, saved.shared.fc1_input_fp8);
+                          layer.x1, layer.ln2, shared.fc1_input_fp8);
   return elementwise("aten::add", {grad_norm_input, grad_normed}, local_shape, 1);
 }
 

@@ -42,11 +42,14 @@ RecomputeModules parse_recompute_modules(std::string_view text, const std::strin
       modules.mla_up_proj = true;
     } else if (name == "mlp") {
       modules.mlp = true;
-    } else if (name == "moe" || name == "shared_experts") {
-      throw InputError(file, field,
-                       "recompute module \"" + std::string(name) +
-                           "\" (a normal checkpoint in Megatron-Core) is not modelled; perfsim "
-                           "models core_attn, layernorm, moe_act, mla_up_proj and mlp");
+    } else if (name == "shared_experts") {
+      modules.shared_experts = true;
+    } else if (name == "moe") {
+      throw InputError(
+          file, field,
+          "recompute module \"" + std::string(name) +
+              "\" (a normal checkpoint in Megatron-Core) is not modelled; perfsim "
+              "models core_attn, layernorm, moe_act, mla_up_proj, mlp and shared_experts");
     } else {
       throw InputError(file, field,
                        "unknown recompute module \"" + std::string(name) +
@@ -71,6 +74,7 @@ std::string recompute_modules_name(const RecomputeModules& modules) {
   add(modules.moe_act, "moe_act");
   add(modules.mla_up_proj, "mla_up_proj");
   add(modules.mlp, "mlp");
+  add(modules.shared_experts, "shared_experts");
   return name;
 }
 

@@ -2,7 +2,7 @@
 // Megatron-Core's granular selective recompute (--recompute-granularity selective
 // --recompute-modules M1 M2 ...; TransformerConfig.recompute_modules, default ["core_attn"]):
 // which submodules of a layer give up their saved activations and run their forward again in
-// the backward. perfsim models five of Megatron's names:
+// the backward. perfsim models six of Megatron's names:
 // - core_attn: the attention core (QK^T, softmax, dropout, attention over V) from the kept
 //   Q, K, V, just before its backward (Korthikanti et al. 2022 Sec. 5; a normal checkpoint).
 //   With flash attention there is nothing to recompute: the kernel keeps no s x s tensor.
@@ -26,7 +26,11 @@
 //   which the layer keeps anyway) and runs again, the norm, the SP all-gather, FC1, the
 //   activation, FC2 and its reduction included, when the MLP output's gradient arrives. MoE
 //   layers are untouched, as in Megatron.
-// Megatron's moe and shared_experts (normal checkpoints) are not modelled: naming them is an
+// - shared_experts: a MoE layer's shared experts (moe_layer.py's shared_experts_recompute, a
+//   normal checkpoint of self.shared_experts on the block's input, only where they are not
+//   overlapped with the dispatcher, moe_shared_expert_overlap): their forward keeps nothing
+//   and runs again, the SP all-gather, both GEMMs and the reduction, before their backward.
+// Megatron's moe (a normal checkpoint of the whole MoE layer) is not modelled: naming it is an
 // input error, as is an unknown name.
 #include <string>
 #include <string_view>
@@ -39,8 +43,11 @@ struct RecomputeModules {
   bool moe_act = false;
   bool mla_up_proj = false;
   bool mlp = false;
+  bool shared_experts = false;
 
-  bool is_default() const { return core_attn && !layernorm && !moe_act && !mla_up_proj && !mlp; }
+  bool is_default() const {
+    return core_attn && !layernorm && !moe_act && !mla_up_proj && !mlp && !shared_experts;
+  }
   bool operator==(const RecomputeModules&) const = default;
 };
 

@@ -183,7 +183,7 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--recompute", options.recompute, "activation recomputation: none, selective, full");
   add("--recompute-modules", options.recompute_modules,
       "with --recompute selective: Megatron-Core's recompute modules, comma-separated "
-      "(core_attn, layernorm, moe_act, mla_up_proj, mlp, shared_experts; default core_attn)");
+      "(core_attn, layernorm, moe_act, mla_up_proj, mlp, shared_experts, moe; default core_attn)");
   add("--grad-reduce-dtype", options.grad_reduce_dtype,
       "main gradients fp32, bf16 or fp16, as `simulate --grad-reduce-dtype` (default "
       "Megatron's: fp16 for fp16 training, else fp32)")

@@ -357,11 +357,11 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
                    "only; 1: none)")
       ->check(CLI::PositiveNumber);
   command
-      ->add_option(
-          "--recompute-modules", options->recompute_modules,
-          "the selective-recomputation layouts recompute these Megatron-Core modules, "
-          "comma-separated (core_attn, layernorm, moe_act, mla_up_proj, mlp, shared_experts; see "
-          "`simulate --recompute-modules`)")
+      ->add_option("--recompute-modules", options->recompute_modules,
+                   "the selective-recomputation layouts recompute these Megatron-Core modules, "
+                   "comma-separated (core_attn, layernorm, moe_act, mla_up_proj, mlp, "
+                   "shared_experts, moe; see "
+                   "`simulate --recompute-modules`)")
       ->capture_default_str();
   command->add_flag("--overlap-grad-reduce", options->overlap_grad_reduce,
                     "every layout reduces gradients in buckets under the backward (see "

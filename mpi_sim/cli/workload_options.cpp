@@ -101,7 +101,7 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
   sub.add_option("--recompute-modules", options.recompute_modules,
                  "LLM: with --recompute selective, Megatron-Core's recompute modules, comma-"
                  "separated: core_attn (default), layernorm, moe_act, mla_up_proj, mlp, "
-                 "shared_experts");
+                 "shared_experts, moe");
   sub.add_option("--zero", options.zero_stage, "LLM: ZeRO stage 0..3")->check(CLI::Range(0, 3));
   sub.add_option("--bucket-mb", options.bucket_mb,
                  "LLM: gradient bucket size with --overlap-grad-reduce, MB (1e6 bytes); default "

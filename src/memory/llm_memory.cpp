@@ -511,6 +511,10 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
   // input, which the router keeps anyway.
   const bool shared_kept = !parallel.recomputes(&llm::RecomputeModules::shared_experts) ||
                            parallel.moe_shared_expert_overlap;
+  // moe: the whole block was a checkpoint on its input (the router input, kept as above).
+  if (parallel.recomputes(&llm::RecomputeModules::moe))
+    return dense - dense_mlp + (norm_recomputed ? 0.0 : router_input) +
+           (model.dropout ? sb * h / t : 0.0);
   const double moe_block =
       (norm_recomputed ? 0.0 : router_input) +
       sb / t * moe.num_experts * bytes     // router probabilities

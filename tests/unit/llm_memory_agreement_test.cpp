@@ -211,6 +211,13 @@ double working_set_bound(const llm::TransformerConfig& model, const llm::Paralle
       if (model.fp8())
         bound += 2 * tokens * static_cast<double>(shapes.hidden + shapes.ffn_local);  // FP8 copies
     }
+    if (modules.moe) {
+      // The remade block: what it keeps without the checkpoint, and its transients (the
+      // all-to-alls' and the permute's buffers) as much again.
+      llm::ParallelConfig kept = parallel;
+      kept.recompute_modules.moe = false;
+      bound += 2 * memory::moe_activation_bytes_per_layer(model, kept);
+    }
     if (modules.shared_experts) {
       // The remade shared experts: the gathered input, FC1's output, the activation, FC2's
       // output and its reduction, FP8 copies.
@@ -285,9 +292,10 @@ void expect_agreement(const llm::TransformerConfig& model, const llm::ParallelCo
   EXPECT_EQ(peak[MemoryCategory::kCommunication], m.closed.userbuffer_bytes);
   EXPECT_EQ(peak[MemoryCategory::kOther], 0);
 
-  // Megatron's top-k indices (int64) the generated backward does not read.
+  // Megatron's top-k indices (int64) the generated backward does not read (none kept when the
+  // whole block is a checkpoint).
   double unsaved = 0;
-  if (model.is_moe()) {
+  if (model.is_moe() && !parallel.recomputes(&llm::RecomputeModules::moe)) {
     const llm::LocalShapes shapes = llm::local_shapes(model, parallel);
     const double layers = moe_layers_of_stage(model, parallel, stage);
     const double mtp_layers =
@@ -949,6 +957,16 @@ TEST(LlmMemoryAgreement, GranularRecomputeMlp) {
   shared_layout.moe_shared_expert_overlap = false;
   shared.dtype = DType::kFloat8;
   expect_agreement(shared, shared_layout);
+  // moe: only the block's input stays (and not even that with layernorm).
+  llm::ParallelConfig whole = pp2_dp2_recomputing("core_attn,moe");
+  whole.tp = 2;
+  whole.sequence_parallel = true;
+  whole.ep = 2;
+  expect_agreement(shared, whole);
+  shared.dtype = DType::kBFloat16;
+  expect_agreement(shared, whole);
+  whole.recompute_modules = llm::parse_recompute_modules("layernorm,moe", "<test>", "");
+  expect_agreement(shared, whole);
   parallel.ep = 1;
   parallel.recompute = llm::Recompute::kSelective;
   parallel.recompute_modules = llm::parse_recompute_modules("mlp", "<test>", "");

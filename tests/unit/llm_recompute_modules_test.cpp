@@ -5,6 +5,7 @@
 // iteration time against core_attn alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cereal/archives/binary.hpp>
 #include <sstream>
 #include <string>
@@ -84,7 +85,7 @@ TEST(RecomputeModules, NamesSeparatorsAndDefault) {
 }
 
 TEST(RecomputeModules, UnknownAndUnmodelledNamesAreNamedErrors) {
-  for (const char* text : {"moe", "core_attention", "layernorm,bogus"}) {
+  for (const char* text : {"routed_experts", "core_attention", "layernorm,bogus"}) {
     try {
       parse_recompute_modules(text, "runs.csv line 3", "recompute_modules");
       ADD_FAILURE() << text << " accepted";
@@ -105,7 +106,7 @@ TEST(RecomputeModules, RunsCsvColumnTakesSpacesOrPlusAndNamesABadCell) {
       "a,gpt-oss-120b,8,1,1,8,1,8,selective,layernorm moe_act,H100-SXM,hgx-h100,1\n"
       "b,gpt-oss-120b,8,1,1,8,1,8,selective,layernorm+moe_act,H100-SXM,hgx-h100,1\n"
       "c,gpt-oss-120b,8,1,1,8,1,8,selective,,H100-SXM,hgx-h100,1\n"
-      "d,gpt-oss-120b,8,1,1,8,1,8,selective,moe,H100-SXM,hgx-h100,1\n",
+      "d,gpt-oss-120b,8,1,1,8,1,8,selective,routed_experts,H100-SXM,hgx-h100,1\n",
       "runs.csv");
   ASSERT_EQ(table.rows.size(), 4u);
   for (int row : {0, 1, 2})
@@ -113,7 +114,8 @@ TEST(RecomputeModules, RunsCsvColumnTakesSpacesOrPlusAndNamesABadCell) {
         << table.rows[static_cast<std::size_t>(row)].error;
   EXPECT_EQ(table.rows[0].recompute_modules, "layernorm moe_act");
   EXPECT_NE(table.rows[3].error.find("recompute_modules"), std::string::npos);
-  EXPECT_NE(table.rows[3].error.find("\"moe\""), std::string::npos) << table.rows[3].error;
+  EXPECT_NE(table.rows[3].error.find("\"routed_experts\""), std::string::npos)
+      << table.rows[3].error;
 }
 
 TEST(RecomputeModules, NeedSelectiveRecomputeAndTheirModule) {
@@ -234,6 +236,32 @@ TEST(RecomputeModules, SharedExpertsRecomputeTheSharedMlp) {
                 .activation_bytes);
 }
 
+// moe: the whole MoE block again before its backward: the same ops as its forward (router,
+// permute, all-to-alls, grouped GEMMs, combine, shared experts); refused with the all-to-all
+// overlap, whose combined steps split the block.
+TEST(RecomputeModules, MoeRecomputesTheWholeBlock) {
+  TransformerConfig model = test_support::small_moe(2, 8);
+  model.moe.shared_expert_ffn_hidden = 512;
+  ParallelConfig parallel{.tp = 2, .pp = 1, .dp = 2, .ep = 2, .sequence_parallel = true};
+  const Trace trace = generate_llm_rank(model, selective("layernorm,moe", parallel), 0);
+  const Trace plain = generate_llm_rank(model, selective("layernorm", parallel), 0);
+  std::vector<std::string> recomputed = layer_op_names(trace, "recompute");
+  const std::vector<std::string> forward = layer_op_names(plain, "forward");
+  auto count = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::count(names.begin(), names.end(), name);
+  };
+  EXPECT_EQ(count(recomputed, "comm:all_to_all"), count(forward, "comm:all_to_all"));
+  EXPECT_EQ(count(recomputed, "te::grouped_gemm"), 2);
+  EXPECT_EQ(count(recomputed, "aten::native_layer_norm"), 1);  // layernorm's, first
+  EXPECT_EQ(recomputed.front(), "aten::native_layer_norm");
+  EXPECT_EQ(layer_op_names(trace, "backward"), layer_op_names(plain, "backward"));
+  test_support::expect_runs_to_completion(
+      test_support::generate_every_rank(model, selective("moe", parallel)));
+  ParallelConfig overlapped = selective("moe", parallel);
+  overlapped.moe_a2a_overlap = true;
+  EXPECT_THROW(validate(model, overlapped), InputError);
+}
+
 double activations(const TransformerConfig& model, const ParallelConfig& parallel) {
   return static_cast<double>(
       memory::estimate_llm_memory(model, parallel, {}).stages.at(0).activation_bytes);
@@ -265,7 +293,8 @@ TEST(RecomputeModules, EachModuleKeepsLessAndTakesLongerThanCoreAttnAlone) {
         Case{test_support::small_moe(2, 8), "core_attn,layernorm,moe_act"},
         Case{tiny_mla(), "core_attn,mla_up_proj"}, Case{tiny_mla_moe(), "core_attn,layernorm"},
         Case{test_support::tiny_gpt(), "core_attn,mlp"}, Case{tiny_mla(), "core_attn,mlp"},
-        Case{small_moe_with_shared(), "core_attn,shared_experts"}}) {
+        Case{small_moe_with_shared(), "core_attn,shared_experts"},
+        Case{small_moe_with_shared(), "core_attn,moe"}}) {
     SCOPED_TRACE(c.modules + " on " + c.model.name);
     const ParallelConfig base = selective("core_attn", parallel);
     const ParallelConfig more = selective(c.modules, parallel);

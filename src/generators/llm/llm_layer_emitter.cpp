@@ -834,6 +834,14 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
                               local_shape, kNormFlops);
       builder_.set_phase("backward");
     }
+    if (recomputes(&RecomputeModules::moe)) {
+      // The block was a normal checkpoint on its input (the pre-MLP norm's output): router,
+      // dispatch, experts and combine run again, all-to-alls and host wait included.
+      builder_.set_phase("recompute");
+      saved.moe = MoeSaved{};
+      moe_forward(saved.ln2, weights, saved.moe);
+      builder_.set_phase("backward");
+    }
     grad_x1_norm = moe_backward(grad_moe_output, weights, saved);
   } else {
     const bool ub = userbuffers();

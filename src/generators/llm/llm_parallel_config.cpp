@@ -216,6 +216,8 @@ std::optional<std::string> moe_a2a_overlap_problem(const TransformerConfig& mode
            "virtual_pipeline_model_parallel_size must be specified)";
   if (parallel.recompute == Recompute::kFull)
     return "not with full recomputation (Megatron: disable full recomputation)";
+  if (parallel.recomputes(&RecomputeModules::moe))
+    return "not modelled with recompute module moe (the combined steps split the block)";
   if (model.dtype != DType::kBFloat16 && model.dtype != DType::kFloat16 && !model.fp8())
     return "needs a bf16 or fp16 model (Megatron), got " + std::string(dtype_name(model.dtype));
   if (model.mtp_num_layers > 1)

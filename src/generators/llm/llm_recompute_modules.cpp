@@ -45,11 +45,7 @@ RecomputeModules parse_recompute_modules(std::string_view text, const std::strin
     } else if (name == "shared_experts") {
       modules.shared_experts = true;
     } else if (name == "moe") {
-      throw InputError(
-          file, field,
-          "recompute module \"" + std::string(name) +
-              "\" (a normal checkpoint in Megatron-Core) is not modelled; perfsim "
-              "models core_attn, layernorm, moe_act, mla_up_proj, mlp and shared_experts");
+      modules.moe = true;
     } else {
       throw InputError(file, field,
                        "unknown recompute module \"" + std::string(name) +
@@ -75,6 +71,7 @@ std::string recompute_modules_name(const RecomputeModules& modules) {
   add(modules.mla_up_proj, "mla_up_proj");
   add(modules.mlp, "mlp");
   add(modules.shared_experts, "shared_experts");
+  add(modules.moe, "moe");
   return name;
 }
 

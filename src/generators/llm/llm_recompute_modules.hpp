@@ -2,7 +2,7 @@
 // Megatron-Core's granular selective recompute (--recompute-granularity selective
 // --recompute-modules M1 M2 ...; TransformerConfig.recompute_modules, default ["core_attn"]):
 // which submodules of a layer give up their saved activations and run their forward again in
-// the backward. perfsim models six of Megatron's names:
+// the backward. perfsim models Megatron's seven names:
 // - core_attn: the attention core (QK^T, softmax, dropout, attention over V) from the kept
 //   Q, K, V, just before its backward (Korthikanti et al. 2022 Sec. 5; a normal checkpoint).
 //   With flash attention there is nothing to recompute: the kernel keeps no s x s tensor.
@@ -30,8 +30,11 @@
 //   normal checkpoint of self.shared_experts on the block's input, only where they are not
 //   overlapped with the dispatcher, moe_shared_expert_overlap): their forward keeps nothing
 //   and runs again, the SP all-gather, both GEMMs and the reduction, before their backward.
-// Megatron's moe (a normal checkpoint of the whole MoE layer) is not modelled: naming it is an
-// input error, as is an unknown name.
+// - moe: the whole MoE block (moe_layer.py's moe_layer_recompute, a normal checkpoint of the
+//   layer's forward on its input): router, dispatch with its all-to-alls and host wait, experts,
+//   combine and shared experts keep nothing and run again before the block's backward; not
+//   modelled with moe_a2a_overlap (its combined steps split the block).
+// An unknown name is an input error.
 #include <string>
 #include <string_view>
 
@@ -44,9 +47,10 @@ struct RecomputeModules {
   bool mla_up_proj = false;
   bool mlp = false;
   bool shared_experts = false;
+  bool moe = false;
 
   bool is_default() const {
-    return core_attn && !layernorm && !moe_act && !mla_up_proj && !mlp && !shared_experts;
+    return core_attn && !layernorm && !moe_act && !mla_up_proj && !mlp && !shared_experts && !moe;
   }
   bool operator==(const RecomputeModules&) const = default;
 };

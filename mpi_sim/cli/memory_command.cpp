@@ -122,6 +122,9 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
         ->capture_default_str()
         ->needs(llm_flag);
   };
+  auto add_flag = [&](const char* name, bool& value, const char* help) {
+    return command.add_flag(name, value, help)->group(group)->needs(llm_flag);
+  };
   CLI::Option* model_file =
       add("--model", options.model_path,
           "model file or name in configs/models instead of shapes (default: the shapes below)")
@@ -156,17 +159,11 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
   add("--moe-expert-capacity-factor", options.moe_expert_capacity_factor,
       "MoE: Megatron-Core's token-drop capacity factor, as `simulate "
       "--moe-expert-capacity-factor` (negative: dropless; default: the model file's)");
-  command
-      .add_flag("--moe-pad-expert-input-to-capacity", parallel.moe_pad_to_capacity,
-                "MoE: every expert's input padded to its capacity (needs a capacity factor)")
-      ->group(group)
-      ->needs(llm_flag);
-  command
-      .add_flag("--moe-grouped-gemm,!--no-moe-grouped-gemm", parallel.moe_grouped_gemm,
-                "MoE: grouped experts (default), or SequentialMLP, whose FP8 rows are padded to "
-                "multiples of 16 per expert, as `simulate --no-moe-grouped-gemm`")
-      ->group(group)
-      ->needs(llm_flag);
+  add_flag("--moe-pad-expert-input-to-capacity", parallel.moe_pad_to_capacity,
+           "MoE: every expert's input padded to its capacity (needs a capacity factor)");
+  add_flag("--moe-grouped-gemm,!--no-moe-grouped-gemm", parallel.moe_grouped_gemm,
+           "MoE: grouped experts (default), or SequentialMLP, whose FP8 rows are padded to "
+           "multiples of 16 per expert, as `simulate --no-moe-grouped-gemm`");
   add("--virtual-stages", parallel.virtual_stages, "model chunks per stage (interleaved 1F1B)");
   add("--pp-layers", parallel.pp_layers, "layers of each stage when uneven, e.g. 7,9,9,7")
       ->delimiter(',');
@@ -188,19 +185,11 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
       "main gradients fp32, bf16 or fp16, as `simulate --grad-reduce-dtype` (default "
       "Megatron's: fp16 for fp16 training, else fp32)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}));
-  command
-      .add_flag("--tp-comm-overlap", parallel.tp_comm_overlap,
-                "Transformer Engine userbuffer TP overlap: its communication buffers")
-      ->group(group)
-      ->needs(llm_flag);
-  command.add_flag("--sequence-parallel", parallel.sequence_parallel, "sequence parallelism")
-      ->group(group)
-      ->needs(llm_flag);
+  add_flag("--tp-comm-overlap", parallel.tp_comm_overlap,
+           "Transformer Engine userbuffer TP overlap: its communication buffers");
+  add_flag("--sequence-parallel", parallel.sequence_parallel, "sequence parallelism");
   // The switches of `simulate` that change what the closed form counts, spelled as there, so
   // that `memory --llm` and simulate's memory line agree for one layout.
-  auto add_flag = [&](const char* name, bool& value, const char* help) {
-    return command.add_flag(name, value, help)->group(group)->needs(llm_flag);
-  };
   add_flag("--distributed-optimizer", options.distributed_optimizer,
            "Megatron's distributed optimizer: ZeRO 1 unless --zero says more, as `simulate "
            "--distributed-optimizer`");

@@ -507,25 +507,27 @@ double moe_activation_bytes_per_layer(const llm::TransformerConfig& model,
       !model.fp8() || shared == 0 || column_input_units(model, parallel) == 2 ? 0.0
       : backward_gathers_input(parallel)                                      ? sb * h / t
                                                                               : sb * h;
+  // The block's input (the router input; not kept when layernorm recomputes the norm) and the
+  // dropout mask after it, kept whatever the block recomputes.
+  const double block_input = norm_recomputed ? 0.0 : router_input;
+  const double dropout_mask = model.dropout ? sb * h / t : 0.0;
+  // moe: the whole block was a checkpoint on its input.
+  if (parallel.recomputes(&llm::RecomputeModules::moe))
+    return dense - dense_mlp + block_input + dropout_mask;
   // shared_experts (not overlapped with the dispatcher): the checkpoint keeps only the block's
   // input, which the router keeps anyway.
   const bool shared_kept = !parallel.recomputes(&llm::RecomputeModules::shared_experts) ||
                            parallel.moe_shared_expert_overlap;
-  // moe: the whole block was a checkpoint on its input (the router input, kept as above).
-  if (parallel.recomputes(&llm::RecomputeModules::moe))
-    return dense - dense_mlp + (norm_recomputed ? 0.0 : router_input) +
-           (model.dropout ? sb * h / t : 0.0);
   const double moe_block =
-      (norm_recomputed ? 0.0 : router_input) +
-      sb / t * moe.num_experts * bytes     // router probabilities
-      + sb / t * moe.top_k * (bytes + 8)   // top-k probabilities, indices
-      + expert_rows * h * row_input_bytes  // expert FC1 input (TP-gathered)
+      block_input + sb / t * moe.num_experts * bytes  // router probabilities
+      + sb / t * moe.top_k * (bytes + 8)              // top-k probabilities, indices
+      + expert_rows * h * row_input_bytes             // expert FC1 input (TP-gathered)
       + expert_rows * (gated * bytes + act_kept * row_input_bytes) * moe.expert_ffn_hidden /
             etp                    // FC1 out, FC2 in
       + combined_rows * h * bytes  // the unpermute's rows
       + (shared_kept ? sb * (gated * bytes + row_input_bytes) * shared / t + shared_fc1_input
-                     : 0.0)                  // shared experts
-      + (model.dropout ? sb * h / t : 0.0);  // dropout mask
+                     : 0.0)  // shared experts
+      + dropout_mask;
   return dense - dense_mlp + moe_block;
 }
 

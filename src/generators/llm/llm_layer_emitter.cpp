@@ -583,16 +583,20 @@ ForwardSaved LayerEmitter::run_forward(const TensorRef& x, const LayerWeights& w
   if (weights.moe) {
     mlp_out = dropout(moe_forward(saved.ln2, weights, saved.moe));
   } else {
-    const bool ub = userbuffers();
-    const TensorRef fc1_input =
-        ub ? saved.ln2
-           : gather_linear_input(saved.ln2, kAmaxNormTpReduced, &saved.mlp.fc1_input_fp8);
-    mlp_forward(fc1_input, weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub,
-                saved.mlp);
-    mlp_out = dropout(ub ? saved.mlp.output : tp_reduce(saved.mlp.output));
+    mlp_out = dropout(dense_mlp_forward(saved.ln2, weights, saved.mlp));
   }
   saved.output = elementwise("aten::add", {saved.x1, mlp_out}, x.shape, 1);
   return saved;
+}
+
+TensorRef LayerEmitter::dense_mlp_forward(const TensorRef& normed, const LayerWeights& weights,
+                                          MlpSaved& saved) {
+  const bool ub = userbuffers();
+  const TensorRef fc1_input =
+      ub ? normed : gather_linear_input(normed, kAmaxNormTpReduced, &saved.fc1_input_fp8);
+  mlp_forward(fc1_input, weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub,
+              saved);
+  return ub ? saved.output : tp_reduce(saved.output);
 }
 
 void LayerEmitter::mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
@@ -854,13 +858,7 @@ TensorRef LayerEmitter::backward(const TensorRef& grad_output, const LayerWeight
       saved.ln2 = elementwise("aten::native_layer_norm", {saved_operand(kept.x1, local_shape)},
                               local_shape, kNormFlops);
       saved.mlp = MlpSaved{};
-      const TensorRef fc1_input =
-          ub ? saved.ln2
-             : gather_linear_input(saved.ln2, kAmaxNormTpReduced, &saved.mlp.fc1_input_fp8);
-      mlp_forward(fc1_input, weights, shapes_.ffn_local, shapes_.fc1_width, kAmaxNormTpReduced, ub,
-                  saved.mlp);
-      if (!ub)
-        tp_reduce(saved.mlp.output);
+      dense_mlp_forward(saved.ln2, weights, saved.mlp);
       builder_.set_phase("backward");
     }
     TensorRef grad_mlp =

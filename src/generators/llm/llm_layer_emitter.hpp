@@ -715,7 +715,18 @@ class LayerEmitter {
   void mlp_forward(const TensorRef& normed_full, const LayerWeights& weights,
                    std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
                    bool userbuffers, MlpSaved& saved);
-  // Its two halves: fc1 and the activation (saved.fc1, saved.act), then fc2 (saved.output).
+  // A dense layer's MLP block from the pre-MLP norm's local output: the input gathered over TP
+  // (or ring-exchanged with userbuffers), mlp_forward, FC2's reduction; returns the reduced
+  // output. The forward and the mlp recompute module both emit it.
+  TensorRef dense_mlp_forward(const TensorRef& normed, const LayerWeights& weights,
+                              MlpSaved& saved);
+  // A MoE layer's shared experts from the block's input, outside the dispatcher's overlap: the
+  // TP gather, mlp_forward, the reduction; returns the reduced output (the forward and the
+  // shared_experts recompute module).
+  TensorRef shared_experts_forward(const TensorRef& normed, const LayerWeights& weights,
+                                   MlpSaved& saved);
+  // mlp_forward's two halves: fc1 and the activation (saved.fc1, saved.act), then fc2
+  // (saved.output).
   void mlp_fc1_forward(const TensorRef& normed_full, const LayerWeights& weights,
                        std::int64_t ffn_local, std::int64_t fc1_width, Fp8Scaling fc1_scaling,
                        bool userbuffers, MlpSaved& saved);

@@ -168,13 +168,18 @@ TensorRef LayerEmitter::moe_forward(const TensorRef& normed, const LayerWeights&
     return routed;
   if (shared_overlap)
     return elementwise("aten::add", {routed, shared_output}, local_shape, 1);
-  // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
-  const TensorRef shared_fc1_input =
-      gather_linear_input(normed, kAmaxKernelTpReduced, &saved.shared.fc1_input_fp8);
-  mlp_forward(shared_fc1_input, weights, shapes_.shared_ffn_local, shapes_.shared_fc1_width,
-              kAmaxKernelTpReduced, false, saved.shared);
-  const TensorRef shared_out = RankTraceBuilder::view(tp_reduce(saved.shared.output), local_shape);
+  const TensorRef shared_out =
+      RankTraceBuilder::view(shared_experts_forward(normed, weights, saved.shared), local_shape);
   return elementwise("aten::add", {routed, shared_out}, local_shape, 1);
+}
+
+TensorRef LayerEmitter::shared_experts_forward(const TensorRef& normed, const LayerWeights& weights,
+                                               MlpSaved& saved) {
+  // The shared experts' FC1 reads the block's own norm (no LayerNormLinear): an amax kernel.
+  const TensorRef input = gather_linear_input(normed, kAmaxKernelTpReduced, &saved.fc1_input_fp8);
+  mlp_forward(input, weights, shapes_.shared_ffn_local, shapes_.shared_fc1_width,
+              kAmaxKernelTpReduced, false, saved);
+  return tp_reduce(saved.output);
 }
 
 TensorRef LayerEmitter::grouped_experts_backward(const TensorRef& grad_expert_output,
@@ -291,11 +296,7 @@ TensorRef LayerEmitter::moe_backward(const TensorRef& grad_output, const LayerWe
     // runs again, gather, GEMMs and reduction, as their output's gradient arrives.
     builder_.set_phase("recompute");
     shared = MlpSaved{};
-    const TensorRef input =
-        gather_linear_input(layer.ln2, kAmaxKernelTpReduced, &shared.fc1_input_fp8);
-    mlp_forward(input, weights, shapes_.shared_ffn_local, shapes_.shared_fc1_width,
-                kAmaxKernelTpReduced, false, shared);
-    tp_reduce(shared.output);
+    shared_experts_forward(layer.ln2, weights, shared);
     builder_.set_phase("backward");
   }
   const TensorRef grad_shared = backward_operand(tp_gather(grad_output), shapes_.tokens(), h, true);

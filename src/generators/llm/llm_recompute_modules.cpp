@@ -1,5 +1,8 @@
 #include "generators/llm/llm_recompute_modules.hpp"
 
+#include <algorithm>
+#include <array>
+#include <utility>
 #include <vector>
 
 #include "perfsim/error.hpp"
@@ -10,6 +13,18 @@ namespace {
 bool is_separator(char c) {
   return c == ',' || c == ' ' || c == '+' || c == '\t';
 }
+
+// Megatron-Core's names and their flags, in the order recompute_modules_name joins them: the
+// parser and the name read this one list.
+constexpr std::array<std::pair<std::string_view, bool RecomputeModules::*>, 7> kModules{{
+    {"core_attn", &RecomputeModules::core_attn},
+    {"layernorm", &RecomputeModules::layernorm},
+    {"moe_act", &RecomputeModules::moe_act},
+    {"mla_up_proj", &RecomputeModules::mla_up_proj},
+    {"mlp", &RecomputeModules::mlp},
+    {"shared_experts", &RecomputeModules::shared_experts},
+    {"moe", &RecomputeModules::moe},
+}};
 
 }  // namespace
 
@@ -32,46 +47,30 @@ RecomputeModules parse_recompute_modules(std::string_view text, const std::strin
   RecomputeModules modules;
   modules.core_attn = false;  // a list replaces Megatron's default ["core_attn"]
   for (std::string_view name : names) {
-    if (name == "core_attn") {
-      modules.core_attn = true;
-    } else if (name == "layernorm") {
-      modules.layernorm = true;
-    } else if (name == "moe_act") {
-      modules.moe_act = true;
-    } else if (name == "mla_up_proj") {
-      modules.mla_up_proj = true;
-    } else if (name == "mlp") {
-      modules.mlp = true;
-    } else if (name == "shared_experts") {
-      modules.shared_experts = true;
-    } else if (name == "moe") {
-      modules.moe = true;
-    } else {
+    const auto module = std::find_if(kModules.begin(), kModules.end(),
+                                     [&](const auto& entry) { return entry.first == name; });
+    if (module == kModules.end()) {
+      std::string known;
+      for (const auto& entry : kModules)
+        known += (known.empty() ? "" : ", ") + std::string(entry.first);
       throw InputError(file, field,
                        "unknown recompute module \"" + std::string(name) +
-                           "\" (Megatron-Core's names: core_attn, layernorm, moe_act, "
-                           "mla_up_proj, mlp, moe, shared_experts)");
+                           "\" (Megatron-Core's names: " + known + ")");
     }
+    modules.*(module->second) = true;
   }
   return modules;
 }
 
 std::string recompute_modules_name(const RecomputeModules& modules) {
   std::string name;
-  auto add = [&](bool on, const char* module) {
-    if (!on)
-      return;
+  for (const auto& [module, flag] : kModules) {
+    if (!(modules.*flag))
+      continue;
     if (!name.empty())
       name += '+';
     name += module;
-  };
-  add(modules.core_attn, "core_attn");
-  add(modules.layernorm, "layernorm");
-  add(modules.moe_act, "moe_act");
-  add(modules.mla_up_proj, "mla_up_proj");
-  add(modules.mlp, "mlp");
-  add(modules.shared_experts, "shared_experts");
-  add(modules.moe, "moe");
+  }
   return name;
 }
 

@@ -200,6 +200,10 @@ void add_llm_options(CLI::App& command, MemoryOptions& options, CLI::Option* llm
       "--fp8-all-gather,!--no-fp8-all-gather", parallel.fp8_all_gather,
       "with fp8 and SP: the linear inputs cast to FP8 before their TP all-gather, as `simulate "
       "--fp8-all-gather` (default on)");
+  add_flag("--fp8-param-gather", parallel.fp8_param_gather,
+           "with fp8 and the distributed optimizer: FP8 primary weights, as `simulate "
+           "--fp8-param-gather` (1 byte per linear weight and its transpose, no bf16 copy; "
+           "default off)");
   add_flag("--cross-entropy-loss-fusion", options.cross_entropy_fusion,
            "Megatron-Core's fused cross entropy, as `simulate --cross-entropy-loss-fusion` (what "
            "the loss keeps for its backward)");

@@ -110,6 +110,7 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
   if (options.fp8_recipe != defaults.fp8_recipe)
     value("--fp8-recipe", options.fp8_recipe);
   flag_if("--no-fp8-all-gather", !options.fp8_all_gather);
+  flag_if("--fp8-param-gather", options.fp8_param_gather);
   flag_if("--distributed-optimizer", options.distributed_optimizer);
   if (options.grad_reduce_dtype != defaults.grad_reduce_dtype)
     value("--grad-reduce-dtype", options.grad_reduce_dtype);

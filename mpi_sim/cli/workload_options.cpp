@@ -246,6 +246,12 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "FP8 before their TP all-gather, as Transformer Engine does (default on; "
                "--no-fp8-all-gather: gathered in bf16 and cast after, a what-if; blockwise "
                "scaling gathers row- and column-wise FP8 data, as many bytes as bf16)");
+  sub.add_flag("--fp8-param-gather", options.fp8_param_gather,
+               "LLM, fp8 with the distributed optimizer: FP8 primary weights (Megatron-LM "
+               "--fp8-param-gather, NeMo fp8_params): the linear weights are kept in FP8 (1 "
+               "byte each, no bf16 copy), all-gathered in FP8 after the step, which quantizes "
+               "the fp32 main weights into them (amaxes MAX-reduced over DP); only their "
+               "transposes are made per iteration (default off)");
   sub.add_flag("--bias-swiglu-fusion,!--no-bias-swiglu-fusion", options.bias_swiglu_fusion,
                "LLM, gated FFNs: Megatron-Core's fused SwiGLU, one kernel forward and one "
                "backward (bias_activation_fusion, Megatron-LM's default; off: PyTorch's "

@@ -522,6 +522,14 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     // the tensor once into one float; the scale kernel is one thread's work on that float.
     t["te::compute_amax"] = reduction_rule;
     t["te::compute_scale_from_amax"] = elementwise(1);
+    // FP8 primary weights (fp8_param_gather): the step's cast of fp32 main weights into the
+    // E4M3 weights (reads 4 bytes, writes 1 per element), the transpose of an E4M3 weight
+    // after its gather, and the optimizer's multi-tensor kernels over one float per weight.
+    t["te::cast_master_weight_to_fp8"] = elementwise(2);
+    t["te::fp8_transpose"] = elementwise(0);
+    t["te::multi_tensor_scale"] = elementwise(1);
+    t["te::multi_tensor_compute_scale_and_scale_inv"] = elementwise(2);
+    t["aten::reciprocal"] = elementwise(1);
     // Megatron-Core's fused element-wise kernels (generators/llm, issue 15): SwiGLU (reads gate
     // and up, writes the product; backward reads gradient and input, writes both gradients) and
     // Transformer Engine's rotary embedding over q or k.

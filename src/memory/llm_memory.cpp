@@ -642,6 +642,9 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
     }
     memory.parameter_count = parameters + expert_parameters;
     memory.expert_parameter_count = expert_parameters;
+    // FP8 primary weights (fp8_param_gather): the linear weights are their own FP8 copy, one
+    // byte each; only their transposes are held besides.
+    double fp8_primary_parameters = 0;
     if (model.fp8()) {
       // One FP8 byte for the weight and one for its transpose per linear-layer parameter
       // (Transformer Engine casts at the first micro-batch and keeps both for the iteration);
@@ -659,12 +662,15 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
                 ((moe_layer ? fp8_moe_linear_parameters_per_layer(model, parallel) : per_layer) +
                  2 * h * h / t);
       }
-      memory.fp8_weight_bytes = to_bytes(2 * held);
+      if (parallel.fp8_param_gather)
+        fp8_primary_parameters = held;
+      memory.fp8_weight_bytes = to_bytes((parallel.fp8_param_gather ? 1 : 2) * held);
     }
     // Expert states shard over the expert-DP group (DP x CP / EP) instead of DP x CP.
     const StateBytes expert_state = state_bytes_per_parameter(model, parallel, true);
     memory.parameter_bytes =
-        to_bytes(parameters * state.weights + expert_parameters * expert_state.weights);
+        to_bytes(parameters * state.weights + expert_parameters * expert_state.weights -
+                 fp8_primary_parameters * (state.weights - 1));
     memory.gradient_bytes =
         to_bytes(parameters * state.gradients + expert_parameters * expert_state.gradients);
     memory.optimizer_bytes =
@@ -732,8 +738,10 @@ std::string format_llm_memory(const llm::TransformerConfig& model,
         << stage.microbatches_in_flight << " micro-batches in flight\n";
     out << "    parameters " << format_bytes(stage.parameter_bytes) << " ("
         << stage.parameter_count / 1e9 << "e9 params)"
+        << (parallel.fp8_param_gather ? ", linear weights in FP8" : "")
         << (stage.fp8_weight_bytes > 0
-                ? ", fp8 weight copies " + format_bytes(stage.fp8_weight_bytes)
+                ? (parallel.fp8_param_gather ? ", their fp8 transposes " : ", fp8 weight copies ") +
+                      format_bytes(stage.fp8_weight_bytes)
                 : "")
         << ", gradients " << format_bytes(stage.gradient_bytes) << ", optimizer state "
         << format_bytes(stage.optimizer_bytes) << "\n";

@@ -128,8 +128,9 @@ std::string precision_line(const llm::TransformerConfig& model,
                  : "") +
             (parallel.fp8_all_gather && parallel.sequence_parallel && parallel.tp > 1 &&
                      model.fp8_recipe != llm::Fp8Recipe::kBlockwise
-                 ? "; linear inputs all-gathered in FP8)"
-                 : ")");
+                 ? "; linear inputs all-gathered in FP8"
+                 : "") +
+            (parallel.fp8_param_gather ? "; FP8 primary weights, gathered in FP8)" : ")");
   return text;
 }
 

@@ -63,6 +63,7 @@ struct LlmSimulateOptions {
   bool p2p_scatter_gather = false;     // Megatron-LM's stage-boundary scatter/gather
   std::string dtype;                   // "" : the model file's; bf16, fp16, fp8
   bool fp8_all_gather = true;          // FP8 + SP: linear inputs all-gathered in FP8 (TE)
+  bool fp8_param_gather = false;       // FP8 primary weights (Megatron --fp8-param-gather)
   std::string fp8_recipe = "delayed";  // delayed | current (tensorwise) | blockwise
   bool bias_swiglu_fusion = true;      // Megatron-Core's fused SwiGLU (gated FFNs)
   bool rope_fusion = true;             // Transformer Engine's fused rotary embedding

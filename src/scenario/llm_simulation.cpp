@@ -208,6 +208,7 @@ llm::ParallelConfig parallel_config_from(const LlmSimulateOptions& options) {
   parallel.moe_hybridep_num_sms = options.moe_hybridep_num_sms;
   parallel.p2p_scatter_gather = options.p2p_scatter_gather;
   parallel.fp8_all_gather = options.fp8_all_gather;
+  parallel.fp8_param_gather = options.fp8_param_gather;
   parallel.vocab_divisible_by = options.vocab_divisible_by;
   parallel.batch_load_sync = options.get_batch_sync;
   parallel.timer_syncs = options.timer_syncs;

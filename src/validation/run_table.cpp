@@ -47,6 +47,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "sequence_parallel",
                                            "dtype",
                                            "fp8_recipe",
+                                           "fp8_param_gather",
                                            "distributed_optimizer",
                                            "grad_reduce_dtype",
                                            "moe_imbalance",
@@ -228,6 +229,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.flag("fp8_param_gather", row.fp8_param_gather);
   read.choice("grad_reduce_dtype", row.grad_reduce_dtype, {"auto", "fp32", "bf16", "fp16"});
   if (!read.text("moe_imbalance").empty()) {
     row.moe_imbalance = read.positive_number("moe_imbalance");

@@ -37,6 +37,7 @@ struct RunRow {
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;
+  bool fp8_param_gather = false;  // FP8 primary weights (simulate --fp8-param-gather)
   // Main-gradient dtype (fp32 | bf16 | fp16); "auto" (empty cell): Megatron's default for the
   // training dtype (llm_gradient_dtype.hpp: fp16 for fp16 training, else fp32).
   std::string grad_reduce_dtype = "auto";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `perfsim memory --llm` takes simulate's switches that change what the memory closed form
-# counts (--distributed-optimizer, --fp8-recipe, --no-fp8-all-gather, --cross-entropy-loss-fusion
-# with its impl, --moe-token-dispatcher, --make-vocab-size-divisible-by),
+# counts (--distributed-optimizer, --fp8-recipe, --no-fp8-all-gather, --fp8-param-gather,
+# --cross-entropy-loss-fusion with its impl, --moe-token-dispatcher, --make-vocab-size-divisible-by),
 # spelled as simulate spells them: for one layout both print the same bytes per stage, and each
 # switch moves the figure it should move (a switch memory ignored would fail here).
 set -u
@@ -45,6 +45,8 @@ fused="$(agree "${fp8_sp[@]}" --cross-entropy-loss-fusion --cross-entropy-fusion
 [ "$fused" != "$base_sp" ] || fail "--cross-entropy-loss-fusion moved nothing"
 padded="$(agree "${fp8_sp[@]}" --make-vocab-size-divisible-by 256)"
 [ "$padded" != "$base_sp" ] || fail "--make-vocab-size-divisible-by 256 (vocabulary padded) moved nothing"
+primary="$(agree "${fp8_sp[@]}" --fp8-param-gather)"
+[ "$primary" != "$base_sp" ] || fail "--fp8-param-gather (FP8 primary weights) moved nothing"
 zero0="$(memory_totals "${fp8_sp[@]/--distributed-optimizer/}")"
 [ "$zero0" != "$base_sp" ] || fail "--distributed-optimizer (ZeRO 1) moved nothing"
 
@@ -57,4 +59,4 @@ moe=(--model mixtral-8x7b --layers 4 --tp 1 --pp 2 --dp 8 --ep 8 --etp 1 --micro
 alltoall="$(agree "${moe[@]}")"
 flex="$(agree "${moe[@]}" --moe-token-dispatcher flex)"
 [ "$flex" != "$alltoall" ] || fail "--moe-token-dispatcher flex moved nothing"
-echo "memory --llm agrees with simulate's memory line on 8 layouts"
+echo "memory --llm agrees with simulate's memory line on 9 layouts"

@@ -1204,5 +1204,59 @@ TEST(LlmMemoryAgreement, Fp8MultiLatentAttentionAndMultiTokenPrediction) {
   expect_agreement(mtp, experts);
 }
 
+// FP8 primary weights (fp8_param_gather): every linear weight is one E4M3 byte in the FP8
+// parameter buffer plus its transpose, where the bf16-weight recipe holds 2 bytes of weight, an
+// FP8 copy and a transpose: 2 bytes less per linear parameter in the closed form and in the
+// replay, dense and with experts, delayed and current scaling, MLA with MTP.
+TEST(LlmMemoryAgreement, Fp8PrimaryWeightsHoldOneByteAndTheirTranspose) {
+  auto primary_against_copies = [](const llm::TransformerConfig& model,
+                                   llm::ParallelConfig parallel, int stage) {
+    parallel.zero_stage = std::max(1, parallel.zero_stage);
+    parallel.fp8_param_gather = true;
+    expect_agreement(model, parallel, 0, stage);
+    const Measured primary = measure(model, parallel, {}, stage);
+    parallel.fp8_param_gather = false;
+    const Measured copies = measure(model, parallel, {}, stage);
+    // The closed form's FP8-cast linear parameters: half its copies' bytes.
+    const Bytes linear = copies.closed.fp8_weight_bytes / 2;
+    EXPECT_GT(linear, 0);
+    EXPECT_EQ(primary.closed.fp8_weight_bytes, linear);
+    EXPECT_EQ(primary.closed.parameter_bytes, copies.closed.parameter_bytes - linear);
+    EXPECT_EQ(primary.closed.gradient_bytes, copies.closed.gradient_bytes);
+    EXPECT_EQ(primary.closed.optimizer_bytes, copies.closed.optimizer_bytes);
+    EXPECT_EQ(copies.report.live_at_peak[MemoryCategory::kParameters] -
+                  primary.report.live_at_peak[MemoryCategory::kParameters],
+              2 * linear);
+  };
+  llm::TransformerConfig dense = small_gpt();
+  dense.dtype = DType::kFloat8;
+  primary_against_copies(dense, pp2_dp2(), 0);
+  primary_against_copies(dense, pp2_dp2(), 1);
+  dense.fp8_recipe = llm::Fp8Recipe::kCurrent;
+  llm::ParallelConfig tp2 = pp2_dp2();
+  tp2.tp = 2;
+  tp2.sequence_parallel = true;
+  primary_against_copies(dense, tp2, 0);
+  llm::TransformerConfig moe = small_moe();
+  moe.dtype = DType::kFloat8;
+  llm::ParallelConfig experts = pp2_dp2();
+  experts.dp = 4;
+  experts.ep = 2;
+  experts.overlap_grad_reduce = true;
+  experts.overlap_param_gather = true;
+  primary_against_copies(moe, experts, 0);
+  experts.zero_stage = 2;
+  primary_against_copies(moe, experts, 1);
+  llm::TransformerConfig mla = small_mla();
+  mla.dtype = DType::kFloat8;
+  mla.moe.num_experts = 4;
+  mla.moe.top_k = 2;
+  mla.moe.expert_ffn_hidden = 512;
+  mla.mtp_num_layers = 1;
+  llm::ParallelConfig mla_experts = pp2_dp2();
+  mla_experts.ep = 2;
+  primary_against_copies(mla, mla_experts, 1);
+}
+
 }  // namespace
 }  // namespace perfsim::memory

@@ -51,25 +51,25 @@ LayerWeights LayerEmitter::make_weights(bool moe) {
   if (shapes_.mla) {
     weights.mla = true;
     if (shapes_.q_lora_rank > 0)
-      weights.q_down = builder_.tensor({h, shapes_.q_lora_rank});
-    weights.q_up = builder_.tensor({shapes_.q_up_input(), shapes_.q_up_width()});
-    weights.kv_down = builder_.tensor({h, shapes_.kv_down_width()});
-    weights.kv_up = builder_.tensor({shapes_.kv_lora_rank, shapes_.kv_up_width()});
+      weights.q_down = linear_weight({h, shapes_.q_lora_rank});
+    weights.q_up = linear_weight({shapes_.q_up_input(), shapes_.q_up_width()});
+    weights.kv_down = linear_weight({h, shapes_.kv_down_width()});
+    weights.kv_up = linear_weight({shapes_.kv_lora_rank, shapes_.kv_up_width()});
   } else {
-    weights.qkv = builder_.tensor({h, shapes_.qkv_width});
+    weights.qkv = linear_weight({h, shapes_.qkv_width});
   }
-  weights.proj = builder_.tensor({shapes_.context_width(), h});
+  weights.proj = linear_weight({shapes_.context_width(), h});
   if (!moe) {
-    weights.fc1 = builder_.tensor({h, shapes_.fc1_width});
-    weights.fc2 = builder_.tensor({shapes_.ffn_local, h});
+    weights.fc1 = linear_weight({h, shapes_.fc1_width});
+    weights.fc2 = linear_weight({shapes_.ffn_local, h});
     return weights;
   }
-  weights.fc1 = builder_.tensor({h, shapes_.shared_fc1_width});
-  weights.fc2 = builder_.tensor({shapes_.shared_ffn_local, h});
+  weights.fc1 = linear_weight({h, shapes_.shared_fc1_width});
+  weights.fc2 = linear_weight({shapes_.shared_ffn_local, h});
   weights.moe = true;
   weights.router = builder_.tensor({h, shapes_.experts});
-  weights.expert_fc1 = builder_.tensor({shapes_.experts_local, h, shapes_.expert_fc1_width});
-  weights.expert_fc2 = builder_.tensor({shapes_.experts_local, shapes_.expert_ffn_local, h});
+  weights.expert_fc1 = linear_weight({shapes_.experts_local, h, shapes_.expert_fc1_width});
+  weights.expert_fc2 = linear_weight({shapes_.experts_local, shapes_.expert_ffn_local, h});
   return weights;
 }
 
@@ -135,7 +135,7 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
   if (!shapes_.fp8_linear)
     return;
   for_each_linear_weight(weights, [&](const TensorRef& weight, const Fp8Copy& copy) {
-    cast_transpose(weight, weight.shape.at(0), weight.shape.at(1), copy, kAmaxKernel);
+    ready_fp8_weight(weight, weight.shape.at(0), weight.shape.at(1), copy);
   });
   if (!weights.moe)
     return;
@@ -146,21 +146,43 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
       {&weights.expert_fc2, &weights.expert_fc2_fp8}};
   for (const auto& [weight, copy] : experts) {
     const std::int64_t in = weight->shape.at(1), out = weight->shape.at(2);
-    if (moe_switches_.grouped_gemm) {
+    if (moe_switches_.grouped_gemm && !shapes_.fp8_params) {
       expert_weight_current_scale(*weight, in, out);
       cast_transpose(*weight, weight->shape.at(0) * in, out, *copy);
       continue;
     }
     // SequentialMLP: each expert's Linear casts its own weight into its slice of the copies.
+    // FP8 primary weights: every expert's weight is a Float8Tensor parameter of its own, each
+    // transposed after its gather (post_all_gather_processing), grouped or not.
     for (std::int64_t expert = 0; expert < shapes_.experts_local; ++expert) {
       const std::int64_t offset = expert * in * out;
       const Fp8Copy slice{
           .set = true,
           .copy = builder_.alias(copy->copy, {in, out}, DType::kFloat8, offset),
           .transposed = builder_.alias(copy->transposed, {out, in}, DType::kFloat8, offset)};
-      cast_transpose(RankTraceBuilder::view(*weight, {in, out}), in, out, slice, kAmaxKernel);
+      ready_fp8_weight(RankTraceBuilder::view(*weight, {in, out}), in, out, slice);
     }
   }
+}
+
+void LayerEmitter::ready_fp8_weight(const TensorRef& weight, std::int64_t rows, std::int64_t cols,
+                                    const Fp8Copy& copy) {
+  if (!shapes_.fp8_params) {
+    cast_transpose(weight, rows, cols, copy, kAmaxKernel);
+    return;
+  }
+  // The weight is already E4M3 with its scale (quantized by the optimizer step); Hopper's FP8
+  // GEMMs take TN operands only, so Transformer Engine writes its transpose (one read, one
+  // write of a byte per element) for the data gradient. A MoE layer without shared experts
+  // has no such module: nothing to transpose.
+  if (weight.numel == 0)
+    return;
+  const TensorRef transposed = copy.set
+                                   ? builder_.alias(copy.transposed, {cols, rows}, DType::kFloat8)
+                                   : builder_.tensor({cols, rows}, DType::kFloat8);
+  builder_.compute(std::string(kFp8WeightTransposeOpName),
+                   {RankTraceBuilder::view(weight, {rows, cols})}, {transposed},
+                   KernelCategory::kMemory, 0);
 }
 
 std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const {
@@ -171,29 +193,38 @@ std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const 
       weights, [&](const TensorRef& weight, const Fp8Copy&) { elements += weight.numel; });
   if (weights.moe)
     elements += weights.expert_fc1.numel + weights.expert_fc2.numel;
-  return 2 * elements;
+  // FP8 primary weights: the weight is its own FP8 copy; only the transpose is extra.
+  return shapes_.fp8_params ? elements : 2 * elements;
+}
+
+std::int64_t LayerEmitter::place_fp8_copy(const TensorRef& weight, Fp8Copy& copy, std::int64_t rows,
+                                          std::int64_t cols, const TensorRef& buffer,
+                                          std::int64_t offset) {
+  copy.set = true;
+  if (shapes_.fp8_params) {
+    copy.copy = builder_.alias(weight, {rows, cols}, DType::kFloat8);
+  } else {
+    copy.copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
+    offset += weight.numel;
+  }
+  copy.transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
+  return offset + weight.numel;
 }
 
 std::int64_t LayerEmitter::place_fp8_copies(LayerWeights& weights, const TensorRef& buffer,
                                             std::int64_t offset) {
   if (!shapes_.fp8_linear)
     return offset;
-  auto place = [&](const TensorRef& weight, Fp8Copy& copy, std::int64_t rows, std::int64_t cols) {
-    copy.set = true;
-    copy.copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
-    offset += weight.numel;
-    copy.transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
-    offset += weight.numel;
-  };
   for_each_linear_weight(weights, [&](const TensorRef& weight, Fp8Copy& copy) {
-    place(weight, copy, weight.shape.at(0), weight.shape.at(1));
+    offset = place_fp8_copy(weight, copy, weight.shape.at(0), weight.shape.at(1), buffer, offset);
   });
   if (weights.moe) {
     const std::pair<const TensorRef*, Fp8Copy*> experts[] = {
         {&weights.expert_fc1, &weights.expert_fc1_fp8},
         {&weights.expert_fc2, &weights.expert_fc2_fp8}};
     for (const auto& [weight, copy] : experts)
-      place(*weight, *copy, weight->shape.at(0) * weight->shape.at(1), weight->shape.at(2));
+      offset = place_fp8_copy(*weight, *copy, weight->shape.at(0) * weight->shape.at(1),
+                              weight->shape.at(2), buffer, offset);
   }
   return offset;
 }

@@ -272,14 +272,17 @@ class LayerEmitter {
 
   // FP8 recipe: Transformer Engine casts each weight to FP8 (and its transpose) once per
   // iteration, at the first micro-batch (is_first_microbatch); no-op without FP8. The casts
-  // write the weights' Fp8Copy when set.
+  // write the weights' Fp8Copy when set. With FP8 primary weights only the transposes are made
+  // (after the parameter gather, before the weight's first use).
   void cast_weights_to_fp8(const LayerWeights& weights);
   // The same for a multi-token prediction module: its layer and eh_proj.
   void cast_mtp_weights_to_fp8(const MtpWeights& weights);
-  // Elements of the FP8 copies (copy and transpose) of a layer's four linear weights.
+  // Elements of the FP8 copies (copy and transpose; the transpose only with FP8 primary
+  // weights) of a layer's linear weights.
   std::int64_t fp8_copy_elements(const LayerWeights& weights) const;
   // Places the layer's Fp8Copy in `buffer` (an FP8 tensor) from `offset_elements` on; returns
-  // the offset past them. No-op without FP8.
+  // the offset past them. With FP8 primary weights (LocalShapes::fp8_params) the copy is the
+  // weight itself and only the transpose is placed. No-op without FP8.
   std::int64_t place_fp8_copies(LayerWeights& weights, const TensorRef& buffer,
                                 std::int64_t offset_elements);
   // The same for a multi-token prediction module: its layer's copies, then eh_proj's.
@@ -316,6 +319,18 @@ class LayerEmitter {
   TensorRef activation(std::vector<std::int64_t> shape) {
     return builder_.tensor(std::move(shape));
   }
+  // A linear layer's weight: bf16, or E4M3 with FP8 primary weights.
+  TensorRef linear_weight(std::vector<std::int64_t> shape) {
+    return builder_.tensor(std::move(shape), shapes_.fp8_params ? DType::kFloat8 : shapes_.dtype);
+  }
+  // The weight [rows, cols] ready for the iteration's FP8 GEMMs: cast with its transpose into
+  // `copy`, or (FP8 primary weights) only its transpose written.
+  void ready_fp8_weight(const TensorRef& weight, std::int64_t rows, std::int64_t cols,
+                        const Fp8Copy& copy);
+  // One weight's Fp8Copy in `buffer` from `offset` on (place_fp8_copies); returns the offset
+  // past it.
+  std::int64_t place_fp8_copy(const TensorRef& weight, Fp8Copy& copy, std::int64_t rows,
+                              std::int64_t cols, const TensorRef& buffer, std::int64_t offset);
   TensorRef hidden_local() {
     return activation({shapes_.seq_local, shapes_.batch, shapes_.hidden});
   }

@@ -40,6 +40,7 @@ LocalShapes local_shapes(const TransformerConfig& model, const ParallelConfig& p
   // (_start_all_gather_fp8_blockwise): as many bytes as bf16, priced as the bf16 gather.
   shapes.fp8_all_gather =
       model.fp8() && parallel.fp8_all_gather && model.fp8_recipe != Fp8Recipe::kBlockwise;
+  shapes.fp8_params = model.fp8() && parallel.fp8_param_gather;
   shapes.fp8_current_scaling = model.fp8() && model.fp8_recipe == Fp8Recipe::kCurrent;
   shapes.fp8_blockwise = model.fp8() && model.fp8_recipe == Fp8Recipe::kBlockwise;
   if (model.is_mla()) {

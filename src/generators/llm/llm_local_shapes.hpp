@@ -28,6 +28,7 @@ struct LocalShapes {
   DType dtype = DType::kBFloat16;  // activations (bf16 under the FP8 recipe)
   bool fp8_linear = false;         // linear-layer GEMMs in FP8 (Transformer Engine)
   bool fp8_all_gather = false;     // FP8 and SP: the linear inputs all-gathered in FP8
+  bool fp8_params = false;         // FP8 primary weights (ParallelConfig::fp8_param_gather)
   // FP8 current scaling (model.fp8_recipe): each cast first finds its tensor's amax
   bool fp8_current_scaling = false;
   // FP8 blockwise scaling (model.fp8_recipe): scales per block, found inside the cast kernel

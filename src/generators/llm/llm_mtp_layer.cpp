@@ -18,7 +18,7 @@ constexpr double kNormBackwardFlops = 12;
 MtpWeights LayerEmitter::make_mtp_weights(bool moe) {
   MtpWeights weights;
   weights.layer = make_weights(moe);
-  weights.eh_proj = builder_.tensor({2 * shapes_.hidden, shapes_.hidden / shapes_.tp});
+  weights.eh_proj = linear_weight({2 * shapes_.hidden, shapes_.hidden / shapes_.tp});
   return weights;
 }
 
@@ -26,8 +26,8 @@ void LayerEmitter::cast_mtp_weights_to_fp8(const MtpWeights& weights) {
   if (!shapes_.fp8_linear)
     return;
   cast_weights_to_fp8(weights.layer);
-  cast_transpose(weights.eh_proj, weights.eh_proj.shape.at(0), weights.eh_proj.shape.at(1),
-                 weights.eh_proj_fp8, kAmaxKernel);
+  ready_fp8_weight(weights.eh_proj, weights.eh_proj.shape.at(0), weights.eh_proj.shape.at(1),
+                   weights.eh_proj_fp8);
 }
 
 std::int64_t LayerEmitter::place_mtp_fp8_copies(MtpWeights& weights, const TensorRef& buffer,
@@ -35,12 +35,8 @@ std::int64_t LayerEmitter::place_mtp_fp8_copies(MtpWeights& weights, const Tenso
   if (!shapes_.fp8_linear)
     return offset;
   offset = place_fp8_copies(weights.layer, buffer, offset);
-  const std::int64_t rows = weights.eh_proj.shape.at(0), cols = weights.eh_proj.shape.at(1);
-  weights.eh_proj_fp8.set = true;
-  weights.eh_proj_fp8.copy = builder_.alias(buffer, {rows, cols}, DType::kFloat8, offset);
-  offset += weights.eh_proj.numel;
-  weights.eh_proj_fp8.transposed = builder_.alias(buffer, {cols, rows}, DType::kFloat8, offset);
-  return offset + weights.eh_proj.numel;
+  return place_fp8_copy(weights.eh_proj, weights.eh_proj_fp8, weights.eh_proj.shape.at(0),
+                        weights.eh_proj.shape.at(1), buffer, offset);
 }
 
 MtpSaved LayerEmitter::mtp_forward(const TensorRef& hidden, const TensorRef& embedding_weight,

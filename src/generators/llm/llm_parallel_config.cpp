@@ -382,6 +382,17 @@ void validate(const TransformerConfig& model, const ParallelConfig& parallel) {
                      "--overlap-grad-reduce\")");
   if (parallel.bucket_bytes < 0)
     throw InputError(kParallel, "bucket_bytes", "must not be negative (0: Megatron's default)");
+  if (parallel.fp8_param_gather) {
+    if (!model.fp8())
+      throw InputError(kParallel, "fp8_param_gather", "FP8 primary weights need the FP8 recipe");
+    if (model.fp8_recipe == Fp8Recipe::kBlockwise)
+      throw InputError(kParallel, "fp8_param_gather",
+                       "not modelled with blockwise scaling (delayed or current scaling only)");
+    if (parallel.zero_stage != 1 && parallel.zero_stage != 2)
+      throw InputError(kParallel, "fp8_param_gather",
+                       "needs the distributed optimizer (ZeRO 1/2; Megatron-LM asserts it for "
+                       "--fp8-param-gather; ZeRO-3 / FSDP is not modelled with it)");
+  }
   const int micro = micro_batch_size(model, parallel);
   require_divisible(global_batch_size(model, parallel), static_cast<long>(micro) * parallel.dp,
                     "global_batch", "global batch");

@@ -223,6 +223,14 @@ struct ParallelConfig {
   // the default. Off (a what-if): gathered in bf16 and cast after. Blockwise scaling gathers its
   // row- and column-wise FP8 data, as many bytes as bf16: priced as off (LocalShapes).
   bool fp8_all_gather = true;
+  // FP8 primary weights (Megatron-LM --fp8-param-gather, NeMo fp8_params, Megatron-Bridge's
+  // FP8-CS recipes): Transformer Engine's linear weights are created as FP8 tensors
+  // (fp8_model_init), 1 byte each, in a parameter buffer of their own that the distributed
+  // optimizer all-gathers in FP8; the fp32 main weights are quantized into it after each step
+  // (cast_master_weights_to_fp8, its amaxes MAX-reduced over the optimizer's DP group), and
+  // each weight's transpose is made after its gather. No bf16 weight and no per-iteration
+  // cast. Needs the FP8 recipe (delayed or current scaling) and the distributed optimizer.
+  bool fp8_param_gather = false;
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "generators/llm/llm_combined_step.hpp"
 #include "generators/llm/llm_layer_emitter.hpp"
@@ -93,11 +94,17 @@ class StageGenerator {
   void place_persistent_state() {
     const DType dtype = model_.activation_dtype();
     parameters_ = builder_.tensor({0}, dtype);
-    std::int64_t offset = 0;
+    // FP8 primary weights: Megatron's DDP keeps one buffer per parameter dtype; the linear
+    // weights (E4M3, LayerEmitter::linear_weight) fill a uint8 buffer of their own.
+    if (shapes_.fp8_params)
+      fp8_parameters_ = builder_.tensor({0}, DType::kFloat8);
+    std::int64_t offset = 0, fp8_parameter_offset = 0;
     auto place = [&](TensorRef& weight) {
-      weight.storage_id = parameters_.storage_id;
-      weight.offset_elements = offset;
-      offset += weight.numel;
+      const bool fp8 = shapes_.fp8_params && weight.dtype == DType::kFloat8;
+      std::int64_t& next = fp8 ? fp8_parameter_offset : offset;
+      weight.storage_id = fp8 ? fp8_parameters_.storage_id : parameters_.storage_id;
+      weight.offset_elements = next;
+      next += weight.numel;
     };
     auto place_layer = [&](LayerWeights& weights) {
       if (weights.mla) {
@@ -139,6 +146,8 @@ class StageGenerator {
     if (mtp_embedding_weight_.numel > 0)
       place(mtp_embedding_weight_);
     set_elements(parameters_, offset);
+    if (shapes_.fp8_params)
+      set_elements(fp8_parameters_, fp8_parameter_offset);
 
     if (shapes_.fp8_linear && !zero3()) {
       fp8_weights_ = builder_.tensor({0}, DType::kFloat8);
@@ -164,6 +173,8 @@ class StageGenerator {
   // The stage's persistent memory as annotations at the end of the trace (memory replay only).
   void declare_persistent_state() {
     std::vector<TensorRef> parameters{parameters_};
+    if (fp8_parameters_.numel > 0)
+      parameters.push_back(fp8_parameters_);
     if (fp8_weights_.numel > 0)
       parameters.push_back(fp8_weights_);
     builder_.declare_persistent("parameters", std::move(parameters));
@@ -318,7 +329,7 @@ class StageGenerator {
     }
     if (reduce_now) {
       if (parallel_.overlap_grad_reduce) {
-        flush_bucket();
+        flush_bucket(true);
         flush_expert_bucket();
       } else {
         defer_bucket();
@@ -334,9 +345,10 @@ class StageGenerator {
   // Without overlap_grad_reduce: each chunk's gradients in one collective after the schedule.
   void finish_grad_sync() {
     builder_.set_context("grad-sync", -1, -1);
-    for (std::int64_t elements : deferred_elements_) {
-      pending_elements_ = elements;
-      flush_bucket();
+    for (const auto& [bucketed, non_fp8] : deferred_elements_) {
+      pending_elements_ = bucketed;
+      pending_non_fp8_elements_ = non_fp8;
+      flush_bucket(true);
     }
     deferred_elements_.clear();
     for (std::int64_t elements : expert_buffer_.deferred_elements) {
@@ -413,31 +425,42 @@ class StageGenerator {
     builder_.set_context("param-gather", -1, -1);
     const std::int64_t bucket = std::max<std::int64_t>(
         1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
-    PendingGather pending{first_stage() ? shapes_.embedding_parameters() : 0, {}};
+    // FP8 primary weights: the buckets hold the linear weights (FP8); every other parameter of
+    // the stage is gathered in bf16 with the first bucket (the group partition_buckets merges
+    // the non-FP8 buckets into, the model's first layers).
+    const bool fp8 = shapes_.fp8_params;
+    std::int64_t non_fp8 = fp8 ? stage_parameters() - stage_linear_elements() : 0;
+    PendingGather pending{first_stage() && !fp8 ? shapes_.embedding_parameters() : 0, {}};
     gathered_offset_ = 0;
+    fp8_gathered_offset_ = 0;
+    auto dp_gather = [&](const TensorRef& shard, const TensorRef& full) {
+      dp_collective(CollectiveKind::kAllGather, shard, full);
+    };
     auto gather = [&] {
-      gather_bucket(pending, dp_size(), first_use_parameters_,
-                    [&](const TensorRef& shard, const TensorRef& full) {
-                      dp_collective(CollectiveKind::kAllGather, shard, full);
-                    });
+      gather_bucket(pending, dp_size(), first_use_parameters_, dp_gather, parameter_dtype());
+      PendingGather rest{std::exchange(non_fp8, 0), {}};
+      std::map<int, TensorRef> unread;  // no layer reads the non-FP8 bucket as its weights
+      gather_bucket(rest, dp_size(), unread, dp_gather, model_.activation_dtype());
     };
     for (const LayerRange& chunk : chunks_) {
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
+        const LayerWeights& weights = weights_.at(layer);
         pending.elements +=
-            weights_.at(layer).moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
+            fp8 ? linear_elements(weights)
+                : (weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters());
         pending.layers.push_back(layer);
         if (pending.elements >= bucket)
           gather();
       }
     }
-    if (last_stage())
+    if (last_stage() && !fp8)
       pending.elements += shapes_.embedding_parameters() + shapes_.hidden;
     // The multi-token prediction modules and their embedding copy close the last stage's
     // buffer. Their forward runs after the stage's last layer, when every gather has long
     // ended, so it reads its weights without waiting for a bucket.
     for (const MtpWeights& module : mtp_weights_)
-      pending.elements += mtp_dense_parameters(module);
-    if (mtp_embedding_weight_.numel > 0)
+      pending.elements += fp8 ? mtp_linear_elements(module) : mtp_dense_parameters(module);
+    if (mtp_embedding_weight_.numel > 0 && !fp8)
       pending.elements += shapes_.embedding_parameters();
     gather();
     gather_expert_parameters_for_forward(bucket);
@@ -450,12 +473,14 @@ class StageGenerator {
       return;
     PendingGather pending;
     auto gather = [&] {
-      gather_bucket(pending, size, first_use_expert_parameters_,
-                    [&](const TensorRef& shard, const TensorRef& full) {
-                      builder_.communicate({CollectiveKind::kAllGather, expert_buffer_.group, size,
-                                            -1, kExpertDataParallelStream},
-                                           shard, full);
-                    });
+      gather_bucket(
+          pending, size, first_use_expert_parameters_,
+          [&](const TensorRef& shard, const TensorRef& full) {
+            builder_.communicate({CollectiveKind::kAllGather, expert_buffer_.group, size, -1,
+                                  kExpertDataParallelStream},
+                                 shard, full);
+          },
+          parameter_dtype());
     };
     for (const LayerRange& chunk : chunks_) {
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
@@ -476,20 +501,20 @@ class StageGenerator {
 
   // One bucket of an overlap_param_gather chain (parameters of consecutive layers): each rank's
   // shard all-gathered over `size` ranks by `all_gather` into the next slice of the parameter
-  // buffer, whose output the bucket's layers read in their first forward.
+  // buffer (of `dtype`), whose output the bucket's layers read in their first forward.
   struct PendingGather {
     std::int64_t elements = 0;
     std::vector<int> layers;
   };
   template <typename AllGather>
   void gather_bucket(PendingGather& pending, int size, std::map<int, TensorRef>& first_use,
-                     AllGather all_gather) {
+                     AllGather all_gather, DType dtype) {
     if (pending.elements == 0)
       return;
     const std::int64_t shard = ceil_div(pending.elements, size);
-    const TensorRef full = parameter_view(shard * size);
-    all_gather(parameter_view(shard), full);
-    gathered_offset_ += shard * size;
+    const TensorRef full = parameter_view(shard * size, -1, dtype);
+    all_gather(parameter_view(shard, -1, dtype), full);
+    gathered_offset(dtype) += shard * size;
     for (int layer : pending.layers)
       first_use[layer] = full;
     pending = {};
@@ -594,32 +619,184 @@ class StageGenerator {
                      KernelCategory::kOther, 2.0 * static_cast<double>(n));
     builder_.compute("aten::addcdiv_", {parameters, exp_avg, exp_avg_sq}, {parameters},
                      KernelCategory::kOther, 3.0 * static_cast<double>(n));
-    builder_.compute("aten::copy_", {parameter_view(n, 0), parameters}, {}, KernelCategory::kMemory,
-                     0);
+    if (shapes_.fp8_params)
+      quantize_main_weights(parameters);
+    else
+      builder_.compute("aten::copy_", {parameter_view(n, 0), parameters}, {},
+                       KernelCategory::kMemory, 0);
     if (gathers_parameters() && !parallel_.overlap_param_gather) {
       builder_.set_phase("param-gather");
       gathered_offset_ = 0;
-      for (std::int64_t bucket_elements : bucket_elements_) {
-        const std::int64_t shard = ceil_div(bucket_elements, dp_size());
-        const TensorRef full = parameter_view(shard * dp_size());
-        dp_collective(CollectiveKind::kAllGather, parameter_view(shard), full);
-        gathered_offset_ += shard * dp_size();
+      fp8_gathered_offset_ = 0;
+      for (const ParameterBucket& bucket : parameter_buckets_) {
+        const std::int64_t shard = ceil_div(bucket.elements, dp_size());
+        const TensorRef full = parameter_view(shard * dp_size(), -1, bucket.dtype);
+        dp_collective(CollectiveKind::kAllGather, parameter_view(shard, -1, bucket.dtype), full);
+        gathered_offset(bucket.dtype) += shard * dp_size();
       }
       for (std::int64_t bucket_elements : expert_buffer_.bucket_elements) {
         const std::int64_t shard = ceil_div(bucket_elements, expert_buffer_.size);
-        const TensorRef full = parameter_view(shard * expert_buffer_.size);
-        expert_collective(CollectiveKind::kAllGather, parameter_view(shard), full);
-        gathered_offset_ += shard * expert_buffer_.size;
+        const TensorRef full = parameter_view(shard * expert_buffer_.size, -1, parameter_dtype());
+        expert_collective(CollectiveKind::kAllGather, parameter_view(shard, -1, parameter_dtype()),
+                          full);
+        gathered_offset(parameter_dtype()) += shard * expert_buffer_.size;
       }
     }
+  }
+
+  // FP8 primary weights: the step's fp32 main weights written into the model's weights as
+  // Megatron-Core's _copy_main_params_to_model_params does with them: the non-FP8 part of the
+  // dense shard copied to bf16, the FP8 part quantized by quantize_param_shard (Transformer
+  // Engine's cast_master_weights_to_fp8), once for the dense optimizer and once for the expert
+  // optimizer, each over its own DP group.
+  void quantize_main_weights(const TensorRef& main) {
+    const std::int64_t dense = dense_optimizer_elements();
+    const std::int64_t dense_fp8 = std::min(dense, ceil_div(stage_linear_elements(), dp_size()));
+    const std::int64_t rest = dense - dense_fp8;
+    auto main_slice = [&](std::int64_t elements, std::int64_t offset) {
+      return builder_.alias(main, {elements}, DType::kFloat32, offset);
+    };
+    if (rest > 0)
+      builder_.compute("aten::copy_", {parameter_view(rest, 0), main_slice(rest, dense_fp8)}, {},
+                       KernelCategory::kMemory, 0);
+    const auto fp8_buckets =
+        std::count_if(parameter_buckets_.begin(), parameter_buckets_.end(),
+                      [](const ParameterBucket& bucket) { return bucket.dtype == DType::kFloat8; });
+    quantize_shard(main_slice(dense_fp8, 0), stage_linear_weights(), dp_group_, dp_size(),
+                   static_cast<std::int64_t>(fp8_buckets));
+    const std::int64_t experts = expert_optimizer_elements();
+    if (experts > 0)
+      quantize_shard(main_slice(experts, dense), stage_expert_weights(), expert_buffer_.group,
+                     expert_buffer_.size,
+                     static_cast<std::int64_t>(expert_buffer_.bucket_elements.size()));
+  }
+
+  // cast_master_weights_to_fp8 on one optimizer's shard `main` (fp32) of `weights` FP8 weights
+  // sharded over `size` ranks in `buckets` buckets. The shard holds a fragment of every weight
+  // it overlaps, about weights / size plus one per bucket edge; TE's Python loop launches one
+  // cast per fragment (current scaling first an amax kernel per fragment). The amaxes of all
+  // the weights (zero where this rank holds none) are packed and MAX-reduced over the group:
+  // after the casts under delayed scaling (the amax history's next entry), before them under
+  // current scaling (the scale comes from it). Then the scales and their inverses are updated.
+  void quantize_shard(const TensorRef& main, std::int64_t weights, const std::string& group,
+                      int size, std::int64_t buckets) {
+    if (weights == 0 || main.numel == 0)
+      return;
+    const std::int64_t fragments =
+        std::min(weights, ceil_div(weights, size) + (size > 1 ? buckets : 0));
+    const std::int64_t per_fragment = ceil_div(main.numel, fragments);
+    const TensorRef amaxes = builder_.tensor({weights}, DType::kFloat32);
+    constexpr const char* kMultiTensorScale = "te::multi_tensor_scale";
+    auto small = [&](const char* name, const TensorRef& in, const TensorRef& out) {
+      builder_.compute(name, {in}, {out}, KernelCategory::kOther, static_cast<double>(weights));
+    };
+    auto for_each_fragment = [&](auto emit) {
+      for (std::int64_t fragment = 0; fragment < fragments; ++fragment) {
+        const std::int64_t offset = fragment * per_fragment;
+        const std::int64_t elements = std::min(per_fragment, main.numel - offset);
+        if (elements > 0)
+          emit(builder_.alias(main, {elements}, DType::kFloat32, offset),
+               parameter_view(elements, offset, DType::kFloat8));
+      }
+    };
+    auto reduce_amaxes = [&](const TensorRef& packed) {
+      if (size > 1)
+        builder_.communicate({CollectiveKind::kAllReduce, group, size, -1, kDataParallelStream},
+                             packed, packed);
+    };
+    // Each cast reads its fp32 fragment and writes its E4M3 bytes into the parameter buffer
+    // (under delayed scaling also the fragment's amax).
+    const TensorRef scales = builder_.tensor({weights}, DType::kFloat32);
+    if (shapes_.fp8_current_scaling) {
+      for_each_fragment([&](const TensorRef& fragment, const TensorRef&) {
+        builder_.compute(std::string(kFp8AmaxOpName), {fragment}, {amaxes}, KernelCategory::kOther,
+                         static_cast<double>(fragment.numel));
+      });
+      reduce_amaxes(amaxes);
+      small("te::multi_tensor_compute_scale_and_scale_inv", amaxes, scales);
+      for_each_fragment([&](const TensorRef& fragment, const TensorRef& fp8) {
+        builder_.compute(std::string(kFp8MasterCastOpName), {fragment, scales}, {fp8},
+                         KernelCategory::kOther, 2.0 * static_cast<double>(fragment.numel));
+      });
+      return;
+    }
+    for_each_fragment([&](const TensorRef& fragment, const TensorRef& fp8) {
+      builder_.compute(std::string(kFp8MasterCastOpName), {fragment}, {fp8, amaxes},
+                       KernelCategory::kOther, 2.0 * static_cast<double>(fragment.numel));
+    });
+    const TensorRef packed = builder_.tensor({weights}, DType::kFloat32);
+    small(kMultiTensorScale, amaxes, packed);
+    reduce_amaxes(packed);
+    small(kMultiTensorScale, packed, amaxes);
+    small(kMultiTensorScale, amaxes, scales);
+    small("aten::reciprocal", scales, scales);
+    small(kMultiTensorScale, scales, builder_.tensor({weights}, DType::kFloat32));
   }
 
  private:
   // Elements of the parameter buffer from `offset` on (gathered_offset_ by default): what the
   // parameter all-gathers fill and the optimizer's copy writes, in the activation dtype.
-  TensorRef parameter_view(std::int64_t elements, std::int64_t offset = -1) {
-    return builder_.alias(parameters_, {elements}, model_.activation_dtype(),
-                          offset < 0 ? gathered_offset_ : offset);
+  // `dtype` kFloat8: the FP8 primary weights' buffer instead (fp8_gathered_offset_).
+  TensorRef parameter_view(std::int64_t elements, std::int64_t offset = -1,
+                           DType dtype = DType::kUnknown) {
+    const bool fp8 = dtype == DType::kFloat8 && shapes_.fp8_params;
+    return builder_.alias(fp8 ? fp8_parameters_ : parameters_, {elements},
+                          fp8 ? DType::kFloat8 : model_.activation_dtype(),
+                          offset >= 0 ? offset : gathered_offset(dtype));
+  }
+  std::int64_t& gathered_offset(DType dtype) {
+    return dtype == DType::kFloat8 && shapes_.fp8_params ? fp8_gathered_offset_ : gathered_offset_;
+  }
+  // The dtype of the bucketed parameters: every parameter, or with FP8 primary weights the
+  // linear weights (dense buckets) and the experts (expert buckets).
+  DType parameter_dtype() const {
+    return shapes_.fp8_params ? DType::kFloat8 : model_.activation_dtype();
+  }
+  // Elements of a layer's Transformer Engine linear weights outside its experts (FP8 primary
+  // weights under fp8_param_gather); an MTP module's with its eh_proj.
+  static std::int64_t linear_elements(const LayerWeights& weights) {
+    std::int64_t elements = 0;
+    for (const TensorRef* weight : {&weights.qkv, &weights.q_down, &weights.q_up, &weights.kv_down,
+                                    &weights.kv_up, &weights.proj, &weights.fc1, &weights.fc2})
+      elements += weight->numel;
+    return elements;
+  }
+  static std::int64_t mtp_linear_elements(const MtpWeights& module) {
+    return linear_elements(module.layer) + module.eh_proj.numel;
+  }
+  // The stage's dense linear weights: their elements and how many tensors they are.
+  std::int64_t stage_linear_elements() const {
+    std::int64_t elements = 0;
+    for (const auto& [layer, weights] : weights_)
+      elements += linear_elements(weights);
+    for (const MtpWeights& module : mtp_weights_)
+      elements += mtp_linear_elements(module);
+    return elements;
+  }
+  std::int64_t stage_linear_weights() const {
+    std::int64_t count = 0;
+    auto count_layer = [&](const LayerWeights& weights) {
+      for (const TensorRef* weight :
+           {&weights.qkv, &weights.q_down, &weights.q_up, &weights.kv_down, &weights.kv_up,
+            &weights.proj, &weights.fc1, &weights.fc2})
+        count += weight->numel > 0 ? 1 : 0;
+    };
+    for (const auto& [layer, weights] : weights_)
+      count_layer(weights);
+    for (const MtpWeights& module : mtp_weights_) {
+      count_layer(module.layer);
+      ++count;  // eh_proj
+    }
+    return count;
+  }
+  // The stage's expert weights as parameters: each local expert's FC1 and FC2.
+  std::int64_t stage_expert_weights() const {
+    std::int64_t count = 0;
+    for (const auto& [layer, weights] : weights_)
+      count += weights.moe ? 2 * shapes_.experts_local : 0;
+    for (const MtpWeights& module : mtp_weights_)
+      count += module.layer.moe ? 2 * shapes_.experts_local : 0;
+    return count;
   }
   // A bucket of the gradient buffer (ZeRO 0 and 1 reduce in place), or a buffer of its own
   // when the gradient buffer holds only the shard (ZeRO 2).
@@ -694,7 +871,7 @@ class StageGenerator {
       mtp_saved_.erase(saved);
       if (reduce_now) {
         const MtpWeights& weights = mtp_weights_[static_cast<std::size_t>(module)];
-        add_gradients(mtp_dense_parameters(weights));
+        add_gradients(mtp_dense_parameters(weights), mtp_linear_elements(weights));
         if (weights.layer.moe && expert_buffer_.size > 1)
           expert_buffer_.pending_elements += shapes_.local_expert_parameters();
       }
@@ -723,7 +900,9 @@ class StageGenerator {
     for (TensorRef* weight :
          {&weights.qkv, &weights.proj, &weights.fc1, &weights.fc2, &weights.router, &weights.q_down,
           &weights.q_up, &weights.kv_down, &weights.kv_up})
-      if (weight->tensor_id >= 0)  // a dense layer has no router, MLA no qkv
+      // A dense layer has no router, MLA no qkv; with FP8 primary weights the router (bf16) is
+      // not in the layer's FP8 bucket.
+      if (weight->tensor_id >= 0 && !(shapes_.fp8_params && weight == &weights.router))
         *weight = RankTraceBuilder::view(dense, weight->shape);
     if (const auto experts = first_use_expert_parameters_.find(layer);
         experts != first_use_expert_parameters_.end())
@@ -817,11 +996,12 @@ class StageGenerator {
   }
 
   void add_layer_gradients(int layer) {
-    if (!weights_.at(layer).moe) {
-      add_gradients(shapes_.layer_parameters());
+    const LayerWeights& weights = weights_.at(layer);
+    if (!weights.moe) {
+      add_gradients(shapes_.layer_parameters(), linear_elements(weights));
       return;
     }
-    add_gradients(shapes_.moe_dense_parameters());
+    add_gradients(shapes_.moe_dense_parameters(), linear_elements(weights));
     if (expert_buffer_.size == 1)
       return;
     expert_buffer_.pending_elements += shapes_.local_expert_parameters();
@@ -859,27 +1039,44 @@ class StageGenerator {
     bucket_offset_ += elements;
   }
 
-  void add_gradients(std::int64_t elements) {
+  // `elements` gradients ready, `fp8_elements` of them of FP8 weights' (Transformer Engine's
+  // linear layers). With FP8 primary weights those fill the buckets of their own buffer and the
+  // rest wait for the chunk's last bucket: Megatron-Core's partition_buckets merges the non-FP8
+  // buffer's buckets into the group of the FP8 buffer's last bucket (the chunk's first layers).
+  void add_gradients(std::int64_t elements, std::int64_t fp8_elements = 0) {
     if (dp_size() == 1)
       return;
-    pending_elements_ += elements;
+    const std::int64_t bucketed = shapes_.fp8_params ? fp8_elements : elements;
+    pending_elements_ += bucketed;
+    pending_non_fp8_elements_ += elements - bucketed;
     if (parallel_.overlap_grad_reduce &&
         pending_elements_ * element_bytes(parallel_.gradient_dtype) >=
             parallel_.effective_bucket_bytes())
-      flush_bucket();
+      flush_bucket(false);
   }
 
   void defer_bucket() {
-    if (dp_size() > 1 && pending_elements_ > 0)
-      deferred_elements_.push_back(pending_elements_);
+    if (dp_size() > 1 && (pending_elements_ > 0 || pending_non_fp8_elements_ > 0))
+      deferred_elements_.emplace_back(pending_elements_, pending_non_fp8_elements_);
     pending_elements_ = 0;
+    pending_non_fp8_elements_ = 0;
   }
 
-  void flush_bucket() {
-    if (dp_size() == 1 || pending_elements_ == 0)
+  // The pending bucket; `last`: the chunk's last, with the non-FP8 gradients beside it.
+  void flush_bucket(bool last) {
+    if (dp_size() == 1)
       return;
-    const std::int64_t elements = ceil_div(pending_elements_, dp_size()) * dp_size();
-    pending_elements_ = 0;
+    reduce_bucket(std::exchange(pending_elements_, 0), parameter_dtype());
+    if (last)
+      reduce_bucket(std::exchange(pending_non_fp8_elements_, 0), model_.activation_dtype());
+  }
+
+  // One bucket's gradients reduced over DP x CP; with ZeRO its parameters (of `dtype`) are
+  // gathered again after the step.
+  void reduce_bucket(std::int64_t pending, DType dtype) {
+    if (pending == 0)
+      return;
+    const std::int64_t elements = ceil_div(pending, dp_size()) * dp_size();
     const TensorRef bucket = gradient_bucket(elements);
     dp_in_flight_ = true;
     if (parallel_.zero_stage == 0) {
@@ -889,7 +1086,7 @@ class StageGenerator {
       const TensorRef shard = gradient_shard(elements / dp_size());
       dp_collective(CollectiveKind::kReduceScatter, bucket, shard);
       optimizer_gradients_.push_back(shard);
-      bucket_elements_.push_back(elements);
+      parameter_buckets_.push_back({elements, dtype});
     }
     bucket_offset_ += elements;
   }
@@ -908,9 +1105,17 @@ class StageGenerator {
   TensorRef embedding_weight_;
   TensorRef head_weight_;
   std::int64_t pending_elements_ = 0;
+  std::int64_t pending_non_fp8_elements_ = 0;  // FP8 primary weights: the other gradients
   std::vector<TensorRef> optimizer_gradients_;
-  std::vector<std::int64_t> bucket_elements_;
-  std::vector<std::int64_t> deferred_elements_;
+  // The dense buckets the distributed optimizer gathers after its step, with their dtype.
+  struct ParameterBucket {
+    std::int64_t elements = 0;
+    DType dtype = DType::kBFloat16;
+  };
+  std::vector<ParameterBucket> parameter_buckets_;
+  // Without overlap_grad_reduce: each chunk's (bucketed, non-FP8) gradients, reduced after the
+  // schedule.
+  std::vector<std::pair<std::int64_t, std::int64_t>> deferred_elements_;
   // overlap_param_gather: layer -> the dense bucket and (MoE layers) the expert bucket it reads.
   std::map<int, TensorRef> first_use_parameters_, first_use_expert_parameters_;
   // MoE: the local experts' gradients, bucketed apart from the dense ones.
@@ -925,10 +1130,11 @@ class StageGenerator {
   bool dp_in_flight_ = false;  // a gradient bucket was posted in this backward pass
   // Persistent memory (place_persistent_state) and what each layer's forward keeps for its
   // backward, per (layer, micro-batch), dropped when the backward has read it.
-  TensorRef parameters_, fp8_weights_, gradients_;
+  TensorRef parameters_, fp8_parameters_, fp8_weights_, gradients_;
   std::vector<TensorRef> optimizer_state_;
   std::map<int, std::int64_t> layer_shard_offset_;  // layer -> its place in parameters_
-  std::int64_t bucket_offset_ = 0, shard_offset_ = 0, gathered_offset_ = 0;
+  std::int64_t bucket_offset_ = 0, shard_offset_ = 0, gathered_offset_ = 0,
+               fp8_gathered_offset_ = 0;
   std::map<std::pair<int, int>, ForwardSaved> saved_;
   std::map<int, HeadSaved> head_saved_;  // micro-batch -> the LM head's
   // Multi-token prediction (last stage): the modules, the stage's embedding copy (PP > 1), and

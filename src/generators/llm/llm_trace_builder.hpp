@@ -54,6 +54,10 @@ inline constexpr std::string_view kExpertDummyWgradOpName = "te::grouped_linear.
 inline constexpr std::string_view kFp8AmaxOpName = "te::compute_amax";
 inline constexpr std::string_view kFp8ScaleOpName = "te::compute_scale_from_amax";
 inline constexpr std::string_view kFp8ExpertCastLaunchOpName = "te::split_quantize.launch";
+// FP8 primary weights (ParallelConfig::fp8_param_gather): the optimizer step's cast of an fp32
+// main-weight fragment into the E4M3 weight, and the transpose each weight gets after its gather.
+inline constexpr std::string_view kFp8MasterCastOpName = "te::cast_master_weight_to_fp8";
+inline constexpr std::string_view kFp8WeightTransposeOpName = "te::fp8_transpose";
 // Megatron-Core's alltoall dispatcher waits for its device-to-host copies of the token counts
 // (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize: d2h_event.synchronize()).
 inline constexpr std::string_view kDispatcherSyncOpName = "megatron.moe_dispatcher.d2h_sync";

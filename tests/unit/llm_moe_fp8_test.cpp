@@ -72,6 +72,11 @@ TEST(LlmMoeFp8, ExpertGemmsReadFp8OperandsAndEveryCastIsCounted) {
   // Per layer and iteration: the local experts' FC1 [2 x 64, 128] and FC2 [2 x 128, 64].
   EXPECT_EQ(fp8.casts.at({128, 128}), 2);
   EXPECT_EQ(fp8.casts.at({256, 64}), 2);
+  // No shared experts: their empty FC1 [64, 0] and FC2 [0, 64] are no modules, nothing cast.
+  EXPECT_EQ(fp8.casts.count({64, 0}), 0u);
+  EXPECT_EQ(fp8.casts.count({0, 64}), 0u);
+  for (const auto& [shape, count] : fp8.casts)
+    EXPECT_GT(shape.first * shape.second, 0) << count << " casts of an empty tensor";
   // The router's forward GEMM and its two backward GEMMs stay bf16 in both.
   EXPECT_EQ(bf16.bf16_routers, fp8.bf16_routers);
   EXPECT_GT(fp8.bf16_routers, 0);

@@ -167,16 +167,16 @@ void LayerEmitter::cast_weights_to_fp8(const LayerWeights& weights) {
 
 void LayerEmitter::ready_fp8_weight(const TensorRef& weight, std::int64_t rows, std::int64_t cols,
                                     const Fp8Copy& copy) {
+  // A MoE layer without shared experts has no such module (its fc1 / fc2 are empty): no kernel.
+  if (weight.numel == 0)
+    return;
   if (!shapes_.fp8_params) {
     cast_transpose(weight, rows, cols, copy, kAmaxKernel);
     return;
   }
   // The weight is already E4M3 with its scale (quantized by the optimizer step); Hopper's FP8
   // GEMMs take TN operands only, so Transformer Engine writes its transpose (one read, one
-  // write of a byte per element) for the data gradient. A MoE layer without shared experts
-  // has no such module: nothing to transpose.
-  if (weight.numel == 0)
-    return;
+  // write of a byte per element) for the data gradient.
   const TensorRef transposed = copy.set
                                    ? builder_.alias(copy.transposed, {cols, rows}, DType::kFloat8)
                                    : builder_.tensor({cols, rows}, DType::kFloat8);

@@ -74,6 +74,7 @@ struct PlanOptions {
   int max_cp = 8;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  bool fp8_param_gather = false;
   std::string recompute_modules = "core_attn";           // Megatron-Core's default list
   std::vector<std::string> orders = {"tp-cp-ep-dp-pp"};  // rank orders tried per layout
   bool exhaustive = false;
@@ -185,6 +186,7 @@ int run_plan(const PlanOptions& options) {
   request.limits.max_context_parallel = options.max_cp;
   request.limits.overlap_grad_reduce = options.overlap_grad_reduce;
   request.limits.overlap_param_gather = options.overlap_param_gather;
+  request.limits.fp8_param_gather = options.fp8_param_gather;
   request.limits.recompute_modules =
       llm::parse_recompute_modules(options.recompute_modules, "--recompute-modules", "");
   request.limits.orders.clear();
@@ -366,6 +368,10 @@ void add_plan_command(CLI::App& app, CommandRegistry& registry) {
   command->add_flag("--overlap-grad-reduce", options->overlap_grad_reduce,
                     "every layout reduces gradients in buckets under the backward (see "
                     "`simulate --overlap-grad-reduce`)");
+  command->add_flag("--fp8-param-gather", options->fp8_param_gather,
+                    "with fp8 (delayed or current scaling): the ZeRO 1/2 layouts keep FP8 "
+                    "primary weights, as `simulate --fp8-param-gather` (memory filter and "
+                    "simulations; default off)");
   command->add_flag("--overlap-param-gather", options->overlap_param_gather,
                     "ZeRO 1/2/3 layouts all-gather parameters under the first forward, with "
                     "--overlap-grad-reduce as Megatron requires");

@@ -41,6 +41,7 @@ scenario::LlmSimulateOptions plan_layout_simulate_options(const PlanSimulateSett
   options.zero_stage = layout.zero_stage;
   options.overlap_grad_reduce = layout.overlap_grad_reduce;
   options.overlap_param_gather = layout.overlap_param_gather;
+  options.fp8_param_gather = layout.fp8_param_gather;
   options.tp_overlap = layout.overlap_tp_backward;
   options.tp_comm_overlap = layout.tp_comm_overlap;
   options.moe_a2a_overlap = layout.moe_a2a_overlap;

@@ -205,6 +205,9 @@ std::vector<llm::ParallelConfig> enumerate_layouts(const llm::TransformerConfig&
                     layout.overlap_param_gather = limits.overlap_param_gather && zero > 0;
                     layout.overlap_grad_reduce =
                         limits.overlap_grad_reduce || layout.overlap_param_gather;
+                    layout.fp8_param_gather = limits.fp8_param_gather && model.fp8() &&
+                                              model.fp8_recipe != llm::Fp8Recipe::kBlockwise &&
+                                              (zero == 1 || zero == 2);
                     layout.moe_a2a_overlap =
                         limits.moe_a2a_overlap && !llm::moe_a2a_overlap_problem(model, layout);
                     // Megatron's precondition: the delayed weight gradients run beside the

@@ -51,6 +51,9 @@ struct EnumerationLimits {
   int moe_hybridep_num_sms = 16;  // Megatron-Core's default
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  // FP8 primary weights (--fp8-param-gather) on every layout that can hold them: an FP8 model
+  // with delayed or current scaling and the distributed optimizer (ZeRO 1/2).
+  bool fp8_param_gather = false;
   // Megatron-Core's embedding / loss counted as a layer of the pipeline split
   // (llm_pipeline_split.hpp): layouts whose PP x virtual stages do not divide L + 2 are skipped.
   bool account_for_embedding = false;

@@ -79,7 +79,11 @@ LayerWork probe_layer_work(const LlmScenario& scenario) {
   parallel.pp_layout.clear();
   parallel.first_stage_layers = parallel.last_stage_layers = 0;
   parallel.account_for_embedding = parallel.account_for_loss = false;
-  parallel.zero_stage = 0;
+  // No optimizer sharding, so no parameter gather to overlap; FP8 primary weights need the
+  // distributed optimizer and stay (their per-iteration weight work is a transpose, not the
+  // bf16 weights' cast: less, so the bound stays one the layout cannot beat).
+  parallel.zero_stage = parallel.fp8_param_gather ? 1 : 0;
+  parallel.overlap_param_gather = false;
   // The EP all-to-all overlap pairs two micro-batches' steps and needs PP 1 or interleaving,
   // which the one-micro-batch probe is not: it runs without it (and without the delayed weight
   // gradients that need it) and counts only the compute kernels of each window. The combined

@@ -175,6 +175,39 @@ TEST(PlanSearch, MoeSwitchLayoutsBoundBelowTheirSimulation) {
       "shared-expert overlap");
 }
 
+// The distributed optimizer's switches on the layer probe, which runs without optimizer sharding:
+// `plan --overlap-param-gather` made its probe refuse the layout (the gather overlap without
+// ZeRO) and ended the search; FP8 primary weights keep ZeRO 1 in the probe (they need it).
+// Each layout's bound lies below its simulated time.
+TEST(PlanSearch, DistributedOptimizerSwitchesBoundBelowTheirSimulation) {
+  llm::TransformerConfig model = test_support::small_moe(2, 16);
+  model.dtype = DType::kFloat8;
+  scenario::PlanRequest request = one_hgx_h100(model);
+  request.device_memory.capacity_bytes = 80'000'000'000;
+  request.limits.gpus = 8;
+  request.limits.max_micro_batch = 1;
+  request.limits.max_virtual_stages = 1;
+  request.limits.overlap_param_gather = true;
+  request.limits.fp8_param_gather = true;
+  const auto layouts = enumerate_layouts(request.model, request.limits);
+  const auto found = std::find_if(layouts.begin(), layouts.end(), [](const auto& p) {
+    return p.overlap_param_gather && p.fp8_param_gather && p.pp > 1 && p.dp > 1;
+  });
+  ASSERT_NE(found, layouts.end());
+  for (bool fp8_params : {true, false}) {
+    llm::ParallelConfig layout = *found;
+    layout.fp8_param_gather = fp8_params;
+    const scenario::LlmScenario scenario = scenario::layout_scenario(request, layout);
+    double bound_us = 0;
+    ASSERT_NO_THROW(bound_us = scenario::iteration_lower_bound_us(scenario));
+    const double simulated_us =
+        scenario::simulate_layout(scenario, scenario::SimulatedRanks::kPipelineRepresentatives)
+            .summary.iteration_us;
+    EXPECT_GT(bound_us, 0.0);
+    EXPECT_LE(bound_us, simulated_us) << short_layout_name(layout);
+  }
+}
+
 // A MoE model whose first 3 layers are dense (DeepSeek-V3's first_k_dense 3) has no MoE layer
 // in the layer probe's 3 one-layer stages: the probe used to refuse the model. It now probes
 // each kind of layer alone and weights them by the model's layer counts (3 of 6 each here): the

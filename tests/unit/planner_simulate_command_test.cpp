@@ -103,5 +103,34 @@ TEST(PlanSimulateCommand, EveryLayoutAndItsMoeSwitchesRoundTrip) {
   EXPECT_GT(granular, 0);
 }
 
+// plan --fp8-param-gather: an FP8 model's ZeRO 1/2 layouts carry FP8 primary weights into their
+// simulate command; the others (ZeRO 0 and 3) cannot hold them and do not.
+TEST(PlanSimulateCommand, Fp8PrimaryWeightsOnTheDistributedOptimizersLayouts) {
+  llm::TransformerConfig model = test_support::small_moe(2, 16);
+  model.dtype = DType::kFloat8;
+  planner::EnumerationLimits limits;
+  limits.gpus = 4;
+  limits.gpus_per_node = 4;
+  limits.fp8_param_gather = true;
+  PlanSimulateSetting setting;
+  setting.model_path = "small-moe.json";
+  setting.topology_path = "hgx-h100";
+  setting.device = "H100-SXM";
+  int primary = 0;
+  for (const llm::ParallelConfig& layout : planner::enumerate_layouts(model, limits)) {
+    EXPECT_EQ(layout.fp8_param_gather, layout.zero_stage == 1 || layout.zero_stage == 2);
+    EXPECT_NO_THROW(llm::validate(model, layout));
+    const std::vector<std::string> arguments =
+        llm_simulate_arguments(plan_layout_simulate_options(setting, layout));
+    const llm::ParallelConfig back = scenario::parallel_config_from(parsed_by_simulate(arguments));
+    EXPECT_EQ(back.fp8_param_gather, layout.fp8_param_gather) << simulate_command_line(arguments);
+    primary += layout.fp8_param_gather;
+  }
+  EXPECT_GT(primary, 0);
+  model.dtype = DType::kBFloat16;  // nothing to hold in FP8
+  for (const llm::ParallelConfig& layout : planner::enumerate_layouts(model, limits))
+    EXPECT_FALSE(layout.fp8_param_gather);
+}
+
 }  // namespace
 }  // namespace perfsim::cli

@@ -194,6 +194,8 @@ std::string short_layout_name(const generators::llm::ParallelConfig& parallel) {
   }
   if (parallel.zero_stage > 0)
     name += " Z" + std::to_string(parallel.zero_stage);
+  if (parallel.fp8_param_gather)
+    name += " fp8w";  // FP8 primary weights
   // The MoE switches the planner turns on per layout (layout_enumerator.hpp).
   if (parallel.moe_flex())
     name +=

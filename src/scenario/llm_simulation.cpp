@@ -111,6 +111,8 @@ std::string describe_layout(const llm::ParallelConfig& parallel) {
   if (!parallel.recompute_modules.is_default())
     text += " (" + llm::recompute_modules_name(parallel.recompute_modules) + ")";
   text += ", ZeRO " + std::to_string(parallel.zero_stage);
+  if (parallel.fp8_param_gather)
+    text += " (FP8 primary weights)";
   return text;
 }
 

@@ -12,6 +12,7 @@
 #include "mpi_sim/cli/simulate_arguments.hpp"
 #include "mpi_sim/cli/workload_options.hpp"
 #include "planner/layout_enumerator.hpp"
+#include "planner/plan_search.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "support/parsed_by_simulate.hpp"
 #include "support/small_moe.hpp"
@@ -125,6 +126,10 @@ TEST(PlanSimulateCommand, Fp8PrimaryWeightsOnTheDistributedOptimizersLayouts) {
     const llm::ParallelConfig back = scenario::parallel_config_from(parsed_by_simulate(arguments));
     EXPECT_EQ(back.fp8_param_gather, layout.fp8_param_gather) << simulate_command_line(arguments);
     primary += layout.fp8_param_gather;
+    EXPECT_EQ(planner::short_layout_name(layout).find(" fp8w") != std::string::npos,
+              layout.fp8_param_gather);
+    EXPECT_EQ(scenario::describe_layout(layout).find("FP8 primary weights") != std::string::npos,
+              layout.fp8_param_gather);
   }
   EXPECT_GT(primary, 0);
   model.dtype = DType::kBFloat16;  // nothing to hold in FP8

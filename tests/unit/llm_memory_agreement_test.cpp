@@ -846,6 +846,16 @@ llm::TransformerConfig small_mla() {
   return model;
 }
 
+// `model` with 4 experts (top-2, 512 wide) and one multi-token prediction layer (DeepSeek-V3's
+// kinds of layers on a small MLA model).
+llm::TransformerConfig with_experts_and_mtp(llm::TransformerConfig model) {
+  model.moe.num_experts = 4;
+  model.moe.top_k = 2;
+  model.moe.expert_ffn_hidden = 512;
+  model.mtp_num_layers = 1;
+  return model;
+}
+
 TEST(LlmMemoryAgreement, MultiLatentAttentionKeepsLatentsAndQueryKeyValue) {
   // The latents of the rank's own tokens (down projections' outputs and the normed latents)
   // and the query, key and value the rotary kernels build, at their own widths.
@@ -1189,11 +1199,7 @@ TEST(LlmMemoryAgreement, Fp8MultiLatentAttentionAndMultiTokenPrediction) {
       llm::parse_recompute_modules("mla_up_proj,layernorm", "<test>", "");
   expect_agreement(model, recomputed);
   expect_agreement(uncompressed, recomputed);
-  llm::TransformerConfig mtp = model;
-  mtp.moe.num_experts = 4;
-  mtp.moe.top_k = 2;
-  mtp.moe.expert_ffn_hidden = 512;
-  mtp.mtp_num_layers = 1;
+  const llm::TransformerConfig mtp = with_experts_and_mtp(model);
   llm::ParallelConfig experts = pp2_dp2();
   experts.ep = 2;
   expect_agreement(mtp, experts, 0, 1);
@@ -1249,13 +1255,9 @@ TEST(LlmMemoryAgreement, Fp8PrimaryWeightsHoldOneByteAndTheirTranspose) {
   primary_against_copies(moe, experts, 1);
   llm::TransformerConfig mla = small_mla();
   mla.dtype = DType::kFloat8;
-  mla.moe.num_experts = 4;
-  mla.moe.top_k = 2;
-  mla.moe.expert_ffn_hidden = 512;
-  mla.mtp_num_layers = 1;
   llm::ParallelConfig mla_experts = pp2_dp2();
   mla_experts.ep = 2;
-  primary_against_copies(mla, mla_experts, 1);
+  primary_against_copies(with_experts_and_mtp(mla), mla_experts, 1);
 }
 
 }  // namespace

@@ -528,6 +528,8 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["te::cast_master_weight_to_fp8"] = elementwise(2);
     t["te::fp8_transpose"] = elementwise(0);
     t["te::multi_tensor_scale"] = elementwise(1);
+    // FP8 delayed scaling: the reduced amaxes into the history, scales and inverse scales.
+    t["te::fused_amax_and_scale_update_after_reduction"] = elementwise(3);
     t["te::multi_tensor_compute_scale_and_scale_inv"] = elementwise(2);
     t["aten::reciprocal"] = elementwise(1);
     // Megatron-Core's fused element-wise kernels (generators/llm, issue 15): SwiGLU (reads gate

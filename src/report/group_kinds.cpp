@@ -34,7 +34,7 @@ std::string group_kind_label(const std::string& kind) {
   if (kind == "dopt")
     return "job-wide";
   if (kind == "tpdp")
-    return "router expert-bias";
+    return "tensor x data x context parallel";  // FP8 amax history, MoE router bias
   if (kind == "p2p")
     return "pipeline p2p";
   return kind;

@@ -1,12 +1,14 @@
 // FP8 current scaling (README "FP8 current scaling"): exact extra ops and bytes per quantized
 // GEMM operand on small generated cases, dense (TP 1; TP 2 with SP) and MoE (2 and 4 local
-// experts); delayed scaling unchanged (the current trace is the delayed one plus the new ops);
+// experts); delayed scaling unchanged (the current trace is the delayed one plus the new ops,
+// less the delayed recipe's amax history updates: llm_fp8_delayed_amax_test.cpp);
 // the host cost of the new launches; the recipe's parsing and refusals; and the direction of
 // the effect through the engine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "perfsim/trace.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "scenario/plan_simulation.hpp"
+#include "support/delayed_amax_updates.hpp"
 #include "support/h100_sxm_scenario.hpp"
 #include "support/op_phase.hpp"
 #include "support/small_moe.hpp"
@@ -63,7 +66,8 @@ Extras extras(const Trace& trace) {
     }
     if (op.name == kCast)
       e.cast_read += op.inputs.at(0).bytes();
-    if (op.comm && op.comm->kind == CollectiveKind::kAllReduce) {
+    if (op.comm && op.comm->kind == CollectiveKind::kAllReduce &&
+        op.kernels.front().stream != kAmaxReductionStream) {
       const bool amax = op.comm->dtype == DType::kFloat32 && op.comm->bytes_in == 4;
       (amax ? e.amax_all_reduces : e.other_all_reduces)++;
     }
@@ -71,11 +75,14 @@ Extras extras(const Trace& trace) {
   return e;
 }
 
-// The trace's op names, without the ops current scaling adds.
+// The trace's op names, without the ops current scaling adds and those of delayed scaling's
+// amax history updates.
 std::vector<std::string> names_without_extras(const Trace& trace) {
+  const std::set<std::int64_t> delayed_updates = test_support::delayed_amax_update_ops(trace);
   std::vector<std::string> names;
   for (const Op& op : trace.ops) {
-    if (op.name == kAmax || op.name == kScale || op.name == kCastLaunch)
+    if (op.name == kAmax || op.name == kScale || op.name == kCastLaunch ||
+        delayed_updates.count(op.id) > 0)
       continue;
     if (op.comm && op.comm->kind == CollectiveKind::kAllReduce &&
         op.comm->dtype == DType::kFloat32 && op.comm->bytes_in == 4)
@@ -119,7 +126,9 @@ TEST(LlmFp8CurrentScaling, DenseExtraOpsAndBytesPerOperand) {
   EXPECT_EQ(c.other_all_reduces, d.other_all_reduces);
   // Delayed is the current trace without the new ops, op for op.
   EXPECT_EQ(names_without_extras(current), names_without_extras(delayed));
-  EXPECT_EQ(names_without_extras(delayed).size(), delayed.ops.size());
+  // Delayed scaling's own: per micro-batch a forward and a backward amax update (the
+  // concatenation and the fused update; one rank, no all-reduce).
+  EXPECT_EQ(names_without_extras(delayed).size() + 16 * 2 * 2, delayed.ops.size());
 }
 
 TEST(LlmFp8CurrentScaling, SequenceParallelReducesTheAmaxOverTp) {

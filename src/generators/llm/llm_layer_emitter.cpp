@@ -197,6 +197,15 @@ std::int64_t LayerEmitter::fp8_copy_elements(const LayerWeights& weights) const 
   return shapes_.fp8_params ? elements : 2 * elements;
 }
 
+std::int64_t LayerEmitter::fp8_gemms(const LayerWeights& weights) const {
+  if (!shapes_.fp8_linear)
+    return 0;
+  std::int64_t gemms = 0;
+  for_each_linear_weight(
+      weights, [&](const TensorRef& weight, const Fp8Copy&) { gemms += weight.numel > 0 ? 1 : 0; });
+  return gemms + (weights.moe ? 2 * shapes_.experts_local : 0);
+}
+
 std::int64_t LayerEmitter::place_fp8_copy(const TensorRef& weight, Fp8Copy& copy, std::int64_t rows,
                                           std::int64_t cols, const TensorRef& buffer,
                                           std::int64_t offset) {

@@ -280,6 +280,10 @@ class LayerEmitter {
   // Elements of the FP8 copies (copy and transpose; the transpose only with FP8 primary
   // weights) of a layer's linear weights.
   std::int64_t fp8_copy_elements(const LayerWeights& weights) const;
+  // The layer's FP8 GEMMs per pass, one per Transformer Engine linear module and one per local
+  // expert of each grouped linear (0 without FP8): the modules whose amaxes delayed scaling
+  // records and reduces (llm_rank_generator.cpp reduce_delayed_amaxes).
+  std::int64_t fp8_gemms(const LayerWeights& weights) const;
   // Places the layer's Fp8Copy in `buffer` (an FP8 tensor) from `offset_elements` on; returns
   // the offset past them. With FP8 primary weights (LocalShapes::fp8_params) the copy is the
   // weight itself and only the transpose is placed. No-op without FP8.

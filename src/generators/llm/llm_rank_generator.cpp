@@ -265,6 +265,7 @@ class StageGenerator {
       x = saved.output;
       saved_[{layer, micro_batch}] = std::move(saved);
     }
+    reduce_delayed_amaxes(chunk_fp8_gemms(layers), true);
     builder_.set_layer(-1);
     if (last_virtual(chunk)) {
       TensorRef hidden = x;
@@ -274,6 +275,7 @@ class StageGenerator {
           emitter_.cast_mtp_weights_to_fp8(mtp_weights_[module]);
         MtpSaved saved =
             emitter_.mtp_forward(hidden, mtp_embedding(), head_weight_, mtp_weights_[module]);
+        reduce_mtp_amaxes(mtp_weights_[module], true);
         hidden = saved.output;
         mtp_saved_[{static_cast<int>(module), micro_batch}] = std::move(saved);
       }
@@ -321,6 +323,7 @@ class StageGenerator {
       else if (reduce_now)
         add_layer_gradients(layer);
     }
+    reduce_delayed_amaxes(chunk_fp8_gemms(layers), false);
     builder_.set_layer(-1);
     if (first_virtual(chunk)) {
       emitter_.embedding_backward(grad, embedding_weight_);
@@ -858,6 +861,56 @@ class StageGenerator {
     return mtp_embedding_weight_.numel > 0 ? mtp_embedding_weight_ : embedding_weight_;
   }
 
+  // FP8 delayed scaling (Transformer Engine's DelayedScaling, Megatron-Core's "delayed"
+  // recipe): leaving an fp8_autocast region TE concatenates the amaxes the region's FP8
+  // modules recorded (per GEMM 3 in the forward: input, weight, output; 2 in the backward:
+  // output and input gradients), MAX-reduces them over the autocast's group with a blocking
+  // c10d all-reduce, and takes them into the amax history, scales and inverse scales with one
+  // fused kernel (fp8.py reduce_and_update_fp8_tensors). Megatron's group is its amax
+  // reduction group, TP x DP x CP of the stage (get_amax_reduction_group with context
+  // parallelism). The backward's reduction runs at the end of the backward of the region's
+  // first module (reduce_and_update_bwd_fp8_tensors). Current and blockwise scaling keep no
+  // amax history: nothing. The history is priced at one entry (Megatron's
+  // fp8_amax_history_len default; NeMo's 1024 adds a few MB of reads per update).
+  void reduce_delayed_amaxes(std::int64_t gemms, bool forward) {
+    if (gemms == 0 || model_.fp8_recipe != Fp8Recipe::kDelayed)
+      return;
+    const std::int64_t amaxes = gemms * (forward ? 3 : 2);
+    const TensorRef recorded = builder_.tensor({amaxes}, DType::kFloat32);
+    const TensorRef packed = builder_.tensor({amaxes}, DType::kFloat32);
+    builder_.compute("aten::cat", {recorded}, {packed}, KernelCategory::kMemory, 0);
+    const int group_size = parallel_.tp * parallel_.dp * parallel_.cp;
+    if (group_size > 1)
+      builder_.communicate(
+          {CollectiveKind::kAllReduce, roles_.tp_dp_cp_group, group_size, -1, kAmaxReductionStream},
+          packed, packed);
+    builder_.compute(std::string(kFp8AmaxScaleUpdateOpName), {packed}, {packed},
+                     KernelCategory::kOther, static_cast<double>(amaxes));
+  }
+
+  // A chunk's decoder layers are one fp8_autocast region under the delayed recipe (the
+  // transformer block's outer fp8 context).
+  std::int64_t chunk_fp8_gemms(const LayerRange& layers) const {
+    std::int64_t gemms = 0;
+    for (int layer = layers.first; layer < layers.last; ++layer)
+      gemms += emitter_.fp8_gemms(weights_.at(layer));
+    return gemms;
+  }
+
+  // A multi-token prediction module runs two regions: eh_proj's and its layer's
+  // (MultiTokenPredictionLayer's two fp8 contexts).
+  void reduce_mtp_amaxes(const MtpWeights& module, bool forward) {
+    if (!shapes_.fp8_linear)
+      return;
+    if (forward) {
+      reduce_delayed_amaxes(1, forward);
+      reduce_delayed_amaxes(emitter_.fp8_gemms(module.layer), forward);
+    } else {
+      reduce_delayed_amaxes(emitter_.fp8_gemms(module.layer), forward);
+      reduce_delayed_amaxes(1, forward);
+    }
+  }
+
   // The modules' backward, last first (each module's input is the previous one's output);
   // returns the gradient of the decoder's output they add. At the last micro-batch their
   // gradients join the buckets.
@@ -868,6 +921,7 @@ class StageGenerator {
       const auto saved = mtp_saved_.find({module, micro_batch});
       grad = emitter_.mtp_backward(grad, mtp_embedding(), head_weight_,
                                    mtp_weights_[static_cast<std::size_t>(module)], saved->second);
+      reduce_mtp_amaxes(mtp_weights_[static_cast<std::size_t>(module)], false);
       mtp_saved_.erase(saved);
       if (reduce_now) {
         const MtpWeights& weights = mtp_weights_[static_cast<std::size_t>(module)];

@@ -34,6 +34,9 @@ inline constexpr StreamId kTensorRecvStream = kDefaultCommStream + 10;
 // The expert parameters' all-gathers under overlap_param_gather: Megatron-Core's expert buffers
 // are gathered over the expert-DP communicator, its own NCCL stream beside the dense DP one.
 inline constexpr StreamId kExpertDataParallelStream = kDefaultCommStream + 11;
+// FP8 delayed scaling: the amax all-reduces over Megatron's amax reduction group (TP x DP x CP
+// of a stage), a communicator of its own.
+inline constexpr StreamId kAmaxReductionStream = kDefaultCommStream + 12;
 
 // The op of load_batch(): host overhead assets may give it the data loader's CPU time.
 inline constexpr std::string_view kLoadBatchOpName = "megatron.get_batch";
@@ -58,6 +61,10 @@ inline constexpr std::string_view kFp8ExpertCastLaunchOpName = "te::split_quanti
 // main-weight fragment into the E4M3 weight, and the transpose each weight gets after its gather.
 inline constexpr std::string_view kFp8MasterCastOpName = "te::cast_master_weight_to_fp8";
 inline constexpr std::string_view kFp8WeightTransposeOpName = "te::fp8_transpose";
+// FP8 delayed scaling: the fused kernel that takes the reduced amaxes into the amax history
+// and computes the scales and their inverses (TE's fused_amax_and_scale_update_after_reduction).
+inline constexpr std::string_view kFp8AmaxScaleUpdateOpName =
+    "te::fused_amax_and_scale_update_after_reduction";
 // Megatron-Core's alltoall dispatcher waits for its device-to-host copies of the token counts
 // (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize: d2h_event.synchronize()).
 inline constexpr std::string_view kDispatcherSyncOpName = "megatron.moe_dispatcher.d2h_sync";

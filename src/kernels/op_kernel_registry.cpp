@@ -94,6 +94,28 @@ OpExpansion matrix_product(const Op& op, std::size_t a_index, std::size_t b_inde
                               tensor_dtype(*a))});
 }
 
+// Transformer Engine's grouped GEMM ([experts, m, k] x [experts, k, n]) on Hopper and earlier:
+// nvte_multi_tensor_gemm without NVTE_USE_CUTLASS_GROUPED_GEMM takes multi_stream_cublas_gemm,
+// one cuBLAS GEMM per expert, expert i on compute stream i % num_streams (4). At most four
+// GEMMs run at once: each round of four shares the SMs as a batched GEMM of four does, and the
+// rounds follow one another on the streams. One kernel spec per round.
+constexpr std::int64_t kTeGroupedGemmStreams = 4;
+
+OpExpansion te_grouped_gemm_rule(const Op& op) {
+  OpExpansion batched = matrix_product(op, 0, 1);
+  if (batched.status != ExpansionStatus::kModeled)
+    return batched;
+  const KernelSpec all = batched.kernels.front();
+  const GemmWork& work = std::get<GemmWork>(all.work);
+  std::vector<KernelSpec> rounds;
+  for (std::int64_t first = 0; first < work.batch; first += kTeGroupedGemmStreams) {
+    KernelSpec round = all;
+    std::get<GemmWork>(round.work).batch = std::min(kTeGroupedGemmStreams, work.batch - first);
+    rounds.push_back(std::move(round));
+  }
+  return modeled(std::move(rounds));
+}
+
 OpExpansion linear_rule(const Op& op) {
   const TensorRef* input = input_at(op, 0);
   const TensorRef* weight = input_at(op, 1);
@@ -557,9 +579,10 @@ const std::map<std::string, Rule, std::less<>>& rules() {
     t["megatron::fused_mla_rope_kv"] = elementwise(3);
     t["megatron::fused_mla_rope_kv_backward"] = elementwise(3);
     // Mixture of experts (generators/llm/llm_moe_layer.cpp): Transformer Engine's grouped GEMM
-    // over the local experts, [experts, m, k] x [experts, k, n] as a batched GEMM; the token
-    // permutation kernels and the router's top-k are memory-bound passes over their tensors.
-    t["te::grouped_gemm"] = product(0, 1);
+    // over the local experts, [experts, m, k] x [experts, k, n], in rounds of four concurrent
+    // GEMMs (te_grouped_gemm_rule); the token permutation kernels and the router's top-k are
+    // memory-bound passes over their tensors.
+    t["te::grouped_gemm"] = te_grouped_gemm_rule;
     t["te::moe_permute"] = elementwise(0);
     t["te::moe_sort_chunks_by_index"] = elementwise(0);
     t["te::moe_unpermute"] = elementwise(2);

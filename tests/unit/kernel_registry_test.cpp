@@ -102,6 +102,49 @@ TEST_F(KernelRegistry, ExpandsOpsWithoutChildrenFromTheirShapes) {
   EXPECT_EQ(expand_op(op(1, "aten::frobnicate", {})).status, ExpansionStatus::kUnknownOp);
 }
 
+TEST_F(KernelRegistry, TeGroupedGemmRunsItsExpertsFourAtATime) {
+  // Transformer Engine's multi-stream cuBLAS path: expert i on stream i % 4.
+  auto batches = [](std::int64_t experts) {
+    const OpExpansion grouped = expand_op(op(1, "te::grouped_gemm",
+                                             {tensor({experts, 256, 2048}, DType::kBFloat16),
+                                              tensor({experts, 2048, 1536}, DType::kBFloat16)}));
+    EXPECT_EQ(grouped.status, ExpansionStatus::kModeled);
+    std::vector<std::int64_t> out;
+    for (const KernelSpec& spec : grouped.kernels) {
+      const GemmWork& gemm = std::get<GemmWork>(spec.work);
+      EXPECT_EQ(gemm.m, 256);
+      EXPECT_EQ(gemm.n, 1536);
+      EXPECT_EQ(gemm.k, 2048);
+      out.push_back(gemm.batch);
+    }
+    return out;
+  };
+  EXPECT_EQ(batches(3), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(batches(4), (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(batches(6), (std::vector<std::int64_t>{4, 2}));
+  EXPECT_EQ(batches(16), (std::vector<std::int64_t>{4, 4, 4, 4}));
+
+  // Small experts leave SMs idle that a batched GEMM over all of them would fill: on H100 (132
+  // SMs) 16 experts of 256 x 1536 tiles (12 tiles of 128 x 256 each) take four rounds of one
+  // wave where the batched GEMM takes two waves; large experts fill every round, so the rounds
+  // cost what the batched GEMM does.
+  const devices::DeviceSpec h100 = devices::find_device(kDeviceFolder, "H100-SXM");
+  const ModelDurationSource on_h100{KernelPredictor(h100)};
+  // The same operands as one batched GEMM (aten::bmm) and as TE's grouped GEMM, one measured
+  // GEMM kernel each, priced by the same predictor.
+  auto duration_us = [&](const char* name, std::int64_t m) {
+    Op gemm =
+        op(1, name,
+           {tensor({16, m, 2048}, DType::kBFloat16), tensor({16, 2048, 1536}, DType::kBFloat16)});
+    gemm.kernels = {measured("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64", 0)};
+    return on_h100.kernel_duration_us(gemm, gemm.kernels.front());
+  };
+  auto grouped_us = [&](std::int64_t m) { return duration_us("te::grouped_gemm", m); };
+  auto batched_us = [&](std::int64_t m) { return duration_us("aten::bmm", m); };
+  EXPECT_GT(grouped_us(256), 1.5 * batched_us(256));
+  EXPECT_NEAR(grouped_us(8192), batched_us(8192), 0.05 * batched_us(8192));
+}
+
 TEST_F(KernelRegistry, FbgemmLookupRecoversTableShapesFromAnExecutionTraceOp) {
   // Two tables of E = 1000 rows, D = 64, batch 16, 4 lookups per sample and table:
   // weights 2 * 1000 * 64 = 128000 floats, D_offsets [3], indices 2 * 16 * 4 = 128,

@@ -87,8 +87,8 @@ void LayerEmitter::dispatcher_wait() {
 // te_general_grouped_gemm -> nvte_multi_stream_cublas_gemm: for each GEMM, nvte_cublas_gemm on
 // compute stream i % num_streams (descriptors, heuristic query, cublasLtMatmul). The op
 // te::grouped_gemm is the Python call and the first launch; these are the others. The GPU side
-// stays the batched GEMM te::grouped_gemm prices: the experts' GEMMs run on TE's 4 streams at
-// once, which a batched GEMM over the experts stands for.
+// is what te::grouped_gemm prices: the experts' GEMMs on TE's 4 streams, four at a time
+// (kernels/op_kernel_registry.cpp te_grouped_gemm_rule).
 void LayerEmitter::expert_gemm_launches() {
   for (std::int64_t expert = 1; expert < shapes_.experts_local; ++expert)
     builder_.host_call(std::string(kExpertGemmLaunchOpName));

@@ -71,6 +71,9 @@ LayerWork probe_layer_work(const LlmScenario& scenario) {
   probe.model.layers = kProbeStages;
   llm::ParallelConfig& parallel = probe.parallel;
   parallel.pp = kProbeStages;
+  // Without the once-per-iteration and once-per-chunk work the bound multiplies by the layers
+  // and micro-batches (FP8 weight casts, delayed scaling's amax reductions).
+  parallel.layer_probe = true;
   // One data-parallel rank, or with experts one EP group (its all-to-alls are layer work).
   parallel.dp = parallel.ep > 1 ? parallel.ep : 1;
   parallel.virtual_stages = 1;
@@ -80,8 +83,7 @@ LayerWork probe_layer_work(const LlmScenario& scenario) {
   parallel.first_stage_layers = parallel.last_stage_layers = 0;
   parallel.account_for_embedding = parallel.account_for_loss = false;
   // No optimizer sharding, so no parameter gather to overlap; FP8 primary weights need the
-  // distributed optimizer and stay (their per-iteration weight work is a transpose, not the
-  // bf16 weights' cast: less, so the bound stays one the layout cannot beat).
+  // distributed optimizer and stay (their per-iteration transposes are left out as above).
   parallel.zero_stage = parallel.fp8_param_gather ? 1 : 0;
   parallel.overlap_param_gather = false;
   // The EP all-to-all overlap pairs two micro-batches' steps and needs PP 1 or interleaving,

@@ -157,6 +157,35 @@ TEST(LlmFp8ParamGather, OptimizerQuantizesItsShardAndReducesTheAmaxesOverDp) {
   EXPECT_EQ(current.amax_bytes, 32 * 4);
 }
 
+TEST(LlmFp8ParamGather, EachChunksBf16RestIsGatheredAheadOfItsFirstFp8Bucket) {
+  // overlap_param_gather, PP 2 x 2 chunks: stage 0 holds layers 0-1 and 4-5 (two DDPs, one per
+  // chunk). Megatron's partition_buckets puts a chunk's non-FP8 buckets in the group of its FP8
+  // buffer's last bucket, the chunk's first layers, which wait for the whole group: issued on
+  // the DP stream ahead of that FP8 bucket, the bf16 gather ends before the layers read it.
+  ParallelConfig parallel{.tp = 1, .pp = 2, .dp = 2};
+  parallel.virtual_stages = 2;
+  parallel.zero_stage = 1;
+  parallel.overlap_grad_reduce = parallel.overlap_param_gather = true;
+  parallel.fp8_param_gather = true;
+  const Trace trace = generate_llm_rank(fp8_gpt(), parallel, 0);
+  std::vector<DType> gathered;  // the forward's parameter gathers, in issue order
+  Bytes bf16 = 0;
+  for (const Op& op : trace.ops)
+    if (op.comm && op.comm->kind == CollectiveKind::kAllGather && op_phase(op) == "param-gather") {
+      gathered.push_back(op.outputs.at(0).dtype);
+      if (op.outputs.at(0).dtype == DType::kBFloat16)
+        bf16 += op.comm->bytes_out;
+    }
+  // One bucket of FP8 linear weights per chunk (2 layers, under the bucket size), each after
+  // its chunk's bf16 rest.
+  const std::vector<DType> expected{DType::kBFloat16, DType::kFloat8, DType::kBFloat16,
+                                    DType::kFloat8};
+  EXPECT_EQ(gathered, expected);
+  // The rests: 4 layers' two norm weights (256 each, bf16) and the first stage's embedding
+  // (2048 x 256).
+  EXPECT_EQ(bf16, 2 * (4 * 2 * 256 + 2048 * 256));
+}
+
 TEST(LlmFp8ParamGather, ExpertWeightsAreGatheredInFp8AndTransposedPerExpert) {
   TransformerConfig model = test_support::tiny_moe();  // 2 layers, 4 experts
   model.dtype = DType::kFloat8;

@@ -175,6 +175,32 @@ TEST(PlanSearch, MoeSwitchLayoutsBoundBelowTheirSimulation) {
       "shared-expert overlap");
 }
 
+// The layer probe runs one layer per stage, so whatever a run does once per iteration or once per
+// pipeline chunk must not enter it once per layer: FP8's weight casts at the first micro-batch
+// and delayed scaling's amax reductions (one per chunk's forward and backward) left the bound of
+// a small host-bound FP8 model above its simulated time. Each recipe's bound lies below it.
+TEST(PlanSearch, Fp8LayoutsBoundBelowTheirSimulation) {
+  for (const llm::Fp8Recipe recipe : {llm::Fp8Recipe::kDelayed, llm::Fp8Recipe::kCurrent}) {
+    llm::TransformerConfig model = test_support::small_gpt(32, 256, 256);
+    model.vocab = 512;
+    model.dtype = DType::kFloat8;
+    model.fp8_recipe = recipe;
+    scenario::PlanRequest request = one_hgx_h100(model);
+    request.device_memory.capacity_bytes = 80'000'000'000;
+    llm::ParallelConfig layout{.tp = 2, .pp = 2, .dp = 2};
+    layout.sequence_parallel = true;
+    const scenario::LlmScenario scenario = scenario::layout_scenario(request, layout);
+    const double bound_us = scenario::iteration_lower_bound_us(scenario);
+    const double simulated_us =
+        scenario::simulate_layout(scenario, scenario::SimulatedRanks::kPipelineRepresentatives)
+            .summary.iteration_us;
+    std::cout << llm::fp8_recipe_name(recipe) << " " << short_layout_name(layout) << ": bound "
+              << bound_us << " us, simulated " << simulated_us << " us\n";
+    EXPECT_GT(bound_us, 0.0);
+    EXPECT_LE(bound_us, simulated_us) << llm::fp8_recipe_name(recipe);
+  }
+}
+
 // The distributed optimizer's switches on the layer probe, which runs without optimizer sharding:
 // `plan --overlap-param-gather` made its probe refuse the layout (the gather overlap without
 // ZeRO) and ended the search; FP8 primary weights keep ZeRO 1 in the probe (they need it).

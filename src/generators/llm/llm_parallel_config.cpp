@@ -547,11 +547,13 @@ std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bo
     groups.push_back(make_group(gradient_norm_group_name(parallel, rank), std::move(job),
                                 "distributed-optimizer instance: the job (gradient norm)"));
   }
-  // Listed last: only a router with an expert bias uses it (once per iteration).
+  // Listed last: FP8 delayed scaling's amax reductions and a router's expert-bias update use it.
   if (parallel.tp > 1 && parallel.dp * parallel.cp > 1)
-    groups.push_back(make_group(tp_dp_cp_group_name(parallel, rank),
-                                mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext, Dim::kData}),
-                                "tensor x data x context parallel (MoE router's expert bias)"));
+    groups.push_back(
+        make_group(tp_dp_cp_group_name(parallel, rank),
+                   mesh.group_ranks(rank, {Dim::kTensor, Dim::kContext, Dim::kData}),
+                   "tensor x data x context parallel (FP8 amax reduction, MoE router's expert "
+                   "bias)"));
   return groups;
 }
 

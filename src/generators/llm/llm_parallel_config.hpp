@@ -231,6 +231,12 @@ struct ParallelConfig {
   // each weight's transpose is made after its gather. No bf16 weight and no per-iteration
   // cast. Needs the FP8 recipe (delayed or current scaling) and the distributed optimizer.
   bool fp8_param_gather = false;
+  // The planner's layer probe (scenario/plan_simulation.cpp), not a setting of a run: one layer
+  // per stage and one micro-batch stand for every layer of every micro-batch there, so the
+  // generator leaves out the work a run does once per iteration or once per pipeline chunk
+  // (FP8 weight casts or transposes at the first micro-batch, delayed scaling's amax
+  // reductions per fp8_autocast region); any layer of any micro-batch costs at least that.
+  bool layer_probe = false;
   // Megatron pads the vocabulary to a multiple of this times TP (--make-vocab-size-divisible-by,
   // default 128) so the embedding and LM head split evenly; the padded rows cost time and memory.
   int vocab_divisible_by = 128;
@@ -369,9 +375,10 @@ std::string expert_tp_group_name(const ParallelConfig& parallel, int rank);
 // the other parts of the same sequences): "tp/<i>" without CP, "cp/<i>" without TP,
 // "tpcp/<i>" with both.
 std::string tp_cp_group_name(const ParallelConfig& parallel, int rank);
-// The ranks that share one router's expert-bias update (Megatron-Core's tp_dp_cp group:
-// finalize_model_grads all-reduces the token counts over TP x DP x CP): the "dp/<i>" group
-// (DP x CP) when TP is 1, the "tp/<i>" group when DP x CP is 1, "tpdp/<i>" otherwise.
+// The stage's TP x DP x CP ranks (Megatron-Core's tp_dp_cp group): FP8 delayed scaling's amax
+// reduction group, and the ranks that share one router's expert-bias update (finalize_model_grads
+// all-reduces the token counts over it): the "dp/<i>" group (DP x CP) when TP is 1, the
+// "tp/<i>" group when DP x CP is 1, "tpdp/<i>" otherwise.
 std::string tp_dp_cp_group_name(const ParallelConfig& parallel, int rank);
 
 // The expert optimizer's gradient-norm group without the distributed optimizer (Megatron-Core's

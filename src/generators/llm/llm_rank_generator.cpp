@@ -259,13 +259,13 @@ class StageGenerator {
       ContentionScope beside(builder_, first_use ? parallel_.comm_sms : 0,
                              first_use ? dp_hbm_GBps(CollectiveKind::kAllGather) : 0);
       // FP8 weight copies are made once per iteration (ZeRO-3 gathers them every time).
-      if (micro_batch == 0 || zero3())
+      if (zero3() || (micro_batch == 0 && !parallel_.layer_probe))
         emitter_.cast_weights_to_fp8(weights);
       ForwardSaved saved = emitter_.forward(x, weights);
       x = saved.output;
       saved_[{layer, micro_batch}] = std::move(saved);
     }
-    reduce_delayed_amaxes(chunk_fp8_gemms(layers), true);
+    reduce_delayed_amaxes(true);
     builder_.set_layer(-1);
     if (last_virtual(chunk)) {
       TensorRef hidden = x;
@@ -275,7 +275,7 @@ class StageGenerator {
           emitter_.cast_mtp_weights_to_fp8(mtp_weights_[module]);
         MtpSaved saved =
             emitter_.mtp_forward(hidden, mtp_embedding(), head_weight_, mtp_weights_[module]);
-        reduce_mtp_amaxes(mtp_weights_[module], true);
+        reduce_mtp_amaxes(true);
         hidden = saved.output;
         mtp_saved_[{static_cast<int>(module), micro_batch}] = std::move(saved);
       }
@@ -323,7 +323,8 @@ class StageGenerator {
       else if (reduce_now)
         add_layer_gradients(layer);
     }
-    reduce_delayed_amaxes(chunk_fp8_gemms(layers), false);
+    if (layers.first < layers.last)  // the backward's reduction follows a module's backward
+      reduce_delayed_amaxes(false);
     builder_.set_layer(-1);
     if (first_virtual(chunk)) {
       emitter_.embedding_backward(grad, embedding_weight_);
@@ -428,11 +429,16 @@ class StageGenerator {
     builder_.set_context("param-gather", -1, -1);
     const std::int64_t bucket = std::max<std::int64_t>(
         1, parallel_.effective_bucket_bytes() / element_bytes(parallel_.gradient_dtype));
-    // FP8 primary weights: the buckets hold the linear weights (FP8); every other parameter of
-    // the stage is gathered in bf16 with the first bucket (the group partition_buckets merges
-    // the non-FP8 buckets into, the model's first layers).
+    // FP8 primary weights: the buckets hold the linear weights (FP8), each model chunk's in a
+    // buffer of its own (one DDP per chunk); every other parameter of a chunk is gathered in
+    // bf16 in the bucket group partition_buckets merges the chunk's non-FP8 buckets into, that
+    // of the FP8 buffer's last bucket: the chunk's first layers, whose forward waits for the
+    // whole group (finish_param_sync). Issued first on the DP stream, so that their wait for
+    // their FP8 bucket is a wait for both.
     const bool fp8 = shapes_.fp8_params;
-    std::int64_t non_fp8 = fp8 ? stage_parameters() - stage_linear_elements() : 0;
+    const std::vector<std::int64_t> chunks_non_fp8 =
+        fp8 ? chunk_non_fp8_elements() : std::vector<std::int64_t>(chunks_.size(), 0);
+    std::int64_t non_fp8 = 0;
     PendingGather pending{first_stage() && !fp8 ? shapes_.embedding_parameters() : 0, {}};
     gathered_offset_ = 0;
     fp8_gathered_offset_ = 0;
@@ -440,12 +446,14 @@ class StageGenerator {
       dp_collective(CollectiveKind::kAllGather, shard, full);
     };
     auto gather = [&] {
-      gather_bucket(pending, dp_size(), first_use_parameters_, dp_gather, parameter_dtype());
       PendingGather rest{std::exchange(non_fp8, 0), {}};
-      std::map<int, TensorRef> unread;  // no layer reads the non-FP8 bucket as its weights
+      std::map<int, TensorRef> unread;  // read through the FP8 bucket's wait, not as weights
       gather_bucket(rest, dp_size(), unread, dp_gather, model_.activation_dtype());
+      gather_bucket(pending, dp_size(), first_use_parameters_, dp_gather, parameter_dtype());
     };
-    for (const LayerRange& chunk : chunks_) {
+    for (std::size_t index = 0; index < chunks_.size(); ++index) {
+      const LayerRange& chunk = chunks_[index];
+      non_fp8 = chunks_non_fp8[index];
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
         const LayerWeights& weights = weights_.at(layer);
         pending.elements +=
@@ -455,6 +463,10 @@ class StageGenerator {
         if (pending.elements >= bucket)
           gather();
       }
+      // The chunk's FP8 buffer ends here (its non-FP8 rest gathered with its first bucket);
+      // the last chunk's closes below, after the output layer and the MTP modules.
+      if (fp8 && index + 1 < chunks_.size())
+        gather();
     }
     if (last_stage() && !fp8)
       pending.elements += shapes_.embedding_parameters() + shapes_.hidden;
@@ -826,6 +838,27 @@ class StageGenerator {
 
   // Parameters reduced over DP x CP: every dense layer, a MoE layer's attention, norms, router
   // and shared experts, the embeddings.
+  // FP8 primary weights: each model chunk's parameters outside its FP8 buffer (norms, the
+  // router; the first chunk of the first stage the embedding; the last chunk of the last stage
+  // the output layer, final norm and MTP modules' rest). They sum to the stage's non-FP8
+  // parameters.
+  std::vector<std::int64_t> chunk_non_fp8_elements() const {
+    std::vector<std::int64_t> elements(chunks_.size(), 0);
+    std::int64_t layers = 0;
+    for (std::size_t index = 0; index < chunks_.size(); ++index)
+      for (int layer = chunks_[index].first; layer < chunks_[index].last; ++layer) {
+        const LayerWeights& weights = weights_.at(layer);
+        const std::int64_t dense =
+            weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
+        elements[index] += dense - linear_elements(weights);
+        layers += dense - linear_elements(weights);
+      }
+    const std::int64_t embedding = first_stage() ? shapes_.embedding_parameters() : 0;
+    elements.front() += embedding;
+    elements.back() += stage_parameters() - stage_linear_elements() - layers - embedding;
+    return elements;
+  }
+
   std::int64_t stage_parameters() const {
     std::int64_t total = 0;
     for (const auto& [layer, weights] : weights_)
@@ -862,18 +895,23 @@ class StageGenerator {
   }
 
   // FP8 delayed scaling (Transformer Engine's DelayedScaling, Megatron-Core's "delayed"
-  // recipe): leaving an fp8_autocast region TE concatenates the amaxes the region's FP8
-  // modules recorded (per GEMM 3 in the forward: input, weight, output; 2 in the backward:
-  // output and input gradients), MAX-reduces them over the autocast's group with a blocking
-  // c10d all-reduce, and takes them into the amax history, scales and inverse scales with one
-  // fused kernel (fp8.py reduce_and_update_fp8_tensors). Megatron's group is its amax
+  // recipe): leaving an fp8_autocast region TE concatenates the amaxes in its global buffer,
+  // MAX-reduces them over the autocast's group with a blocking c10d all-reduce, and takes them
+  // into the amax histories, scales and inverse scales with one fused kernel (fp8.py
+  // reduce_and_update_fp8_tensors). The buffer is keyed by pass, recipe and group only, and
+  // every FP8 module of the rank registers its amaxes in it once, so each reduction covers every
+  // chunk's and MTP module's GEMMs (per GEMM 3 in the forward: input, weight, output; 2 in the
+  // backward: output and input gradients), whichever region exits. Megatron's group is its amax
   // reduction group, TP x DP x CP of the stage (get_amax_reduction_group with context
   // parallelism). The backward's reduction runs at the end of the backward of the region's
   // first module (reduce_and_update_bwd_fp8_tensors). Current and blockwise scaling keep no
   // amax history: nothing. The history is priced at one entry (Megatron's
   // fp8_amax_history_len default; NeMo's 1024 adds a few MB of reads per update).
-  void reduce_delayed_amaxes(std::int64_t gemms, bool forward) {
-    if (gemms == 0 || model_.fp8_recipe != Fp8Recipe::kDelayed)
+  void reduce_delayed_amaxes(bool forward) {
+    if (model_.fp8_recipe != Fp8Recipe::kDelayed || parallel_.layer_probe)
+      return;
+    const std::int64_t gemms = stage_fp8_gemms();
+    if (gemms == 0)
       return;
     const std::int64_t amaxes = gemms * (forward ? 3 : 2);
     const TensorRef recorded = builder_.tensor({amaxes}, DType::kFloat32);
@@ -888,27 +926,23 @@ class StageGenerator {
                      KernelCategory::kOther, static_cast<double>(amaxes));
   }
 
-  // A chunk's decoder layers are one fp8_autocast region under the delayed recipe (the
-  // transformer block's outer fp8 context).
-  std::int64_t chunk_fp8_gemms(const LayerRange& layers) const {
+  // The rank's FP8 GEMMs per pass: every chunk's layers and the MTP modules (eh_proj and layer).
+  std::int64_t stage_fp8_gemms() const {
     std::int64_t gemms = 0;
-    for (int layer = layers.first; layer < layers.last; ++layer)
-      gemms += emitter_.fp8_gemms(weights_.at(layer));
+    for (const auto& [layer, weights] : weights_)
+      gemms += emitter_.fp8_gemms(weights);
+    for (const MtpWeights& module : mtp_weights_)
+      gemms += emitter_.fp8_gemms(module.layer) + (shapes_.fp8_linear ? 1 : 0);
     return gemms;
   }
 
-  // A multi-token prediction module runs two regions: eh_proj's and its layer's
-  // (MultiTokenPredictionLayer's two fp8 contexts).
-  void reduce_mtp_amaxes(const MtpWeights& module, bool forward) {
-    if (!shapes_.fp8_linear)
-      return;
-    if (forward) {
-      reduce_delayed_amaxes(1, forward);
-      reduce_delayed_amaxes(emitter_.fp8_gemms(module.layer), forward);
-    } else {
-      reduce_delayed_amaxes(emitter_.fp8_gemms(module.layer), forward);
-      reduce_delayed_amaxes(1, forward);
-    }
+  // A multi-token prediction module runs two regions, eh_proj's and its layer's
+  // (MultiTokenPredictionLayer's two fp8 contexts), so two reductions per pass. Both are
+  // emitted after the module's forward (backward): the eh_proj region's runs between eh_proj
+  // and the layer in Megatron, a placement that moves no kernel time.
+  void reduce_mtp_amaxes(bool forward) {
+    reduce_delayed_amaxes(forward);
+    reduce_delayed_amaxes(forward);
   }
 
   // The modules' backward, last first (each module's input is the previous one's output);
@@ -921,7 +955,7 @@ class StageGenerator {
       const auto saved = mtp_saved_.find({module, micro_batch});
       grad = emitter_.mtp_backward(grad, mtp_embedding(), head_weight_,
                                    mtp_weights_[static_cast<std::size_t>(module)], saved->second);
-      reduce_mtp_amaxes(mtp_weights_[static_cast<std::size_t>(module)], false);
+      reduce_mtp_amaxes(false);
       mtp_saved_.erase(saved);
       if (reduce_now) {
         const MtpWeights& weights = mtp_weights_[static_cast<std::size_t>(module)];

@@ -26,7 +26,7 @@ struct RankRoles {
   std::string expert_dp_group;  // the experts' gradients (the DP group when EP is 1)
   std::string expert_tp_group;  // the experts' tensor parallel group (the TP group by default)
   std::string tp_cp_group;      // the MoE router's token counts (Megatron's tp_cp_group)
-  std::string tp_dp_cp_group;   // the routers' expert-bias update (Megatron's tp_dp_cp group)
+  std::string tp_dp_cp_group;   // FP8 amax reductions, routers' expert bias (tp_dp_cp group)
   // The expert optimizer's gradient norm (ETP x EP x PP, Megatron-Core's expt_tp_pp_group).
   std::string expert_model_parallel_group;
   // The dense optimizer's gradient norm: TP x PP, or the job with the distributed optimizer

@@ -121,6 +121,9 @@ std::string precision_line(const llm::TransformerConfig& model,
   std::string text(dtype_name(model.dtype));
   if (model.fp8())
     text += std::string(" (Transformer Engine recipe: linear-layer GEMMs FP8, the rest bf16") +
+            (model.fp8_recipe == llm::Fp8Recipe::kDelayed
+                 ? "; delayed scaling, amax histories all-reduced over TP x DP x CP per region"
+                 : "") +
             (model.fp8_recipe == llm::Fp8Recipe::kCurrent ? "; current scaling" : "") +
             (model.fp8_recipe == llm::Fp8Recipe::kBlockwise
                  ? "; blockwise scaling, block-scaled GEMM main loops at the split accumulator's "

@@ -55,6 +55,7 @@ struct Extras {
 };
 
 Extras extras(const Trace& trace) {
+  const std::set<std::int64_t> delayed_updates = test_support::delayed_amax_update_ops(trace);
   Extras e;
   for (const Op& op : trace.ops) {
     if (op.is_annotation)
@@ -67,7 +68,7 @@ Extras extras(const Trace& trace) {
     if (op.name == kCast)
       e.cast_read += op.inputs.at(0).bytes();
     if (op.comm && op.comm->kind == CollectiveKind::kAllReduce &&
-        op.kernels.front().stream != kAmaxReductionStream) {
+        delayed_updates.count(op.id) == 0) {
       const bool amax = op.comm->dtype == DType::kFloat32 && op.comm->bytes_in == 4;
       (amax ? e.amax_all_reduces : e.other_all_reduces)++;
     }

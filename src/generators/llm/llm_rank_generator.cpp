@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include "generators/llm/llm_combined_step.hpp"
@@ -84,6 +85,7 @@ class StageGenerator {
       if (model.mtp_num_layers > 0 && !first_stage())
         mtp_embedding_weight_ = builder_.tensor({shapes_.vocab_local, shapes_.hidden});
     }
+    stage_fp8_gemms_ = count_stage_fp8_gemms();
     place_persistent_state();
   }
 
@@ -456,9 +458,7 @@ class StageGenerator {
       non_fp8 = chunks_non_fp8[index];
       for (int layer = chunk.first; layer < chunk.last; ++layer) {
         const LayerWeights& weights = weights_.at(layer);
-        pending.elements +=
-            fp8 ? linear_elements(weights)
-                : (weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters());
+        pending.elements += fp8 ? linear_elements(weights) : dense_parameters(weights);
         pending.layers.push_back(layer);
         if (pending.elements >= bucket)
           gather();
@@ -836,33 +836,36 @@ class StageGenerator {
   // The ranks that reduce this rank's gradients: DP x CP.
   int dp_size() const { return parallel_.gradient_group_size(); }
 
-  // Parameters reduced over DP x CP: every dense layer, a MoE layer's attention, norms, router
-  // and shared experts, the embeddings.
+  // A layer's parameters reduced over DP x CP: all of a dense layer's, a MoE layer's but its
+  // experts (attention, norms, router, shared experts).
+  std::int64_t dense_parameters(const LayerWeights& weights) const {
+    return weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
+  }
+
   // FP8 primary weights: each model chunk's parameters outside its FP8 buffer (norms, the
   // router; the first chunk of the first stage the embedding; the last chunk of the last stage
   // the output layer, final norm and MTP modules' rest). They sum to the stage's non-FP8
   // parameters.
   std::vector<std::int64_t> chunk_non_fp8_elements() const {
     std::vector<std::int64_t> elements(chunks_.size(), 0);
-    std::int64_t layers = 0;
     for (std::size_t index = 0; index < chunks_.size(); ++index)
-      for (int layer = chunks_[index].first; layer < chunks_[index].last; ++layer) {
-        const LayerWeights& weights = weights_.at(layer);
-        const std::int64_t dense =
-            weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
-        elements[index] += dense - linear_elements(weights);
-        layers += dense - linear_elements(weights);
-      }
+      for (int layer = chunks_[index].first; layer < chunks_[index].last; ++layer)
+        elements[index] +=
+            dense_parameters(weights_.at(layer)) - linear_elements(weights_.at(layer));
+    const std::int64_t in_layers =
+        std::accumulate(elements.begin(), elements.end(), std::int64_t{0});
     const std::int64_t embedding = first_stage() ? shapes_.embedding_parameters() : 0;
     elements.front() += embedding;
-    elements.back() += stage_parameters() - stage_linear_elements() - layers - embedding;
+    elements.back() += stage_parameters() - stage_linear_elements() - in_layers - embedding;
     return elements;
   }
 
+  // Parameters reduced over DP x CP: every dense layer, a MoE layer's attention, norms, router
+  // and shared experts, the embeddings.
   std::int64_t stage_parameters() const {
     std::int64_t total = 0;
     for (const auto& [layer, weights] : weights_)
-      total += weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters();
+      total += dense_parameters(weights);
     if (first_stage())
       total += shapes_.embedding_parameters();
     if (last_stage())
@@ -887,8 +890,7 @@ class StageGenerator {
   // One multi-token prediction module's parameters reduced over DP x CP: its layer's (a MoE
   // layer's dense part), eh_proj, enorm, hnorm and the layer's final norm.
   std::int64_t mtp_dense_parameters(const MtpWeights& module) const {
-    return (module.layer.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters()) +
-           module.eh_proj.numel + 3 * shapes_.hidden;
+    return dense_parameters(module.layer) + module.eh_proj.numel + 3 * shapes_.hidden;
   }
   const TensorRef& mtp_embedding() const {
     return mtp_embedding_weight_.numel > 0 ? mtp_embedding_weight_ : embedding_weight_;
@@ -910,10 +912,9 @@ class StageGenerator {
   void reduce_delayed_amaxes(bool forward) {
     if (model_.fp8_recipe != Fp8Recipe::kDelayed || parallel_.layer_probe)
       return;
-    const std::int64_t gemms = stage_fp8_gemms();
-    if (gemms == 0)
+    if (stage_fp8_gemms_ == 0)
       return;
-    const std::int64_t amaxes = gemms * (forward ? 3 : 2);
+    const std::int64_t amaxes = stage_fp8_gemms_ * (forward ? 3 : 2);
     const TensorRef recorded = builder_.tensor({amaxes}, DType::kFloat32);
     const TensorRef packed = builder_.tensor({amaxes}, DType::kFloat32);
     builder_.compute("aten::cat", {recorded}, {packed}, KernelCategory::kMemory, 0);
@@ -927,7 +928,7 @@ class StageGenerator {
   }
 
   // The rank's FP8 GEMMs per pass: every chunk's layers and the MTP modules (eh_proj and layer).
-  std::int64_t stage_fp8_gemms() const {
+  std::int64_t count_stage_fp8_gemms() const {
     std::int64_t gemms = 0;
     for (const auto& [layer, weights] : weights_)
       gemms += emitter_.fp8_gemms(weights);
@@ -1015,8 +1016,7 @@ class StageGenerator {
   // holds its experts whole. A layer's place in the parameter and gradient buffers: its dense
   // shard, then its expert shard.
   std::int64_t zero3_dense_shard(const LayerWeights& weights) const {
-    return ceil_div(weights.moe ? shapes_.moe_dense_parameters() : shapes_.layer_parameters(),
-                    dp_size());
+    return ceil_div(dense_parameters(weights), dp_size());
   }
   std::int64_t zero3_expert_shard(const LayerWeights& weights) const {
     return weights.moe ? ceil_div(shapes_.local_expert_parameters(), expert_buffer_.size) : 0;
@@ -1228,6 +1228,7 @@ class StageGenerator {
   // Multi-token prediction (last stage): the modules, the stage's embedding copy (PP > 1), and
   // (module, micro-batch) -> what each module's forward saved.
   std::vector<MtpWeights> mtp_weights_;
+  std::int64_t stage_fp8_gemms_ = 0;  // every reduction's GEMMs (reduce_delayed_amaxes)
   TensorRef mtp_embedding_weight_;
   std::map<std::pair<int, int>, MtpSaved> mtp_saved_;
 };

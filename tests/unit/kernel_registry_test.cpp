@@ -3,6 +3,8 @@
 // kernel time per category.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "devices/device_spec.hpp"
 #include "kernels/analytical_gemm.hpp"
 #include "kernels/embedding_heuristic.hpp"
@@ -141,6 +143,9 @@ TEST_F(KernelRegistry, TeGroupedGemmRunsItsExpertsFourAtATime) {
   };
   auto grouped_us = [&](std::int64_t m) { return duration_us("te::grouped_gemm", m); };
   auto batched_us = [&](std::int64_t m) { return duration_us("aten::bmm", m); };
+  for (std::int64_t m : {256, 2048, 8192})  // the README's figures
+    std::cout << "16 experts of " << m << " rows: grouped " << grouped_us(m) << " us, batched "
+              << batched_us(m) << " us\n";
   EXPECT_GT(grouped_us(256), 1.5 * batched_us(256));
   EXPECT_NEAR(grouped_us(8192), batched_us(8192), 0.05 * batched_us(8192));
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_document.hpp"
+#include "io/name_key.hpp"
 #include "perfsim/error.hpp"
 
 namespace perfsim::devices {
@@ -412,17 +413,25 @@ std::vector<DeviceSpec> load_device_folder(const std::string& folder) {
 DeviceSpec find_device(const std::string& folder, const std::string& name) {
   std::string known;
   const std::string wanted = lower(name);
+  const std::string key = io::name_key(name);
+  std::vector<DeviceSpec> spelled;  // named up to case, spaces and punctuation (`h100 sxm`)
   for (DeviceSpec& device : load_device_folder(folder)) {
     if (lower(device.name) == wanted)
       return device;
+    bool same_key = !key.empty() && io::name_key(device.name) == key;
     for (const std::string& alias : device.aliases) {
       if (lower(alias) == wanted)
         return device;
+      same_key = same_key || (!key.empty() && io::name_key(alias) == key);
     }
+    if (same_key)
+      spelled.push_back(device);
     if (!known.empty())
       known.append(", ");
     known.append(device.name);
   }
+  if (spelled.size() == 1)
+    return spelled.front();
   throw InputError(folder, name, "no device file with this name or alias (known: " + known + ")");
 }
 

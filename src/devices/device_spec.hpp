@@ -146,8 +146,9 @@ DeviceSpec load_device_file(const std::string& path);
 DeviceSpec parse_device_json(const std::string& text, const std::string& file);
 // Every *.json of a folder, sorted by name.
 std::vector<DeviceSpec> load_device_folder(const std::string& folder);
-// The device whose name or an alias equals `name` (case-insensitive) in the folder; throws
-// InputError naming the folder and the known names when none does.
+// The device whose name or an alias equals `name` (case-insensitive) in the folder, else the
+// one device whose name or alias has the same io::name_key (`h100 sxm`); throws InputError
+// naming the folder and the known names when none (or more than one by key) does.
 DeviceSpec find_device(const std::string& folder, const std::string& name);
 
 }  // namespace perfsim::devices

@@ -102,11 +102,19 @@ TEST(ShippedModels, ParameterCountsMatchTheirSources) {
       // OpenAI's gpt-oss model card: 20.9B total. Its 3.6B active is count_parameters' 4.19B less
       // the input embedding (0.58B), a different convention, so only the total is checked.
       {"gpt-oss-20b", {20.9, 0}},
-      {"qwen3-8b", {8.2, 0}},      // Qwen3-8B model card: 8.2B
-      {"qwen3-14b", {14.8, 0}},    // Qwen3-14B model card: 14.8B
-      {"qwen3-32b", {32.8, 0}},    // Qwen3-32B model card: 32.8B
-      {"qwen2.5-72b", {72.7, 0}},  // Qwen2.5-72B model card: 72.7B
-      {"kimi-k2", {1040, 32.6}},   // Kimi K2 report (arXiv:2507.20534) Table 2: 1.04T, 32.6B
+      {"qwen3-8b", {8.2, 0}},         // Qwen3-8B model card: 8.2B
+      {"qwen3-14b", {14.8, 0}},       // Qwen3-14B model card: 14.8B
+      {"qwen3-32b", {32.8, 0}},       // Qwen3-32B model card: 32.8B
+      {"qwen2.5-72b", {72.7, 0}},     // Qwen2.5-72B model card: 72.7B
+      {"kimi-k2", {1040, 32.6}},      // Kimi K2 report (arXiv:2507.20534) Table 2: 1.04T, 32.6B
+      {"qwen2.5-7b", {7.61, 0}},      // Qwen2.5-7B model card: 7.61B
+      {"qwen2.5-14b", {14.7, 0}},     // Qwen2.5-14B model card: 14.7B
+      {"qwen2.5-32b", {32.5, 0}},     // Qwen2.5-32B model card: 32.5B
+      {"codellama-34b", {34, 0}},     // Roziere et al. 2023: 34B
+      {"deepseek-llm-67b", {67, 0}},  // DeepSeek LLM: 67B
+      // Brown et al. 2020 Table 2.1: 13.0B. The smaller GPT-3 files are left out: the paper
+      // counts one tied embedding matrix, which moves their totals by more than 2%.
+      {"gpt3-13b", {13.0, 0}},
   };
   for (const auto& [name, figures] : published) {
     SCOPED_TRACE(name);

@@ -9,6 +9,7 @@ namespace {
 constexpr const char* kDefaultModelJson = R"json({
   "schema": "perfsim-llm-model/1",
   "name": "llama3-70b",
+  "aliases": ["Meta-Llama-3-70B", "Llama-3.1-70B", "Meta-Llama-3.1-70B", "Llama-3.3-70B"],
   "source": "Llama 3 herd paper (Dubey et al. 2024) Table 3 and the released config: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, vocab 128256, context 8192; global batch 512 sequences (4M tokens) assumed; position embedding: rotary (Dubey et al. 2024 Sec. 3.2, RoPE base frequency 500000)",
   "layers": 80,
   "hidden": 8192,

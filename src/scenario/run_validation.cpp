@@ -385,6 +385,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   // Megatron's distributed optimizer shards optimizer state over DP as ZeRO-1 does:
   // gradients reduce-scattered, parameters all-gathered.
   options.distributed_optimizer = row.distributed_optimizer;
+  options.zero_stage = row.zero_stage;
   options.fp8_param_gather = row.fp8_param_gather;
   options.grad_reduce_dtype = row.grad_reduce_dtype;
   options.moe_imbalance = row.moe_imbalance;

@@ -49,6 +49,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "fp8_recipe",
                                            "fp8_param_gather",
                                            "distributed_optimizer",
+                                           "zero",
                                            "grad_reduce_dtype",
                                            "moe_imbalance",
                                            "overlap_grad_reduce",
@@ -229,6 +230,10 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("sequence_parallel", row.sequence_parallel);
   read.choice("dtype", row.dtype, {"bf16", "fp16", "fp8"});
   read.flag("distributed_optimizer", row.distributed_optimizer);
+  read.integer("zero", row.zero_stage, 0);
+  if (row.zero_stage > 3)
+    throw std::invalid_argument("zero: a ZeRO stage 0, 1, 2 or 3, got \"" + read.text("zero") +
+                                "\"");
   read.flag("fp8_param_gather", row.fp8_param_gather);
   read.choice("grad_reduce_dtype", row.grad_reduce_dtype, {"auto", "fp32", "bf16", "fp16"});
   if (!read.text("moe_imbalance").empty()) {

@@ -37,6 +37,9 @@ struct RunRow {
   bool sequence_parallel = false;
   std::string dtype = "bf16";
   bool distributed_optimizer = false;
+  // ZeRO stage 0-3 (simulate --zero); 3 shards parameters too, as FSDP and DeepSpeed ZeRO-3 do.
+  // With distributed_optimizer 1 the stage is at least 1.
+  int zero_stage = 0;
   bool fp8_param_gather = false;  // FP8 primary weights (simulate --fp8-param-gather)
   // Main-gradient dtype (fp32 | bf16 | fp16); "auto" (empty cell): Megatron's default for the
   // training dtype (llm_gradient_dtype.hpp: fp16 for fp16 training, else fp32).

@@ -118,6 +118,20 @@ TEST(RunSimulateArguments, MoeOverlapSwitchesRoundTrip) {
             shared_rendered);
 }
 
+TEST(RunSimulateArguments, ZeroStageRoundTrips) {
+  const validation::RunTable table = table_of(
+      "name,model,seq_len,gpus,tp,pp,dp,micro_batch,global_batch,zero,device,topology,"
+      "measured_iteration_s\n"
+      "fsdp,llama3-8b,4096,8,1,1,8,1,8,3,H100-SXM,hgx-h100,1\n");
+  ASSERT_EQ(table.rows.front().error, "");
+  const Arguments rendered = arguments_of(table.rows.front(), "none");
+  EXPECT_EQ(rendered, words("--model llama3-8b --seq-len 4096 --tp 1 --pp 1 --dp 8 --micro-batch 1 "
+                            "--global-batch 8 --zero 3 --dtype bf16 --topology hgx-h100 --nodes 1 "
+                            "--device "
+                            "H100-SXM --calibration none"));
+  EXPECT_EQ(llm_simulate_arguments(test_support::parsed_by_simulate(rendered)), rendered);
+}
+
 TEST(RunSimulateArguments, RowWithABadCellHasNoArguments) {
   const validation::RunTable table = table_of(
       "name,model,gpus,tp,pp,dp,micro_batch,global_batch,device,topology,measured_iteration_s\n"

@@ -103,6 +103,27 @@ TEST(RunTable, BadCellsStayWithTheirRow) {
   EXPECT_NE(table.rows[5].error.find("tp: not an integer"), std::string::npos);
 }
 
+TEST(RunTable, ZeroColumnTakesAStageFromZeroToThree) {
+  const RunTable table = parse_run_table(
+      "name,model,seq_len,gpus,tp,pp,dp,micro_batch,global_batch,zero,distributed_optimizer,"
+      "device,topology,measured_iteration_s\n"
+      "unset,llama3-8b,4096,8,1,1,8,1,8,,,H100-SXM,hgx-h100,1\n"
+      "fsdp,llama3-8b,4096,8,1,1,8,1,8,3,,H100-SXM,hgx-h100,1\n"
+      "zero2,llama3-8b,4096,8,1,1,8,1,8,2,1,H100-SXM,hgx-h100,1\n"
+      "four,llama3-8b,4096,8,1,1,8,1,8,4,,H100-SXM,hgx-h100,1\n"
+      "negative,llama3-8b,4096,8,1,1,8,1,8,-1,,H100-SXM,hgx-h100,1\n",
+      "runs.csv");
+  ASSERT_EQ(table.rows.size(), 5u);
+  EXPECT_EQ(table.rows[0].zero_stage, 0);
+  EXPECT_EQ(table.rows[1].zero_stage, 3);
+  EXPECT_TRUE(table.rows[1].error.empty()) << table.rows[1].error;
+  EXPECT_EQ(table.rows[2].zero_stage, 2);
+  EXPECT_TRUE(table.rows[2].distributed_optimizer);
+  EXPECT_NE(table.rows[3].error.find("zero: a ZeRO stage 0, 1, 2 or 3"), std::string::npos)
+      << table.rows[3].error;
+  EXPECT_NE(table.rows[4].error.find("zero"), std::string::npos) << table.rows[4].error;
+}
+
 TEST(RunTable, InlineModelNeedsItsShape) {
   const RunTable table = parse_run_table(
       "name,model,layers,hidden,heads,vocab,seq_len,gpus,tp,pp,dp,micro_batch,global_batch,"

@@ -153,8 +153,8 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
   SimulatedRow out;
   RunPrediction& prediction = out.prediction;
   prediction.row = &row;
-  if (!row.error.empty()) {
-    prediction.skipped = row.error;
+  if (!row.error.empty()) {  // a bad cell: named with the table and line, as simulate's errors
+    prediction.skipped = InputError(table, row_location(row), row.error).what();
     return out;
   }
   try {

@@ -47,6 +47,19 @@ TEST(ValidationMemoryCheck, EachRowCarriesItsClosedFormVerdict) {
             static_cast<Bytes>(device.hbm_capacity_bytes.value) - heavy.memory_peak_bytes);
 }
 
+// A row whose cell cannot be read is skipped with the table, its line and the column named, as a
+// row that fails to simulate is.
+TEST(ValidationMemoryCheck, ABadCellSkipsItsRowWithTableAndLine) {
+  const std::string table_text =
+      std::string(kTable) +
+      "badzero,g,,8,4096,32,32,16384,32000,2048,8,8,1,1,1,4,none,bf16,H100-SXM,hgx-h100,x\n";
+  const validation::RunTable table = validation::parse_run_table(table_text, "t.csv");
+  const RunValidationReport report = validate_runs(table, RunValidationRequest{});
+  ASSERT_EQ(report.predictions.size(), 3u);
+  const std::string& skipped = report.predictions[2].skipped;
+  EXPECT_EQ(skipped.rfind("t.csv: line 4: measured_iteration_s", 0), 0u) << skipped;
+}
+
 // The capacity is what CUDA reports to a process (cudaGetDeviceProperties totalGlobalMem, as
 // PyTorch prints it), not the datasheet's decimal gigabytes: 81089 MiB on an H100 80GB HBM3.
 TEST(ValidationMemoryCheck, DeviceCapacityIsWhatCudaReports) {

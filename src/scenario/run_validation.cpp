@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "perfsim/error.hpp"
 #include "scenario/config_path.hpp"
 #include "scenario/device_argument.hpp"
+#include "scenario/inferred_pipeline_split.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "scenario/plan_simulation.hpp"
@@ -36,6 +38,29 @@ using validation::RunRow;
 
 std::string row_location(const RunRow& row) {
   return "line " + std::to_string(row.line);
+}
+
+bool gives_pipeline_split(const RunRow& row) {
+  return !row.pp_layers.empty() || !row.pp_layout.empty() || row.first_stage_layers > 0 ||
+         row.last_stage_layers > 0 || row.account_for_embedding || row.account_for_loss;
+}
+
+// The split assumed for a row that gives none and whose layers do not divide over its
+// pipeline (inferred_pipeline_split.hpp); nullopt when nothing is assumed. The layer count is
+// the row's, else its model file's (an unreadable file is left to the scenario reader).
+std::optional<InferredPipelineSplit> inferred_split(const RunRow& row,
+                                                    const LlmSimulateOptions& options) {
+  if (gives_pipeline_split(row) || row.pp * std::max(1, row.virtual_stages) <= 1)
+    return std::nullopt;
+  int layers = row.layers;
+  if (layers == 0 && !options.model_path.empty()) {
+    try {
+      layers = llm::load_transformer_config(options.model_path).layers;
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }
+  return infer_pipeline_split(layers, row.pp, std::max(1, row.virtual_stages));
 }
 
 LlmScenario scenario_of(const RunRow& row, const std::string& table,
@@ -160,6 +185,10 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
   try {
     const LlmScenario scenario = scenario_of(row, table, request.assets_path);
     prediction.layout = describe_layout(scenario.parallel);
+    if (!gives_pipeline_split(row) &&
+        (scenario.parallel.account_for_embedding || scenario.parallel.account_for_loss ||
+         !scenario.parallel.pp_layers.empty()))
+      prediction.layout += " (pipeline split assumed: the row gives none)";
     prediction.measured_s = measured_iteration_s(row, scenario.model);
     std::vector<int> ranks = pipeline_representatives(scenario.parallel);
     // By the device file's name, so that an alias in one table matches the name in another.
@@ -376,6 +405,11 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.last_stage_layers = row.last_stage_layers;
   options.account_for_embedding = row.account_for_embedding;
   options.account_for_loss = row.account_for_loss;
+  if (const std::optional<InferredPipelineSplit> split = inferred_split(row, options)) {
+    options.account_for_embedding = split->account_for_embedding;
+    options.account_for_loss = split->account_for_loss;
+    options.pp_layers = split->virtual_stage_layers;
+  }
   options.micro_batch = row.micro_batch;
   options.global_batch = row.global_batch;
   // A row's sequence_parallel cell holds for its TP group; TP 1 has none to split over.

@@ -16,12 +16,14 @@
 #include "perfsim/error.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "scenario/run_validation.hpp"
+#include "validation/framework_presets.hpp"
 
 namespace perfsim::cli {
 namespace {
 
 struct ValidateRunsOptions {
   std::string table;
+  std::string framework;  // empty: megatron-core
   int folds = 0;
   // The calibration to apply without cross-validation: "" = the shipped one of each row's
   // device (validation::shipped_calibration_for), a file, or "none".
@@ -221,7 +223,12 @@ void print_json(const scenario::RunValidationReport& report, std::ostream& out) 
 }
 
 int run_validate_runs(const ValidateRunsOptions& options) {
-  const validation::RunTable table = validation::load_run_table(options.table);
+  validation::RunTable table = validation::load_run_table(options.table);
+  // --framework fills the framework cell of the rows that leave it empty.
+  validation::framework_preset(options.framework);  // an unknown name is an error here
+  for (validation::RunRow& row : table.rows)
+    if (row.framework.empty())
+      row.framework = options.framework;
   scenario::RunValidationRequest request;
   request.assets_path = options.assets;
   request.folds = options.folds;
@@ -320,6 +327,16 @@ void add_validate_runs_command(CLI::App& app, CommandRegistry& registry) {
           "simulate` command that predicts the same iteration time, and simulate's "
           "\"where the time goes\" summary of it; text or json, not with --cv (default: none)")
       ->delimiter(',');
+  std::string frameworks;
+  for (std::string_view name : validation::framework_names())
+    frameworks += (frameworks.empty() ? "" : ", ") + std::string(name);
+  runs->add_option("--framework", options->framework,
+                   "the training framework of rows whose framework cell is empty: its recipes' "
+                   "switches fill their empty switch cells (" +
+                       frameworks +
+                       "; README \"Frameworks\"); default: megatron-core, "
+                       "Megatron-LM's current defaults")
+      ->check(CLI::IsMember(validation::framework_names()));
   runs->add_flag("--quiet", options->quiet, "no progress on stderr");
   registry.add(runs, RankScope::kRankZeroOnly,
                [options](const CommandContext&) { return run_validate_runs(*options); });

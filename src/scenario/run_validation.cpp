@@ -27,6 +27,7 @@
 #include "scenario/llm_calibration.hpp"
 #include "scenario/llm_simulation.hpp"
 #include "scenario/plan_simulation.hpp"
+#include "validation/framework_presets.hpp"
 
 namespace perfsim::scenario {
 namespace {
@@ -61,6 +62,38 @@ std::optional<InferredPipelineSplit> inferred_split(const RunRow& row,
     }
   }
   return infer_pipeline_split(layers, row.pp, std::max(1, row.virtual_stages));
+}
+
+// The row's model file, for the switches a framework sets only on some models (a row's shape
+// cells never describe experts or multi-latent attention); nullopt without a file or when it
+// cannot be read (the scenario reader reports that).
+std::optional<llm::TransformerConfig> row_model(const LlmSimulateOptions& options) {
+  if (options.model_path.empty())
+    return std::nullopt;
+  try {
+    return llm::load_transformer_config(options.model_path);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+bool row_model_is_moe(const LlmSimulateOptions& options) {
+  const std::optional<llm::TransformerConfig> model = row_model(options);
+  return model && model->is_moe();
+}
+
+// The expert tensor parallel size of a row that leaves etp empty: the row's framework's (the
+// Megatron-Bridge MoE recipes run ETP 1), else Megatron's default, TP, unless TP x EP cannot
+// tile TP x CP x DP; then 1, the only other size such a layout can have run with (stated in the
+// row's layout, as ETP 1). 0 keeps simulate's default (TP).
+int expert_tp_of(const RunRow& row, const LlmSimulateOptions& options) {
+  if (row.ep <= 1)
+    return 0;
+  if (validation::framework_preset(row.framework).expert_tp_one && row_model_is_moe(options))
+    return 1;
+  const long attention_ranks = static_cast<long>(row.tp) * row.cp * row.dp;
+  const bool tp_tiles = attention_ranks % (static_cast<long>(row.tp) * row.ep) == 0;
+  return !tp_tiles && attention_ranks % row.ep == 0 ? 1 : 0;
 }
 
 LlmScenario scenario_of(const RunRow& row, const std::string& table,
@@ -189,6 +222,8 @@ SimulatedRow simulate_row(const RunRow& row, const std::string& table,
         (scenario.parallel.account_for_embedding || scenario.parallel.account_for_loss ||
          !scenario.parallel.pp_layers.empty()))
       prediction.layout += " (pipeline split assumed: the row gives none)";
+    if (row.etp == 0 && scenario.parallel.expert_tp() != scenario.parallel.tp)
+      prediction.layout += " (expert TP assumed: the row gives none)";
     prediction.measured_s = measured_iteration_s(row, scenario.model);
     std::vector<int> ranks = pipeline_representatives(scenario.parallel);
     // By the device file's name, so that an alias in one table matches the name in another.
@@ -386,8 +421,9 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   shape.ffn_hidden = row.ffn_hidden;
   shape.vocab = row.vocab;
   shape.seq_len = row.seq_len;
-  shape.attention = row.attention;
-  shape.dropout = row.dropout;
+  const validation::FrameworkPreset& framework_shape = validation::framework_preset(row.framework);
+  shape.attention = !row.attention.empty() ? row.attention : framework_shape.attention.value_or("");
+  shape.dropout = row.dropout ? row.dropout : framework_shape.dropout;
   shape.gated_ffn = row.gated_ffn;
   shape.position_embedding = row.position_embedding;
   options.tp = row.tp;
@@ -395,7 +431,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.dp = row.dp;
   options.cp = row.cp;
   options.ep = row.ep;
-  options.etp = row.etp;
+  options.etp = row.etp > 0 ? row.etp : expert_tp_of(row, options);
   if (!row.order.empty())
     options.order = row.order;
   options.virtual_stages = row.virtual_stages;
@@ -420,20 +456,45 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   // gradients reduce-scattered, parameters all-gathered.
   options.distributed_optimizer = row.distributed_optimizer;
   options.zero_stage = row.zero_stage;
-  options.fp8_param_gather = row.fp8_param_gather;
-  options.grad_reduce_dtype = row.grad_reduce_dtype;
+  // Empty switch cells take the row's framework's value (validation/framework_presets.hpp),
+  // else simulate's default.
+  const validation::FrameworkPreset& framework = validation::framework_preset(row.framework);
+  // A framework's switch applies only where simulate can run it (the recipes set them where
+  // they run): FP8 primary weights with the distributed optimizer (ZeRO 1/2) and per-tensor
+  // scaling, the parameter all-gather overlap with a sharded optimizer, the userbuffer TP
+  // overlap not with multi-latent attention or ZeRO-3.
+  const std::optional<llm::TransformerConfig> model = row_model(options);
+  const bool moe = model && model->is_moe();
+  const bool mla = model && model->is_mla();
+  const int zero = row.distributed_optimizer ? std::max(1, row.zero_stage) : row.zero_stage;
+  options.fp8_param_gather =
+      row.fp8_param_gather.value_or(framework.fp8_param_gather_on_fp8 && row.dtype == "fp8" &&
+                                    (zero == 1 || zero == 2) && row.fp8_recipe != "blockwise");
+  options.grad_reduce_dtype = !row.grad_reduce_dtype.empty()
+                                  ? row.grad_reduce_dtype
+                                  : framework.grad_reduce_dtype.value_or(options.grad_reduce_dtype);
   options.moe_imbalance = row.moe_imbalance;
   // Overlap and fusion switches the row states; an empty cell keeps simulate's default.
-  options.overlap_grad_reduce = row.overlap_grad_reduce.value_or(options.overlap_grad_reduce);
-  options.overlap_param_gather = row.overlap_param_gather.value_or(options.overlap_param_gather);
-  options.tp_comm_overlap = row.tp_comm_overlap.value_or(options.tp_comm_overlap);
-  options.overlap_p2p_comm = row.overlap_p2p_comm.value_or(options.overlap_p2p_comm);
-  options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(options.p2p_scatter_gather);
+  options.overlap_grad_reduce = row.overlap_grad_reduce.value_or(
+      framework.overlap_grad_reduce.value_or(options.overlap_grad_reduce));
+  options.overlap_param_gather = row.overlap_param_gather.value_or(
+      zero >= 1 ? framework.overlap_param_gather.value_or(options.overlap_param_gather)
+                : options.overlap_param_gather);
+  const bool framework_tp_overlap = framework.tp_comm_overlap_with_sequence_parallel && !mla &&
+                                    zero != 3 && options.sequence_parallel &&
+                                    (!moe || framework.tp_comm_overlap_on_moe);
+  options.tp_comm_overlap = row.tp_comm_overlap.value_or(framework_tp_overlap);
+  options.overlap_p2p_comm =
+      row.overlap_p2p_comm.value_or(framework.overlap_p2p_comm.value_or(options.overlap_p2p_comm));
+  options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(
+      framework.p2p_scatter_gather.value_or(options.p2p_scatter_gather));
   options.moe_a2a_overlap = row.moe_a2a_overlap;
   options.delay_wgrad_compute = row.delay_wgrad_compute;
   options.moe_shared_expert_overlap = row.moe_shared_expert_overlap;
-  options.moe_router_fusion = row.moe_router_fusion;
-  options.moe_permute_fusion = row.moe_permute_fusion;
+  options.moe_router_fusion =
+      row.moe_router_fusion.value_or(moe && framework.moe_router_and_permute_fusion);
+  options.moe_permute_fusion =
+      row.moe_permute_fusion.value_or(moe && framework.moe_router_and_permute_fusion);
   options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
   options.moe_expert_capacity_factor = row.moe_expert_capacity_factor;
   options.moe_pad_expert_input_to_capacity = row.moe_pad_expert_input_to_capacity;
@@ -443,15 +504,18 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.moe_flex_backend = row.moe_flex_backend;
   options.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(options.bias_swiglu_fusion);
   options.rope_fusion = row.rope_fusion.value_or(options.rope_fusion);
-  if (!row.cross_entropy_fusion.empty() && row.cross_entropy_fusion != "none") {
+  const std::string cross_entropy = !row.cross_entropy_fusion.empty()
+                                        ? row.cross_entropy_fusion
+                                        : framework.cross_entropy_fusion.value_or("");
+  if (!cross_entropy.empty() && cross_entropy != "none") {
     options.cross_entropy_fusion = true;
-    options.cross_entropy_fusion_impl = row.cross_entropy_fusion;
+    options.cross_entropy_fusion_impl = cross_entropy;
   }
   options.dtype = row.dtype;
   if (!row.fp8_recipe.empty())
     options.fp8_recipe = row.fp8_recipe;
-  options.get_batch_sync = row.get_batch_sync;
-  options.timer_syncs = row.timer_syncs;
+  options.get_batch_sync = row.get_batch_sync.value_or(framework.get_batch_sync.value_or(false));
+  options.timer_syncs = row.timer_syncs.value_or(framework.timer_syncs.value_or(false));
   options.topology_path = config_path(row.topology, "topologies");
   // An empty nodes cell: as many of the topology's nodes as the GPUs fill.
   const int per_node = topology::load_topology(options.topology_path).node.gpus;

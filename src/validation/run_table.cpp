@@ -1,5 +1,7 @@
 #include "validation/run_table.hpp"
 
+#include "validation/framework_presets.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "io/csv_table.hpp"
 #include "io/input_file.hpp"
 #include "perfsim/error.hpp"
+#include "validation/framework_presets.hpp"
 
 namespace perfsim::validation {
 namespace {
@@ -74,6 +77,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "cross_entropy_fusion",
                                            "get_batch_sync",
                                            "timer_syncs",
+                                           "framework",
                                            "device",
                                            "topology",
                                            "nodes",
@@ -234,7 +238,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   if (row.zero_stage > 3)
     throw std::invalid_argument("zero: a ZeRO stage 0, 1, 2 or 3, got \"" + read.text("zero") +
                                 "\"");
-  read.flag("fp8_param_gather", row.fp8_param_gather);
+  read.optional_flag("fp8_param_gather", row.fp8_param_gather);
   read.choice("grad_reduce_dtype", row.grad_reduce_dtype, {"auto", "fp32", "bf16", "fp16"});
   if (!read.text("moe_imbalance").empty()) {
     row.moe_imbalance = read.positive_number("moe_imbalance");
@@ -252,8 +256,8 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.flag("moe_a2a_overlap", row.moe_a2a_overlap);
   read.flag("delay_wgrad_compute", row.delay_wgrad_compute);
   read.flag("moe_shared_expert_overlap", row.moe_shared_expert_overlap);
-  read.flag("moe_router_fusion", row.moe_router_fusion);
-  read.flag("moe_permute_fusion", row.moe_permute_fusion);
+  read.optional_flag("moe_router_fusion", row.moe_router_fusion);
+  read.optional_flag("moe_permute_fusion", row.moe_permute_fusion);
   read.flag("moe_router_force_load_balancing", row.moe_router_force_load_balancing);
   if (!read.text("moe_expert_capacity_factor").empty()) {
     const std::optional<double> factor = read.number("moe_expert_capacity_factor");
@@ -273,8 +277,14 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("rope_fusion", row.rope_fusion);
   read.choice("cross_entropy_fusion", row.cross_entropy_fusion, {"none", "native", "te"});
   read.choice("fp8_recipe", row.fp8_recipe, {"delayed", "current", "tensorwise", "blockwise"});
-  read.flag("get_batch_sync", row.get_batch_sync);
-  read.flag("timer_syncs", row.timer_syncs);
+  read.optional_flag("get_batch_sync", row.get_batch_sync);
+  read.optional_flag("timer_syncs", row.timer_syncs);
+  row.framework = read.text("framework");
+  try {
+    framework_preset(row.framework);
+  } catch (const InputError& problem) {
+    throw std::invalid_argument("framework: " + problem.problem());
+  }
   row.device = read.text("device");
   row.topology = read.text("topology");
   read.integer("nodes", row.nodes, 1);
@@ -315,7 +325,9 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   // Megatron's expert mesh: with the experts split as TP, EP ranks of the DP x CP group. With
   // another ETP the EP x ETP ranks tile TP x DP x CP instead (Megatron-Bridge's Qwen3 235B-A22B
   // on H100: TP 2, DP 16, EP 32, ETP 1), which llm::validate checks when the row is simulated.
-  const bool expert_tp_is_tp = row.etp == 0 || row.etp == row.tp;
+  // An empty etp cell may mean ETP 1 (the EP ranks then tile TP x DP x CP: the layout says it
+  // when the row is simulated), so only a stated ETP equal to TP is held to DP x CP here.
+  const bool expert_tp_is_tp = row.etp == row.tp;
   if (expert_tp_is_tp && (static_cast<long long>(row.dp) * row.cp) % row.ep != 0)
     throw std::invalid_argument("ep " + std::to_string(row.ep) + " does not divide dp x cp " +
                                 std::to_string(static_cast<long long>(row.dp) * row.cp));

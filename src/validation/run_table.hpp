@@ -40,10 +40,11 @@ struct RunRow {
   // ZeRO stage 0-3 (simulate --zero); 3 shards parameters too, as FSDP and DeepSpeed ZeRO-3 do.
   // With distributed_optimizer 1 the stage is at least 1.
   int zero_stage = 0;
-  bool fp8_param_gather = false;  // FP8 primary weights (simulate --fp8-param-gather)
-  // Main-gradient dtype (fp32 | bf16 | fp16); "auto" (empty cell): Megatron's default for the
-  // training dtype (llm_gradient_dtype.hpp: fp16 for fp16 training, else fp32).
-  std::string grad_reduce_dtype = "auto";
+  // FP8 primary weights (simulate --fp8-param-gather); nullopt (empty cell): the framework's.
+  std::optional<bool> fp8_param_gather;
+  // Main-gradient dtype (fp32 | bf16 | fp16 | auto: Megatron's default for the training dtype,
+  // llm_gradient_dtype.hpp: fp16 for fp16 training, else fp32); empty: the framework's, else auto.
+  std::string grad_reduce_dtype;
   // MoE routing imbalance, tokens of the busiest expert over the mean (simulate --moe-imbalance);
   // 1 (empty cell): balanced, as Megatron-Bridge's benchmarks force it.
   double moe_imbalance = 1.0;
@@ -63,8 +64,8 @@ struct RunRow {
   bool moe_shared_expert_overlap = false;
   // Megatron-Core's MoE kernel switches (TransformerConfig moe_router_fusion,
   // moe_permute_fusion, moe_router_force_load_balancing); 0 (empty cell): off, its default.
-  bool moe_router_fusion = false;
-  bool moe_permute_fusion = false;
+  std::optional<bool> moe_router_fusion;  // nullopt (empty cell): the framework's, else off
+  std::optional<bool> moe_permute_fusion;
   bool moe_router_force_load_balancing = false;
   // Megatron-Core's moe_expert_capacity_factor (> 0; negative: dropless, as Megatron-Bridge's
   // -1.0) and moe_pad_expert_input_to_capacity; empty cells: the model file's factor, no pad.
@@ -89,10 +90,13 @@ struct RunRow {
   std::string fp8_recipe;
   // get_batch waits for the GPU each micro-batch (Megatron-DeepSpeed, Megatron-LM before 2024);
   // 0: Megatron-Core's get_batch, no wait (generators/llm/llm_parallel_config.hpp).
-  bool get_batch_sync = false;
+  std::optional<bool> get_batch_sync;  // nullopt (empty cell): the framework's, else 0
   // Megatron-LM 2020-2022's timers synchronize the device at the start and stop of every
   // micro-batch's forward and backward; 0: Megatron-Core's dummy timers (no syncs).
-  bool timer_syncs = false;
+  std::optional<bool> timer_syncs;  // nullopt (empty cell): the framework's, else 0
+  // The training framework whose switches fill the empty cells (validation/framework_presets.hpp);
+  // empty: megatron-core (Megatron-LM's current defaults) or validate runs --framework.
+  std::string framework;
   std::string device;
   std::string topology;
   int nodes = 0;  // 0: gpus / GPUs per node of the topology

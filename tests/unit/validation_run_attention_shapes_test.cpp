@@ -54,13 +54,17 @@ TEST(RunAttentionShapes, HeadDimColumnSetsInlineShapes) {
 }
 
 TEST(RunAttentionShapes, ExpertLayoutMustTileTheExpertMesh) {
-  // ETP = TP: EP ranks of DP x CP (32 does not divide 16); ETP 1: EP 32 x ETP 1 of TP 2 x DP 16.
+  // ETP = TP stated: EP ranks of DP x CP (32 does not divide 16); ETP 1: EP 32 x ETP 1 of TP 2 x
+  // DP 16. An empty etp cell is ETP 1 there, the only size that layout can have run with.
   const validation::RunTable table = table_of(
-      "etp-tp,qwen3-235b-a22b,,,,,,,,256,2,8,16,32,,1,8192,1,H100-SXM,hgx-h100-8node,4,1,1,1\n"
-      "etp1,qwen3-235b-a22b,,,,,,,,256,2,8,16,32,1,1,8192,1,H100-SXM,hgx-h100-8node,4,1,1,1\n");
-  ASSERT_EQ(table.rows.size(), 2u);
+      "etp-tp,qwen3-235b-a22b,,,,,,,,256,2,8,16,32,2,1,8192,1,H100-SXM,hgx-h100-8node,4,1,1,1\n"
+      "etp1,qwen3-235b-a22b,,,,,,,,256,2,8,16,32,1,1,8192,1,H100-SXM,hgx-h100-8node,4,1,1,1\n"
+      "empty,qwen3-235b-a22b,,,,,,,,256,2,8,16,32,,1,8192,1,H100-SXM,hgx-h100-8node,4,1,1,1\n");
+  ASSERT_EQ(table.rows.size(), 3u);
   EXPECT_NE(table.rows[0].error.find("ep 32"), std::string::npos) << table.rows[0].error;
   EXPECT_EQ(table.rows[1].error, "");
+  ASSERT_EQ(table.rows[2].error, "");
+  EXPECT_EQ(simulate_options_of_run(table.rows[2], "runs.csv", "", "none").etp, 1);
 }
 
 }  // namespace

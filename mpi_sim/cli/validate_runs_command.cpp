@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -78,6 +79,20 @@ void print_memory_check(const scenario::RunValidationReport& report, std::ostrea
     out << missed << " of " << checked << " layouts that ran do not fit:" << misses << "\n";
 }
 
+// Whose switches fill the rows' empty switch cells: a table of published runs seldom states
+// them, and Megatron-LM's current defaults (megatron-core) are not what most recipes ran.
+void print_frameworks(const scenario::RunValidationReport& report, std::ostream& out) {
+  std::map<std::string, std::size_t> rows;
+  for (const scenario::RunPrediction& prediction : report.predictions)
+    ++rows[prediction.row->framework.empty() ? "megatron-core" : prediction.row->framework];
+  std::string text;
+  for (const auto& [framework, count] : rows)
+    text += (text.empty() ? "" : ", ") + framework + " (" + std::to_string(count) + " rows)";
+  out << "framework: " << text
+      << "; it fills each row's empty switch cells (README \"Frameworks\"; the framework "
+         "column or --framework)\n";
+}
+
 void print_text(const scenario::RunValidationReport& report, std::ostream& out) {
   out << "validate runs: " << report.source << "\n";
   if (report.cross_validated) {
@@ -98,6 +113,7 @@ void print_text(const scenario::RunValidationReport& report, std::ostream& out) 
   } else {
     out << "calibration: " << scenario::describe_calibration(report.calibration) << "\n";
   }
+  print_frameworks(report, out);
   out << "\n"
       << std::left << std::setw(34) << "run" << std::setw(30) << "group" << std::right
       << std::setw(11) << "measured_s" << std::setw(12) << "predicted_s" << std::setw(9) << "error"

@@ -84,7 +84,7 @@ void print_memory_check(const scenario::RunValidationReport& report, std::ostrea
 void print_frameworks(const scenario::RunValidationReport& report, std::ostream& out) {
   std::map<std::string, std::size_t> rows;
   for (const scenario::RunPrediction& prediction : report.predictions)
-    ++rows[prediction.row->framework.empty() ? "megatron-core" : prediction.row->framework];
+    ++rows[std::string(validation::framework_preset(prediction.row->framework).name)];
   std::string text;
   for (const auto& [framework, count] : rows)
     text += (text.empty() ? "" : ", ") + framework + " (" + std::to_string(count) + " rows)";
@@ -240,8 +240,8 @@ void print_json(const scenario::RunValidationReport& report, std::ostream& out) 
 
 int run_validate_runs(const ValidateRunsOptions& options) {
   validation::RunTable table = validation::load_run_table(options.table);
-  // --framework fills the framework cell of the rows that leave it empty.
-  validation::framework_preset(options.framework);  // an unknown name is an error here
+  // --framework (checked by its option: a known name) fills the framework cell of the rows that
+  // leave it empty.
   for (validation::RunRow& row : table.rows)
     if (row.framework.empty())
       row.framework = options.framework;

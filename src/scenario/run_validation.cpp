@@ -46,24 +46,6 @@ bool gives_pipeline_split(const RunRow& row) {
          row.last_stage_layers > 0 || row.account_for_embedding || row.account_for_loss;
 }
 
-// The split assumed for a row that gives none and whose layers do not divide over its
-// pipeline (inferred_pipeline_split.hpp); nullopt when nothing is assumed. The layer count is
-// the row's, else its model file's (an unreadable file is left to the scenario reader).
-std::optional<InferredPipelineSplit> inferred_split(const RunRow& row,
-                                                    const LlmSimulateOptions& options) {
-  if (gives_pipeline_split(row) || row.pp * std::max(1, row.virtual_stages) <= 1)
-    return std::nullopt;
-  int layers = row.layers;
-  if (layers == 0 && !options.model_path.empty()) {
-    try {
-      layers = llm::load_transformer_config(options.model_path).layers;
-    } catch (const InputError&) {
-      return std::nullopt;
-    }
-  }
-  return infer_pipeline_split(layers, row.pp, std::max(1, row.virtual_stages));
-}
-
 // The row's model file, for the switches a framework sets only on some models (a row's shape
 // cells never describe experts or multi-latent attention); nullopt without a file or when it
 // cannot be read (the scenario reader reports that).
@@ -77,19 +59,25 @@ std::optional<llm::TransformerConfig> row_model(const LlmSimulateOptions& option
   }
 }
 
-bool row_model_is_moe(const LlmSimulateOptions& options) {
-  const std::optional<llm::TransformerConfig> model = row_model(options);
-  return model && model->is_moe();
+// The split assumed for a row that gives none and whose layers do not divide over its
+// pipeline (inferred_pipeline_split.hpp); nullopt when nothing is assumed. The layer count is
+// the row's, else its model file's (row_model).
+std::optional<InferredPipelineSplit> inferred_split(
+    const RunRow& row, const std::optional<llm::TransformerConfig>& model) {
+  if (gives_pipeline_split(row) || row.pp * std::max(1, row.virtual_stages) <= 1)
+    return std::nullopt;
+  const int layers = row.layers > 0 ? row.layers : (model ? model->layers : 0);
+  return infer_pipeline_split(layers, row.pp, std::max(1, row.virtual_stages));
 }
 
 // The expert tensor parallel size of a row that leaves etp empty: the row's framework's (the
 // Megatron-Bridge MoE recipes run ETP 1), else Megatron's default, TP, unless TP x EP cannot
 // tile TP x CP x DP; then 1, the only other size such a layout can have run with (stated in the
 // row's layout, as ETP 1). 0 keeps simulate's default (TP).
-int expert_tp_of(const RunRow& row, const LlmSimulateOptions& options) {
+int expert_tp_of(const RunRow& row, const validation::FrameworkPreset& framework, bool moe) {
   if (row.ep <= 1)
     return 0;
-  if (validation::framework_preset(row.framework).expert_tp_one && row_model_is_moe(options))
+  if (framework.expert_tp_one && moe)
     return 1;
   const long attention_ranks = static_cast<long>(row.tp) * row.cp * row.dp;
   const bool tp_tiles = attention_ranks % (static_cast<long>(row.tp) * row.ep) == 0;
@@ -412,6 +400,12 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   LlmSimulateOptions options;
   if (!row.model.empty())
     options.model_path = config_path(row.model, "models");
+  // Empty cells take the row's framework's value (validation/framework_presets.hpp), else
+  // simulate's default; some of its switches depend on the model file, read once here.
+  const validation::FrameworkPreset& framework = validation::framework_preset(row.framework);
+  const std::optional<llm::TransformerConfig> model = row_model(options);
+  const bool moe = model && model->is_moe();
+  const bool mla = model && model->is_mla();
   llm::ModelShapeOverrides& shape = options.shape;
   shape.layers = row.layers;
   shape.hidden = row.hidden;
@@ -421,9 +415,8 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   shape.ffn_hidden = row.ffn_hidden;
   shape.vocab = row.vocab;
   shape.seq_len = row.seq_len;
-  const validation::FrameworkPreset& framework_shape = validation::framework_preset(row.framework);
-  shape.attention = !row.attention.empty() ? row.attention : framework_shape.attention.value_or("");
-  shape.dropout = row.dropout ? row.dropout : framework_shape.dropout;
+  shape.attention = !row.attention.empty() ? row.attention : framework.attention.value_or("");
+  shape.dropout = row.dropout ? row.dropout : framework.dropout;
   shape.gated_ffn = row.gated_ffn;
   shape.position_embedding = row.position_embedding;
   options.tp = row.tp;
@@ -431,7 +424,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.dp = row.dp;
   options.cp = row.cp;
   options.ep = row.ep;
-  options.etp = row.etp > 0 ? row.etp : expert_tp_of(row, options);
+  options.etp = row.etp > 0 ? row.etp : expert_tp_of(row, framework, moe);
   if (!row.order.empty())
     options.order = row.order;
   options.virtual_stages = row.virtual_stages;
@@ -441,7 +434,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.last_stage_layers = row.last_stage_layers;
   options.account_for_embedding = row.account_for_embedding;
   options.account_for_loss = row.account_for_loss;
-  if (const std::optional<InferredPipelineSplit> split = inferred_split(row, options)) {
+  if (const std::optional<InferredPipelineSplit> split = inferred_split(row, model)) {
     options.account_for_embedding = split->account_for_embedding;
     options.account_for_loss = split->account_for_loss;
     options.pp_layers = split->virtual_stage_layers;
@@ -456,16 +449,10 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   // gradients reduce-scattered, parameters all-gathered.
   options.distributed_optimizer = row.distributed_optimizer;
   options.zero_stage = row.zero_stage;
-  // Empty switch cells take the row's framework's value (validation/framework_presets.hpp),
-  // else simulate's default.
-  const validation::FrameworkPreset& framework = validation::framework_preset(row.framework);
   // A framework's switch applies only where simulate can run it (the recipes set them where
   // they run): FP8 primary weights with the distributed optimizer (ZeRO 1/2) and per-tensor
   // scaling, the parameter all-gather overlap with a sharded optimizer, the userbuffer TP
   // overlap not with multi-latent attention or ZeRO-3.
-  const std::optional<llm::TransformerConfig> model = row_model(options);
-  const bool moe = model && model->is_moe();
-  const bool mla = model && model->is_mla();
   const int zero = row.distributed_optimizer ? std::max(1, row.zero_stage) : row.zero_stage;
   options.fp8_param_gather =
       row.fp8_param_gather.value_or(framework.fp8_param_gather_on_fp8 && row.dtype == "fp8" &&

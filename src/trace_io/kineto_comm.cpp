@@ -106,8 +106,11 @@ std::optional<std::int64_t> integer_attribute(const Op* op, std::string_view nam
   return value;
 }
 
-// "[1, 2, 3]" as newer profilers write split sizes.
-std::vector<std::int64_t> integer_list(const std::optional<std::string>& text) {
+// "[1, 2, 3]" as newer profilers write split sizes and group ranks. An entry that is not an
+// int64 ("-" alone, a number past 2^63) is an error naming the field: skipping it would
+// change a split or a group, and from_chars does not advance past it.
+std::vector<std::int64_t> integer_list(const std::optional<std::string>& text,
+                                       const std::string& source, const std::string& where) {
   std::vector<std::int64_t> values;
   if (!text)
     return values;
@@ -117,6 +120,11 @@ std::vector<std::int64_t> integer_list(const std::optional<std::string>& text) {
     if ((*cursor >= '0' && *cursor <= '9') || *cursor == '-') {
       std::int64_t value = 0;
       auto result = std::from_chars(cursor, end, value);
+      if (result.ec != std::errc()) {
+        throw InputError(
+            source, where,
+            "entry " + std::to_string(values.size()) + " of \"" + *text + "\" is not an integer");
+      }
       values.push_back(value);
       cursor = result.ptr;
     } else {
@@ -231,8 +239,10 @@ CommInfo comm_info_of(const Trace& trace, const CollectiveChain& chain, Collecti
       comm.peer_rank = static_cast<int>(io::checked_integer(
           *peer, 0, io::kMaxRanks - 1, trace.source, where + " args." + peer_key));
   }
-  comm.in_split_elements = integer_list(string_attribute(chain.record, "In split size"));
-  comm.out_split_elements = integer_list(string_attribute(chain.record, "Out split size"));
+  comm.in_split_elements = integer_list(string_attribute(chain.record, "In split size"),
+                                        trace.source, where + " args.In split size");
+  comm.out_split_elements = integer_list(string_attribute(chain.record, "Out split size"),
+                                         trace.source, where + " args.Out split size");
   for (const auto& [splits, field] : {std::pair{&comm.in_split_elements, "In split size"},
                                       std::pair{&comm.out_split_elements, "Out split size"}}) {
     std::int64_t total = 0;
@@ -254,7 +264,8 @@ void add_process_group(Trace& trace, const CollectiveChain& chain, CommInfo& com
   if (comm.process_group.empty())
     return;
   std::vector<std::int64_t> listed =
-      integer_list(string_attribute(chain.record, "Process Group Ranks"));
+      integer_list(string_attribute(chain.record, "Process Group Ranks"), trace.source,
+                   location_of(chain) + " args.Process Group Ranks");
   if (listed.empty()) {
     auto start = integer_attribute(chain.record, "Global rank start");
     auto stride = integer_attribute(chain.record, "Global rank stride");

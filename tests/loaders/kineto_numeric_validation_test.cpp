@@ -111,5 +111,17 @@ TEST(KinetoNumbers, TensorOfOverflowingShapeIsAnError) {
                   {"aten::mm", "Input Dims[0]", "tensor of more than"});
 }
 
+TEST(KinetoNumbers, GroupRankOrSplitThatIsNotAnInt64IsAnError) {
+  // A lone "-" once made the list reader loop, pushing zeros until a 2 GiB allocation.
+  expect_rejected(replaced(read_text(kJob), "\"Process Group Ranks\": \"[0, 1]\"",
+                           "\"Process Group Ranks\": \"[0, -]\""),
+                  {"record_param_comms", "args.Process Group Ranks", "entry 1 of \"[0, -]\"",
+                   "is not an integer"});
+  expect_rejected(replaced(read_text(kJob), "\"Process Group Ranks\": \"[0, 1]\"",
+                           "\"Process Group Ranks\": \"[0, 1]\", \"In split size\": "
+                           "\"[99999999999999999999]\""),
+                  {"args.In split size", "entry 0", "is not an integer"});
+}
+
 }  // namespace
 }  // namespace perfsim::trace_io

@@ -364,6 +364,15 @@ void add_simulate_options(CLI::App& sub, scenario::SimulateOptions& options) {
 }
 
 int run_simulate(const scenario::SimulateOptions& options, const CommandContext& context) {
+  if (!options.llm.framework.empty() && context.processes.is_root() && !options.quiet) {
+    std::string switches;
+    for (const std::string& flag : options.llm.framework_switches)
+      switches += (switches.empty() ? "" : " ") + flag;
+    std::cerr << "perfsim: framework " << options.llm.framework << ": "
+              << (switches.empty() ? "sets none of the switches the command line left out"
+                                   : "sets " + switches + " (switches the command line left out)")
+              << "\n";
+  }
   if (options.single_rank >= 0)
     return run_single_rank(options, context);
   return run_all_ranks(options, context);

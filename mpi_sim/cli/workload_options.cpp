@@ -1,11 +1,17 @@
 #include "mpi_sim/cli/workload_options.hpp"
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 
+#include "generators/llm/llm_model_config.hpp"
 #include "mpi_sim/cli/pipeline_split_options.hpp"
 #include "mpi_sim/cli/shipped_config_option.hpp"
 #include "mpi_sim/cli/topology_size_options.hpp"
+#include "perfsim/error.hpp"
+#include "scenario/framework_switches.hpp"
+#include "validation/framework_presets.hpp"
 
 namespace perfsim::cli {
 
@@ -39,6 +45,56 @@ void add_model_shape_options(CLI::App& sub, generators::llm::ModelShapeOverrides
   sub.add_flag_function(
       "--gated-ffn,!--no-gated-ffn", [&shape](std::int64_t count) { shape.gated_ffn = count > 0; },
       "LLM: gated (SwiGLU) FFN on / off (default: the model file's; without --model off)");
+}
+
+// --framework: every switch of the framework's (validation/framework_presets.hpp) that the
+// command line does not give, once the subcommand is parsed; the model file says whether the
+// MoE and MLA conditions hold (one that does not load is reported later, by the scenario).
+void add_framework_option(CLI::App& sub, scenario::LlmSimulateOptions& options) {
+  std::vector<std::string> names;
+  for (std::string_view name : validation::framework_names())
+    names.emplace_back(name);
+  sub.add_option("--framework", options.framework,
+                 "LLM: the training framework whose defaults fill every switch this command line "
+                 "does not give (`perfsim validate runs --framework`, README \"Frameworks\"): "
+                 "megatron-core, megatron-lm-2021, megatron-deepspeed, nemo or megatron-bridge; "
+                 "a --no-... form turns one of its switches off (default: none, simulate's own "
+                 "defaults, which are Megatron-Core's)")
+      ->check(CLI::IsMember(names));
+  sub.parse_complete_callback([&sub, &options] {
+    if (options.framework.empty())
+      return;
+    auto given = [&sub](const char* name) { return sub.get_option(name)->count() > 0; };
+    scenario::StatedSwitches stated;
+    stated.attention = given("--attention");
+    stated.dropout = given("--dropout");
+    stated.etp = given("--etp");
+    stated.fp8_param_gather = given("--fp8-param-gather");
+    stated.grad_reduce_dtype = given("--grad-reduce-dtype");
+    stated.overlap_grad_reduce = given("--overlap-grad-reduce");
+    stated.overlap_param_gather = given("--overlap-param-gather");
+    stated.tp_comm_overlap = given("--tp-comm-overlap");
+    stated.overlap_p2p_comm = given("--overlap-p2p-comm");
+    stated.p2p_scatter_gather = given("--p2p-scatter-gather");
+    stated.moe_router_fusion = given("--moe-router-fusion");
+    stated.moe_permute_fusion = given("--moe-permute-fusion");
+    stated.cross_entropy_fusion =
+        given("--cross-entropy-loss-fusion") || given("--cross-entropy-fusion-impl");
+    stated.get_batch_sync = given("--get-batch-sync");
+    stated.timer_syncs = given("--timer-syncs");
+    scenario::FrameworkModelTraits traits;
+    if (!options.model_path.empty()) {
+      try {
+        const generators::llm::TransformerConfig model =
+            generators::llm::load_transformer_config(options.model_path);
+        traits = {.moe = model.is_moe(), .mla = model.is_mla()};
+      } catch (const InputError&) {
+        // the scenario names the file and the problem when it loads it
+      }
+    }
+    options.framework_switches = scenario::apply_framework_switches(
+        validation::framework_preset(options.framework), traits, stated, options);
+  });
 }
 
 }  // namespace
@@ -116,7 +172,7 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
          "takes its time alone")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("on");
-  sub.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
+  sub.add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", options.overlap_grad_reduce,
                "LLM: reduce gradients in buckets under the last micro-batch's backward "
                "(Megatron --overlap-grad-reduce; default: after the backward)");
   sub.add_option(
@@ -128,7 +184,7 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
   sub.add_flag("--distributed-optimizer", options.distributed_optimizer,
                "LLM: Megatron's distributed optimizer: gradients reduce-scattered, optimizer "
                "state sharded over DP, parameters all-gathered (ZeRO 1)");
-  sub.add_flag("--overlap-param-gather", options.overlap_param_gather,
+  sub.add_flag("--overlap-param-gather,!--no-overlap-param-gather", options.overlap_param_gather,
                "LLM: with the distributed optimizer (ZeRO 1/2) and --overlap-grad-reduce, as "
                "Megatron requires, all-gather the parameters under the next forward (Megatron "
                "--overlap-param-gather)");
@@ -141,7 +197,7 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "issues them; each overlapped GEMM runs on the SMs the NCCL kernel leaves "
                "(--comm-sms). Default: each is waited for, which matches Korthikanti et al. "
                "2022 on A100");
-  sub.add_flag("--tp-comm-overlap", options.tp_comm_overlap,
+  sub.add_flag("--tp-comm-overlap,!--no-tp-comm-overlap", options.tp_comm_overlap,
                "LLM: Transformer Engine userbuffer TP overlap (Megatron --tp-comm-overlap; needs "
                "--sequence-parallel): all-gathers ring-exchanged under the GEMM chunks, "
                "reduce-scatters pipelined with them, backward bulk-overlapped, TE's default ub "
@@ -161,10 +217,10 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "their own stream, fc1 beside the dispatch all-to-all, fc2 beside the combine's "
                "(and the mirror in the backward); needs shared experts and EP > 1, not with "
                "--moe-a2a-overlap");
-  sub.add_flag("--moe-router-fusion", options.moe_router_fusion,
+  sub.add_flag("--moe-router-fusion,!--no-moe-router-fusion", options.moe_router_fusion,
                "LLM, MoE: Megatron-Core --moe-router-fusion: Transformer Engine's fused top-k, "
                "aux-loss scores and aux loss (one kernel each way) instead of PyTorch ops");
-  sub.add_flag("--moe-permute-fusion", options.moe_permute_fusion,
+  sub.add_flag("--moe-permute-fusion,!--no-moe-permute-fusion", options.moe_permute_fusion,
                "LLM, MoE: Megatron-Core --moe-permute-fusion: Transformer Engine's Triton "
                "permute, sort and unpermute; without it masked_select / index_select / cat / "
                "scatter_add_, and two host synchronizations per MoE forward");
@@ -246,7 +302,7 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                "FP8 before their TP all-gather, as Transformer Engine does (default on; "
                "--no-fp8-all-gather: gathered in bf16 and cast after, a what-if; blockwise "
                "scaling gathers row- and column-wise FP8 data, as many bytes as bf16)");
-  sub.add_flag("--fp8-param-gather", options.fp8_param_gather,
+  sub.add_flag("--fp8-param-gather,!--no-fp8-param-gather", options.fp8_param_gather,
                "LLM, fp8 with the distributed optimizer: FP8 primary weights (Megatron-LM "
                "--fp8-param-gather, NeMo fp8_params): the linear weights are kept in FP8 (1 "
                "byte each, no bf16 copy), all-gathered in FP8 after the step, which quantizes "
@@ -272,16 +328,17 @@ void add_llm_simulate_options(CLI::App& sub, scenario::LlmSimulateOptions& optio
                  "place; one TP all-gather); default native, as Megatron-LM")
       ->check(CLI::IsMember({"native", "te"}))
       ->capture_default_str();
-  sub.add_flag("--get-batch-sync", options.get_batch_sync,
+  sub.add_flag("--get-batch-sync,!--no-get-batch-sync", options.get_batch_sync,
                "LLM: get_batch copies the batch sizes to the host each micro-batch, so the host "
                "waits for the GPU before loading (Megatron-DeepSpeed, Megatron-LM before 2024: "
                "broadcast_data); default: no wait (Megatron-Core's get_batch_on_this_tp_rank, "
                "NeMo), the batch's CPU time runs beside the GPU");
-  sub.add_flag("--timer-syncs", options.timer_syncs,
+  sub.add_flag("--timer-syncs,!--no-timer-syncs", options.timer_syncs,
                "LLM: torch.cuda.synchronize() at the start and stop of every micro-batch's "
                "forward and backward step (Megatron-LM 2020-2022's forward-compute and "
                "backward-compute timers); default: none (Megatron-Core's timers at the default "
                "--timing-log-level 0)");
+  add_framework_option(sub, options);
   sub.add_option("--topology", options.topology_path,
                  "topology file or name in configs/topologies (hgx-h100-8node) for the collective "
                  "model; required by --model, --dlrm and --comm model (no default)")

@@ -87,6 +87,11 @@ struct LlmSimulateOptions {
   bool account_for_embedding = false;
   bool account_for_loss = false;
 
+  // --framework (scenario/framework_switches.hpp): its name ("" none) and the switches it set
+  // where the command line gave none, as they read on a command line (for the output).
+  std::string framework;
+  std::vector<std::string> framework_switches;
+
   bool requested() const { return !model_path.empty() || !shape.empty() || embedded_default; }
   int world_size() const { return tp * cp * pp * dp; }
 };

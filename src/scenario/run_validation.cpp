@@ -1,5 +1,7 @@
 #include "scenario/run_validation.hpp"
 
+#include "scenario/framework_switches.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -23,6 +25,7 @@
 #include "perfsim/error.hpp"
 #include "scenario/config_path.hpp"
 #include "scenario/device_argument.hpp"
+#include "scenario/framework_switches.hpp"
 #include "scenario/inferred_pipeline_split.hpp"
 #include "scenario/llm_calibration.hpp"
 #include "scenario/llm_simulation.hpp"
@@ -70,15 +73,13 @@ std::optional<InferredPipelineSplit> inferred_split(
   return infer_pipeline_split(layers, row.pp, std::max(1, row.virtual_stages));
 }
 
-// The expert tensor parallel size of a row that leaves etp empty: the row's framework's (the
-// Megatron-Bridge MoE recipes run ETP 1), else Megatron's default, TP, unless TP x EP cannot
-// tile TP x CP x DP; then 1, the only other size such a layout can have run with (stated in the
-// row's layout, as ETP 1). 0 keeps simulate's default (TP).
-int expert_tp_of(const RunRow& row, const validation::FrameworkPreset& framework, bool moe) {
+// The expert tensor parallel size of a row that leaves etp empty, before its framework's say
+// (framework_switches.hpp: the Megatron-Bridge MoE recipes run ETP 1): Megatron's default, TP,
+// unless TP x EP cannot tile TP x CP x DP; then 1, the only other size such a layout can have
+// run with (stated in the row's layout, as ETP 1). 0 keeps simulate's default (TP).
+int expert_tp_of(const RunRow& row) {
   if (row.ep <= 1)
     return 0;
-  if (framework.expert_tp_one && moe)
-    return 1;
   const long attention_ranks = static_cast<long>(row.tp) * row.cp * row.dp;
   const bool tp_tiles = attention_ranks % (static_cast<long>(row.tp) * row.ep) == 0;
   return !tp_tiles && attention_ranks % row.ep == 0 ? 1 : 0;
@@ -400,12 +401,8 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   LlmSimulateOptions options;
   if (!row.model.empty())
     options.model_path = config_path(row.model, "models");
-  // Empty cells take the row's framework's value (validation/framework_presets.hpp), else
-  // simulate's default; some of its switches depend on the model file, read once here.
-  const validation::FrameworkPreset& framework = validation::framework_preset(row.framework);
+  // The model file, read once: the pipeline split and some framework switches depend on it.
   const std::optional<llm::TransformerConfig> model = row_model(options);
-  const bool moe = model && model->is_moe();
-  const bool mla = model && model->is_mla();
   llm::ModelShapeOverrides& shape = options.shape;
   shape.layers = row.layers;
   shape.hidden = row.hidden;
@@ -415,8 +412,8 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   shape.ffn_hidden = row.ffn_hidden;
   shape.vocab = row.vocab;
   shape.seq_len = row.seq_len;
-  shape.attention = !row.attention.empty() ? row.attention : framework.attention.value_or("");
-  shape.dropout = row.dropout ? row.dropout : framework.dropout;
+  shape.attention = row.attention;
+  shape.dropout = row.dropout;
   shape.gated_ffn = row.gated_ffn;
   shape.position_embedding = row.position_embedding;
   options.tp = row.tp;
@@ -424,7 +421,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.dp = row.dp;
   options.cp = row.cp;
   options.ep = row.ep;
-  options.etp = row.etp > 0 ? row.etp : expert_tp_of(row, framework, moe);
+  options.etp = row.etp > 0 ? row.etp : expert_tp_of(row);
   if (!row.order.empty())
     options.order = row.order;
   options.virtual_stages = row.virtual_stages;
@@ -449,39 +446,20 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   // gradients reduce-scattered, parameters all-gathered.
   options.distributed_optimizer = row.distributed_optimizer;
   options.zero_stage = row.zero_stage;
-  // A framework's switch applies only where simulate can run it (the recipes set them where
-  // they run): FP8 primary weights with the distributed optimizer (ZeRO 1/2) and per-tensor
-  // scaling, the parameter all-gather overlap with a sharded optimizer, the userbuffer TP
-  // overlap not with multi-latent attention or ZeRO-3.
-  const int zero = row.distributed_optimizer ? std::max(1, row.zero_stage) : row.zero_stage;
-  options.fp8_param_gather =
-      row.fp8_param_gather.value_or(framework.fp8_param_gather_on_fp8 && row.dtype == "fp8" &&
-                                    (zero == 1 || zero == 2) && row.fp8_recipe != "blockwise");
-  options.grad_reduce_dtype = !row.grad_reduce_dtype.empty()
-                                  ? row.grad_reduce_dtype
-                                  : framework.grad_reduce_dtype.value_or(options.grad_reduce_dtype);
+  options.fp8_param_gather = row.fp8_param_gather.value_or(options.fp8_param_gather);
+  if (!row.grad_reduce_dtype.empty())
+    options.grad_reduce_dtype = row.grad_reduce_dtype;
   options.moe_imbalance = row.moe_imbalance;
-  // Overlap and fusion switches the row states; an empty cell keeps simulate's default.
-  options.overlap_grad_reduce = row.overlap_grad_reduce.value_or(
-      framework.overlap_grad_reduce.value_or(options.overlap_grad_reduce));
-  options.overlap_param_gather = row.overlap_param_gather.value_or(
-      zero >= 1 ? framework.overlap_param_gather.value_or(options.overlap_param_gather)
-                : options.overlap_param_gather);
-  const bool framework_tp_overlap = framework.tp_comm_overlap_with_sequence_parallel && !mla &&
-                                    zero != 3 && options.sequence_parallel &&
-                                    (!moe || framework.tp_comm_overlap_on_moe);
-  options.tp_comm_overlap = row.tp_comm_overlap.value_or(framework_tp_overlap);
-  options.overlap_p2p_comm =
-      row.overlap_p2p_comm.value_or(framework.overlap_p2p_comm.value_or(options.overlap_p2p_comm));
-  options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(
-      framework.p2p_scatter_gather.value_or(options.p2p_scatter_gather));
+  options.overlap_grad_reduce = row.overlap_grad_reduce.value_or(options.overlap_grad_reduce);
+  options.overlap_param_gather = row.overlap_param_gather.value_or(options.overlap_param_gather);
+  options.tp_comm_overlap = row.tp_comm_overlap.value_or(options.tp_comm_overlap);
+  options.overlap_p2p_comm = row.overlap_p2p_comm.value_or(options.overlap_p2p_comm);
+  options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(options.p2p_scatter_gather);
   options.moe_a2a_overlap = row.moe_a2a_overlap;
   options.delay_wgrad_compute = row.delay_wgrad_compute;
   options.moe_shared_expert_overlap = row.moe_shared_expert_overlap;
-  options.moe_router_fusion =
-      row.moe_router_fusion.value_or(moe && framework.moe_router_and_permute_fusion);
-  options.moe_permute_fusion =
-      row.moe_permute_fusion.value_or(moe && framework.moe_router_and_permute_fusion);
+  options.moe_router_fusion = row.moe_router_fusion.value_or(options.moe_router_fusion);
+  options.moe_permute_fusion = row.moe_permute_fusion.value_or(options.moe_permute_fusion);
   options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
   options.moe_expert_capacity_factor = row.moe_expert_capacity_factor;
   options.moe_pad_expert_input_to_capacity = row.moe_pad_expert_input_to_capacity;
@@ -491,18 +469,35 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.moe_flex_backend = row.moe_flex_backend;
   options.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(options.bias_swiglu_fusion);
   options.rope_fusion = row.rope_fusion.value_or(options.rope_fusion);
-  const std::string cross_entropy = !row.cross_entropy_fusion.empty()
-                                        ? row.cross_entropy_fusion
-                                        : framework.cross_entropy_fusion.value_or("");
-  if (!cross_entropy.empty() && cross_entropy != "none") {
+  if (!row.cross_entropy_fusion.empty() && row.cross_entropy_fusion != "none") {
     options.cross_entropy_fusion = true;
-    options.cross_entropy_fusion_impl = cross_entropy;
+    options.cross_entropy_fusion_impl = row.cross_entropy_fusion;
   }
   options.dtype = row.dtype;
   if (!row.fp8_recipe.empty())
     options.fp8_recipe = row.fp8_recipe;
-  options.get_batch_sync = row.get_batch_sync.value_or(framework.get_batch_sync.value_or(false));
-  options.timer_syncs = row.timer_syncs.value_or(framework.timer_syncs.value_or(false));
+  options.get_batch_sync = row.get_batch_sync.value_or(options.get_batch_sync);
+  options.timer_syncs = row.timer_syncs.value_or(options.timer_syncs);
+  // Empty switch cells take the row's framework's value.
+  StatedSwitches stated;
+  stated.attention = !row.attention.empty();
+  stated.dropout = row.dropout.has_value();
+  stated.etp = row.etp > 0;
+  stated.fp8_param_gather = row.fp8_param_gather.has_value();
+  stated.grad_reduce_dtype = !row.grad_reduce_dtype.empty();
+  stated.overlap_grad_reduce = row.overlap_grad_reduce.has_value();
+  stated.overlap_param_gather = row.overlap_param_gather.has_value();
+  stated.tp_comm_overlap = row.tp_comm_overlap.has_value();
+  stated.overlap_p2p_comm = row.overlap_p2p_comm.has_value();
+  stated.p2p_scatter_gather = row.p2p_scatter_gather.has_value();
+  stated.moe_router_fusion = row.moe_router_fusion.has_value();
+  stated.moe_permute_fusion = row.moe_permute_fusion.has_value();
+  stated.cross_entropy_fusion = !row.cross_entropy_fusion.empty();
+  stated.get_batch_sync = row.get_batch_sync.has_value();
+  stated.timer_syncs = row.timer_syncs.has_value();
+  apply_framework_switches(validation::framework_preset(row.framework),
+                           {.moe = model && model->is_moe(), .mla = model && model->is_mla()},
+                           stated, options);
   options.topology_path = config_path(row.topology, "topologies");
   // An empty nodes cell: as many of the topology's nodes as the GPUs fill.
   const int per_node = topology::load_topology(options.topology_path).node.gpus;

@@ -71,6 +71,8 @@ std::vector<std::string> llm_simulate_arguments(const scenario::LlmSimulateOptio
     args.push_back(*shape.gated_ffn ? "--gated-ffn" : "--no-gated-ffn");
   if (!shape.position_embedding.empty())
     value("--position-embedding", shape.position_embedding);
+  if (shape.tied_embeddings)
+    args.push_back(*shape.tied_embeddings ? "--tied-embeddings" : "--no-tied-embeddings");
 
   value("--tp", std::to_string(options.tp));
   value("--pp", std::to_string(options.pp));

@@ -45,6 +45,12 @@ void add_model_shape_options(CLI::App& sub, generators::llm::ModelShapeOverrides
   sub.add_flag_function(
       "--gated-ffn,!--no-gated-ffn", [&shape](std::int64_t count) { shape.gated_ffn = count > 0; },
       "LLM: gated (SwiGLU) FFN on / off (default: the model file's; without --model off)");
+  sub.add_flag_function(
+      "--tied-embeddings,!--no-tied-embeddings",
+      [&shape](std::int64_t count) { shape.tied_embeddings = count > 0; },
+      "LLM: one matrix for the input embedding and the output layer (GPT-2/3, Megatron's GPT "
+      "default) or an output layer of its own (Llama, Mistral, ...) (default: the model file's; "
+      "without --model tied)");
 }
 
 // --framework: every switch of the framework's (validation/framework_presets.hpp) that the

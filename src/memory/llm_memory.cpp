@@ -625,8 +625,10 @@ LlmMemoryEstimate estimate_llm_memory(const llm::TransformerConfig& model,
     }
     if (stage == p - 1) {
       parameters += 2 * h;  // final layer norm
-      if (p > 1)
-        parameters += v * h / t;  // the last stage's copy of the tied word embedding
+      // The output layer: a copy of a tied word embedding on a later stage, weights of its
+      // own when untied; a tied matrix on a single stage is the embedding counted above.
+      if (p > 1 || !model.tied_embeddings)
+        parameters += v * h / t;
       // Korthikanti et al.'s output layer: 4 sbh/t, and the fp32 softmax [s b, v/t] the loss
       // keeps for its backward; Transformer Engine's fused cross entropy keeps the bf16
       // gradient in place of the logits instead.

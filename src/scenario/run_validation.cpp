@@ -416,6 +416,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   shape.dropout = row.dropout;
   shape.gated_ffn = row.gated_ffn;
   shape.position_embedding = row.position_embedding;
+  shape.tied_embeddings = row.tied_embeddings;
   options.tp = row.tp;
   options.pp = row.pp;
   options.dp = row.dp;

@@ -34,6 +34,7 @@ const std::vector<std::string> kColumns = {"name",
                                            "dropout",
                                            "gated_ffn",
                                            "position_embedding",
+                                           "tied_embeddings",
                                            "gpus",
                                            "tp",
                                            "pp",
@@ -213,6 +214,7 @@ void read_row(const CellReader& read, MeasuredKind kind, RunRow& row) {
   read.optional_flag("dropout", row.dropout);
   read.optional_flag("gated_ffn", row.gated_ffn);
   read.choice("position_embedding", row.position_embedding, {"learned", "rope"});
+  read.optional_flag("tied_embeddings", row.tied_embeddings);
   read.integer("gpus", row.gpus, 1);
   read.integer("tp", row.tp, 1);
   read.integer("pp", row.pp, 1);

@@ -24,7 +24,8 @@ struct RunRow {
   std::string attention;  // flash | unfused; empty: the model file's (inline: flash)
   std::optional<bool> dropout;
   std::optional<bool> gated_ffn;
-  std::string position_embedding;  // learned | rope; empty: the model file's (inline: learned)
+  std::string position_embedding;       // learned | rope; empty: the model file's (inline: learned)
+  std::optional<bool> tied_embeddings;  // empty: the model file's (inline: tied)
   int gpus = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, virtual_stages = 1;
   int etp = 0;        // expert tensor parallel size (MoE); 0 (empty cell): TP, Megatron's default

@@ -13,8 +13,10 @@
 namespace perfsim::scenario {
 namespace {
 
-constexpr double kClaimedMeanAbsError = 0.019;
-constexpr double kClaimedMaxAbsError = 0.03;
+// README "Accuracy at a glance": 1.92% / 3.08% since GPT's tied embeddings (the 22B rows run
+// PP 1: one matrix for the embedding and the output layer; 1.87% / 2.98% before).
+constexpr double kClaimedMeanAbsError = 0.0192;
+constexpr double kClaimedMaxAbsError = 0.0309;
 
 TEST(ValidateRunsGolden, KorthikantiTable5WithVtrainCalibration) {
   const test_support::ShippedTableRun run =

@@ -82,8 +82,8 @@ TEST(FrameworkSwitches, MegatronBridgeOnAnFp8MoeLayout) {
 
 TEST(FrameworkSwitches, OldMegatronTurnsOffWhatMegatronCoreTurnsOn) {
   LlmSimulateOptions options = dense_sp_layout();
-  const Flags set = apply_framework_switches(validation::framework_preset("megatron-lm-2021"),
-                                             {}, {}, options);
+  const Flags set =
+      apply_framework_switches(validation::framework_preset("megatron-lm-2021"), {}, {}, options);
   EXPECT_EQ(set, (Flags{"--attention unfused", "--dropout", "--no-overlap-p2p-comm",
                         "--p2p-scatter-gather", "--get-batch-sync", "--timer-syncs"}));
   EXPECT_EQ(options.shape.attention, "unfused");
@@ -91,9 +91,8 @@ TEST(FrameworkSwitches, OldMegatronTurnsOffWhatMegatronCoreTurnsOn) {
   EXPECT_FALSE(options.overlap_p2p_comm);
   // Megatron-Core sets nothing.
   LlmSimulateOptions core = dense_sp_layout();
-  EXPECT_TRUE(
-      apply_framework_switches(validation::framework_preset("megatron-core"), {}, {}, core)
-          .empty());
+  EXPECT_TRUE(apply_framework_switches(validation::framework_preset("megatron-core"), {}, {}, core)
+                  .empty());
 }
 
 }  // namespace

@@ -442,6 +442,8 @@ TEST(LlmGenerator, InterleavedScheduleShrinksTheBubble) {
 
 TEST(LlmGenerator, DataParallelBucketsOverlapTheBackwardPass) {
   TransformerConfig model = tiny_gpt();
+  // An output layer of its own (untied): the counts below include its weights.
+  model.tied_embeddings = false;
   ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 2, .bucket_bytes = 1'000'000};
   parallel.overlap_grad_reduce = true;
   GeneratedCase c{model, parallel};
@@ -505,8 +507,10 @@ TEST(LlmGenerator, ParameterGatherMovesUnderTheFirstForward) {
 
 TEST(LlmGenerator, GradientClippingAndOptimizerStepOverTheShard) {
   ParallelConfig parallel{.tp = 1, .pp = 1, .dp = 4, .zero_stage = 1};
-  const Trace trace = generate_llm_rank(tiny_gpt(), parallel, 0);
-  // Parameters of the single stage: 8 layers, embedding and head (2048 x 256 each), final
+  TransformerConfig model = tiny_gpt();
+  model.tied_embeddings = false;
+  const Trace trace = generate_llm_rank(model, parallel, 0);
+  // Parameters of the single stage: 8 layers, embedding and untied head (2048 x 256 each), final
   // norm; the ZeRO-1 shard is a quarter of them.
   const std::int64_t layer = 256 * 768 + 256 * 256 + 256 * 1024 + 1024 * 256 + 2 * 256;
   const std::int64_t shard = (8 * layer + 2 * 2048 * 256 + 256 + 3) / 4;

@@ -1260,5 +1260,35 @@ TEST(LlmMemoryAgreement, Fp8PrimaryWeightsHoldOneByteAndTheirTranspose) {
   primary_against_copies(with_experts_and_mtp(mla), mla_experts, 1);
 }
 
+// One stage holding both ends (PP 1): a tied word embedding is one matrix for the input
+// embedding and the output layer, an untied model has the output layer's weights besides: v h
+// more parameters (bf16), gradients (bf16 here) and Adam state (12 bytes), in the closed form
+// and in the trace alike. (expect_agreement checks stage 0 of PP > 1 only: at PP 1 the stage's
+// final norm is counted as a layer norm by one side and as an RMSNorm by the other.)
+TEST(LlmMemoryAgreement, TiedAndUntiedEmbeddingsOnOneStage) {
+  llm::ParallelConfig parallel = pp2_dp2();
+  parallel.pp = 1;
+  llm::TransformerConfig tied = small_llama();
+  tied.tied_embeddings = true;
+  llm::TransformerConfig untied = small_llama();
+  untied.tied_embeddings = false;
+  const Measured one = measure(tied, parallel);
+  const Measured two = measure(untied, parallel);
+  const Bytes head = static_cast<Bytes>(tied.vocab) * tied.hidden;
+  EXPECT_EQ(two.closed.parameter_bytes - one.closed.parameter_bytes, 2 * head);
+  EXPECT_EQ(two.closed.gradient_bytes - one.closed.gradient_bytes, 2 * head);
+  EXPECT_EQ(two.closed.optimizer_bytes - one.closed.optimizer_bytes, 12 * head);
+  for (const auto& [category, bytes] : {std::pair{MemoryCategory::kParameters, 2 * head},
+                                        std::pair{MemoryCategory::kGradients, 2 * head},
+                                        std::pair{MemoryCategory::kOptimizerState, 12 * head}})
+    EXPECT_NEAR(
+        static_cast<double>(two.report.live_at_peak[category] - one.report.live_at_peak[category]),
+        static_cast<double>(bytes), kRoundingBytes);
+  // With PP > 1 the last stage holds a copy of a tied matrix: stage 0 is the same either way.
+  parallel.pp = 2;
+  EXPECT_EQ(measure(untied, parallel).closed.parameter_bytes,
+            measure(tied, parallel).closed.parameter_bytes);
+}
+
 }  // namespace
 }  // namespace perfsim::memory

@@ -21,7 +21,13 @@ namespace {
 
 using test_support::op_phase;
 
-using test_support::tiny_moe;
+// test_support::tiny_moe with an output layer of its own (untied): the element counts below
+// include its weights.
+TransformerConfig tiny_moe() {
+  TransformerConfig model = test_support::tiny_moe();
+  model.tied_embeddings = false;
+  return model;
+}
 
 std::vector<int> group_of(const ParallelConfig& parallel, int rank, const std::string& kind) {
   for (const ProcessGroup& group : process_groups_of(parallel, rank))

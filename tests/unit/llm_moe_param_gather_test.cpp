@@ -33,7 +33,13 @@ namespace {
 
 using test_support::op_phase;
 
-using test_support::tiny_moe;
+// test_support::tiny_moe with an output layer of its own (untied): the element counts below
+// include its weights.
+TransformerConfig tiny_moe() {
+  TransformerConfig model = test_support::tiny_moe();
+  model.tied_embeddings = false;
+  return model;
+}
 
 // tiny_moe per MoE layer: QKV 64 x 192, projection 64 x 64, two norms, router 64 x 4.
 constexpr std::int64_t kDenseElements = 64 * 192 + 64 * 64 + 2 * 64 + 64 * 4;

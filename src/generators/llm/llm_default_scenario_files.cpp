@@ -19,6 +19,7 @@ constexpr const char* kDefaultModelJson = R"json({
   "gated_ffn": true,
   "position_embedding": "rope",
   "vocab": 128256,
+  "tied_embeddings": false,
   "seq_len": 8192,
   "micro_batch": 1,
   "global_batch": 512,

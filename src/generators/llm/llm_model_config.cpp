@@ -277,6 +277,7 @@ TransformerConfig parse_transformer_config(std::string_view json_text, const std
     throw InputError(file, "attention",
                      "must be \"flash\" or \"unfused\", got \"" + attention + "\"");
   model.dropout = optional_bool(doc, "dropout", false, file);
+  model.tied_embeddings = optional_bool(doc, "tied_embeddings", true, file);
   model.position_embedding = parse_position_embedding(
       optional_string(doc, "position_embedding", "learned", file), file, "position_embedding");
   model.moe = parse_mixture_of_experts(doc, file);

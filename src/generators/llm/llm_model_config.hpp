@@ -159,6 +159,15 @@ struct TransformerConfig {
   // config's "head_dim", model-file field "head_dim"); 0: hidden / heads. Qwen3 and GPT-OSS set
   // it so that heads x head_dim differs from hidden.
   int kv_channels = 0;
+  // One matrix for the input embedding and the output layer (HF tie_word_embeddings, the
+  // default of HF configs and of Megatron's GPT; model-file field "tied_embeddings", default
+  // true): GPT-2/3, Gemma, the small Llama 3.2 and Qwen2.5/3 models. Untied (Llama 2/3, Mistral,
+  // Qwen 7B and up, DeepSeek, ...): the output layer has weights of its own. It matters where
+  // one stage holds both ends (PP 1): one copy of the weights, gradients and optimizer state
+  // instead of two. With PP > 1 the last stage holds a copy of a tied matrix either way; the
+  // all-reduce of its gradient with the first stage's (Megatron's embedding group) is not
+  // modelled.
+  bool tied_embeddings = true;
   // Megatron-Core's qk_layernorm (Qwen3, OLMo 2): the model's norm over each query and each key
   // head after the QKV projection, before the rotary embedding.
   bool qk_layernorm = false;

@@ -32,6 +32,8 @@ TransformerConfig with_shape_overrides(TransformerConfig model, const ModelShape
   if (!shape.position_embedding.empty())
     model.position_embedding =
         parse_position_embedding(shape.position_embedding, where, "position_embedding");
+  if (shape.tied_embeddings)
+    model.tied_embeddings = *shape.tied_embeddings;
   validate(model, where);
   return model;
 }

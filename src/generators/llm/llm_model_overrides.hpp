@@ -12,11 +12,12 @@ namespace perfsim::generators::llm {
 struct ModelShapeOverrides {
   // 0 / empty / nullopt: not given (the model file's value, or the inline default).
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, vocab = 0, seq_len = 0;
-  int head_dim = 0;                // Megatron's kv_channels
-  std::string attention;           // flash | unfused
-  std::optional<bool> dropout;     // attention and hidden dropout
-  std::optional<bool> gated_ffn;   // SwiGLU
-  std::string position_embedding;  // learned | rope
+  int head_dim = 0;                     // Megatron's kv_channels
+  std::string attention;                // flash | unfused
+  std::optional<bool> dropout;          // attention and hidden dropout
+  std::optional<bool> gated_ffn;        // SwiGLU
+  std::string position_embedding;       // learned | rope
+  std::optional<bool> tied_embeddings;  // one matrix for the input embedding and output layer
 
   bool operator==(const ModelShapeOverrides&) const = default;
   bool empty() const { return *this == ModelShapeOverrides{}; }

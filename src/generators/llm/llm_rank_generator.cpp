@@ -137,7 +137,12 @@ class StageGenerator {
     if (first_stage())
       place(embedding_weight_);
     if (last_stage()) {
-      place(head_weight_);
+      if (head_parameters() > 0) {
+        place(head_weight_);
+      } else {  // the output layer reads the tied embedding's storage
+        head_weight_.storage_id = embedding_weight_.storage_id;
+        head_weight_.offset_elements = embedding_weight_.offset_elements;
+      }
       offset += shapes_.hidden;  // the final norm
     }
     for (MtpWeights& module : mtp_weights_) {
@@ -303,7 +308,7 @@ class StageGenerator {
     if (!grad_output && !mtp_weights_.empty())
       grad = emitter_.sum_gradients(grad, mtp_backward(micro_batch, reduce_now));
     if (last_virtual(chunk) && reduce_now)
-      add_gradients(shapes_.embedding_parameters() + shapes_.hidden);
+      add_gradients(head_parameters() + shapes_.hidden);
     if (zero3() && layers.first < layers.last)
       gather_layer(layers.last - 1);
     dp_in_flight_ = false;
@@ -469,7 +474,7 @@ class StageGenerator {
         gather();
     }
     if (last_stage() && !fp8)
-      pending.elements += shapes_.embedding_parameters() + shapes_.hidden;
+      pending.elements += head_parameters() + shapes_.hidden;
     // The multi-token prediction modules and their embedding copy close the last stage's
     // buffer. Their forward runs after the stage's last layer, when every gather has long
     // ended, so it reads its weights without waiting for a bucket.
@@ -860,6 +865,13 @@ class StageGenerator {
     return elements;
   }
 
+  // The output layer's weights on the last stage: its own, or a copy of the tied word
+  // embedding on a later stage than the first; none where one stage holds a tied matrix (the
+  // head reads the embedding, their gradients accumulate in one main gradient).
+  std::int64_t head_parameters() const {
+    return model_.tied_embeddings && first_stage() ? 0 : shapes_.embedding_parameters();
+  }
+
   // Parameters reduced over DP x CP: every dense layer, a MoE layer's attention, norms, router
   // and shared experts, the embeddings.
   std::int64_t stage_parameters() const {
@@ -869,7 +881,7 @@ class StageGenerator {
     if (first_stage())
       total += shapes_.embedding_parameters();
     if (last_stage())
-      total += shapes_.embedding_parameters() + shapes_.hidden;
+      total += head_parameters() + shapes_.hidden;
     for (const MtpWeights& module : mtp_weights_)
       total += mtp_dense_parameters(module);
     if (mtp_embedding_weight_.numel > 0)

@@ -70,24 +70,28 @@ void add_framework_option(CLI::App& sub, scenario::LlmSimulateOptions& options) 
   sub.parse_complete_callback([&sub, &options] {
     if (options.framework.empty())
       return;
-    auto given = [&sub](const char* name) { return sub.get_option(name)->count() > 0; };
-    scenario::StatedSwitches stated;
-    stated.attention = given("--attention");
-    stated.dropout = given("--dropout");
-    stated.etp = given("--etp");
-    stated.fp8_param_gather = given("--fp8-param-gather");
-    stated.grad_reduce_dtype = given("--grad-reduce-dtype");
-    stated.overlap_grad_reduce = given("--overlap-grad-reduce");
-    stated.overlap_param_gather = given("--overlap-param-gather");
-    stated.tp_comm_overlap = given("--tp-comm-overlap");
-    stated.overlap_p2p_comm = given("--overlap-p2p-comm");
-    stated.p2p_scatter_gather = given("--p2p-scatter-gather");
-    stated.moe_router_fusion = given("--moe-router-fusion");
-    stated.moe_permute_fusion = given("--moe-permute-fusion");
-    stated.cross_entropy_fusion =
-        given("--cross-entropy-loss-fusion") || given("--cross-entropy-fusion-impl");
-    stated.get_batch_sync = given("--get-batch-sync");
-    stated.timer_syncs = given("--timer-syncs");
+    // Each switch by the option that states it (a --no-... form counts as the option).
+    using Stated = scenario::StatedSwitches;
+    static constexpr std::pair<const char*, bool Stated::*> kOptions[] = {
+        {"--attention", &Stated::attention},
+        {"--dropout", &Stated::dropout},
+        {"--etp", &Stated::etp},
+        {"--fp8-param-gather", &Stated::fp8_param_gather},
+        {"--grad-reduce-dtype", &Stated::grad_reduce_dtype},
+        {"--overlap-grad-reduce", &Stated::overlap_grad_reduce},
+        {"--overlap-param-gather", &Stated::overlap_param_gather},
+        {"--tp-comm-overlap", &Stated::tp_comm_overlap},
+        {"--overlap-p2p-comm", &Stated::overlap_p2p_comm},
+        {"--p2p-scatter-gather", &Stated::p2p_scatter_gather},
+        {"--moe-router-fusion", &Stated::moe_router_fusion},
+        {"--moe-permute-fusion", &Stated::moe_permute_fusion},
+        {"--cross-entropy-loss-fusion", &Stated::cross_entropy_fusion},
+        {"--cross-entropy-fusion-impl", &Stated::cross_entropy_fusion},
+        {"--get-batch-sync", &Stated::get_batch_sync},
+        {"--timer-syncs", &Stated::timer_syncs}};
+    Stated stated;
+    for (const auto& [name, member] : kOptions)
+      stated.*member = stated.*member || sub.get_option(name)->count() > 0;
     scenario::FrameworkModelTraits traits;
     if (!options.model_path.empty()) {
       try {

@@ -1,7 +1,5 @@
 #include "scenario/run_validation.hpp"
 
-#include "scenario/framework_switches.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -71,6 +69,13 @@ std::optional<InferredPipelineSplit> inferred_split(
     return std::nullopt;
   const int layers = row.layers > 0 ? row.layers : (model ? model->layers : 0);
   return infer_pipeline_split(layers, row.pp, std::max(1, row.virtual_stages));
+}
+
+// A switch cell of the row: a value it gives replaces simulate's default and is stated.
+void take_cell(const std::optional<bool>& cell, bool& option, bool& stated) {
+  stated = cell.has_value();
+  if (cell)
+    option = *cell;
 }
 
 // The expert tensor parallel size of a row that leaves etp empty, before its framework's say
@@ -412,8 +417,12 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   shape.ffn_hidden = row.ffn_hidden;
   shape.vocab = row.vocab;
   shape.seq_len = row.seq_len;
+  // A switch cell the row gives is stated: its framework does not override it.
+  StatedSwitches stated;
   shape.attention = row.attention;
+  stated.attention = !row.attention.empty();
   shape.dropout = row.dropout;
+  stated.dropout = row.dropout.has_value();
   shape.gated_ffn = row.gated_ffn;
   shape.position_embedding = row.position_embedding;
   shape.tied_embeddings = row.tied_embeddings;
@@ -423,6 +432,7 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.cp = row.cp;
   options.ep = row.ep;
   options.etp = row.etp > 0 ? row.etp : expert_tp_of(row);
+  stated.etp = row.etp > 0;
   if (!row.order.empty())
     options.order = row.order;
   options.virtual_stages = row.virtual_stages;
@@ -447,20 +457,21 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   // gradients reduce-scattered, parameters all-gathered.
   options.distributed_optimizer = row.distributed_optimizer;
   options.zero_stage = row.zero_stage;
-  options.fp8_param_gather = row.fp8_param_gather.value_or(options.fp8_param_gather);
-  if (!row.grad_reduce_dtype.empty())
+  take_cell(row.fp8_param_gather, options.fp8_param_gather, stated.fp8_param_gather);
+  stated.grad_reduce_dtype = !row.grad_reduce_dtype.empty();
+  if (stated.grad_reduce_dtype)
     options.grad_reduce_dtype = row.grad_reduce_dtype;
   options.moe_imbalance = row.moe_imbalance;
-  options.overlap_grad_reduce = row.overlap_grad_reduce.value_or(options.overlap_grad_reduce);
-  options.overlap_param_gather = row.overlap_param_gather.value_or(options.overlap_param_gather);
-  options.tp_comm_overlap = row.tp_comm_overlap.value_or(options.tp_comm_overlap);
-  options.overlap_p2p_comm = row.overlap_p2p_comm.value_or(options.overlap_p2p_comm);
-  options.p2p_scatter_gather = row.p2p_scatter_gather.value_or(options.p2p_scatter_gather);
+  take_cell(row.overlap_grad_reduce, options.overlap_grad_reduce, stated.overlap_grad_reduce);
+  take_cell(row.overlap_param_gather, options.overlap_param_gather, stated.overlap_param_gather);
+  take_cell(row.tp_comm_overlap, options.tp_comm_overlap, stated.tp_comm_overlap);
+  take_cell(row.overlap_p2p_comm, options.overlap_p2p_comm, stated.overlap_p2p_comm);
+  take_cell(row.p2p_scatter_gather, options.p2p_scatter_gather, stated.p2p_scatter_gather);
   options.moe_a2a_overlap = row.moe_a2a_overlap;
   options.delay_wgrad_compute = row.delay_wgrad_compute;
   options.moe_shared_expert_overlap = row.moe_shared_expert_overlap;
-  options.moe_router_fusion = row.moe_router_fusion.value_or(options.moe_router_fusion);
-  options.moe_permute_fusion = row.moe_permute_fusion.value_or(options.moe_permute_fusion);
+  take_cell(row.moe_router_fusion, options.moe_router_fusion, stated.moe_router_fusion);
+  take_cell(row.moe_permute_fusion, options.moe_permute_fusion, stated.moe_permute_fusion);
   options.moe_router_force_load_balancing = row.moe_router_force_load_balancing;
   options.moe_expert_capacity_factor = row.moe_expert_capacity_factor;
   options.moe_pad_expert_input_to_capacity = row.moe_pad_expert_input_to_capacity;
@@ -470,32 +481,17 @@ LlmSimulateOptions simulate_options_of_run(const RunRow& row, const std::string&
   options.moe_flex_backend = row.moe_flex_backend;
   options.bias_swiglu_fusion = row.bias_swiglu_fusion.value_or(options.bias_swiglu_fusion);
   options.rope_fusion = row.rope_fusion.value_or(options.rope_fusion);
-  if (!row.cross_entropy_fusion.empty() && row.cross_entropy_fusion != "none") {
+  stated.cross_entropy_fusion = !row.cross_entropy_fusion.empty();
+  if (stated.cross_entropy_fusion && row.cross_entropy_fusion != "none") {
     options.cross_entropy_fusion = true;
     options.cross_entropy_fusion_impl = row.cross_entropy_fusion;
   }
   options.dtype = row.dtype;
   if (!row.fp8_recipe.empty())
     options.fp8_recipe = row.fp8_recipe;
-  options.get_batch_sync = row.get_batch_sync.value_or(options.get_batch_sync);
-  options.timer_syncs = row.timer_syncs.value_or(options.timer_syncs);
+  take_cell(row.get_batch_sync, options.get_batch_sync, stated.get_batch_sync);
+  take_cell(row.timer_syncs, options.timer_syncs, stated.timer_syncs);
   // Empty switch cells take the row's framework's value.
-  StatedSwitches stated;
-  stated.attention = !row.attention.empty();
-  stated.dropout = row.dropout.has_value();
-  stated.etp = row.etp > 0;
-  stated.fp8_param_gather = row.fp8_param_gather.has_value();
-  stated.grad_reduce_dtype = !row.grad_reduce_dtype.empty();
-  stated.overlap_grad_reduce = row.overlap_grad_reduce.has_value();
-  stated.overlap_param_gather = row.overlap_param_gather.has_value();
-  stated.tp_comm_overlap = row.tp_comm_overlap.has_value();
-  stated.overlap_p2p_comm = row.overlap_p2p_comm.has_value();
-  stated.p2p_scatter_gather = row.p2p_scatter_gather.has_value();
-  stated.moe_router_fusion = row.moe_router_fusion.has_value();
-  stated.moe_permute_fusion = row.moe_permute_fusion.has_value();
-  stated.cross_entropy_fusion = !row.cross_entropy_fusion.empty();
-  stated.get_batch_sync = row.get_batch_sync.has_value();
-  stated.timer_syncs = row.timer_syncs.has_value();
   apply_framework_switches(validation::framework_preset(row.framework),
                            {.moe = model && model->is_moe(), .mla = model && model->is_mla()},
                            stated, options);

@@ -35,6 +35,8 @@ std::string group_kind_label(const std::string& kind) {
     return "job-wide";
   if (kind == "tpdp")
     return "tensor x data x context parallel";  // FP8 amax history, MoE router bias
+  if (kind == "emb")
+    return "embedding-group";  // first and last stage: a tied embedding's gradients
   if (kind == "p2p")
     return "pipeline p2p";
   return kind;

@@ -14,8 +14,9 @@ namespace perfsim::scenario {
 namespace {
 
 // README "Accuracy at a glance": 1.92% / 3.08% since GPT's tied embeddings (the 22B rows run
-// PP 1: one matrix for the embedding and the output layer; 1.87% / 2.98% before).
-constexpr double kClaimedMeanAbsError = 0.0192;
+// PP 1: one matrix for the embedding and the output layer; 1.87% / 2.98% before); 1.95% / 3.08%
+// since the embedding group's gradient all-reduce (the 175B rows, PP 8, a few ms slower).
+constexpr double kClaimedMeanAbsError = 0.0195;
 constexpr double kClaimedMaxAbsError = 0.0309;
 
 TEST(ValidateRunsGolden, KorthikantiTable5WithVtrainCalibration) {

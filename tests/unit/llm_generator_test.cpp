@@ -59,13 +59,14 @@ TEST(LlmParallelConfig, MegatronRankLayoutTensorParallelInnermost) {
   EXPECT_EQ(rank_of(parallel, {0, 1, 0}), 4);
   EXPECT_EQ(rank_of(parallel, {0, 0, 1}), 8);
   const std::vector<ProcessGroup> groups = process_groups_of(parallel, 13);  // tp 1, dp 1, pp 1
-  ASSERT_EQ(groups.size(), 5u);
+  ASSERT_EQ(groups.size(), 6u);
   EXPECT_EQ(groups[0].ranks, (std::vector<int>{12, 13, 14, 15}));
   EXPECT_EQ(groups[1].ranks, (std::vector<int>{9, 13}));
   EXPECT_EQ(groups[2].ranks, (std::vector<int>{5, 13}));
-  EXPECT_EQ(groups[3].ranks, (std::vector<int>{4, 5, 6, 7, 12, 13, 14, 15}));    // TP x PP
-  EXPECT_EQ(groups[4].ranks, (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));  // TP x DP
-  EXPECT_EQ(all_process_groups(parallel).size(), 4u + 8u + 8u + 2u + 2u);
+  EXPECT_EQ(groups[3].ranks, (std::vector<int>{4, 5, 6, 7, 12, 13, 14, 15}));  // TP x PP
+  EXPECT_EQ(groups[4].ranks, (std::vector<int>{5, 13}));  // embedding group: first and last stage
+  EXPECT_EQ(groups[5].ranks, (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));  // TP x DP
+  EXPECT_EQ(all_process_groups(parallel).size(), 4u + 8u + 8u + 2u + 8u + 2u);
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     const RankCoordinates c = coordinates_of(parallel, rank);
     EXPECT_EQ(rank_of(parallel, c), rank);
@@ -564,13 +565,14 @@ TEST(LlmParallelConfig, ContextParallelRanksBetweenTensorAndData) {
   EXPECT_EQ(c.pp, 1);
   EXPECT_EQ(rank_of(parallel, c), 11);
   const auto groups = process_groups_of(parallel, 0);
-  ASSERT_EQ(groups.size(), 7u);
+  ASSERT_EQ(groups.size(), 8u);
   EXPECT_EQ(groups[1].ranks, (std::vector<int>{0, 2, 4, 6}));  // gradients over DP x CP
   EXPECT_EQ(groups[2].ranks, (std::vector<int>{0, 8}));        // pipeline
   EXPECT_EQ(groups[3].ranks, (std::vector<int>{0, 2}));        // context ring
   EXPECT_EQ(groups[4].ranks, (std::vector<int>{0, 1, 2, 3}));  // TP x CP (a MoE router's)
   EXPECT_EQ(groups[5].ranks, (std::vector<int>{0, 1, 8, 9}));  // TP x PP (gradient norm)
-  EXPECT_EQ(groups[6].ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // TP x CP x DP (bias)
+  EXPECT_EQ(groups[6].ranks, (std::vector<int>{0, 8}));  // embedding group (first, last stage)
+  EXPECT_EQ(groups[7].ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // TP x CP x DP (bias)
 }
 
 TEST(LlmGenerator, ContextParallelRingAttention) {

@@ -157,12 +157,19 @@ TEST(RankOrder, GroupsPartitionTheRanksUnderEveryOrder) {
       EXPECT_EQ(ranks, c.parallel.world_size()) << order << " " << kind;
     const ParallelConfig& p = c.parallel;
     const std::map<std::string, int> sizes{
-        {"tp", p.tp},           {"cp", p.cp},
-        {"dp", p.dp * p.cp},    {"pp", p.pp},
-        {"ep", p.ep},           {"edp", p.expert_gradient_group_size()},
-        {"tpcp", p.tp * p.cp},  {"tpdp", p.tp * p.dp * p.cp},
-        {"etp", p.expert_tp()}, {"etpp", p.expert_tp() * p.ep * p.pp},
-        {"mp", p.tp * p.pp},    {"dopt", p.world_size()}};
+        {"tp", p.tp},
+        {"cp", p.cp},
+        {"dp", p.dp * p.cp},
+        {"pp", p.pp},
+        {"ep", p.ep},
+        {"edp", p.expert_gradient_group_size()},
+        {"tpcp", p.tp * p.cp},
+        {"tpdp", p.tp * p.dp * p.cp},
+        {"etp", p.expert_tp()},
+        {"etpp", p.expert_tp() * p.ep * p.pp},
+        {"mp", p.tp * p.pp},
+        {"dopt", p.world_size()},
+        {"emb", 2}};  // first and last stage (PP 2 here: every rank is in one)
     for (int rank = 0; rank < c.parallel.world_size(); ++rank) {
       for (const ProcessGroup& group : process_groups_of(c.parallel, rank)) {
         const std::string kind = group.name.substr(0, group.name.find('/'));

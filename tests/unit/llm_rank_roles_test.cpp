@@ -59,7 +59,7 @@ TEST(RankRoles, EveryCollectiveOfAnInstanceIsOnTheRanksOwnGroupsAndNeighbours) {
     const Trace trace = generate_llm_rank(tiny_gpt(), parallel, rank);
     const RankRoles roles = rank_roles(parallel, rank);
     const std::set<std::string> groups{roles.tp_group, roles.dp_group, roles.pp_group,
-                                       roles.gradient_norm_group};
+                                       roles.gradient_norm_group, roles.embedding_group};
     const std::set<int> peers{roles.pipeline_previous, roles.pipeline_next, roles.context_previous,
                               roles.context_next};
     std::size_t collectives = 0;

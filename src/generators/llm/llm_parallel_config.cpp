@@ -501,6 +501,10 @@ std::string tp_dp_cp_group_name(const ParallelConfig& parallel, int rank) {
                     {Dim::kTensor, Dim::kContext, Dim::kData});
 }
 
+std::string embedding_group_name(const ParallelConfig& parallel, int rank) {
+  return group_name("emb/", attention_mesh(parallel), rank, {Dim::kPipeline});
+}
+
 namespace {
 
 // process_groups_of without the job-wide group when `job_group` is false: all_process_groups
@@ -547,6 +551,13 @@ std::vector<ProcessGroup> groups_of(const ParallelConfig& parallel, int rank, bo
     groups.push_back(make_group(gradient_norm_group_name(parallel, rank), std::move(job),
                                 "distributed-optimizer instance: the job (gradient norm)"));
   }
+  if (const RankCoordinates c = coordinates_of(parallel, rank);
+      parallel.pp > 1 && (c.pp == 0 || c.pp == parallel.pp - 1))
+    groups.push_back(make_group(embedding_group_name(parallel, rank),
+                                {rank_of(parallel, {c.tp, c.dp, 0, c.cp}),
+                                 rank_of(parallel, {c.tp, c.dp, parallel.pp - 1, c.cp})},
+                                "embedding group: first and last pipeline stage (the gradient "
+                                "of an embedding held on both)"));
   // Listed last: FP8 delayed scaling's amax reductions and a router's expert-bias update use it.
   if (parallel.tp > 1 && parallel.dp * parallel.cp > 1)
     groups.push_back(

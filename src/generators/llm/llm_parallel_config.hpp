@@ -380,6 +380,11 @@ std::string tp_cp_group_name(const ParallelConfig& parallel, int rank);
 // all-reduces the token counts over it): the "dp/<i>" group (DP x CP) when TP is 1, the
 // "tp/<i>" group when DP x CP is 1, "tpdp/<i>" otherwise.
 std::string tp_dp_cp_group_name(const ParallelConfig& parallel, int rank);
+// The embedding group of a pipeline (Megatron's embd_group): the first and the last stage's ranks
+// of `rank`'s TP, CP and DP index, "emb/<i>". Where one parameter lives on both ends (a tied
+// output layer, or multi-token prediction's copy of the embedding) finalize_model_grads
+// all-reduces its gradient over it. Only ranks of the first or last stage belong to one.
+std::string embedding_group_name(const ParallelConfig& parallel, int rank);
 
 // The expert optimizer's gradient-norm group without the distributed optimizer (Megatron-Core's
 // expt_tp_pp_group, its grad_stats_parallel_group: optimizer/__init__.py): ETP x EP x PP

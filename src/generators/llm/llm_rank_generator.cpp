@@ -369,6 +369,28 @@ class StageGenerator {
     expert_buffer_.deferred_elements.clear();
   }
 
+  // finalize_model_grads' _allreduce_word_embedding_grads, after the DP sync: with a pipeline,
+  // a parameter held by the first stage (the input embedding) and by the last (the tied output
+  // layer, or the multi-token prediction modules' embedding) is two copies that must stay
+  // equal, so their main gradients -- the whole tensor in the gradient buffer's dtype, also
+  // with the distributed optimizer, whose shard of it is the same slice on both ends -- are
+  // all-reduced over the embedding group. A blocking torch.distributed.all_reduce: the
+  // gradient norm and the optimizer step read its result. The two ends are usually on
+  // different nodes, so at 175B (v h / TP = 79 M) it is a few milliseconds of exposed time.
+  void allreduce_embedding_gradients() {
+    const bool held_twice = model_.tied_embeddings || model_.mtp_num_layers > 0;
+    if (parallel_.pp < 2 || !held_twice || !(first_stage() || last_stage()))
+      return;
+    builder_.set_context("grad-sync", -1, -1);
+    const std::int64_t elements = shapes_.embedding_parameters();
+    // A view, not an allocation: the memory replay sees the gradient buffer once.
+    const TensorRef gradient = builder_.alias(gradients_, {elements}, parallel_.gradient_dtype);
+    builder_.communicate(
+        {CollectiveKind::kAllReduce, roles_.embedding_group, 2, -1, kDataParallelStream}, gradient,
+        gradient);
+    optimizer_gradients_.push_back(gradient);
+  }
+
   // finalize_model_grads' _update_router_expert_bias (moe_router_enable_expert_bias), after the
   // gradients' sync: every router's local_tokens_per_expert and expert_bias of this rank's
   // model chunks (its MoE layers and MTP modules' MoE layers) stacked [routers, experts],
@@ -1409,6 +1431,8 @@ void emit_stage_template(const TransformerConfig& model, const ParallelConfig& p
       builder.flush();
   }
   stage.finish_grad_sync();
+  builder.flush();
+  stage.allreduce_embedding_gradients();
   builder.flush();
   stage.update_expert_bias();
   builder.flush();

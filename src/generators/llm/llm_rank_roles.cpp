@@ -20,6 +20,7 @@ constexpr const char* kTensorContextGroup = "{tpcp}";
 constexpr const char* kTensorDataContextGroup = "{tpdpcp}";
 constexpr const char* kExpertModelParallelGroup = "{etpp}";
 constexpr const char* kGradientNormGroup = "{gradnorm}";
+constexpr const char* kEmbeddingGroup = "{emb}";
 constexpr int kPipelinePrevious = -2;
 constexpr int kPipelineNext = -3;
 constexpr int kContextPrevious = -4;
@@ -43,6 +44,7 @@ RankRoles rank_roles(const ParallelConfig& parallel, int rank) {
   roles.tp_dp_cp_group = tp_dp_cp_group_name(parallel, rank);
   roles.expert_model_parallel_group = expert_model_parallel_group_name(parallel, rank);
   roles.gradient_norm_group = gradient_norm_group_name(parallel, rank);
+  roles.embedding_group = embedding_group_name(parallel, rank);
   roles.pipeline_previous =
       rank_of(parallel, {c.tp, c.dp, (c.pp + parallel.pp - 1) % parallel.pp, c.cp});
   roles.pipeline_next = rank_of(parallel, {c.tp, c.dp, (c.pp + 1) % parallel.pp, c.cp});
@@ -68,6 +70,7 @@ RankRoles placeholder_roles(int stage) {
   roles.tp_dp_cp_group = kTensorDataContextGroup;
   roles.expert_model_parallel_group = kExpertModelParallelGroup;
   roles.gradient_norm_group = kGradientNormGroup;
+  roles.embedding_group = kEmbeddingGroup;
   roles.pipeline_previous = kPipelinePrevious;
   roles.pipeline_next = kPipelineNext;
   roles.context_previous = kContextPrevious;
@@ -79,7 +82,7 @@ RankRoles placeholder_roles(int stage) {
 
 void substitute_roles(std::span<Op> ops, const RankRoles& roles,
                       const std::string& template_source) {
-  const std::array<std::pair<const char*, const std::string*>, 10> groups{
+  const std::array<std::pair<const char*, const std::string*>, 11> groups{
       {{kTensorGroup, &roles.tp_group},
        {kDataGroup, &roles.dp_group},
        {kPipelineGroup, &roles.pp_group},
@@ -89,7 +92,8 @@ void substitute_roles(std::span<Op> ops, const RankRoles& roles,
        {kTensorContextGroup, &roles.tp_cp_group},
        {kTensorDataContextGroup, &roles.tp_dp_cp_group},
        {kExpertModelParallelGroup, &roles.expert_model_parallel_group},
-       {kGradientNormGroup, &roles.gradient_norm_group}}};
+       {kGradientNormGroup, &roles.gradient_norm_group},
+       {kEmbeddingGroup, &roles.embedding_group}}};
   const std::array<std::pair<int, int>, 6> peers{{{kPipelinePrevious, roles.pipeline_previous},
                                                   {kPipelineNext, roles.pipeline_next},
                                                   {kContextPrevious, roles.context_previous},

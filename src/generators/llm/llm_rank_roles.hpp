@@ -32,6 +32,9 @@ struct RankRoles {
   // The dense optimizer's gradient norm: TP x PP, or the job with the distributed optimizer
   // (gradient_norm_group_name).
   std::string gradient_norm_group;
+  // The first and last stage's ranks of this TP/CP/DP index (embedding_group_name): a rank
+  // of a middle stage is not a member, and its stage's template never names it.
+  std::string embedding_group;
   int pipeline_previous = -1;  // the previous / next stage's rank (a ring when interleaved)
   int pipeline_next = -1;
   int context_previous = -1;  // neighbours in the context-parallel ring

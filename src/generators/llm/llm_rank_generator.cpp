@@ -376,7 +376,8 @@ class StageGenerator {
   // with the distributed optimizer, whose shard of it is the same slice on both ends -- are
   // all-reduced over the embedding group. A blocking torch.distributed.all_reduce: the
   // gradient norm and the optimizer step read its result. The two ends are usually on
-  // different nodes, so at 175B (v h / TP = 79 M) it is a few milliseconds of exposed time.
+  // different nodes; at 175B (v h / TP = 79 M) the transfer takes a few milliseconds, and the
+  // rest of the wait is the first stage finishing its backward after the last.
   void allreduce_embedding_gradients() {
     const bool held_twice = model_.tied_embeddings || model_.mtp_num_layers > 0;
     if (parallel_.pp < 2 || !held_twice || !(first_stage() || last_stage()))
